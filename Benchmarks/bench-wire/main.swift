@@ -1,0 +1,1 @@
+print("bench-wire: not written yet")

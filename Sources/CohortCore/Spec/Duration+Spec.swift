@@ -1,0 +1,1 @@
+// Spec durations ("500ms", "5m") are parsed here; see SpecParser.
