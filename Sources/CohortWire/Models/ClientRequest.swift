@@ -1,0 +1,59 @@
+/// Client → coordinator: one request, answered by a ``CoordinatorReply`` with the same `requestID`.
+public struct ClientRequest: Hashable, Sendable {
+    /// Chosen by the client, non-zero and unique among its outstanding requests; echoed by the reply.
+    public var requestID: UInt64
+    public var kind: Kind
+
+    public init(requestID: UInt64, _ kind: Kind) {
+        self.requestID = requestID
+        self.kind = kind
+    }
+
+    /// What the client asks for.
+    public enum Kind: Hashable, Sendable {
+        /// Submit a group spec. Answered by `submitted` or `error(invalidSpec …)`.
+        case submit(Submission)
+        /// Status of every group (`group == nil`, answered by `groups`) or of one (answered by `group`).
+        case status(group: String?)
+        /// A child's result (`path == nil`: the group's own, coordinator-defined). Answered by `result`.
+        case result(group: String, path: String?)
+        /// Cancel a group, or one child of it (`path`). Answered by `cancelAccepted`.
+        case cancel(group: String, path: String?, reason: String)
+        /// Stream the group's events. Answered by `group` (a snapshot), then
+        /// `watchEvents` with the same request id until the group finishes or the client unwatches.
+        case watch(group: String)
+        /// Stop a watch. Answered by `acknowledged`.
+        case unwatch(group: String)
+        /// The connected workers. Answered by `workers`.
+        case workers
+        /// The cluster-wide lock table. Answered by `locks`.
+        case locks
+        /// The client is leaving; its watches end. Not answered.
+        case disconnect(reason: String)
+    }
+}
+
+/// A group spec to run.
+public struct Submission: Hashable, Sendable {
+    /// A client-chosen group id (`--id`); submitting the same id again is
+    /// idempotent. `nil`: the coordinator chooses one.
+    public var groupID: String?
+    /// The spec document, as text (DESIGN.md §2).
+    public var document: String
+    public var format: SpecFormat
+    /// Where the document came from (e.g. `release.yaml`); the default group name.
+    public var sourceName: String?
+
+    public init(groupID: String? = nil, document: String, format: SpecFormat, sourceName: String? = nil) {
+        self.groupID = groupID
+        self.document = document
+        self.format = format
+        self.sourceName = sourceName
+    }
+}
+
+/// The text format of a spec document.
+public enum SpecFormat: Hashable, Sendable, CaseIterable {
+    case yaml
+    case json
+}

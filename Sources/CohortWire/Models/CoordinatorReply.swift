@@ -1,0 +1,64 @@
+/// Coordinator → client: the answer to a ``ClientRequest`` (same `requestID`),
+/// or an unsolicited message (`requestID == 0`, e.g. `error(shuttingDown)`).
+public struct CoordinatorReply: Hashable, Sendable {
+    /// The request answered; 0 for unsolicited messages. Watch events carry the `watch` request's id.
+    public var requestID: UInt64
+    public var kind: Kind
+
+    public init(requestID: UInt64, _ kind: Kind) {
+        self.requestID = requestID
+        self.kind = kind
+    }
+
+    public enum Kind: Hashable, Sendable {
+        /// The group was accepted (or was already known under this id).
+        case submitted(Submitted)
+        /// Every group, answering `status(group: nil)`.
+        case groups([GroupSummary])
+        /// One group in detail, answering `status(group:)` and, as a snapshot, `watch`.
+        case group(GroupDetail)
+        /// A finished child's result.
+        case result(ResultReply)
+        /// The cancel was accepted; the group's (or child's) end follows in status and watch events.
+        case cancelAccepted(group: String, path: String?)
+        /// Events of a watched group, in order. A batch of N is the same as N messages of one.
+        case watchEvents([WatchEvent])
+        case workers([WorkerInfo])
+        case locks([LockInfo])
+        /// The request failed.
+        case error(ProtocolError)
+        /// Done, nothing to say (answers `unwatch`).
+        case acknowledged
+    }
+}
+
+/// The answer to a submit.
+public struct Submitted: Hashable, Sendable {
+    public var id: String
+    public var name: String
+    /// Things worth knowing that do not stop the group, e.g.
+    /// `no connected worker offers kind "resize"`.
+    public var warnings: [String]
+    /// The id was already known with the same spec: nothing new was accepted.
+    public var alreadySubmitted: Bool
+
+    public init(id: String, name: String, warnings: [String] = [], alreadySubmitted: Bool = false) {
+        self.id = id
+        self.name = name
+        self.warnings = warnings
+        self.alreadySubmitted = alreadySubmitted
+    }
+}
+
+/// A finished child's (or group's) result.
+public struct ResultReply: Hashable, Sendable {
+    public var group: String
+    public var path: String?
+    public var outcome: TaskOutcome
+
+    public init(group: String, path: String?, outcome: TaskOutcome) {
+        self.group = group
+        self.path = path
+        self.outcome = outcome
+    }
+}

@@ -1,0 +1,127 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Coordinator → worker, after WELCOME.
+///
+/// `dispatch` and `cancel` are batches: a batch of N means exactly what N
+/// messages of one each would, in the same order.
+public enum CoordinatorToWorker: Hashable, Sendable {
+    /// Nothing else to say this interval (any message counts as a heartbeat).
+    case heartbeat
+    /// Run these attempts.
+    case dispatch([DispatchTask])
+    /// Stop these attempts (each names its attempt, so a later attempt is never hit).
+    case cancel([TaskCancellation])
+    /// A lock request is granted: every category at once.
+    case lockGrant(LockGrant)
+    /// A lock request is refused or cancelled, or its grant revoked.
+    case lockDenied(LockDenial)
+    /// The coordinator is stopping.
+    case shutdown(ShutdownNotice)
+    /// Something the worker sent was refused.
+    case error(WorkerError)
+}
+
+/// One attempt to run.
+public struct DispatchTask: Hashable, Sendable {
+    public var task: TaskRef
+    /// The procedure kind, e.g. `shell`.
+    public var kind: String
+    /// The procedure's input as UTF-8 JSON, results of its producers already injected.
+    public var input: Data
+    /// Category → fencing token of every lock held for this attempt (its `exclusive` categories).
+    public var fencingTokens: [String: UInt64]
+    /// Cancel it with reason `timed out` after this long; `nil`: no timeout. Millisecond precision.
+    public var timeout: Duration?
+    /// Extra environment for the procedure, if any.
+    public var env: [String: String]
+
+    public init(
+        task: TaskRef, kind: String, input: Data, fencingTokens: [String: UInt64] = [:],
+        timeout: Duration? = nil, env: [String: String] = [:]
+    ) {
+        self.task = task
+        self.kind = kind
+        self.input = input
+        self.fencingTokens = fencingTokens
+        self.timeout = timeout
+        self.env = env
+    }
+}
+
+/// Stop one attempt.
+public struct TaskCancellation: Hashable, Sendable {
+    public var task: TaskRef
+    public var reason: String
+
+    public init(task: TaskRef, reason: String) {
+        self.task = task
+        self.reason = reason
+    }
+}
+
+/// A granted lock request.
+public struct LockGrant: Hashable, Sendable {
+    public var requestID: UInt64
+    /// One fencing token per requested category.
+    public var tokens: [String: UInt64]
+
+    public init(requestID: UInt64, tokens: [String: UInt64]) {
+        self.requestID = requestID
+        self.tokens = tokens
+    }
+}
+
+/// A lock request that will not be (or is no longer) granted.
+public struct LockDenial: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable, CaseIterable {
+        /// Refused, never granted (unknown attempt, forbidden category, …).
+        case denied
+        /// A pending request was cancelled by the coordinator (e.g. its attempt was cancelled).
+        case cancelled
+        /// A granted lease was taken back; the holder must stop relying on it.
+        case revoked
+    }
+
+    public var requestID: UInt64
+    public var kind: Kind
+    public var reason: String
+
+    public init(requestID: UInt64, kind: Kind, reason: String) {
+        self.requestID = requestID
+        self.kind = kind
+        self.reason = reason
+    }
+}
+
+/// The coordinator is stopping.
+public struct ShutdownNotice: Hashable, Sendable {
+    public var reason: String
+    /// The coordinator expects to come back: keep running attempts and reconnect.
+    public var restarting: Bool
+
+    public init(reason: String, restarting: Bool) {
+        self.reason = reason
+        self.restarting = restarting
+    }
+}
+
+/// Something a worker sent was refused.
+public struct WorkerError: Error, Hashable, Sendable {
+    public var code: ProtocolError.Code
+    public var message: String
+    /// The attempt concerned, if any (e.g. a result for a superseded attempt).
+    public var task: TaskRef?
+    /// The lock request concerned, if any.
+    public var requestID: UInt64?
+
+    public init(code: ProtocolError.Code, message: String, task: TaskRef? = nil, requestID: UInt64? = nil) {
+        self.code = code
+        self.message = message
+        self.task = task
+        self.requestID = requestID
+    }
+}

@@ -1,0 +1,113 @@
+/// A group's state (DESIGN.md §1).
+public enum GroupState: Hashable, Sendable, CaseIterable {
+    case pending, running, succeeded, failed, cancelled
+
+    /// Whether the group has finished (every child has finished).
+    public var isFinished: Bool {
+        switch self {
+        case .succeeded, .failed, .cancelled: true
+        case .pending, .running: false
+        }
+    }
+}
+
+/// A child's state: a group's states plus `waiting` (dependencies or a lock)
+/// and `ready` (queued for a worker).
+public enum ChildState: Hashable, Sendable, CaseIterable {
+    case pending, waiting, ready, running, succeeded, failed, cancelled
+}
+
+/// One line of `cohort status`.
+public struct GroupSummary: Hashable, Sendable {
+    public var id: String
+    public var name: String
+    public var state: GroupState
+    public var submittedAt: WireTimestamp
+
+    public init(id: String, name: String, state: GroupState, submittedAt: WireTimestamp) {
+        self.id = id
+        self.name = name
+        self.state = state
+        self.submittedAt = submittedAt
+    }
+}
+
+/// `cohort status GROUP`: the group and every child, depth-first in spec order.
+public struct GroupDetail: Hashable, Sendable {
+    public var id: String
+    public var name: String
+    public var state: GroupState
+    public var submittedAt: WireTimestamp
+    public var finishedAt: WireTimestamp?
+    /// Why the group failed or was cancelled.
+    public var reason: String?
+    public var children: [ChildStatus]
+
+    public init(
+        id: String, name: String, state: GroupState, submittedAt: WireTimestamp,
+        finishedAt: WireTimestamp? = nil, reason: String? = nil, children: [ChildStatus]
+    ) {
+        self.id = id
+        self.name = name
+        self.state = state
+        self.submittedAt = submittedAt
+        self.finishedAt = finishedAt
+        self.reason = reason
+        self.children = children
+    }
+}
+
+/// One child of a group, in status replies and watch events.
+public struct ChildStatus: Hashable, Sendable {
+    public var name: String
+    /// The child's place in nested groups, e.g. `tests/unit`.
+    public var path: String
+    public var state: ChildState
+    /// The worker running (or that ran) its latest attempt.
+    public var worker: String?
+    /// Its latest attempt; 0 if it never started.
+    public var attempt: UInt32
+    /// The failure's message or the cancellation's reason.
+    public var error: String?
+    public var startedAt: WireTimestamp?
+    public var finishedAt: WireTimestamp?
+    /// What a `waiting` child waits for, e.g. `lock repo held by release/checkout`.
+    public var waitingReason: String?
+
+    public init(
+        name: String, path: String, state: ChildState, worker: String? = nil, attempt: UInt32 = 0,
+        error: String? = nil, startedAt: WireTimestamp? = nil, finishedAt: WireTimestamp? = nil,
+        waitingReason: String? = nil
+    ) {
+        self.name = name
+        self.path = path
+        self.state = state
+        self.worker = worker
+        self.attempt = attempt
+        self.error = error
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.waitingReason = waitingReason
+    }
+}
+
+/// One event of a watched group.
+public struct WatchEvent: Hashable, Sendable {
+    public var group: String
+    /// When it happened on the coordinator.
+    public var at: WireTimestamp
+    public var kind: Kind
+
+    public init(group: String, at: WireTimestamp, _ kind: Kind) {
+        self.group = group
+        self.at = at
+        self.kind = kind
+    }
+
+    public enum Kind: Hashable, Sendable {
+        /// A child changed state; its new status.
+        case child(ChildStatus)
+        /// The group finished; the last event of the watch.
+        case finished(state: GroupState, reason: String?)
+    }
+}

@@ -1,0 +1,72 @@
+/// An error one side of the protocol reports to the other: a code a program
+/// can switch on and a message a person can read.
+///
+/// Sent to clients as ``CoordinatorReply/Kind/error(_:)``; its ``Code`` is
+/// shared with ``HandshakeError`` and ``WorkerError``.
+public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong, in categories that map onto the CLI's exit codes.
+    public enum Code: Hashable, Sendable, CaseIterable {
+        /// The spec was rejected; ``ProtocolError/specErrors`` names every fault.
+        case invalidSpec
+        /// No such group, child, worker or lock request.
+        case notFound
+        /// The peer's protocol version is not spoken here.
+        case unsupportedVersion
+        /// A message could not be decoded.
+        case badFrame
+        /// The peer's key or role may not do this (a worker key submitting, …).
+        case permissionDenied
+        /// The coordinator is stopping and accepts no new work.
+        case shuttingDown
+        /// A frame or document exceeds a size limit.
+        case tooLarge
+        /// A bug or an unexpected failure on the sending side.
+        case `internal`
+        /// The request contradicts the current state (e.g. a group id reused for another spec).
+        case conflict
+        /// The peer sent a message before a successful HELLO (or after it was declared lost).
+        case handshakeRequired
+        /// The attempt named was superseded by a later one; its report is refused.
+        case superseded
+        /// The request is well-formed but makes no sense (e.g. an empty group id).
+        case invalidRequest
+
+        /// The `cohort` CLI's exit code for a request that failed with this code
+        /// (DESIGN.md §1: 64 usage error, 65 invalid spec, 69 coordinator unusable).
+        public var exitCode: Int32 {
+            switch self {
+            case .invalidSpec: 65
+            case .notFound, .permissionDenied, .tooLarge, .conflict, .invalidRequest: 64
+            case .unsupportedVersion, .badFrame, .shuttingDown, .internal, .handshakeRequired, .superseded: 69
+            }
+        }
+    }
+
+    public var code: Code
+    public var message: String
+    /// For ``Code/invalidSpec``: every error, each named by its path in the spec.
+    public var specErrors: [SpecError]
+
+    public init(code: Code, message: String, specErrors: [SpecError] = []) {
+        self.code = code
+        self.message = message
+        self.specErrors = specErrors
+    }
+
+    public var description: String {
+        guard !specErrors.isEmpty else { return "\(code): \(message)" }
+        return "\(code): \(message)\n" + specErrors.map { "  \($0.path): \($0.message)" }.joined(separator: "\n")
+    }
+}
+
+/// One fault in a group spec, named by the path of the field at fault,
+/// e.g. `children[2].inject[0].from: no child named "buld"`.
+public struct SpecError: Hashable, Sendable {
+    public var path: String
+    public var message: String
+
+    public init(path: String, message: String) {
+        self.path = path
+        self.message = message
+    }
+}

@@ -1,0 +1,16 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A finished procedure's one result: succeeded with a value, failed with an
+/// error, or cancelled (AsyncOperation's three outcomes).
+public enum TaskOutcome: Hashable, Sendable {
+    /// Succeeded; `output` is its result as UTF-8 JSON, passed through opaque.
+    case succeeded(output: Data)
+    /// Failed; `error` is the error's message.
+    case failed(error: String)
+    /// Cancelled; `reason` says why (e.g. `timed out`).
+    case cancelled(reason: String)
+}

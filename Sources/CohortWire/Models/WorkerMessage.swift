@@ -1,0 +1,107 @@
+/// Worker → coordinator, after a welcomed HELLO.
+///
+/// `started` and `results` are batches: a batch of N means exactly what N
+/// messages of one each would, in the same order.
+public enum WorkerMessage: Hashable, Sendable {
+    /// The worker's capacity and what it still runs; the first message after WELCOME.
+    case ready(WorkerReady)
+    /// Nothing else to say this interval (any message counts as a heartbeat).
+    case heartbeat
+    /// Attempts that started running.
+    case started([TaskStart])
+    /// Attempts that finished.
+    case results([TaskResult])
+    /// A running attempt asks for cluster-wide locks (a local `MutuallyExclusive`).
+    case lockRequest(LockRequest)
+    /// Give back the grant obtained by this lock request.
+    case lockRelease(requestID: UInt64)
+    /// Withdraw a lock request not granted yet (its waiter was cancelled).
+    case lockWithdraw(requestID: UInt64)
+    /// Send me no more work; I finish what I run.
+    case draining(reason: String)
+    /// The worker is leaving.
+    case disconnect(reason: String)
+}
+
+/// What a worker offers, and what it still runs from an earlier session.
+public struct WorkerReady: Hashable, Sendable {
+    public var name: String
+    public var host: String
+    /// Fresh for every connection, so the coordinator can tell a reconnect from a duplicate.
+    public var sessionID: String
+    public var labels: [String]
+    /// Its `ProcedureQueue`'s `maxConcurrentCount`.
+    public var slots: UInt32
+    /// Procedure kinds it can run (`shell`, `sleep`, `echo`, `fail`, registered ones).
+    public var kinds: [String]
+    /// Attempts still running since before this connection (empty on a first connection).
+    public var running: [RunningTask]
+
+    public init(
+        name: String, host: String, sessionID: String, labels: [String], slots: UInt32,
+        kinds: [String], running: [RunningTask] = []
+    ) {
+        self.name = name
+        self.host = host
+        self.sessionID = sessionID
+        self.labels = labels
+        self.slots = slots
+        self.kinds = kinds
+        self.running = running
+    }
+}
+
+/// An attempt a reconnecting worker still runs.
+public struct RunningTask: Hashable, Sendable {
+    public var task: TaskRef
+    public var startedAt: WireTimestamp?
+    /// Grants the attempt holds: category → fencing token.
+    public var heldTokens: [String: UInt64]
+
+    public init(task: TaskRef, startedAt: WireTimestamp?, heldTokens: [String: UInt64] = [:]) {
+        self.task = task
+        self.startedAt = startedAt
+        self.heldTokens = heldTokens
+    }
+}
+
+/// An attempt started.
+public struct TaskStart: Hashable, Sendable {
+    public var task: TaskRef
+    public var startedAt: WireTimestamp
+
+    public init(task: TaskRef, startedAt: WireTimestamp) {
+        self.task = task
+        self.startedAt = startedAt
+    }
+}
+
+/// An attempt finished with an outcome.
+public struct TaskResult: Hashable, Sendable {
+    public var task: TaskRef
+    public var outcome: TaskOutcome
+    public var startedAt: WireTimestamp
+    public var finishedAt: WireTimestamp
+
+    public init(task: TaskRef, outcome: TaskOutcome, startedAt: WireTimestamp, finishedAt: WireTimestamp) {
+        self.task = task
+        self.outcome = outcome
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+    }
+}
+
+/// A running attempt asks for all of `categories` at once.
+public struct LockRequest: Hashable, Sendable {
+    /// Chosen by the worker, unique in its session; names the grant later.
+    public var requestID: UInt64
+    /// The running attempt that asks (the lease is tied to it and to the worker's liveness).
+    public var task: TaskRef
+    public var categories: [String]
+
+    public init(requestID: UInt64, task: TaskRef, categories: [String]) {
+        self.requestID = requestID
+        self.task = task
+        self.categories = categories
+    }
+}

@@ -1,0 +1,160 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+// Conversions of the types every family shares. Enum value 0 (unspecified)
+// and values this version does not know are refused: within one protocol
+// version, both sides know the same set.
+
+extension TaskRef {
+    @inline(__always)
+    init(proto: Cohort_Wire_V1_TaskRef) {
+        self.init(id: proto.id, group: proto.group, path: proto.path, attempt: proto.attempt)
+    }
+
+    @inline(__always)
+    var proto: Cohort_Wire_V1_TaskRef {
+        var proto = Cohort_Wire_V1_TaskRef()
+        proto.id = id
+        proto.group = group
+        proto.path = path
+        proto.attempt = attempt
+        return proto
+    }
+}
+
+extension WireTimestamp {
+    /// 0 on the wire means absent.
+    @inline(__always)
+    static func optional(_ nanoseconds: Int64) -> WireTimestamp? {
+        nanoseconds == 0 ? nil : WireTimestamp(nanosecondsSinceEpoch: nanoseconds)
+    }
+}
+
+extension Optional where Wrapped == WireTimestamp {
+    @inline(__always)
+    var wireValue: Int64 { self?.nanosecondsSinceEpoch ?? 0 }
+}
+
+extension Duration {
+    /// Whole milliseconds, clamped to `0...max` (the wire has no negative durations).
+    func milliseconds<T: FixedWidthInteger & UnsignedInteger>(clampedTo _: T.Type) -> T {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0 else { return 0 }
+        let (ms, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return T.max }
+        let total = ms.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        guard !total.overflow, total.partialValue >= 0 else { return total.overflow ? T.max : 0 }
+        return T(clamping: total.partialValue)
+    }
+}
+
+extension TaskOutcome {
+    init(proto: Cohort_Wire_V1_Outcome) throws(BodyError) {
+        switch proto.kind {
+        case .output(let output): self = .succeeded(output: output)
+        case .error(let error): self = .failed(error: error)
+        case .cancelled(let reason): self = .cancelled(reason: reason)
+        case nil: throw BodyError("outcome has no kind")
+        }
+    }
+
+    var proto: Cohort_Wire_V1_Outcome {
+        var proto = Cohort_Wire_V1_Outcome()
+        switch self {
+        case .succeeded(let output): proto.kind = .output(output)
+        case .failed(let error): proto.kind = .error(error)
+        case .cancelled(let reason): proto.kind = .cancelled(reason)
+        }
+        return proto
+    }
+}
+
+extension ProtocolError.Code {
+    init(proto: Cohort_Wire_V1_ErrorCode) throws(BodyError) {
+        switch proto {
+        case .invalidSpec: self = .invalidSpec
+        case .notFound: self = .notFound
+        case .unsupportedVersion: self = .unsupportedVersion
+        case .badFrame: self = .badFrame
+        case .permissionDenied: self = .permissionDenied
+        case .shuttingDown: self = .shuttingDown
+        case .tooLarge: self = .tooLarge
+        case .internal: self = .internal
+        case .conflict: self = .conflict
+        case .handshakeRequired: self = .handshakeRequired
+        case .superseded: self = .superseded
+        case .invalidRequest: self = .invalidRequest
+        case .unspecified, .UNRECOGNIZED: throw BodyError("error code \(proto.rawValue) is unknown")
+        }
+    }
+
+    var proto: Cohort_Wire_V1_ErrorCode {
+        switch self {
+        case .invalidSpec: .invalidSpec
+        case .notFound: .notFound
+        case .unsupportedVersion: .unsupportedVersion
+        case .badFrame: .badFrame
+        case .permissionDenied: .permissionDenied
+        case .shuttingDown: .shuttingDown
+        case .tooLarge: .tooLarge
+        case .internal: .internal
+        case .conflict: .conflict
+        case .handshakeRequired: .handshakeRequired
+        case .superseded: .superseded
+        case .invalidRequest: .invalidRequest
+        }
+    }
+}
+
+extension GroupState {
+    init(proto: Cohort_Wire_V1_GroupState) throws(BodyError) {
+        switch proto {
+        case .pending: self = .pending
+        case .running: self = .running
+        case .succeeded: self = .succeeded
+        case .failed: self = .failed
+        case .cancelled: self = .cancelled
+        case .unspecified, .UNRECOGNIZED: throw BodyError("group state \(proto.rawValue) is unknown")
+        }
+    }
+
+    var proto: Cohort_Wire_V1_GroupState {
+        switch self {
+        case .pending: .pending
+        case .running: .running
+        case .succeeded: .succeeded
+        case .failed: .failed
+        case .cancelled: .cancelled
+        }
+    }
+}
+
+extension ChildState {
+    init(proto: Cohort_Wire_V1_ChildState) throws(BodyError) {
+        switch proto {
+        case .pending: self = .pending
+        case .waiting: self = .waiting
+        case .ready: self = .ready
+        case .running: self = .running
+        case .succeeded: self = .succeeded
+        case .failed: self = .failed
+        case .cancelled: self = .cancelled
+        case .unspecified, .UNRECOGNIZED: throw BodyError("child state \(proto.rawValue) is unknown")
+        }
+    }
+
+    var proto: Cohort_Wire_V1_ChildState {
+        switch self {
+        case .pending: .pending
+        case .waiting: .waiting
+        case .ready: .ready
+        case .running: .running
+        case .succeeded: .succeeded
+        case .failed: .failed
+        case .cancelled: .cancelled
+        }
+    }
+}
