@@ -107,7 +107,9 @@ public final class Message {
     ///
     /// This is libzmq's `User-Id` metadata property; with CURVE and a
     /// ``ZAPHandler`` it is the id from ``ZAPDecision/allow(userID:)``, so a
-    /// server can map a message to the role of the key that sent it.
+    /// server can map a message to the role of the key that sent it. A
+    /// ROUTER's routing-id frame may lack it (libzmq 4.3.4 leaves it out when
+    /// a poll prefetched the frame); payload frames always have it.
     /// Thread-safety: the thread that uses the message. Throws nothing.
     public var userID: String? { property("User-Id") }
 

@@ -6,8 +6,9 @@ import CZeroMQ
 public struct ReceivedMessage: Sendable, Hashable {
     /// The frames, in order; on a ROUTER the first is the sender's routing id.
     public var frames: [[UInt8]]
-    /// The id the ``ZAPHandler`` assigned to the sender (`User-Id` of the
-    /// first frame), or `nil` without ZAP authentication.
+    /// The id the ``ZAPHandler`` assigned to the sender, or `nil` without ZAP
+    /// authentication. It is the `User-Id` of the first frame that has one (a
+    /// ROUTER's routing-id frame may lack it; its payload frames have it).
     public var userID: String?
 
     /// Makes a received message; mostly for tests and fakes.
@@ -69,11 +70,14 @@ extension Socket {
         let handle = try liveHandle()
         guard try receiveFirst(into: scratch, wait: wait, handle: handle) else { return nil }
         var userID: String?
-        if wantsUserID {
-            userID = Message.property("User-Id", of: scratch)
-        }
         var frames: [[UInt8]] = []
         while true {
+            // A ROUTER's routing-id frame is made locally: libzmq 4.3.4 gives
+            // it the peer's metadata only when no poll prefetched it. The
+            // payload frames always have it.
+            if wantsUserID, userID == nil {
+                userID = Message.property("User-Id", of: scratch)
+            }
             frames.append(Array(UnsafeRawBufferPointer(start: zmq_msg_data(scratch), count: zmq_msg_size(scratch))))
             guard zmq_msg_more(scratch) != 0 else { break }
             try zmqCheck("zmq_msg_recv") { zmq_msg_recv(scratch, handle, 0) }
