@@ -1,0 +1,146 @@
+import Yams
+
+/// Why a YAML node could not become a `JSONValue`.
+public struct YAMLConversionError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Where in the document, in spec path notation (`children[0].with`); empty for the root.
+    public var path: String
+    public var message: String
+    /// 1-based position in the YAML text, when known.
+    public var line: Int?
+    public var column: Int?
+
+    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+}
+
+extension JSONValue {
+    /// Converts a composed YAML document (YAML 1.1 core types, as Yams resolves them).
+    ///
+    /// Quoted scalars are strings; plain scalars become null, booleans (`true`, `yes`, `on`…),
+    /// integers (exact in `Int64`, else double), floats, or strings. Timestamps and binary stay
+    /// the text that was written. Aliases are expanded and `<<` merge keys applied (explicit keys
+    /// win). Mapping keys must be scalars.
+    /// - Throws: `YAMLConversionError` for a non-scalar key or a document that expands past
+    ///   `maxNodes` values (an alias bomb).
+    public init(yamlNode node: Node, maxNodes: Int = 1_000_000) throws(YAMLConversionError) {
+        var converter = YAMLConverter(maxNodes: maxNodes, maxDepth: .max, recordsMarks: false)
+        let value = converter.convert(node)
+        if let error = converter.errors.first { throw error }
+        self = value
+    }
+}
+
+/// Turns a Yams node tree into a `JSONValue`, collecting errors and, on request, the position of
+/// every value by its spec path, so later errors can name a line.
+struct YAMLConverter {
+    let maxNodes: Int
+    let maxDepth: Int
+    let recordsMarks: Bool
+    private(set) var errors: [YAMLConversionError] = []
+    private(set) var marks: [String: Mark] = [:]
+    private var nodeCount = 0
+    private var stopped = false
+
+    init(maxNodes: Int, maxDepth: Int, recordsMarks: Bool) {
+        self.maxNodes = maxNodes
+        self.maxDepth = maxDepth
+        self.recordsMarks = recordsMarks
+    }
+
+    mutating func convert(_ node: Node) -> JSONValue {
+        convert(node, path: "", depth: 0)
+    }
+
+    private mutating func fail(_ path: String, _ message: String, _ mark: Mark?) {
+        errors.append(YAMLConversionError(path: path, message: message, line: mark?.line, column: mark?.column))
+    }
+
+    private mutating func convert(_ node: Node, path: String, depth: Int) -> JSONValue {
+        if stopped { return .null }
+        nodeCount += 1
+        if nodeCount > maxNodes {
+            stopped = true
+            fail(path, "the document expands to more than \(maxNodes) values (aliases?); limit maxNodes", node.mark)
+            return .null
+        }
+        if depth > maxDepth {
+            stopped = true
+            fail(path, "values nest deeper than \(maxDepth) levels; limit maxDocumentDepth", node.mark)
+            return .null
+        }
+        if recordsMarks, let mark = node.mark, marks[path] == nil { marks[path] = mark }
+
+        switch node {
+        case .scalar(let scalar):
+            return JSONValue(scalar: scalar, node: node)
+        case .alias:
+            // Yams resolves aliases while composing; an alias node only appears in hand-built trees.
+            return .null
+        case .sequence(let sequence):
+            var elements: [JSONValue] = []
+            elements.reserveCapacity(sequence.count)
+            for (index, element) in sequence.enumerated() {
+                elements.append(convert(element, path: "\(path)[\(index)]", depth: depth + 1))
+            }
+            return .array(elements)
+        case .mapping(let mapping):
+            return .object(convert(mapping, path: path, depth: depth))
+        }
+    }
+
+    private mutating func convert(_ mapping: Node.Mapping, path: String, depth: Int) -> [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        var merged: [String: JSONValue] = [:]
+        for (keyNode, valueNode) in mapping {
+            guard case .scalar(let keyScalar) = keyNode else {
+                fail(path, "mapping keys must be plain strings, not a \(keyNode.mapping != nil ? "mapping" : "list")",
+                    keyNode.mark)
+                continue
+            }
+            if keyNode.tag.rawValue == Tag.Name.merge.rawValue {
+                merge(valueNode, into: &merged, path: path, depth: depth)
+                continue
+            }
+            let key = keyScalar.string
+            let childPath = path.isEmpty ? key : "\(path).\(key)"
+            members[key] = convert(valueNode, path: childPath, depth: depth + 1)
+        }
+        // Explicit keys win over merged ones, as YAML's merge key specifies.
+        return merged.isEmpty ? members : merged.merging(members) { _, explicit in explicit }
+    }
+
+    private mutating func merge(_ source: Node, into merged: inout [String: JSONValue], path: String, depth: Int) {
+        switch source {
+        case .mapping(let mapping):
+            // Earlier merge sources win over later ones.
+            merged.merge(convert(mapping, path: path, depth: depth)) { earlier, _ in earlier }
+        case .sequence(let sequence):
+            for element in sequence { merge(element, into: &merged, path: path, depth: depth) }
+        default:
+            fail(path, "a merge key (<<) takes a mapping or a list of mappings", source.mark)
+        }
+    }
+}
+
+extension JSONValue {
+    fileprivate init(scalar: Node.Scalar, node: Node) {
+        let tag = node.tag.rawValue
+        switch tag {
+        case Tag.Name.null.rawValue:
+            self = .null
+        case Tag.Name.bool.rawValue:
+            self = node.bool.map(JSONValue.bool) ?? .string(scalar.string)
+        case Tag.Name.int.rawValue:
+            if let value = node.int {
+                self = .int(Int64(value))
+            } else if let value = node.float {
+                self = .double(value)
+            } else {
+                self = .string(scalar.string)
+            }
+        case Tag.Name.float.rawValue:
+            self = node.float.map(JSONValue.double) ?? .string(scalar.string)
+        default:
+            self = .string(scalar.string)
+        }
+    }
+}

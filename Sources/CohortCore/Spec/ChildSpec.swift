@@ -1,0 +1,156 @@
+/// One child of a group: a procedure to run, or a nested group.
+///
+/// `after`, `exclusive`, `requires` and `timeout` mean the same for both; `retry` and `inject`
+/// apply to procedures only (validation rejects them on a group).
+public struct ChildSpec: Sendable, Hashable {
+    /// What the child is.
+    public enum Body: Sendable, Hashable {
+        case procedure(Procedure)
+        case group(Group)
+    }
+
+    /// A procedure: a kind a worker knows (`shell`, `sleep`, `echo`, `fail`, or a custom one)
+    /// and its input.
+    public struct Procedure: Sendable, Hashable {
+        /// The procedure kind, the spec's `run`.
+        public var run: String
+        /// The input, the spec's `with`; injections write into it. Defaults to `{}`.
+        public var with: JSONValue
+
+        public init(run: String, with: JSONValue = .emptyObject) {
+            self.run = run
+            self.with = with
+        }
+    }
+
+    /// A nested group, the spec's `group:` mapping.
+    public struct Group: Sendable, Hashable {
+        public var mode: GroupMode
+        public var onChildFailure: ChildFailurePolicy
+        public var children: [ChildSpec]
+
+        public init(
+            mode: GroupMode = .parallel, onChildFailure: ChildFailurePolicy = .cancelDependents,
+            children: [ChildSpec]
+        ) {
+            self.mode = mode
+            self.onChildFailure = onChildFailure
+            self.children = children
+        }
+    }
+
+    /// Unique among siblings, no `/`; the last part of the child's path (`tests/unit`).
+    public var name: String
+    public var body: Body
+    /// Siblings (or siblings of an enclosing group) that must finish first.
+    public var after: [String]
+    /// Mutual-exclusion categories; for a group, held by the group for all its children.
+    public var exclusive: [String]
+    /// Worker labels needed; for a group, by all its children.
+    public var requires: [String]
+    /// Deadline from the child's start (for a procedure, per attempt); `nil` for none.
+    public var timeout: Duration?
+    public var retry: RetryPolicy?
+    /// Results of other children written into this one's input; each implies `after`.
+    public var inject: [Injection]
+
+    public init(
+        name: String,
+        body: Body,
+        after: [String] = [],
+        exclusive: [String] = [],
+        requires: [String] = [],
+        timeout: Duration? = nil,
+        retry: RetryPolicy? = nil,
+        inject: [Injection] = []
+    ) {
+        self.name = name
+        self.body = body
+        self.after = after
+        self.exclusive = exclusive
+        self.requires = requires
+        self.timeout = timeout
+        self.retry = retry
+        self.inject = inject
+    }
+
+    /// A procedure child: `ChildSpec("build", run: "shell", with: ["command": ["make"]], after: ["checkout"])`.
+    public init(
+        _ name: String,
+        run: String,
+        with input: JSONValue = .emptyObject,
+        after: [String] = [],
+        exclusive: [String] = [],
+        requires: [String] = [],
+        timeout: Duration? = nil,
+        retry: RetryPolicy? = nil,
+        inject: [Injection] = []
+    ) {
+        self.init(
+            name: name, body: .procedure(Procedure(run: run, with: input)), after: after, exclusive: exclusive,
+            requires: requires, timeout: timeout, retry: retry, inject: inject)
+    }
+
+    /// A nested group child with a list of children.
+    public init(
+        _ name: String,
+        mode: GroupMode = .parallel,
+        onChildFailure: ChildFailurePolicy = .cancelDependents,
+        after: [String] = [],
+        exclusive: [String] = [],
+        requires: [String] = [],
+        timeout: Duration? = nil,
+        children: [ChildSpec]
+    ) {
+        self.init(
+            name: name, body: .group(Group(mode: mode, onChildFailure: onChildFailure, children: children)),
+            after: after, exclusive: exclusive, requires: requires, timeout: timeout)
+    }
+
+    /// A nested group child, its children written as statements.
+    public init(
+        _ name: String,
+        mode: GroupMode = .parallel,
+        onChildFailure: ChildFailurePolicy = .cancelDependents,
+        after: [String] = [],
+        exclusive: [String] = [],
+        requires: [String] = [],
+        timeout: Duration? = nil,
+        @ChildrenBuilder children: () -> [ChildSpec]
+    ) {
+        self.init(
+            name, mode: mode, onChildFailure: onChildFailure, after: after, exclusive: exclusive,
+            requires: requires, timeout: timeout, children: children())
+    }
+}
+
+extension ChildSpec {
+    public var isGroup: Bool {
+        if case .group = body { return true }
+        return false
+    }
+
+    /// The procedure kind, or `nil` for a group.
+    public var run: String? {
+        if case .procedure(let procedure) = body { return procedure.run }
+        return nil
+    }
+
+    /// The procedure input, or `nil` for a group.
+    public var input: JSONValue? {
+        if case .procedure(let procedure) = body { return procedure.with }
+        return nil
+    }
+
+    /// The nested group's children; empty for a procedure.
+    public var children: [ChildSpec] {
+        if case .group(let group) = body { return group.children }
+        return []
+    }
+
+    /// Every sibling name this child waits for: `after`, then each `inject.from` (in order, once each).
+    public var dependencyNames: [String] {
+        var seen = Set<String>()
+        return (after + inject.map(\.from)).filter { seen.insert($0).inserted }
+    }
+}

@@ -1,0 +1,206 @@
+/// A spec flattened for the scheduler: every group and every procedure (leaf) in document
+/// pre-order, with inherited settings and dependencies resolved to absolute paths and indexes.
+///
+/// The rules (see docs/spec.md, "Flattened model"):
+/// - A leaf's `path` joins the names below the top-level group with `/`: `tests/unit`.
+/// - `requires` is the union of the leaf's own labels and those of every enclosing group.
+/// - A leaf waits for (`dependencies`) what it names in `after` and `inject`, what each
+///   enclosing nested group names in its `after`, and, in a `sequence` group, the sibling
+///   listed before it or before an enclosing group. Waiting for a group means waiting for
+///   every leaf inside it; a group's leaves are a contiguous index range, so dependencies are
+///   kept as sorted, merged ranges of leaf indexes.
+/// - Exclusivity: a group acquires its `acquires` categories atomically before its first leaf
+///   starts and holds them until its last leaf finishes. A leaf acquires only the categories
+///   not already held by an enclosing group (`acquires`); it still runs under the others
+///   (`heldByAncestors`), whose fencing tokens it may read.
+public struct FlatSpec: Sendable, Hashable {
+    /// The top-level group first, then nested groups in document order.
+    public var groups: [FlatGroup]
+    /// Every procedure in document order; `FlatGroup.leaves` are ranges into this.
+    public var leaves: [FlatLeaf]
+
+    /// The leaf with this path (`tests/unit`), if any.
+    public func leaf(at path: String) -> FlatLeaf? {
+        leaves.first { $0.path == path }
+    }
+
+    /// The group with this path (`""` for the top level), if any.
+    public func group(at path: String) -> FlatGroup? {
+        groups.first { $0.path == path }
+    }
+
+    /// A leaf's dependencies as paths, expanded to leaves, in document order.
+    public func dependencyPaths(of leaf: FlatLeaf) -> [String] {
+        leaf.dependencyIndices.map { leaves[$0].path }
+    }
+}
+
+/// A group (the top level or nested) in a `FlatSpec`.
+public struct FlatGroup: Sendable, Hashable {
+    /// Index in `FlatSpec.groups`.
+    public var index: Int
+    /// `""` for the top-level group, else like a leaf's path (`tests`).
+    public var path: String
+    public var name: String
+    /// The enclosing group's index; `nil` for the top level.
+    public var parent: Int?
+    /// 0 for the top level, 1 for a group in it…
+    public var depth: Int
+    public var mode: GroupMode
+    public var onChildFailure: ChildFailurePolicy
+    /// Deadline from the group's start (its first leaf's start).
+    public var timeout: Duration?
+    /// Categories as written on the group (duplicates removed).
+    public var exclusive: [String]
+    /// Categories held by enclosing groups while this one runs.
+    public var heldByAncestors: [String]
+    /// `exclusive` minus `heldByAncestors`: what this group must acquire itself.
+    public var acquires: [String]
+    /// Labels needed by every leaf in the group (own and inherited).
+    public var requires: [String]
+    /// The leaves inside this group, all levels: indexes into `FlatSpec.leaves`.
+    public var leaves: Range<Int>
+    /// The paths of the direct children (leaves and groups), in order.
+    public var children: [String]
+    /// What the group waits for before any of its leaves may start (own `after`, sequence
+    /// order, and the same of enclosing groups), as absolute paths of leaves or groups.
+    public var waitsFor: [String]
+    /// `waitsFor` as sorted, merged ranges of leaf indexes.
+    public var dependencies: [Range<Int>]
+}
+
+/// A procedure in a `FlatSpec`: what the scheduler dispatches.
+public struct FlatLeaf: Sendable, Hashable {
+    /// Index in `FlatSpec.leaves`.
+    public var index: Int
+    /// `tests/unit`; unique in the spec.
+    public var path: String
+    public var name: String
+    /// The enclosing group's index in `FlatSpec.groups` (0 for the top level).
+    public var group: Int
+    /// Enclosing groups' indexes, from the top level (0) inwards; the last is `group`.
+    public var ancestors: [Int]
+    /// The procedure kind (`run`).
+    public var run: String
+    /// The input as written (`with`), before injections.
+    public var input: JSONValue
+    /// Labels the worker must have: own and every enclosing group's, first appearance order.
+    public var requires: [String]
+    /// Categories as written on the procedure (duplicates removed).
+    public var exclusive: [String]
+    /// Categories held by enclosing groups while this leaf runs.
+    public var heldByAncestors: [String]
+    /// `exclusive` minus `heldByAncestors`: what this leaf acquires, atomically, per attempt.
+    public var acquires: [String]
+    /// Per attempt; enclosing groups' timeouts are on `FlatSpec.groups`.
+    public var timeout: Duration?
+    public var retry: RetryPolicy?
+    /// Injections with their producers resolved, in application order.
+    public var inject: [FlatInjection]
+    /// What must finish first, as absolute paths of leaves or groups, in the order found: the
+    /// leaf's own `after` and `inject`, its sequence predecessor, then those of enclosing groups.
+    public var waitsFor: [String]
+    /// `waitsFor` expanded to leaves, as sorted, merged ranges of leaf indexes.
+    public var dependencies: [Range<Int>]
+
+    /// Every leaf index this leaf waits for, ascending.
+    public var dependencyIndices: [Int] {
+        dependencies.flatMap { Array($0) }
+    }
+}
+
+/// An injection with its producer resolved.
+public struct FlatInjection: Sendable, Hashable {
+    /// The producer's index in `FlatSpec.leaves`.
+    public var producer: Int
+    /// The producer's path (`build`, `tests/unit`).
+    public var producerPath: String
+    public var select: JSONPath
+    public var into: JSONPath
+}
+
+extension GroupSpec {
+    /// Flattens the spec for scheduling; see `FlatSpec`.
+    ///
+    /// Meant for a validated spec: names that resolve to nothing, or to the child itself or its
+    /// ancestors, are left out rather than reported.
+    public func flattened() -> FlatSpec {
+        let tree = SpecTree(self)
+        var groups: [FlatGroup] = []
+        var groupIndexByNode: [Int: Int] = [:]
+        var leaves: [FlatLeaf] = []
+
+        for nodeIndex in tree.nodes.indices {
+            let node = tree.nodes[nodeIndex]
+            let ancestorNodes = tree.ancestors(of: nodeIndex)
+            let ancestorGroups = ancestorNodes.map { groupIndexByNode[$0]! }
+            let held = unique(ancestorGroups.flatMap { groups[$0].exclusive })
+            let inheritedRequires = ancestorGroups.last.map { groups[$0].requires } ?? []
+            let own: (exclusive: [String], requires: [String], timeout: Duration?) =
+                node.child.map { ($0.exclusive, $0.requires, $0.timeout) } ?? (exclusive, requires, timeout)
+            let exclusiveOwn = unique(own.exclusive)
+
+            // What this node waits for, then the same for each enclosing group (innermost first).
+            var waitsForNodes: [Int] = tree.directDependencies(of: nodeIndex)
+            for ancestor in ancestorNodes.reversed() {
+                for dependency in tree.directDependencies(of: ancestor) where !waitsForNodes.contains(dependency) {
+                    waitsForNodes.append(dependency)
+                }
+            }
+            let waitsFor = waitsForNodes.map { tree.nodes[$0].path }
+            let dependencies = merged(waitsForNodes.map { tree.nodes[$0].leaves })
+
+            if node.isGroup {
+                let index = groups.count
+                groupIndexByNode[nodeIndex] = index
+                groups.append(
+                    FlatGroup(
+                        index: index, path: node.path, name: node.name, parent: ancestorGroups.last,
+                        depth: node.depth, mode: node.mode, onChildFailure: node.onChildFailure, timeout: own.timeout,
+                        exclusive: exclusiveOwn, heldByAncestors: held,
+                        acquires: exclusiveOwn.filter { !held.contains($0) },
+                        requires: unique(inheritedRequires + own.requires), leaves: node.leaves,
+                        children: node.children.map { tree.nodes[$0].path }, waitsFor: waitsFor,
+                        dependencies: dependencies))
+            } else if let child = node.child, case .procedure(let procedure) = child.body {
+                let injections: [FlatInjection] = child.inject.compactMap { injection in
+                    guard case .success(let producer) = tree.resolve(injection.from, from: nodeIndex),
+                        !tree.nodes[producer].isGroup, producer != nodeIndex
+                    else { return nil }
+                    let leafIndex = tree.nodes[producer].leaves.lowerBound
+                    return FlatInjection(
+                        producer: leafIndex, producerPath: tree.nodes[producer].path, select: injection.select,
+                        into: injection.into)
+                }
+                leaves.append(
+                    FlatLeaf(
+                        index: leaves.count, path: node.path, name: node.name, group: ancestorGroups.last ?? 0,
+                        ancestors: ancestorGroups, run: procedure.run, input: procedure.with,
+                        requires: unique(inheritedRequires + own.requires), exclusive: exclusiveOwn,
+                        heldByAncestors: held, acquires: exclusiveOwn.filter { !held.contains($0) },
+                        timeout: own.timeout, retry: child.retry, inject: injections, waitsFor: waitsFor,
+                        dependencies: dependencies))
+            }
+        }
+        return FlatSpec(groups: groups, leaves: leaves)
+    }
+}
+
+/// The list without repeats, first appearance kept.
+private func unique(_ list: [String]) -> [String] {
+    var seen = Set<String>()
+    return list.filter { seen.insert($0).inserted }
+}
+
+/// Sorted, non-overlapping, non-adjacent ranges covering the same indexes.
+private func merged(_ ranges: [Range<Int>]) -> [Range<Int>] {
+    var result: [Range<Int>] = []
+    for range in ranges.filter({ !$0.isEmpty }).sorted(by: { $0.lowerBound < $1.lowerBound }) {
+        if let last = result.last, range.lowerBound <= last.upperBound {
+            result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+        } else {
+            result.append(range)
+        }
+    }
+    return result
+}

@@ -1,0 +1,88 @@
+/// How a group orders its children.
+public enum GroupMode: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A DAG: children start as soon as what they wait for (`after`, `inject`) has finished.
+    case parallel
+    /// A cascade: each child waits for the one listed before it.
+    case sequence
+}
+
+/// What a group does when one of its children fails (or is cancelled on its own).
+public enum ChildFailurePolicy: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Cancel the children that wait on the failed one, directly or not; the others carry on.
+    case cancelDependents = "cancel-dependents"
+    /// Cancel every child that has not finished.
+    case cancelGroup = "cancel-group"
+    /// Cancel nothing; even dependents run. The group still finishes `failed`.
+    case `continue` = "continue"
+}
+
+/// A group procedure as submitted: the top level of a spec.
+///
+/// Build one in Swift with the initialisers, or parse one with `SpecParser`. A value built in
+/// code is not checked until `validate(limits:)` (the coordinator validates every submission).
+/// Encodes to, and decodes from, the spec's own JSON form (`specJSON`), so the coordinator can
+/// journal it and a client can send it.
+public struct GroupSpec: Sendable, Hashable {
+    /// Shown in `cohort status`; defaults to the spec file's base name.
+    public var name: String
+    public var mode: GroupMode
+    /// Deadline for the whole group, from its start; `nil` for none.
+    public var timeout: Duration?
+    public var onChildFailure: ChildFailurePolicy
+    /// Mutual-exclusion categories held from the group's first child's start until it finishes.
+    public var exclusive: [String]
+    /// Worker labels every child of the group needs.
+    public var requires: [String]
+    public var children: [ChildSpec]
+
+    public init(
+        _ name: String,
+        mode: GroupMode = .parallel,
+        timeout: Duration? = nil,
+        onChildFailure: ChildFailurePolicy = .cancelDependents,
+        exclusive: [String] = [],
+        requires: [String] = [],
+        children: [ChildSpec]
+    ) {
+        self.name = name
+        self.mode = mode
+        self.timeout = timeout
+        self.onChildFailure = onChildFailure
+        self.exclusive = exclusive
+        self.requires = requires
+        self.children = children
+    }
+
+    /// Builds a group with a list of children written as statements:
+    /// ```swift
+    /// GroupSpec("release", timeout: .seconds(600)) {
+    ///     ChildSpec("version", run: "echo", with: ["value": "1.2.3"])
+    ///     ChildSpec("build", run: "shell", with: ["command": ["make"]], after: ["version"])
+    /// }
+    /// ```
+    public init(
+        _ name: String,
+        mode: GroupMode = .parallel,
+        timeout: Duration? = nil,
+        onChildFailure: ChildFailurePolicy = .cancelDependents,
+        exclusive: [String] = [],
+        requires: [String] = [],
+        @ChildrenBuilder children: () -> [ChildSpec]
+    ) {
+        self.init(
+            name, mode: mode, timeout: timeout, onChildFailure: onChildFailure, exclusive: exclusive,
+            requires: requires, children: children())
+    }
+}
+
+/// Collects `ChildSpec` statements, with `if`, `for` and optionals, into a list.
+@resultBuilder
+public enum ChildrenBuilder {
+    public static func buildExpression(_ child: ChildSpec) -> [ChildSpec] { [child] }
+    public static func buildExpression(_ children: [ChildSpec]) -> [ChildSpec] { children }
+    public static func buildBlock(_ parts: [ChildSpec]...) -> [ChildSpec] { parts.flatMap { $0 } }
+    public static func buildOptional(_ part: [ChildSpec]?) -> [ChildSpec] { part ?? [] }
+    public static func buildEither(first part: [ChildSpec]) -> [ChildSpec] { part }
+    public static func buildEither(second part: [ChildSpec]) -> [ChildSpec] { part }
+    public static func buildArray(_ parts: [[ChildSpec]]) -> [ChildSpec] { parts.flatMap { $0 } }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Yams
+
+/// Reads group specs from YAML or JSON text and validates them whole.
+///
+/// Pure: no I/O except `parse(fileAt:)`, which reads the one file it is given.
+public enum SpecParser {
+    /// Parses and validates a spec.
+    ///
+    /// - Parameters:
+    ///   - text: the spec, YAML or JSON.
+    ///   - format: the text's format; JSON is read as YAML, the format only changes the words
+    ///     used in messages.
+    ///   - sourceName: where the text came from (a file name); the group's `name` defaults to
+    ///     its base name without extension (`examples/release.yaml` → `release`).
+    ///   - limits: size limits; errors name the limit exceeded.
+    /// - Throws: `SpecErrors` with every error found, each named by its path (a syntax error by
+    ///   its line and column), in document order.
+    public static func parse(
+        text: String, format: SpecFormat = .yaml, sourceName: String? = nil, limits: SpecLimits = .default
+    ) throws(SpecErrors) -> GroupSpec {
+        let value: JSONValue
+        let marks: [String: Mark]
+        do {
+            (value, marks) = try document(text: text, format: format, limits: limits)
+        } catch {
+            throw SpecErrors(error.errors, sourceName: sourceName)
+        }
+        return try build(value, format: format, sourceName: sourceName, limits: limits, marks: marks)
+    }
+
+    /// Reads the file at `path` and parses it, the format chosen by its extension (`.json` is
+    /// JSON, anything else YAML) and the default name taken from its base name.
+    /// - Throws: `SpecErrors`; an unreadable or oversized file is one error with code `unreadable`
+    ///   or `limitExceeded`.
+    public static func parse(fileAt path: String, limits: SpecLimits = .default) throws(SpecErrors) -> GroupSpec {
+        let unreadable = { (reason: String) in
+            SpecErrors([SpecError(.unreadable, path: "", "cannot read \(path): \(reason)")], sourceName: path)
+        }
+        let data: Data
+        do {
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            if let size = (attributes[.size] as? NSNumber)?.intValue, size > limits.maxSpecBytes {
+                throw SpecErrors([tooLarge(bytes: size, limits: limits)], sourceName: path)
+            }
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch let errors as SpecErrors {
+            throw errors
+        } catch {
+            throw unreadable((error as NSError).localizedDescription)
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw unreadable("the file is not UTF-8 text") }
+        return try parse(text: text, format: SpecFormat(path: path), sourceName: path, limits: limits)
+    }
+
+    /// Validates a spec already in its JSON form (from the wire or a journal) and builds it.
+    /// - Throws: `SpecErrors`, as `parse(text:…)`, without line numbers.
+    public static func parse(
+        json value: JSONValue, sourceName: String? = nil, limits: SpecLimits = .default
+    ) throws(SpecErrors) -> GroupSpec {
+        try build(value, format: .json, sourceName: sourceName, limits: limits, marks: [:])
+    }
+
+    // MARK: - Steps
+
+    private static func tooLarge(bytes: Int, limits: SpecLimits) -> SpecError {
+        SpecError(
+            .limitExceeded, path: "",
+            "the spec is \(bytes) bytes; the limit is \(limits.maxSpecBytes) bytes (limit maxSpecBytes)")
+    }
+
+    /// Text → JSON value, with the position of every value by its spec path.
+    private static func document(text: String, format: SpecFormat, limits: SpecLimits) throws(SpecErrors)
+        -> (JSONValue, [String: Mark])
+    {
+        let bytes = text.utf8.count
+        if bytes > limits.maxSpecBytes { throw SpecErrors([tooLarge(bytes: bytes, limits: limits)]) }
+        let estimate = DocumentDepthGuard.estimate(text)
+        if estimate.depth > 2 * limits.maxDocumentDepth {
+            throw SpecErrors([
+                SpecError(
+                    .limitExceeded, path: "",
+                    "line \(estimate.line): the document nests too deeply (more than \(limits.maxDocumentDepth) levels; limit maxDocumentDepth)",
+                    line: estimate.line, column: 1)
+            ])
+        }
+        let node: Node?
+        do {
+            // `.utf8` explicitly: the default encoding consults (and prints) an environment variable.
+            node = try Parser(yaml: text, resolver: .default, constructor: .default, encoding: .utf8).singleRoot()
+        } catch let error as YamlError {
+            throw SpecErrors([syntaxError(error, format: format)])
+        } catch {
+            throw SpecErrors([SpecError(.syntax, path: "", "\(format.rawValue) syntax error: \(error)")])
+        }
+        guard let node else {
+            throw SpecErrors([SpecError(.syntax, path: "", "the spec is empty")])
+        }
+        var converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
+        let value = converter.convert(node)
+        if !converter.errors.isEmpty {
+            throw SpecErrors(
+                converter.errors.map { error in
+                    let code: SpecError.Code = error.message.contains("(limit ") ? .limitExceeded : .syntax
+                    return SpecError(code, path: error.path, error.message, line: error.line, column: error.column)
+                })
+        }
+        return (value, converter.marks)
+    }
+
+    private static func syntaxError(_ error: YamlError, format: SpecFormat) -> SpecError {
+        let kind = "\(format.rawValue) syntax error"
+        func positioned(_ problem: String, _ mark: Mark, _ context: YamlError.Context?) -> SpecError {
+            positionedAt(problem, line: mark.line, column: mark.column, context)
+        }
+        func positionedAt(_ problem: String, line: Int, column: Int, _ context: YamlError.Context?) -> SpecError {
+            var message = "\(kind) at line \(line), column \(column): \(problem)"
+            if let context {
+                message += " (\(context.text) at line \(context.mark.line), column \(context.mark.column))"
+            }
+            return SpecError(.syntax, path: "", message, line: line, column: column)
+        }
+        switch error {
+        case .scanner(let context, let problem, let mark, _),
+            .parser(let context, let problem, let mark, _),
+            .composer(let context, let problem, let mark, _):
+            return positioned(problem, mark, context)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let keys = duplicates.map { "\"\($0)\"" }.joined(separator: ", ")
+            return positioned("duplicate key \(keys) in one mapping", context.mark, nil)
+        case .reader(let problem, let offset, _, let yaml):
+            if let offset {
+                let prefix = yaml.prefix(offset)
+                let line = prefix.count(where: { $0 == "\n" }) + 1
+                let lineStart = prefix.lastIndex(of: "\n").map(prefix.index(after:)) ?? prefix.startIndex
+                let column = prefix.distance(from: lineStart, to: prefix.endIndex) + 1
+                return positionedAt(problem, line: line, column: column, nil)
+            }
+            return SpecError(.syntax, path: "", "\(kind): \(problem)")
+        default:
+            return SpecError(.syntax, path: "", "\(kind): \(error)")
+        }
+    }
+
+    /// JSON value → model, then validation; errors positioned by `marks` and sorted.
+    private static func build(
+        _ value: JSONValue, format: SpecFormat, sourceName: String?, limits: SpecLimits, marks: [String: Mark]
+    ) throws(SpecErrors) -> GroupSpec {
+        let defaultName = sourceName.map { SpecFormat.splitName($0).base }.flatMap { $0.isEmpty ? nil : $0 }
+        var reader = SpecReader(format: format)
+        let spec = reader.readGroup(value, defaultName: defaultName)
+        var validator = SpecValidator(limits: limits)
+        validator.validate(spec)
+        let placeholders = reader.placeholders
+        let semantic = validator.errors.filter { !isUnder($0.path, anyOf: placeholders) }
+        var errors = reader.errors + semantic
+        guard !errors.isEmpty else { return spec }
+        if !marks.isEmpty {
+            for index in errors.indices {
+                if let mark = mark(for: errors[index].path, in: marks) {
+                    errors[index].line = mark.line
+                    errors[index].column = mark.column
+                }
+            }
+            // Stable: errors without a position keep their place after those with one.
+            errors = errors.enumerated().sorted { a, b in
+                let left = (a.element.line ?? .max, a.element.column ?? .max, a.offset)
+                let right = (b.element.line ?? .max, b.element.column ?? .max, b.offset)
+                return left < right
+            }.map(\.element)
+        }
+        throw SpecErrors(errors, sourceName: sourceName)
+    }
+
+    /// Whether `path` is one of `prefixes` or inside one (`a.b[0]` is inside `a.b`).
+    static func isUnder(_ path: String, anyOf prefixes: Set<String>) -> Bool {
+        if prefixes.contains(path) { return true }
+        var index = path.endIndex
+        while index > path.startIndex {
+            index = path.index(before: index)
+            let character = path[index]
+            if character == "." || character == "[" {
+                if prefixes.contains(String(path[..<index])) { return true }
+            }
+        }
+        return prefixes.contains("")
+    }
+
+    /// The position of the value at `path`, or of its nearest enclosing value that has one.
+    private static func mark(for path: String, in marks: [String: Mark]) -> Mark? {
+        var candidate = Substring(path)
+        while true {
+            if let mark = marks[String(candidate)] { return mark }
+            guard let cut = candidate.lastIndex(where: { $0 == "." || $0 == "[" }) else {
+                return marks[""]
+            }
+            candidate = candidate[..<cut]
+        }
+    }
+}

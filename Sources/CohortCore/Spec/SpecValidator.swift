@@ -1,0 +1,243 @@
+/// The semantic rules of a spec, for parsed specs and specs built in Swift alike: names,
+/// references, cycles, limits, retry and timeouts, categories and labels, built-in inputs.
+struct SpecValidator {
+    let limits: SpecLimits
+    private(set) var errors: [SpecError] = []
+
+    init(limits: SpecLimits) {
+        self.limits = limits
+    }
+
+    private mutating func fail(_ code: SpecError.Code, _ path: String, _ message: String) {
+        errors.append(SpecError(code, path: path, message))
+    }
+
+    mutating func validate(_ spec: GroupSpec) {
+        if let problem = SpecNames.problem(withChildName: spec.name, maxLength: limits.maxNameLength) {
+            fail(.invalidValue, "name", problem)
+        }
+        checkTimeout(spec.timeout, path: "timeout")
+        checkCategories(spec.exclusive, path: "exclusive")
+        checkLabels(spec.requires, path: "requires")
+
+        let tree = SpecTree(spec)
+        if tree.leafNodes.count > limits.maxTotalChildren {
+            fail(
+                .limitExceeded, "",
+                "the spec has \(tree.leafNodes.count) procedures; the limit is \(limits.maxTotalChildren) (limit maxTotalChildren)"
+            )
+        }
+        for index in tree.nodes.indices {
+            let node = tree.nodes[index]
+            if node.isGroup { checkGroup(node, in: tree) }
+            if let child = node.child { checkChild(child, node: index, in: tree) }
+        }
+        checkCycles(tree)
+    }
+
+    // MARK: Groups
+
+    private mutating func checkGroup(_ node: SpecTree.Node, in tree: SpecTree) {
+        let path = node.childrenSpecPath
+        if node.depth == limits.maxNestingDepth + 1 {
+            fail(
+                .limitExceeded, node.specPath,
+                "groups nest deeper than \(limits.maxNestingDepth) levels (limit maxNestingDepth)")
+        }
+        if node.children.isEmpty {
+            fail(.invalidValue, path, "a group needs at least one child")
+        }
+        if node.children.count > limits.maxChildrenPerGroup {
+            fail(
+                .limitExceeded, path,
+                "\(node.children.count) children; a group may have at most \(limits.maxChildrenPerGroup) (limit maxChildrenPerGroup)"
+            )
+        }
+        var firstWithName: [String: Int] = [:]
+        for (offset, childIndex) in node.children.enumerated() {
+            let name = tree.nodes[childIndex].name
+            if let first = firstWithName[name] {
+                fail(
+                    .duplicateName, "\(path)[\(offset)].name",
+                    "another child is already named \"\(name)\" (\(path)[\(first)]); names must be unique among siblings"
+                )
+            } else {
+                firstWithName[name] = offset
+            }
+        }
+    }
+
+    // MARK: Children
+
+    private mutating func checkChild(_ child: ChildSpec, node: Int, in tree: SpecTree) {
+        let path = tree.nodes[node].specPath
+        if let problem = SpecNames.problem(withChildName: child.name, maxLength: limits.maxNameLength) {
+            fail(.invalidValue, "\(path).name", problem)
+        }
+        checkTimeout(child.timeout, path: "\(path).timeout")
+        checkCategories(child.exclusive, path: "\(path).exclusive")
+        checkLabels(child.requires, path: "\(path).requires")
+
+        for (offset, reference) in child.after.enumerated() {
+            _ = checkReference(reference, from: node, in: tree, path: "\(path).after[\(offset)]")
+        }
+        switch child.body {
+        case .procedure(let procedure):
+            checkKind(procedure.run, path: "\(path).run")
+            if let retry = child.retry { checkRetry(retry, path: "\(path).retry") }
+            checkInjections(child.inject, node: node, in: tree, path: path)
+            BuiltinInputs.check(
+                kind: procedure.run, input: procedure.with, injections: child.inject, path: path, errors: &errors)
+        case .group:
+            if child.retry != nil {
+                fail(
+                    .invalidValue, "\(path).retry",
+                    "retry applies to procedures only; a group is not retried (put `retry` on its children)")
+            }
+            if !child.inject.isEmpty {
+                fail(
+                    .invalidValue, "\(path).inject",
+                    "a group has no input to inject into; put `inject` on the children that need the result")
+            }
+        }
+    }
+
+    /// Checks one `after` or `inject.from`; returns the node it names when valid.
+    private mutating func checkReference(_ reference: String, from node: Int, in tree: SpecTree, path: String) -> Int? {
+        switch tree.resolve(reference, from: node) {
+        case .failure(.notFound(let message)):
+            fail(.unknownReference, path, message)
+            return nil
+        case .success(let target):
+            if target == node {
+                fail(.cycle, path, "a child cannot wait for itself")
+                return nil
+            }
+            if tree.isWithin(node, target) {
+                fail(.cycle, path, "\"\(reference)\" is a group that contains this child; it cannot wait for it")
+                return nil
+            }
+            if tree.isWithin(target, node) {
+                fail(.cycle, path, "\"\(reference)\" is inside this group; a group cannot wait for its own children")
+                return nil
+            }
+            if tree.laterSiblingInSequence(containing: target, of: node) != nil {
+                fail(
+                    .invalidValue, path,
+                    "in a sequence, children run in listed order and \"\(reference)\" comes after this child")
+                return nil
+            }
+            return target
+        }
+    }
+
+    private mutating func checkInjections(_ injections: [Injection], node: Int, in tree: SpecTree, path: String) {
+        var firstInto: [JSONPath: Int] = [:]
+        for (offset, injection) in injections.enumerated() {
+            let entry = "\(path).inject[\(offset)]"
+            if let producer = checkReference(injection.from, from: node, in: tree, path: "\(entry).from"),
+                tree.nodes[producer].isGroup
+            {
+                let example = tree.nodes[producer].children.first.map { "; e.g. \"\(injection.from)/\(tree.nodes[$0].name)\"" } ?? ""
+                fail(
+                    .invalidValue, "\(entry).from",
+                    "\"\(injection.from)\" is a group and has no output; inject from one of its children\(example)")
+            }
+            if let first = firstInto[injection.into] {
+                fail(
+                    .invalidValue, "\(entry).into",
+                    "inject[\(first)] already writes to \"\(injection.into)\"; each injection needs its own place")
+            } else {
+                firstInto[injection.into] = offset
+            }
+        }
+    }
+
+    private mutating func checkKind(_ kind: String, path: String) {
+        if kind.isEmpty {
+            fail(.invalidValue, path, "a procedure kind cannot be empty (built in: shell, sleep, echo, fail)")
+        } else if kind.contains(where: { $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
+            fail(.invalidValue, path, "a procedure kind cannot contain spaces or control characters")
+        }
+    }
+
+    private mutating func checkRetry(_ retry: RetryPolicy, path: String) {
+        if retry.attempts < 1 {
+            fail(
+                .invalidValue, "\(path).attempts",
+                "must be at least 1 (attempts counts the first try: 3 means up to two retries), not \(retry.attempts)")
+        } else if retry.attempts > limits.maxRetryAttempts {
+            fail(
+                .limitExceeded, "\(path).attempts",
+                "\(retry.attempts) attempts; the limit is \(limits.maxRetryAttempts) (limit maxRetryAttempts)")
+        }
+        if retry.backoff < .zero { fail(.invalidDuration, "\(path).backoff", SpecDurationError.negative.description) }
+        if let cap = retry.maxBackoff {
+            if cap <= .zero {
+                fail(.invalidDuration, "\(path).maxBackoff", "must be longer than zero")
+            } else if cap < retry.backoff {
+                fail(.invalidDuration, "\(path).maxBackoff", "is shorter than backoff (\(retry.backoff.specString))")
+            }
+        }
+        if !(0...1).contains(retry.jitter) {
+            fail(.invalidValue, "\(path).jitter", "must be a fraction from 0 to 1, not \(retry.jitter)")
+        }
+    }
+
+    // MARK: Values
+
+    private mutating func checkTimeout(_ timeout: Duration?, path: String) {
+        if let timeout, timeout <= .zero {
+            fail(.invalidDuration, path, "a timeout must be longer than zero")
+        }
+    }
+
+    private mutating func checkCategories(_ categories: [String], path: String) {
+        var fences: [String: String] = [:]
+        for (offset, category) in categories.enumerated() {
+            if let problem = SpecNames.problem(withCategory: category, maxLength: limits.maxNameLength) {
+                fail(.invalidValue, "\(path)[\(offset)]", problem)
+                continue
+            }
+            let fence = SpecNames.fenceVariable(for: category)
+            if let other = fences[fence], other != category {
+                fail(
+                    .invalidValue, "\(path)[\(offset)]",
+                    "\"\(category)\" and \"\(other)\" would share the fencing variable \(fence); rename one")
+            }
+            fences[fence] = category
+        }
+    }
+
+    private mutating func checkLabels(_ labels: [String], path: String) {
+        for (offset, label) in labels.enumerated() {
+            if let problem = SpecNames.problem(withLabel: label, maxLength: limits.maxNameLength) {
+                fail(.invalidValue, "\(path)[\(offset)]", problem)
+            }
+        }
+    }
+
+    // MARK: Cycles
+
+    /// Finds children that wait on each other, through `after`, `inject`, sequence order and
+    /// group membership, and names each cycle once, relative to the innermost group holding it:
+    /// `children: cycle build -> test -> build` (each waits for the next).
+    private mutating func checkCycles(_ tree: SpecTree) {
+        let graph = WaitGraph(tree)
+        for cycle in graph.cycles() {
+            // The innermost group containing every node of the cycle.
+            var common = tree.ancestors(of: cycle[0]) + [cycle[0]]
+            for node in cycle.dropFirst() {
+                let chain = tree.ancestors(of: node) + [node]
+                common = Array(zip(common, chain).prefix { $0 == $1 }.map(\.0))
+            }
+            var group = common.last ?? 0
+            while group != 0, !tree.nodes[group].isGroup || cycle.contains(group) {
+                group = tree.nodes[group].parent ?? 0
+            }
+            let prefix = tree.nodes[group].isTop ? "" : tree.nodes[group].path + "/"
+            let names = (cycle + [cycle[0]]).map { String(tree.nodes[$0].path.dropFirst(prefix.count)) }
+            fail(.cycle, tree.nodes[group].childrenSpecPath, "cycle \(names.joined(separator: " -> "))")
+        }
+    }
+}
