@@ -1,0 +1,98 @@
+import CohortWire
+import Foundation
+import Testing
+
+/// A batch of N means exactly what N messages of one each would, in order.
+@Suite struct BatchingTests {
+    let codec = WireCodec()
+
+    static func tasks(_ count: Int) -> [DispatchTask] {
+        (0..<count).map { (i: Int) -> DispatchTask in
+            let ref = TaskRef(id: UInt64(i) + 1, group: "g-\(i % 3)", path: "c/\(i)", attempt: UInt32(i % 4) + 1)
+            let tokens: [String: UInt64] = i.isMultiple(of: 5) ? ["repo": UInt64(i)] : [:]
+            let timeout: Duration? = i.isMultiple(of: 3) ? .seconds(i + 1) : nil
+            return DispatchTask(
+                task: ref, kind: i.isMultiple(of: 2) ? "echo" : "shell", input: Data(#"{"i":\#(i)}"#.utf8),
+                fencingTokens: tokens, timeout: timeout)
+        }
+    }
+
+    static func results(_ count: Int) -> [TaskResult] {
+        (0..<count).map { i in
+            let outcome: TaskOutcome = switch i % 3 {
+            case 0: .succeeded(output: Data(#"{"out":\#(i)}"#.utf8))
+            case 1: .failed(error: "error \(i)")
+            default: .cancelled(reason: "reason \(i)")
+            }
+            return TaskResult(
+                task: TaskRef(id: UInt64(i) + 1, group: "g", path: "c/\(i)", attempt: 1), outcome: outcome,
+                startedAt: WireTimestamp(nanosecondsSinceEpoch: Int64(i) * 1_000),
+                finishedAt: WireTimestamp(nanosecondsSinceEpoch: Int64(i) * 2_000))
+        }
+    }
+
+    /// Decodes every message and flattens the batches of `extract`'s kind, in order.
+    func flatten<Item>(_ messages: [WireMessage], _ extract: (WireMessage) -> [Item]?) throws -> [Item] {
+        var items: [Item] = []
+        for message in messages {
+            let decoded = try codec.decode(frames: codec.encode(message))
+            let batch = try #require(extract(decoded))
+            items += batch
+        }
+        return items
+    }
+
+    @Test(arguments: [1, 2, 64, 500])
+    func aDispatchBatchIsTheSameAsSingleDispatches(count: Int) throws {
+        let tasks = Self.tasks(count)
+        let extract: (WireMessage) -> [DispatchTask]? = {
+            if case .toWorker(.dispatch(let tasks)) = $0 { tasks } else { nil }
+        }
+        let batched = try flatten([.toWorker(.dispatch(tasks))], extract)
+        let single = try flatten(tasks.map { .toWorker(.dispatch([$0])) }, extract)
+        #expect(batched == tasks)
+        #expect(single == batched)
+    }
+
+    @Test(arguments: [1, 2, 64, 500])
+    func aResultBatchIsTheSameAsSingleResults(count: Int) throws {
+        let results = Self.results(count)
+        let extract: (WireMessage) -> [TaskResult]? = {
+            if case .worker(.results(let results)) = $0 { results } else { nil }
+        }
+        let batched = try flatten([.worker(.results(results))], extract)
+        let single = try flatten(results.map { .worker(.results([$0])) }, extract)
+        #expect(batched == results)
+        #expect(single == batched)
+    }
+
+    @Test func startedAndCancelBatchesAreTheSameAsSingleMessages() throws {
+        let starts = Self.results(10).map { TaskStart(task: $0.task, startedAt: $0.startedAt) }
+        let extractStarts: (WireMessage) -> [TaskStart]? = {
+            if case .worker(.started(let starts)) = $0 { starts } else { nil }
+        }
+        #expect(try flatten([.worker(.started(starts))], extractStarts) == starts)
+        #expect(try flatten(starts.map { .worker(.started([$0])) }, extractStarts) == starts)
+
+        let cancels = Self.results(10).map { TaskCancellation(task: $0.task, reason: "because \($0.task.id)") }
+        let extractCancels: (WireMessage) -> [TaskCancellation]? = {
+            if case .toWorker(.cancel(let cancels)) = $0 { cancels } else { nil }
+        }
+        #expect(try flatten([.toWorker(.cancel(cancels))], extractCancels) == cancels)
+        #expect(try flatten(cancels.map { .toWorker(.cancel([$0])) }, extractCancels) == cancels)
+    }
+
+    /// Protobuf merges repeated fields of concatenated bodies, so the body of
+    /// a batch and the concatenated bodies of its single messages decode alike.
+    @Test func concatenatedSingleBodiesDecodeAsTheBatch() throws {
+        let tasks = Self.tasks(8)
+        let header = WireHeader(family: .coordinatorToWorker).bytes
+        let body = try tasks.flatMap { try codec.encode(.toWorker(.dispatch([$0])))[1] }
+        #expect(try codec.decode(frames: [header, body]) == .toWorker(.dispatch(tasks)))
+    }
+
+    @Test func anEmptyBatchIsValidAndEmpty() throws {
+        #expect(try codec.decode(frames: codec.encode(.toWorker(.dispatch([])))) == .toWorker(.dispatch([])))
+        #expect(try codec.decode(frames: codec.encode(.worker(.results([])))) == .worker(.results([])))
+    }
+}

@@ -1,0 +1,187 @@
+import CohortWire
+import Foundation
+import Testing
+
+@Suite struct FramingTests {
+    let codec = WireCodec()
+
+    func frames(_ message: WireMessage = .toWorker(.heartbeat)) throws -> [[UInt8]] {
+        try codec.encode(message)
+    }
+
+    func decodeError(_ frames: [[UInt8]], codec: WireCodec? = nil) -> WireError? {
+        do {
+            _ = try (codec ?? self.codec).decode(frames: frames)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func header(version: UInt16, family: UInt8, length: Int = 8) -> [UInt8] {
+        let bytes: [UInt8] = [0x43, 0x48, 0x52, 0x54, UInt8(version >> 8), UInt8(version & 0xFF), family, 0]
+        return Array(bytes.prefix(length)) + [UInt8](repeating: 0, count: max(0, length - 8))
+    }
+
+    @Test func aWrongMagicIsRefused() throws {
+        var frames = try frames()
+        frames[0][0] = UInt8(ascii: "X")
+        #expect(decodeError(frames) == .badMagic([0x58, 0x48, 0x52, 0x54]))
+        #expect(decodeError([Array("GET / HTTP/1.1".utf8), []]) == .badMagic(Array("GET ".utf8)))
+    }
+
+    @Test(arguments: [0 as UInt16, 2, 7, 0x0100, 0xFFFF])
+    func aWrongVersionIsRecognisedAndReported(version: UInt16) throws {
+        let body = try frames(.worker(.heartbeat))[1]
+        let frames = [header(version: version, family: WireFamily.workerMessage.rawValue), body]
+        #expect(decodeError(frames) == .unsupportedVersion(got: version, family: .workerMessage))
+        #expect(decodeError(frames)?.code == .unsupportedVersion)
+        #expect(throws: WireError.unsupportedVersion(got: version, family: .workerMessage)) {
+            try codec.decodeHeader(frames[0])
+        }
+    }
+
+    @Test func aWrongVersionIsRecognisedWhateverFollowsTheHeader() {
+        // A later version may use more header bytes or frames: the version still reads.
+        #expect(decodeError([header(version: 3, family: 1, length: 12), [], [], []])
+            == .unsupportedVersion(got: 3, family: .handshake))
+        #expect(decodeError([header(version: 3, family: 200)]) == .unsupportedVersion(got: 3, family: nil))
+        #expect(decodeError([header(version: 3, family: 1, length: 6)]) == .unsupportedVersion(got: 3, family: nil))
+    }
+
+    @Test(arguments: 0..<8)
+    func aTruncatedHeaderIsRefused(length: Int) throws {
+        let frames = try frames()
+        let truncated = [Array(frames[0].prefix(length)), frames[1]]
+        #expect(decodeError(truncated) == .truncated(frame: 0, size: length, needed: 8))
+    }
+
+    @Test func aLongerHeaderOfThisVersionIsRefused() throws {
+        var frames = try frames()
+        frames[0].append(0)
+        #expect(decodeError(frames) == .malformedHeader("header is 9 bytes; version 1 headers are 8"))
+    }
+
+    @Test func theFlagsByteIsIgnored() throws {
+        var frames = try frames(.worker(.draining(reason: "x")))
+        frames[0][7] = 0xFF
+        #expect(try codec.decode(frames: frames) == .worker(.draining(reason: "x")))
+    }
+
+    @Test(arguments: [0 as UInt8, 6, 42, 255])
+    func anUnknownFamilyIsRefused(family: UInt8) throws {
+        var frames = try frames()
+        frames[0][6] = family
+        #expect(decodeError(frames) == .unknownFamily(family))
+    }
+
+    @Test func missingAndExtraFramesAreRefused() throws {
+        let frames = try frames()
+        #expect(decodeError([]) == .wrongFrameCount(got: 0))
+        #expect(decodeError([frames[0]]) == .wrongFrameCount(got: 1))
+        #expect(decodeError(frames + [[]]) == .wrongFrameCount(got: 3))
+        #expect(decodeError(frames + frames) == .wrongFrameCount(got: 4))
+        #expect(decodeError([[], frames[0], frames[1]]) == .truncated(frame: 0, size: 0, needed: 8))
+    }
+
+    @Test func anOversizedFrameIsRefusedBeforeAnythingElse() throws {
+        let small = WireCodec(maxFrameSize: 64)
+        let message = WireMessage.worker(.results([Samples.result, Samples.result]))
+        let frames = try codec.encode(message)
+        #expect(frames[1].count > 64)
+        #expect(decodeError(frames, codec: small) == .frameTooLarge(frame: 1, size: frames[1].count, limit: 64))
+        #expect(decodeError([[UInt8](repeating: 0, count: 65)], codec: small) == .frameTooLarge(frame: 0, size: 65, limit: 64))
+        #expect(decodeError(frames, codec: small)?.code == .tooLarge)
+        #expect(try codec.decode(frames: frames) == message)
+    }
+
+    @Test func theEncoderRefusesAFrameTheReceiverWouldRefuse() throws {
+        let small = WireCodec(maxFrameSize: 100)
+        let big = WireMessage.toWorker(.dispatch([DispatchTask(
+            task: Samples.task, kind: "echo", input: Data(repeating: UInt8(ascii: "a"), count: 200))]))
+        #expect(throws: WireError.self) { try small.encode(big) }
+        do {
+            _ = try small.encode(big)
+        } catch {
+            guard case .frameTooLarge(frame: 1, _, limit: 100) = error else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
+
+    @Test func theDefaultLimitIs16MiB() {
+        #expect(WireCodec().maxFrameSize == 16 * 1024 * 1024)
+    }
+
+    @Test(arguments: WireFamily.allCases)
+    func anEmptyBodyHasNoKind(family: WireFamily) {
+        #expect(decodeError([header(version: 1, family: family.rawValue), []]) == .unknownKind(family))
+    }
+
+    @Test func aKindFromALaterVersionIsUnknown() {
+        // Field 15 (a length-delimited, empty message) is not a kind in version 1.
+        #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue), [0x7A, 0x00]])
+            == .unknownKind(.workerMessage))
+    }
+
+    @Test func invalidProtobufIsAMalformedBody() throws {
+        // Field 1, length-delimited, claims 100 bytes but has 1.
+        let error = decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue), [0x0A, 100, 0]])
+        guard case .malformedBody(.workerMessage, _) = error else {
+            Issue.record("expected malformedBody, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func invalidUTF8InAStringIsAMalformedBody() throws {
+        var frames = try frames(.worker(.draining(reason: "abc")))
+        let index = try #require(frames[1].firstIndex(of: UInt8(ascii: "a")))
+        frames[1][index] = 0xFF
+        guard case .malformedBody(.workerMessage, _) = decodeError(frames) else {
+            Issue.record("expected malformedBody")
+            return
+        }
+    }
+
+    @Test func anEnumValueThisVersionDoesNotKnowIsAMalformedBody() throws {
+        var frames = try frames(.coordinatorReply(CoordinatorReply(requestID: 1, .groups([
+            GroupSummary(id: "g", name: "n", state: .cancelled, submittedAt: Samples.t1)]))))
+        // GroupSummary.state (field 3, varint) = 5 (cancelled): make it 99.
+        let index = try #require(frames[1].indices.first { frames[1][$0] == 0x18 && frames[1][$0 + 1] == 5 })
+        frames[1][index + 1] = 99
+        #expect(decodeError(frames) == .malformedBody(.coordinatorReply, reason: "group state 99 is unknown"))
+    }
+
+    @Test func aMissingTaskRefIsAMalformedBody() throws {
+        // WorkerMessage.results (4) holding TaskResults with one empty TaskResult.
+        let body: [UInt8] = [0x22, 0x02, 0x0A, 0x00]
+        #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue), body])
+            == .malformedBody(.workerMessage, reason: "results[0] has no task"))
+    }
+
+    @Test func helloMustRepeatItsHeadersVersion() throws {
+        var hello = Hello(role: .worker, softwareVersion: "1", peerName: "w")
+        hello.protocolVersion = 2
+        let frames = try codec.encode(.handshake(.hello(hello)))
+        guard case .malformedBody(.handshake, _) = decodeError(frames) else {
+            Issue.record("expected malformedBody")
+            return
+        }
+    }
+
+    @Test func errorsReadWellAndMapToCodes() {
+        #expect(WireError.unsupportedVersion(got: 2, family: .handshake).description
+            == "protocol version 2 is not supported; this build speaks 1")
+        #expect(WireError.wrongFrameCount(got: 3).description == "expected 2 frames (header, body), got 3")
+        #expect(WireError.badMagic([0x47, 0x45]).code == .badFrame)
+        #expect(WireError.frameTooLarge(frame: 1, size: 10, limit: 5).description == "frame 1 is 10 bytes, over the limit of 5")
+    }
+
+    @Test func errorCodesMapToTheCLIsExitCodes() {
+        #expect(ProtocolError.Code.invalidSpec.exitCode == 65)
+        #expect(ProtocolError.Code.notFound.exitCode == 64)
+        #expect(ProtocolError.Code.shuttingDown.exitCode == 69)
+        #expect(ProtocolError.Code.unsupportedVersion.exitCode == 69)
+    }
+}

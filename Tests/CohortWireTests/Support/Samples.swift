@@ -1,0 +1,187 @@
+import CohortWire
+import Foundation
+
+/// One message of every kind, each with non-default values in every field.
+enum Samples {
+    static let task = TaskRef(id: 0xDEAD_BEEF_0042, group: "g-7f3a", path: "tests/unit", attempt: 3)
+    static let otherTask = TaskRef(id: 77, group: "release-2", path: "build", attempt: 1)
+    static let t1 = WireTimestamp(nanosecondsSinceEpoch: 1_767_225_600_123_456_789)
+    static let t2 = WireTimestamp(nanosecondsSinceEpoch: 1_767_225_601_987_654_321)
+    static let json = Data(#"{"value":"1.2.3","n":[1,2,3]}"#.utf8)
+
+    static let child = ChildStatus(
+        name: "unit", path: "tests/unit", state: .waiting, worker: "w-2", attempt: 2,
+        error: "exit 1", startedAt: t1, finishedAt: t2, waitingReason: "lock repo held by release/checkout")
+
+    static let dispatchTask = DispatchTask(
+        task: task, kind: "shell", input: json, fencingTokens: ["repo": 41, "db": 7],
+        timeout: .milliseconds(300_000), env: ["VERSION": "1.2.3"])
+
+    static let result = TaskResult(task: task, outcome: .succeeded(output: json), startedAt: t1, finishedAt: t2)
+
+    /// Every message kind, labelled.
+    static let all: [(String, WireMessage)] = [
+        ("hello", .handshake(.hello(Hello(role: .worker, softwareVersion: "0.3.1", peerName: "builder-1")))),
+        ("hello client", .handshake(.hello(Hello(role: .client, softwareVersion: "0.3.1", peerName: "cli@host")))),
+        ("welcome", .handshake(.welcome(Welcome(
+            coordinatorID: "coord-a", epoch: 12, peerID: "w-3", heartbeatInterval: .milliseconds(1500),
+            heartbeatLiveness: 4, softwareVersion: "0.3.2")))),
+        ("handshake error", .handshake(.error(HandshakeError.unsupportedVersion(9)))),
+
+        ("submit", .clientRequest(ClientRequest(requestID: 1, .submit(Submission(
+            groupID: "nightly-42", document: "name: release\nchildren: []\n", format: .yaml, sourceName: "release.yaml"))))),
+        ("submit json", .clientRequest(ClientRequest(requestID: 2, .submit(Submission(
+            groupID: nil, document: #"{"children":[]}"#, format: .json, sourceName: nil))))),
+        ("status all", .clientRequest(ClientRequest(requestID: 3, .status(group: nil)))),
+        ("status one", .clientRequest(ClientRequest(requestID: 4, .status(group: "g-7f3a")))),
+        ("status empty id", .clientRequest(ClientRequest(requestID: 4, .status(group: "")))),
+        ("result", .clientRequest(ClientRequest(requestID: 5, .result(group: "g-7f3a", path: "tests/unit")))),
+        ("result group", .clientRequest(ClientRequest(requestID: 5, .result(group: "g-7f3a", path: nil)))),
+        ("cancel", .clientRequest(ClientRequest(requestID: 6, .cancel(group: "g-7f3a", path: "build", reason: "user asked")))),
+        ("cancel group", .clientRequest(ClientRequest(requestID: 6, .cancel(group: "g-7f3a", path: nil, reason: "")))),
+        ("watch", .clientRequest(ClientRequest(requestID: 7, .watch(group: "g-7f3a")))),
+        ("unwatch", .clientRequest(ClientRequest(requestID: 8, .unwatch(group: "g-7f3a")))),
+        ("workers", .clientRequest(ClientRequest(requestID: 9, .workers))),
+        ("locks", .clientRequest(ClientRequest(requestID: 10, .locks))),
+        ("disconnect", .clientRequest(ClientRequest(requestID: 11, .disconnect(reason: "bye")))),
+
+        ("submitted", .coordinatorReply(CoordinatorReply(requestID: 1, .submitted(Submitted(
+            id: "g-7f3a", name: "release", warnings: [#"no connected worker offers kind "resize""#],
+            alreadySubmitted: true))))),
+        ("groups", .coordinatorReply(CoordinatorReply(requestID: 3, .groups([
+            GroupSummary(id: "g-1", name: "a", state: .running, submittedAt: t1),
+            GroupSummary(id: "g-2", name: "b", state: .cancelled, submittedAt: t2),
+        ])))),
+        ("group", .coordinatorReply(CoordinatorReply(requestID: 4, .group(GroupDetail(
+            id: "g-7f3a", name: "release", state: .failed, submittedAt: t1, finishedAt: t2,
+            reason: "build failed", children: [child, ChildStatus(name: "lint", path: "lint", state: .ready)]))))),
+        ("result reply", .coordinatorReply(CoordinatorReply(requestID: 5, .result(ResultReply(
+            group: "g-7f3a", path: "version", outcome: .succeeded(output: json)))))),
+        ("result failed", .coordinatorReply(CoordinatorReply(requestID: 5, .result(ResultReply(
+            group: "g-7f3a", path: nil, outcome: .failed(error: "exit status 2")))))),
+        ("result cancelled", .coordinatorReply(CoordinatorReply(requestID: 5, .result(ResultReply(
+            group: "g-7f3a", path: "x", outcome: .cancelled(reason: "timed out")))))),
+        ("cancel accepted", .coordinatorReply(CoordinatorReply(requestID: 6, .cancelAccepted(group: "g-7f3a", path: "build")))),
+        ("watch events", .coordinatorReply(CoordinatorReply(requestID: 7, .watchEvents([
+            WatchEvent(group: "g-7f3a", at: t1, .child(child)),
+            WatchEvent(group: "g-7f3a", at: t2, .finished(state: .succeeded, reason: "all done")),
+            WatchEvent(group: "g-7f3a", at: t2, .finished(state: .cancelled, reason: nil)),
+        ])))),
+        ("workers reply", .coordinatorReply(CoordinatorReply(requestID: 9, .workers([
+            WorkerInfo(id: "w-1", name: "builder-1", host: "10.0.0.5", labels: ["linux", "gpu"], slots: 4, running: 3, state: .ready),
+            WorkerInfo(id: "w-2", name: "b2", host: "h", labels: [], slots: 1, running: 0, state: .lost),
+        ])))),
+        ("locks reply", .coordinatorReply(CoordinatorReply(requestID: 10, .locks([
+            LockInfo(category: "repo", token: 41,
+                     holder: LockHolder(group: "g-7f3a", child: "checkout", attempt: 2, worker: "w-1"),
+                     waiters: [LockWaiter(group: "g-8", child: "a/b"), LockWaiter(group: "g-9", child: "c")]),
+            LockInfo(category: "db", token: 3, holder: nil, waiters: []),
+        ])))),
+        ("error", .coordinatorReply(CoordinatorReply(requestID: 1, .error(ProtocolError(
+            code: .invalidSpec, message: "2 errors",
+            specErrors: [SpecError(path: "children[2].inject[0].from", message: #"no child named "buld""#),
+                         SpecError(path: "name", message: "must not contain /")]))))),
+        ("unsolicited error", .coordinatorReply(CoordinatorReply(requestID: 0, .error(ProtocolError(
+            code: .shuttingDown, message: "coordinator stopping"))))),
+        ("acknowledged", .coordinatorReply(CoordinatorReply(requestID: 8, .acknowledged))),
+
+        ("ready", .worker(.ready(WorkerReady(
+            name: "builder-1", host: "build-01.example", sessionID: "s-5b9c", labels: ["linux", "gpu"], slots: 4,
+            kinds: ["shell", "sleep", "echo", "fail", "resize"],
+            running: [RunningTask(task: task, startedAt: t1, heldTokens: ["repo": 41]),
+                      RunningTask(task: otherTask, startedAt: nil)])))),
+        ("worker heartbeat", .worker(.heartbeat)),
+        ("started", .worker(.started([TaskStart(task: task, startedAt: t1), TaskStart(task: otherTask, startedAt: t2)]))),
+        ("results", .worker(.results([
+            result,
+            TaskResult(task: otherTask, outcome: .failed(error: "boom"), startedAt: t1, finishedAt: t2),
+            TaskResult(task: task, outcome: .cancelled(reason: "timed out"), startedAt: t1, finishedAt: t2),
+        ]))),
+        ("lock request", .worker(.lockRequest(LockRequest(requestID: 99, task: task, categories: ["repo", "db"])))),
+        ("lock release", .worker(.lockRelease(requestID: 99))),
+        ("lock withdraw", .worker(.lockWithdraw(requestID: 100))),
+        ("draining", .worker(.draining(reason: "SIGTERM"))),
+        ("worker disconnect", .worker(.disconnect(reason: "shutting down"))),
+
+        ("coordinator heartbeat", .toWorker(.heartbeat)),
+        ("dispatch", .toWorker(.dispatch([
+            dispatchTask,
+            DispatchTask(task: otherTask, kind: "echo", input: Data("{}".utf8)),
+        ]))),
+        ("cancel tasks", .toWorker(.cancel([
+            TaskCancellation(task: task, reason: "group cancelled"),
+            TaskCancellation(task: otherTask, reason: "timed out"),
+        ]))),
+        ("lock grant", .toWorker(.lockGrant(LockGrant(requestID: 99, tokens: ["repo": 42, "db": 8])))),
+        ("lock denied", .toWorker(.lockDenied(LockDenial(requestID: 99, kind: .denied, reason: "category repo held by the group")))),
+        ("lock cancelled", .toWorker(.lockDenied(LockDenial(requestID: 98, kind: .cancelled, reason: "attempt cancelled")))),
+        ("lock revoked", .toWorker(.lockDenied(LockDenial(requestID: 97, kind: .revoked, reason: "lease expired")))),
+        ("shutdown", .toWorker(.shutdown(ShutdownNotice(reason: "SIGTERM", restarting: true)))),
+        ("worker error", .toWorker(.error(WorkerError(
+            code: .superseded, message: "attempt 3 superseded by attempt 4", task: task, requestID: 5)))),
+        ("worker error bare", .toWorker(.error(WorkerError(code: .badFrame, message: "bad frame")))),
+    ]
+
+    /// A name for the kind of `message`; exhaustive, so a new case fails to compile here
+    /// until the samples cover it.
+    static func kind(of message: WireMessage) -> String {
+        switch message {
+        case .handshake(let handshake):
+            switch handshake {
+            case .hello: "hello"
+            case .welcome: "welcome"
+            case .error: "handshake error"
+            }
+        case .clientRequest(let request):
+            switch request.kind {
+            case .submit: "submit"
+            case .status: "status"
+            case .result: "result"
+            case .cancel: "cancel"
+            case .watch: "watch"
+            case .unwatch: "unwatch"
+            case .workers: "workers"
+            case .locks: "locks"
+            case .disconnect: "disconnect"
+            }
+        case .coordinatorReply(let reply):
+            switch reply.kind {
+            case .submitted: "submitted"
+            case .groups: "groups"
+            case .group: "group"
+            case .result: "result reply"
+            case .cancelAccepted: "cancel accepted"
+            case .watchEvents: "watch events"
+            case .workers: "workers reply"
+            case .locks: "locks reply"
+            case .error: "error"
+            case .acknowledged: "acknowledged"
+            }
+        case .worker(let message):
+            switch message {
+            case .ready: "ready"
+            case .heartbeat: "worker heartbeat"
+            case .started: "started"
+            case .results: "results"
+            case .lockRequest: "lock request"
+            case .lockRelease: "lock release"
+            case .lockWithdraw: "lock withdraw"
+            case .draining: "draining"
+            case .disconnect: "worker disconnect"
+            }
+        case .toWorker(let message):
+            switch message {
+            case .heartbeat: "coordinator heartbeat"
+            case .dispatch: "dispatch"
+            case .cancel: "cancel tasks"
+            case .lockGrant: "lock grant"
+            case .lockDenied: "lock denied"
+            case .shutdown: "shutdown"
+            case .error: "worker error"
+            }
+        }
+    }
+
+    /// The number of message kinds `kind(of:)` distinguishes.
+    static let kindCount = 3 + 9 + 10 + 9 + 7
+}
