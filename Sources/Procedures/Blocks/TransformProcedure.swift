@@ -1,0 +1,93 @@
+/// Turns an input into an output with a synchronous, throwing closure. The input may be
+/// given at creation or injected; a procedure that starts without one finishes failed with
+/// a `requirementNotSatisfied` error.
+open class TransformProcedure<Input: Sendable, Output: Sendable>: Procedure, InputProcedure, OutputProcedure,
+    @unchecked Sendable
+{
+    private let storage: ResultStorage<Input, Output>
+    private let transform: @Sendable (Input) throws -> Output
+
+    public init(input: Input? = nil, transform: @escaping @Sendable (Input) throws -> Output) {
+        storage = ResultStorage(input: input)
+        self.transform = transform
+        super.init()
+    }
+
+    public var input: Pending<Input> {
+        get { storage.input.withLock { $0 } }
+        set { storage.input.withLock { $0 = newValue } }
+    }
+
+    public var output: Pending<ProcedureResult<Output>> {
+        get { storage.output.withLock { $0 } }
+        set { storage.output.withLock { $0 = newValue } }
+    }
+
+    open override func execute() {
+        guard let input = input.value else {
+            let error = ProcedureError(.requirementNotSatisfied, "\(name) has no input")
+            output = .ready(.failure(error))
+            finish(with: error)
+            return
+        }
+        do {
+            output = .ready(.success(try transform(input)))
+            finish()
+        } catch {
+            output = .ready(.failure(error))
+            finish(with: error)
+        }
+    }
+}
+
+/// Turns an input into an output with an `async throws` closure, cancelled cooperatively
+/// like `AsyncResultProcedure`.
+open class AsyncTransformProcedure<Input: Sendable, Output: Sendable>: Procedure, InputProcedure, OutputProcedure,
+    @unchecked Sendable
+{
+    private let storage: ResultStorage<Input, Output>
+    private let transform: @Sendable (Input) async throws -> Output
+    private let task = Protected<Task<Void, Never>?>(nil)
+
+    public init(input: Input? = nil, transform: @escaping @Sendable (Input) async throws -> Output) {
+        storage = ResultStorage(input: input)
+        self.transform = transform
+        super.init()
+        isAutomaticFinishingDisabled = true
+    }
+
+    public var input: Pending<Input> {
+        get { storage.input.withLock { $0 } }
+        set { storage.input.withLock { $0 = newValue } }
+    }
+
+    public var output: Pending<ProcedureResult<Output>> {
+        get { storage.output.withLock { $0 } }
+        set { storage.output.withLock { $0 = newValue } }
+    }
+
+    open override func execute() {
+        guard let input = input.value else {
+            let error = ProcedureError(.requirementNotSatisfied, "\(name) has no input")
+            output = .ready(.failure(error))
+            finish(with: error)
+            return
+        }
+        let running = Task {
+            do {
+                let value = try await transform(input)
+                output = .ready(.success(value))
+                finish()
+            } catch {
+                output = .ready(.failure(error))
+                finish(with: error)
+            }
+        }
+        task.value = running
+        if isCancelled { running.cancel() }
+    }
+
+    open override func procedureDidCancel(with reason: (any Error)?) {
+        task.value?.cancel()
+    }
+}

@@ -1,0 +1,161 @@
+/// A condition decided by a closure: `true` satisfies it, `false` ignores the procedure
+/// (cancels it without an error), a thrown error fails it.
+public final class BlockCondition: Condition, @unchecked Sendable {
+    private let block: @Sendable () async throws -> Bool
+
+    public init(_ block: @escaping @Sendable () async throws -> Bool) {
+        self.block = block
+        super.init()
+    }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult {
+        do { return try await block() ? .satisfied : .ignored } catch { return .failed(error) }
+    }
+}
+
+/// Inverts a condition: satisfied becomes failed, failed and ignored become satisfied.
+public final class NegatedCondition: Condition, @unchecked Sendable {
+    public let condition: Condition
+
+    public init(_ condition: Condition) {
+        self.condition = condition
+        super.init()
+        name = "Not<\(condition.name)>"
+    }
+
+    public override var producedDependencies: [Procedure] { condition.producedDependencies }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult {
+        switch await condition.evaluate(for: procedure) {
+        case .satisfied:
+            .failed(ProcedureError(.conditionFailed, "\(name): \(condition.name) was satisfied"))
+        case .failed, .ignored:
+            .satisfied
+        }
+    }
+}
+
+/// Evaluates a condition without the dependencies it would produce.
+public final class SilentCondition: Condition, @unchecked Sendable {
+    public let condition: Condition
+
+    public init(_ condition: Condition) {
+        self.condition = condition
+        super.init()
+        name = "Silent<\(condition.name)>"
+    }
+
+    public override var producedDependencies: [Procedure] { [] }
+
+    public override var mutuallyExclusiveCategories: Set<String> {
+        get { condition.mutuallyExclusiveCategories }
+        set { condition.mutuallyExclusiveCategories = newValue }
+    }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult {
+        await condition.evaluate(for: procedure)
+    }
+}
+
+/// All of several conditions: failed if any failed, else ignored if any was ignored, else
+/// satisfied. The first decisive result cancels the evaluations still running.
+public final class AllOfCondition: Condition, @unchecked Sendable {
+    public let conditions: [Condition]
+
+    public init(_ conditions: [Condition]) {
+        self.conditions = conditions
+        super.init()
+    }
+
+    public override var producedDependencies: [Procedure] { conditions.flatMap(\.producedDependencies) }
+
+    public override var mutuallyExclusiveCategories: Set<String> {
+        get { conditions.reduce(into: Set<String>()) { $0.formUnion($1.mutuallyExclusiveCategories) } }
+        set {}
+    }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult {
+        await Condition.evaluateAll(conditions, for: procedure)
+    }
+}
+
+/// Any of several conditions: satisfied as soon as one is satisfied (the others are
+/// cancelled); otherwise failed if any failed, else ignored.
+public final class AnyOfCondition: Condition, @unchecked Sendable {
+    public let conditions: [Condition]
+
+    public init(_ conditions: [Condition]) {
+        self.conditions = conditions
+        super.init()
+    }
+
+    public override var producedDependencies: [Procedure] { conditions.flatMap(\.producedDependencies) }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult {
+        await withTaskGroup(of: ConditionResult.self) { group in
+            for condition in conditions {
+                group.addTask { await condition.evaluate(for: procedure) }
+            }
+            var firstFailure: ConditionResult?
+            for await result in group {
+                switch result {
+                case .satisfied:
+                    group.cancelAll()
+                    return .satisfied
+                case .failed:
+                    if firstFailure == nil { firstFailure = result }
+                case .ignored:
+                    continue
+                }
+            }
+            return firstFailure ?? .ignored
+        }
+    }
+}
+
+/// Fails when any of the procedure's dependencies failed (ProcedureKit's
+/// `NoFailedDependenciesCondition`). A cancelled dependency fails it too, unless
+/// `ignoringCancellations` is set, in which case a cancelled dependency makes the
+/// procedure ignored (cancelled without an error).
+public final class NoFailedDependenciesCondition: Condition, @unchecked Sendable {
+    public let ignoringCancellations: Bool
+
+    public init(ignoringCancellations: Bool = false) {
+        self.ignoringCancellations = ignoringCancellations
+        super.init()
+    }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult {
+        let dependencies = procedure.dependencies
+        if let failed = dependencies.first(where: { $0.outcome?.isFailed == true }) {
+            return .failed(ProcedureError(.dependencyFailed, "dependency \(failed.name) failed: \(failed.outcome!.error!)"))
+        }
+        if let cancelled = dependencies.first(where: { $0.outcome?.isCancelled == true }) {
+            if ignoringCancellations { return .ignored }
+            return .failed(ProcedureError(.dependencyCancelled, "dependency \(cancelled.name) was cancelled"))
+        }
+        return .satisfied
+    }
+}
+
+/// Makes procedures that share a category run one at a time, across every queue that uses
+/// the same `ExclusivityManager` (by default, the whole process; on a Cohort worker, the
+/// whole cluster). The lock is requested after dependencies and conditions, and released
+/// when the procedure finishes.
+public final class MutuallyExclusive: Condition, @unchecked Sendable {
+    public init(category: String) {
+        super.init()
+        name = "MutuallyExclusive<\(category)>"
+        mutuallyExclusiveCategories = [category]
+    }
+
+    public convenience init<T>(_ type: T.Type) {
+        self.init(category: String(describing: type))
+    }
+
+    public init(categories: Set<String>) {
+        super.init()
+        name = "MutuallyExclusive<\(categories.sorted().joined(separator: ","))>"
+        mutuallyExclusiveCategories = categories
+    }
+}

@@ -1,0 +1,163 @@
+extension Procedure {
+    // MARK: Building
+
+    /// Makes this procedure wait until `dependency` has finished. Add dependencies before
+    /// the procedure is added to a queue.
+    public final func addDependency(_ dependency: Procedure) {
+        precondition(dependency !== self, "\(name) cannot depend on itself")
+        let accepted = core.withLock { core -> Bool in
+            guard core.state == .pending, !core.pipelineStarted else { return false }
+            core.unfinishedDependencies += 1
+            core.dependencies.append(dependency)
+            return true
+        }
+        guard accepted else {
+            log.warning("dependency \(dependency.name) added after \(name) left pending; ignored")
+            return
+        }
+        let alreadyFinished = dependency.core.withLock { other -> Bool in
+            if other.state == .finished { return true }
+            other.dependents.append(self)
+            return false
+        }
+        if alreadyFinished { dependencyDidFinish() }
+    }
+
+    public final func addDependencies(_ dependencies: [Procedure]) {
+        for dependency in dependencies { addDependency(dependency) }
+    }
+
+    /// The procedures this one waits for.
+    public var dependencies: [Procedure] { core.withLock { $0.dependencies } }
+
+    /// Adds a condition, evaluated after the dependencies finish. Add conditions before the
+    /// procedure is added to a queue.
+    public final func addCondition(_ condition: Condition) {
+        let accepted = core.withLock { core -> Bool in
+            guard core.state == .pending, !core.pipelineStarted else { return false }
+            core.conditions.append(condition)
+            return true
+        }
+        if !accepted { log.warning("condition \(condition.name) added after \(name) left pending; ignored") }
+    }
+
+    public var conditions: [Condition] { core.withLock { $0.conditions } }
+
+    /// Attaches an observer; it sees every event from now on.
+    public final func addObserver(_ observer: any ProcedureObserver) {
+        core.withLock { $0.observers.append(observer) }
+        observer.deliver(waits: true) { observer.didAttach(to: self) }
+    }
+
+    public var observers: [any ProcedureObserver] { core.withLock { $0.observers } }
+
+    /// Runs `handler` exactly once with the outcome when the procedure has finished; at once
+    /// (on the caller's thread) if it already has.
+    public final func whenFinished(_ handler: @escaping @Sendable (ProcedureOutcome) -> Void) {
+        let outcome = core.withLock { core -> ProcedureOutcome? in
+            if core.state == .finished { return core.outcome }
+            core.finishHandlers.append(handler)
+            return nil
+        }
+        if let outcome { handler(outcome) }
+    }
+
+    /// Suspends until the procedure has finished, and returns its outcome.
+    @discardableResult
+    public final func waitUntilFinished() async -> ProcedureOutcome {
+        await withCheckedContinuation { continuation in
+            whenFinished { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Adds a procedure that this one produces to the same queue (for a child of a group:
+    /// to the group, which then waits for it too).
+    public final func produce(_ procedure: Procedure) {
+        guard let queue = core.withLock({ $0.queue }) else {
+            preconditionFailure("\(name) can only produce procedures while it is on a queue")
+        }
+        let observers = self.observers
+        for observer in observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: procedure) } }
+        queue.add(procedure)
+        for observer in observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: procedure) } }
+    }
+
+    // MARK: Cancelling and finishing
+
+    /// Cancels the procedure. Idempotent: only the first call has an effect, and its reason
+    /// is kept. A pending procedure becomes ready at once and finishes cancelled without
+    /// executing (once its queue starts it); one waiting for a lock withdraws its request;
+    /// an executing one finishes at once unless automatic finishing is disabled.
+    public final func cancel(with reason: (any Error)? = nil) {
+        let snapshot = core.withLock { core -> (State, [any ProcedureObserver], Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool)? in
+            guard !core.isCancelled, core.state < .finishing else { return nil }
+            core.isCancelled = true
+            core.cancellationReason = reason
+            return (core.state, core.observers, core.preparation, core.exclusivity, core.producedDependencies,
+                    core.isAutomaticFinishingDisabled)
+        }
+        guard let (state, observers, preparation, hold, produced, manualFinish) = snapshot else { return }
+        procedureDidCancel(with: reason)
+        for observer in observers { observer.deliver(waits: false) { observer.did(cancel: self, with: reason) } }
+        switch state {
+        case .pending:
+            advance()
+        case .evaluatingConditions:
+            preparation?.cancel()
+            for dependency in produced { dependency.cancel() }
+            hold?.withdrawWaiting()
+        case .executing where !manualFinish:
+            finish()
+        default:
+            break
+        }
+    }
+
+    /// Finishes the procedure: succeeded, or failed with `error` (cancelled if it was
+    /// cancelled). Only the first call while executing counts; later calls, and calls made
+    /// before the procedure started executing, are ignored.
+    public final func finish(with error: (any Error)? = nil) {
+        let begun = core.withLock { core -> (ProcedureOutcome, [any ProcedureObserver], ProcedureQueue?)? in
+            guard core.state == .executing else { return nil }
+            core.state = .finishing
+            let outcome: ProcedureOutcome =
+                if core.isCancelled { .cancelled(core.cancellationReason ?? error) }
+                else if let error { .failed(error) }
+                else { .succeeded }
+            core.outcome = outcome
+            return (outcome, core.observers, core.queue)
+        }
+        guard let (outcome, observers, queue) = begun else { return }
+
+        procedureWillFinish(with: outcome)
+        for observer in observers { observer.deliver(waits: true) { observer.will(finish: self, with: outcome) } }
+        queue?.procedureWillFinish(self, with: outcome)
+
+        let (dependents, handlers, hold) = core.withLock { core in
+            core.state = .finished
+            core.queue = nil
+            core.preparation = nil
+            core.producedDependencies = []
+            defer {
+                core.dependents = []
+                core.finishHandlers = []
+                core.exclusivity = nil
+            }
+            return (core.dependents, core.finishHandlers, core.exclusivity)
+        }
+        hold?.releaseAll()
+        procedureDidFinish(with: outcome)
+        for observer in observers { observer.deliver(waits: false) { observer.did(finish: self, with: outcome) } }
+        for handler in handlers { handler(outcome) }
+        for dependent in dependents { dependent.dependencyDidFinish() }
+        queue?.procedureDidFinish(self, with: outcome)
+    }
+
+    func dependencyDidFinish() {
+        let ready = core.withLock { core -> Bool in
+            core.unfinishedDependencies -= 1
+            return core.unfinishedDependencies == 0
+        }
+        if ready { advance() }
+    }
+}

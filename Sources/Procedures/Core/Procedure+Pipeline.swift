@@ -1,0 +1,177 @@
+/// The stages between "added to a queue" and "ready for a slot": dependencies, readiness
+/// hooks (result injection, dependency requirements), produced dependencies, conditions,
+/// and exclusivity. The queue's suspension holds a procedure before any of them.
+extension Procedure {
+    /// Records the queue. Returns true when the procedure is ready at once (the fast path:
+    /// no dependencies, hooks, requirements, conditions, and the queue is running), in which
+    /// case the caller puts it on the ready list and `advance()` is not needed.
+    func attach(to queue: ProcedureQueue) -> Bool {
+        willEnqueue(on: queue)
+        return core.withLock { core in
+            precondition(core.queue == nil && core.state == .pending, "\(core.name ?? "procedure") was already added to a queue")
+            core.queue = queue
+            guard core.unfinishedDependencies == 0, core.readinessHooks.isEmpty, core.conditions.isEmpty,
+                  core.dependencyRequirements.isEmpty, !core.isCancelled, !queue.isSuspended
+            else { return false }
+            core.pipelineStarted = true
+            core.state = .ready
+            return true
+        }
+    }
+
+    /// Moves a pending procedure on if nothing holds it back. Called when it is added to a
+    /// queue, when its last dependency finishes, when it is cancelled, and when its queue resumes.
+    func advance() {
+        enum Step { case wait, ready(ProcedureQueue), deferred(ProcedureQueue), prepare(ProcedureQueue) }
+        while true {
+            let step = core.withLock { core -> Step in
+                guard core.state == .pending, !core.pipelineStarted, let queue = core.queue else { return .wait }
+                if core.isCancelled {
+                    core.pipelineStarted = true
+                    core.state = .ready
+                    return .ready(queue)
+                }
+                guard core.unfinishedDependencies == 0 else { return .wait }
+                if queue.isSuspended { return .deferred(queue) }
+                core.pipelineStarted = true
+                return .prepare(queue)
+            }
+            switch step {
+            case .wait:
+                return
+            case .ready(let queue):
+                queue.procedureIsReady(self)
+                return
+            case .deferred(let queue):
+                if queue.deferUntilResumed(self) { return }
+            // The queue resumed in between: look again.
+            case .prepare(let queue):
+                prepare(on: queue)
+                return
+            }
+        }
+    }
+
+    /// Runs the readiness hooks, then either becomes ready at once (the fast path: no
+    /// conditions, no categories) or starts the asynchronous preparation.
+    private func prepare(on queue: ProcedureQueue) {
+        let hooks = core.withLock { core in
+            defer { core.readinessHooks = [] }
+            return core.readinessHooks
+        }
+        for hook in hooks { hook(self) }
+        if let violation = checkDependencyRequirements() {
+            if violation.cancel { cancel(with: violation.error) } else { failBeforeExecution(violation.error!) }
+        }
+
+        let plan = core.withLock { core -> (conditions: [Condition], categories: Set<String>, hold: ExclusivityHold)? in
+            if core.isCancelled || core.failureBeforeExecution != nil || core.conditions.isEmpty { return nil }
+            let categories = core.conditions.reduce(into: Set<String>()) { $0.formUnion($1.mutuallyExclusiveCategories) }
+            let hold = ExclusivityHold()
+            core.state = .evaluatingConditions
+            core.exclusivity = hold
+            return (core.conditions, categories, hold)
+        }
+        guard let plan else {
+            becomeReady(on: queue)
+            return
+        }
+        let task = Task { await self.evaluateAndAcquire(plan.conditions, plan.categories, plan.hold, on: queue) }
+        core.withLock { $0.preparation = task }
+    }
+
+    private func evaluateAndAcquire(
+        _ conditions: [Condition], _ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue
+    ) async {
+        let produced = conditions.flatMap(\.producedDependencies)
+        if !produced.isEmpty {
+            core.withLock { $0.producedDependencies = produced }
+            if isCancelled { for dependency in produced { dependency.cancel() } }
+            for dependency in produced { queue.add(dependency) }
+            for dependency in produced { await dependency.waitUntilFinished() }
+        }
+        let conditionsToEvaluate = conditions.filter { !($0 is MutuallyExclusive) }
+        if !isCancelled, !conditionsToEvaluate.isEmpty {
+            switch await Condition.evaluateAll(conditionsToEvaluate, for: self) {
+            case .satisfied: break
+            case .ignored: cancel()
+            case .failed(let error): failBeforeExecution(error)
+            }
+        }
+        let failed = core.withLock { $0.failureBeforeExecution != nil }
+        if !isCancelled, !failed, !categories.isEmpty {
+            await acquireExclusivity(categories, hold, on: queue)
+        }
+        becomeReady(on: queue)
+    }
+
+    /// Takes the categories level by level: first those no ancestor group holds, from the
+    /// queue's manager; then, outermost first, those an ancestor group already holds, from
+    /// that group's own table, so that siblings inside it still exclude each other. The
+    /// fixed order (outer before inner) keeps the levels free of deadlock.
+    private func acquireExclusivity(_ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue) async {
+        var remaining = categories
+        var levels: [(any ExclusivityManager, Set<String>)] = []
+        var ancestor = parent
+        while let group = ancestor, !remaining.isEmpty {
+            let held = remaining.intersection(group.heldCategories)
+            if !held.isEmpty {
+                levels.append((group.childExclusivity, held))
+                remaining.subtract(held)
+            }
+            ancestor = group.parent
+        }
+        if !remaining.isEmpty { levels.append((queue.exclusivityManager, remaining)) }
+        for (manager, requested) in levels.reversed() {
+            guard !isCancelled else { return }
+            let grant = await hold.acquire(requested, from: manager, for: self)
+            guard let grant else { return }
+            core.withLock { $0.fencingTokens.merge(grant.fencingTokens) { _, new in new } }
+        }
+    }
+
+    private func becomeReady(on queue: ProcedureQueue) {
+        let changed = core.withLock { core -> Bool in
+            guard core.state < .ready else { return false }
+            core.state = .ready
+            return true
+        }
+        if changed { queue.procedureIsReady(self) }
+    }
+
+    func failBeforeExecution(_ error: any Error) {
+        core.withLock { core in
+            if core.failureBeforeExecution == nil { core.failureBeforeExecution = error }
+        }
+    }
+
+    /// Adds work to run once the dependencies have finished and before conditions are
+    /// evaluated; result injection uses it.
+    func addReadinessHook(_ hook: @escaping @Sendable (Procedure) -> Void) {
+        core.withLock { $0.readinessHooks.append(hook) }
+    }
+
+    /// Called by the queue's runner on a ready procedure: executes it, or finishes it at once
+    /// if it was cancelled or failed before it could start.
+    func start() {
+        let executesAnyway = executesWhenCancelledBeforeStart
+        enum Action { case fail(any Error), finishCancelled, execute([any ProcedureObserver]) }
+        let action = core.withLock { core -> Action in
+            precondition(core.state == .ready, "\(core.name ?? "procedure") started in state \(core.state)")
+            core.state = .executing
+            if let error = core.failureBeforeExecution { return .fail(error) }
+            if core.isCancelled && !executesAnyway { return .finishCancelled }
+            return .execute(core.observers)
+        }
+        switch action {
+        case .fail(let error):
+            finish(with: error)
+        case .finishCancelled:
+            finish()
+        case .execute(let observers):
+            for observer in observers { observer.deliver(waits: true) { observer.will(execute: self) } }
+            execute()
+            for observer in observers { observer.deliver(waits: false) { observer.did(execute: self) } }
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import Synchronization
+
+/// A procedure made of child procedures that run on the group's own queue
+/// (ProcedureKit's `GroupProcedure`; CompositeOperations' transactional operation).
+///
+/// - Children start when the group executes; until then its queue is suspended.
+/// - Children may be added while the group runs, until it starts finishing, and children may
+///   produce more children (`produce(_:)`); the group waits for all of them.
+/// - The group finishes after every child has finished: failed with a `GroupError` when a
+///   child failed (see `child(_:willFinishWithError:)`), cancelled when it was cancelled.
+/// - Cancelling the group cancels every child, and children added later; the group finishes
+///   once they have all finished.
+/// - Its `maxConcurrentCount` and `isSuspended` act on its children.
+/// - Exclusivity: the categories a group holds are held from its start until it finishes;
+///   a descendant may ask for the same categories and gets them from the group's own table,
+///   so siblings still exclude each other and a group never deadlocks with its children.
+open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendable {
+    // @unchecked Sendable: the group's own state is in `group`, behind a Mutex.
+
+    struct GroupState {
+        var children: [Procedure] = []
+        var unfinishedChildren = 0
+        var executed = false
+        var finishingStarted = false
+        var errors: [GroupError.ChildError] = []
+        var userSuspended = false
+        var childExclusivity: LocalExclusivityManager?
+        var rejected: Set<ObjectIdentifier> = []
+    }
+
+    let groupState = Mutex(GroupState())
+
+    /// The queue the children run on.
+    public let queue: ProcedureQueue
+
+    public init(children: [Procedure] = [], maxConcurrentCount: Int = ProcedureQueue.unlimited) {
+        queue = ProcedureQueue(name: "GroupProcedure", maxConcurrentCount: maxConcurrentCount, isSuspended: true)
+        super.init()
+        isAutomaticFinishingDisabled = true
+        queue.delegate = self
+        add(children: children)
+    }
+
+    public convenience init(_ children: Procedure...) { self.init(children: children) }
+
+    /// Every child added so far, in the order they were added.
+    public var children: [Procedure] { groupState.withLock { $0.children } }
+
+    /// The errors collected from children so far.
+    public var childErrors: [GroupError.ChildError] { groupState.withLock { $0.errors } }
+
+    /// How many children may execute at once.
+    public var maxConcurrentCount: Int {
+        get { queue.maxConcurrentCount }
+        set { queue.maxConcurrentCount = newValue }
+    }
+
+    /// While true, the group starts no further children.
+    public var isSuspended: Bool {
+        get { groupState.withLock { $0.userSuspended } }
+        set {
+            let resume = groupState.withLock { state -> Bool in
+                state.userSuspended = newValue
+                return state.executed && !newValue
+            }
+            if newValue { queue.isSuspended = true } else if resume { queue.isSuspended = false }
+        }
+    }
+
+    /// Adds a child. Allowed until the group starts finishing; a child added after that is
+    /// cancelled with an `invalidUse` error and not waited for.
+    open func add(child: Procedure) { queue.add(child) }
+
+    public func add(children: [Procedure]) {
+        for child in children { add(child: child) }
+    }
+
+    // MARK: Hooks
+
+    /// Called as each child finishes with the error it failed with (or the reason it was
+    /// cancelled with, unless the group itself was cancelled). The default collects the error;
+    /// override to decide differently (ProcedureKit's branching example: add a recovery
+    /// child instead, without calling super, and the group will not fail).
+    open func child(_ child: Procedure, willFinishWithError error: (any Error)?) {
+        if let error { collect(error, from: child) }
+    }
+
+    /// Records a child's error, so the group fails with it.
+    public final func collect(_ error: any Error, from child: Procedure) {
+        let name = child.name
+        groupState.withLock { $0.errors.append(GroupError.ChildError(child: name, error: error)) }
+    }
+
+    /// Called once every child has finished, just before the group finishes. The default
+    /// finishes failed with the collected errors, or succeeded.
+    open func groupDidFinishChildren(with errors: [GroupError.ChildError]) {
+        finish(with: errors.isEmpty ? nil : GroupError(errors: errors))
+    }
+
+    // MARK: Procedure
+
+    open override func execute() {
+        let (resume, done) = groupState.withLock { state -> (Bool, Bool) in
+            state.executed = true
+            return (!state.userSuspended, state.unfinishedChildren == 0)
+        }
+        if resume { queue.isSuspended = false }
+        if done { finishIfDone() }
+    }
+
+    open override var executesWhenCancelledBeforeStart: Bool { true }
+
+    open override func procedureDidCancel(with reason: (any Error)?) {
+        queue.cancelAll(with: ProcedureError(.parentCancelled, "parent group \(name) was cancelled"))
+    }
+
+    override func willEnqueue(on parentQueue: ProcedureQueue) {
+        queue.exclusivityManager = parentQueue.exclusivityManager
+    }
+
+    /// The categories this group holds while it runs.
+    var heldCategories: Set<String> { Set(fencingTokens.keys) }
+
+    /// The table that grants this group's held categories to its descendants.
+    var childExclusivity: LocalExclusivityManager {
+        groupState.withLock { state in
+            if let manager = state.childExclusivity { return manager }
+            let manager = LocalExclusivityManager()
+            state.childExclusivity = manager
+            return manager
+        }
+    }
+
+    // MARK: Children bookkeeping (from the group's queue delegate)
+
+    func childWillBeAdded(_ child: Procedure) -> Bool {
+        let accepted = groupState.withLock { state -> Bool in
+            guard !state.finishingStarted else {
+                state.rejected.insert(ObjectIdentifier(child))
+                return false
+            }
+            state.children.append(child)
+            state.unfinishedChildren += 1
+            return true
+        }
+        child.core.withLock { $0.parent = self }
+        if !accepted {
+            log.error("child \(child.name) added after group \(name) started finishing; cancelled")
+            child.cancel(with: ProcedureError(.invalidUse, "\(child.name) was added to \(name) after it started finishing"))
+            return false
+        }
+        if isCancelled { child.cancel(with: ProcedureError(.parentCancelled, "parent group \(name) was cancelled")) }
+        for observer in observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: child) } }
+        return true
+    }
+
+    func childWasAdded(_ child: Procedure) {
+        for observer in observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: child) } }
+    }
+
+    func childWillFinish(_ child: Procedure, with outcome: ProcedureOutcome) {
+        switch outcome {
+        case .succeeded:
+            self.child(child, willFinishWithError: nil)
+        case .failed(let error):
+            self.child(child, willFinishWithError: error)
+        case .cancelled(let reason):
+            // A child cancelled because the group was cancelled reports nothing new.
+            self.child(child, willFinishWithError: isCancelled ? nil : reason)
+        }
+    }
+
+    func childDidFinish(_ child: Procedure) {
+        let done = groupState.withLock { state -> Bool in
+            if state.rejected.remove(ObjectIdentifier(child)) != nil { return false }
+            state.unfinishedChildren -= 1
+            return state.unfinishedChildren == 0 && state.executed
+        }
+        if done { finishIfDone() }
+    }
+
+    private func finishIfDone() {
+        let errors = groupState.withLock { state -> [GroupError.ChildError]? in
+            guard state.executed, state.unfinishedChildren == 0, !state.finishingStarted else { return nil }
+            state.finishingStarted = true
+            return state.errors
+        }
+        if let errors { groupDidFinishChildren(with: errors) }
+    }
+}
+
+// MARK: ProcedureQueueDelegate
+
+extension GroupProcedure {
+    // The group is its own queue's delegate; calls about any other queue are ignored.
+
+    public func procedureQueue(_ queue: ProcedureQueue, willAdd procedure: Procedure) {
+        guard queue === self.queue else { return }
+        _ = childWillBeAdded(procedure)
+    }
+
+    public func procedureQueue(_ queue: ProcedureQueue, didAdd procedure: Procedure) {
+        guard queue === self.queue else { return }
+        childWasAdded(procedure)
+    }
+
+    public func procedureQueue(_ queue: ProcedureQueue, willFinish procedure: Procedure, with outcome: ProcedureOutcome) {
+        guard queue === self.queue else { return }
+        childWillFinish(procedure, with: outcome)
+    }
+
+    public func procedureQueue(_ queue: ProcedureQueue, didFinish procedure: Procedure, with outcome: ProcedureOutcome) {
+        guard queue === self.queue else { return }
+        childDidFinish(procedure)
+    }
+}
