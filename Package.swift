@@ -14,12 +14,17 @@ let package = Package(
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "CohortWire", targets: ["CohortWire"]),
         .library(name: "CohortCore", targets: ["CohortCore"]),
+        .library(name: "CohortCoordinator", targets: ["CohortCoordinator"]),
+        .library(name: "CohortWorker", targets: ["CohortWorker"]),
+        .library(name: "CohortClient", targets: ["CohortClient"]),
+        .executable(name: "cohort", targets: ["cohort"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // The local engine: procedures, queues, groups, conditions, observers, injection. No I/O.
@@ -59,10 +64,63 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The coordinator: a ROUTER loop on its own thread driving CohortCore's state machines.
+        .target(
+            name: "CohortCoordinator",
+            dependencies: ["CohortCore", "CohortWire", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+
+        // The worker: a DEALER loop, a ProcedureQueue, the procedure registry and built-ins.
+        .target(
+            name: "CohortWorker",
+            dependencies: [
+                "Procedures", "CohortCore", "CohortWire", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // The Swift client API the CLI is built on.
+        .target(
+            name: "CohortClient",
+            dependencies: ["CohortCore", "CohortWire", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict
+        ),
+
+        // The `cohort` command: one ArgumentParser command per file.
+        .executableTarget(
+            name: "cohort",
+            dependencies: [
+                "CohortClient", "CohortCoordinator", "CohortWorker", "CohortCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // A worker binary with its own procedure kinds, built on the CohortWorker API.
+        .executableTarget(
+            name: "custom-worker",
+            dependencies: ["CohortWorker", "CohortCore"],
+            path: "examples/CustomWorker",
+            swiftSettings: strict
+        ),
+
         .testTarget(name: "ProceduresTests", dependencies: ["Procedures"], swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore"], swiftSettings: strict),
+        .testTarget(name: "CohortCoordinatorTests", dependencies: ["CohortCoordinator", "CohortWire", "ZeroMQ"], swiftSettings: strict),
+        .testTarget(name: "CohortWorkerTests", dependencies: ["CohortWorker", "CohortWire", "ZeroMQ"], swiftSettings: strict),
+        // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the
+        // executables so that `swift build --build-tests` builds them).
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["cohort", "custom-worker", "CohortCore"],
+            swiftSettings: strict
+        ),
 
         // Benchmarks: release-mode executables that print ratios against a baseline in the same run.
         .executableTarget(
