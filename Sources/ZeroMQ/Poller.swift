@@ -21,7 +21,35 @@ public struct PollEvents: OptionSet, Sendable, Hashable {
 ///
 /// Register items once, then call ``poll(timeout:)`` in the loop and check
 /// each item with ``events(at:)``/``isReadable(_:)``. A ``Waker`` or
-/// ``Mailbox`` registered here lets other threads wake the loop.
+/// ``Mailbox`` registered here lets other threads wake the loop:
+///
+/// ```swift
+/// // On the loop's own thread (not a Swift concurrency pool thread):
+/// let router = try context.socket(.router)
+/// try router.set(.routerMandatory, to: true)
+/// try router.bind("tcp://127.0.0.1:7400")
+/// let poller = Poller()
+/// let network = try poller.register(router)
+/// let wakeups = poller.register(outbox.waker)   // outbox: Mailbox<(id: [UInt8], frames: [[UInt8]])>
+/// while true {
+///     do throws(ZeroMQError) {
+///         try poller.poll(timeout: .milliseconds(100))
+///     } catch where error.isTerminated {
+///         break                                   // context.shutdown(): leave cleanly
+///     }
+///     if poller.isReadable(network) {
+///         while let message = try router.receiveWithUserID(wait: .never) {
+///             handle(message.frames, from: message.userID)  // frames[0] is the peer's routing id
+///         }
+///     }
+///     if poller.isReadable(wakeups) {
+///         for (id, frames) in outbox.drain() {   // posted by other threads
+///             try router.send(to: id, frames)
+///         }
+///     }
+/// }
+/// router.close()
+/// ```
 ///
 /// Thread-safety: not thread-safe; it belongs to the thread that owns its
 /// sockets, and debug builds check that thread owns each socket on every poll.

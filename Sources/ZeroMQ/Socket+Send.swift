@@ -20,8 +20,10 @@ extension Socket {
     /// Sends a multipart message, frame by frame, without copying payloads.
     ///
     /// Only the first frame can block or fail to be queued: libzmq accepts the
-    /// rest of a message once its first frame is in. Sent frames are left
-    /// empty. An empty array sends nothing and returns `true`.
+    /// rest of a message once its first frame is in, so a later frame can
+    /// fail only if the context is terminated mid-message (the message is then
+    /// cut short, which the peer never sees). Sent frames are left empty. An
+    /// empty array sends nothing and returns `true`.
     /// - Returns: `false` if nothing was sent because the send would block or the wait ran out.
     /// Thread-safety: the owning thread. Throws ``ZeroMQError`` as the single-frame `send(_:more:wait:)`.
     @discardableResult

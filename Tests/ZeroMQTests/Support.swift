@@ -17,6 +17,18 @@ final class TestThread: Sendable {
         thread.start()
     }
 
+    /// Lets the thread run on without anyone joining it.
+    func detach() {}
+
+    /// A one-shot signal between a test and its threads, waited for with a deadline.
+    final class Signal: Sendable {
+        private let semaphore = DispatchSemaphore(value: 0)
+        func signal() { semaphore.signal() }
+        func wait(timeout: Duration = .seconds(10)) -> Bool {
+            semaphore.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds) * 1000)) == .success
+        }
+    }
+
     /// Whether the thread finished within `timeout`.
     func join(timeout: Duration = .seconds(10)) -> Bool {
         let nanoseconds = Int(timeout.components.seconds) * 1_000_000_000 + Int(timeout.components.attoseconds / 1_000_000_000)
