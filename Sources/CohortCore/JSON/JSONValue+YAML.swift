@@ -59,12 +59,12 @@ struct YAMLConverter {
         nodeCount += 1
         if nodeCount > maxNodes {
             stopped = true
-            fail(path, "the document expands to more than \(maxNodes) values (aliases?); limit maxNodes", node.mark)
+            fail(path, "the document expands to more than \(maxNodes) values (aliases?) (limit maxNodes)", node.mark)
             return .null
         }
         if depth > maxDepth {
             stopped = true
-            fail(path, "values nest deeper than \(maxDepth) levels; limit maxDocumentDepth", node.mark)
+            fail(path, "values nest deeper than \(maxDepth) levels (limit maxDocumentDepth)", node.mark)
             return .null
         }
         if recordsMarks, let mark = node.mark, marks[path] == nil { marks[path] = mark }

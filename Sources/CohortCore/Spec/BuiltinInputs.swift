@@ -35,7 +35,7 @@ enum BuiltinInputs {
             }
         }
         guard case .object(let members) = input else {
-            fail(.wrongType, withPath, "the input of \(kind) is an object (\(known.joined(separator: ", "))), not a \(input.typeName)")
+            fail(.wrongType, withPath, "the input of \(kind) is an object (\(known.joined(separator: ", "))), not \(input.typeName.withArticle)")
             return
         }
         for key in members.keys.sorted() where !known.contains(key) {
@@ -55,11 +55,11 @@ enum BuiltinInputs {
             if let command = members["command"] { checkCommand(command, path: "\(withPath).command", fail: fail) }
             if let env = members["env"] { checkEnvironment(env, path: "\(withPath).env", fail: fail) }
             if let stdin = members["stdin"], stdin.stringValue == nil {
-                fail(.wrongType, "\(withPath).stdin", "expected a string, got a \(stdin.typeName)")
+                fail(.wrongType, "\(withPath).stdin", "expected a string, got \(stdin.typeName.withArticle)")
             }
             if let cwd = members["cwd"] {
                 if cwd.stringValue == nil {
-                    fail(.wrongType, "\(withPath).cwd", "expected a string (a directory), got a \(cwd.typeName)")
+                    fail(.wrongType, "\(withPath).cwd", "expected a string (a directory), got \(cwd.typeName.withArticle)")
                 } else if cwd.stringValue!.isEmpty {
                     fail(.invalidValue, "\(withPath).cwd", "a working directory cannot be empty")
                 }
@@ -72,12 +72,12 @@ enum BuiltinInputs {
                         fail(.invalidValue, "\(withPath).seconds", "must be a number of seconds, 0 or more")
                     }
                 } else {
-                    fail(.wrongType, "\(withPath).seconds", "expected a number of seconds, got a \(seconds.typeName)")
+                    fail(.wrongType, "\(withPath).seconds", "expected a number of seconds, got \(seconds.typeName.withArticle)")
                 }
             }
         case "fail":
             if let message = members["message"], message.stringValue == nil {
-                fail(.wrongType, "\(withPath).message", "expected a string, got a \(message.typeName)")
+                fail(.wrongType, "\(withPath).message", "expected a string, got \(message.typeName.withArticle)")
             }
         default:
             break
@@ -88,7 +88,7 @@ enum BuiltinInputs {
         _ command: JSONValue, path: String, fail: (SpecError.Code, String, String) -> Void
     ) {
         guard case .array(let words) = command else {
-            var message = "expected a list of strings (the program and its arguments), got a \(command.typeName)"
+            var message = "expected a list of strings (the program and its arguments), got \(command.typeName.withArticle)"
             if let text = command.stringValue { message += "; for a shell line write [\"sh\", \"-c\", \"\(text)\"]" }
             fail(.wrongType, path, message)
             return
@@ -98,7 +98,7 @@ enum BuiltinInputs {
             return
         }
         for (offset, word) in words.enumerated() where word.stringValue == nil {
-            fail(.wrongType, "\(path)[\(offset)]", "expected a string, got a \(word.typeName)")
+            fail(.wrongType, "\(path)[\(offset)]", "expected a string, got \(word.typeName.withArticle)")
         }
         if words[0].stringValue?.isEmpty == true {
             fail(.invalidValue, "\(path)[0]", "the program name cannot be empty")
@@ -109,7 +109,7 @@ enum BuiltinInputs {
         _ env: JSONValue, path: String, fail: (SpecError.Code, String, String) -> Void
     ) {
         guard case .object(let variables) = env else {
-            fail(.wrongType, path, "expected an object of NAME: \"value\" strings, got a \(env.typeName)")
+            fail(.wrongType, path, "expected an object of NAME: \"value\" strings, got \(env.typeName.withArticle)")
             return
         }
         for name in variables.keys.sorted() {
@@ -121,7 +121,7 @@ enum BuiltinInputs {
                 fail(.invalidValue, variablePath, "COHORT_ variables are set by the worker and cannot be overridden")
             }
             if value.stringValue == nil {
-                fail(.wrongType, variablePath, "expected a string, got a \(value.typeName); quote it, e.g. \"\(value.jsonString())\"")
+                fail(.wrongType, variablePath, "expected a string, got \(value.typeName.withArticle); quote it, e.g. \"\(value.jsonString())\"")
             }
         }
     }
@@ -131,5 +131,13 @@ enum BuiltinInputs {
         return name.unicodeScalars.allSatisfy {
             (65...90).contains($0.value) || (97...122).contains($0.value) || (48...57).contains($0.value) || $0 == "_"
         }
+    }
+}
+
+extension String {
+    /// `an object`, `a string`: the word with its indefinite article.
+    var withArticle: String {
+        guard let first = first else { return self }
+        return ("aeiou".contains(first) ? "an " : "a ") + self
     }
 }

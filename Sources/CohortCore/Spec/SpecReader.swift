@@ -70,7 +70,7 @@ struct SpecReader {
             return []
         }
         guard case .array(let elements) = value else {
-            wrongType(path, expected: "a \(listWord) of children", got: value)
+            wrongType(path, expected: "\(aList) of children", got: value)
             placeholders.insert(path)
             return []
         }
@@ -192,7 +192,7 @@ struct SpecReader {
     private mutating func injections(_ value: JSONValue?, path: String) -> [Injection] {
         guard let value, value != .null else { return [] }
         guard case .array(let elements) = value else {
-            wrongType(path, expected: "a \(listWord) of injections ({from, select, into})", got: value)
+            wrongType(path, expected: "\(aList) of injections ({from, select, into})", got: value)
             placeholders.insert(path)
             return []
         }
@@ -235,8 +235,8 @@ struct SpecReader {
 
     // MARK: Values
 
-    private var mappingWord: String { format == .json ? "object" : "mapping" }
-    private var listWord: String { format == .json ? "array" : "list" }
+    private var aMapping: String { format == .json ? "an object" : "a mapping" }
+    private var aList: String { format == .json ? "an array" : "a list" }
 
     private func typeWord(_ value: JSONValue) -> String {
         switch value {
@@ -244,8 +244,8 @@ struct SpecReader {
         case .bool(let flag): return "a boolean (\(flag))"
         case .int, .double: return "a number (\(value.jsonString()))"
         case .string(let text): return "a string (\"\(text)\")"
-        case .array: return "a \(listWord)"
-        case .object: return "a \(mappingWord)"
+        case .array: return "\(aList)"
+        case .object: return "\(aMapping)"
         }
     }
 
@@ -268,7 +268,7 @@ struct SpecReader {
 
     private mutating func object(_ value: JSONValue, path: String, what: String) -> [String: JSONValue]? {
         if case .object(let members) = value { return members }
-        wrongType(path, expected: "\(what), a \(mappingWord)", got: value)
+        wrongType(path, expected: "\(what), \(aMapping)", got: value)
         return nil
     }
 
@@ -312,7 +312,7 @@ struct SpecReader {
                 return ""
             }
         default:
-            wrongType(path, expected: "a \(listWord) of strings", got: value)
+            wrongType(path, expected: "\(aList) of strings", got: value)
             placeholders.insert(path)
             return []
         }
