@@ -1,7 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A client's settings, with their defaults.
+///
+/// A plain value: reading flags and the environment (`COHORT_COORDINATOR`) happens in the
+/// `cohort` executable, never here.
 public struct ClientConfiguration: Sendable, Equatable {
     /// The coordinator to talk to.
     public var coordinator: String = "tcp://127.0.0.1:7400"
+    /// How long ``CohortClient/connect(_:logger:)`` waits for the coordinator's WELCOME
+    /// before it fails with ``ClientError/Code/unreachable``. Default 5 s.
+    public var connectTimeout: Duration = .seconds(5)
+    /// How long a request (status, result, cancel, …) waits for its answer before it fails with
+    /// ``ClientError/Code/connectionLost``. Watches are not bounded by it: they end when the group
+    /// finishes, and a silent coordinator is detected by probing (see ``probeAfter``). Default 30 s.
+    public var requestTimeout: Duration = .seconds(30)
+    /// How long a watch may go without hearing from the coordinator before the client probes it
+    /// with a status request; a probe unanswered for as long again ends the watch with
+    /// ``ClientError/Code/connectionLost``. Default 10 s.
+    public var probeAfter: Duration = .seconds(10)
+    /// The name the coordinator shows for this client in its logs, e.g. `cohort-cli@host`.
+    public var peerName: String = ClientConfiguration.defaultPeerName
 
     public init() {}
+
+    /// Settings for the coordinator at `coordinator`, the rest defaulted.
+    public init(coordinator: String) {
+        self.coordinator = coordinator
+    }
+
+    /// Checks the values.
+    /// - Throws: ``ClientError`` with code ``ClientError/Code/rejected`` naming the setting at fault.
+    public func validate() throws(ClientError) {
+        guard coordinator.contains("://") else {
+            throw ClientError(.rejected, "coordinator: \"\(coordinator)\" is not an endpoint like tcp://HOST:PORT")
+        }
+        for (name, value) in [("connectTimeout", connectTimeout), ("requestTimeout", requestTimeout), ("probeAfter", probeAfter)]
+        where value <= .zero {
+            throw ClientError(.rejected, "\(name): must be positive, not \(value)")
+        }
+    }
+
+    /// `cohort-cli@<hostname>`.
+    public static var defaultPeerName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
+        return "cohort-cli@\(host)"
+    }
 }

@@ -1,0 +1,312 @@
+import Foundation
+import CohortWire
+import Logging
+import ZeroMQ
+
+/// The loop on the client's own thread: owns the DEALER socket, sends posted requests, routes
+/// replies by request id, and times out requests and silent watches.
+///
+/// Lives and dies on its thread, so it needs no locks; everything else reaches it through the
+/// ``ClientInbox``.
+final class ClientLoop {
+    private typealias Responder = ClientConnection.Responder
+
+    private struct Pending {
+        var responder: Responder
+        /// When a one-answer request gives up; `nil` for watches.
+        var deadline: ContinuousClock.Instant?
+    }
+
+    private let configuration: ClientConfiguration
+    private let inbox: ClientInbox
+    private let logger: Logger
+    private let codec = WireCodec()
+    private let clock = ContinuousClock()
+
+    private var pending: [UInt64: Pending] = [:]
+    /// When the coordinator last sent anything.
+    private var lastHeard: ContinuousClock.Instant
+    /// An outstanding liveness probe (sent while watches are silent).
+    private var probe: (id: UInt64, sentAt: ContinuousClock.Instant)?
+    /// Ids for the loop's own requests (probes, unwatches), apart from the callers' ids.
+    private var nextInternalID: UInt64 = 1 << 62
+    private var closers: [CheckedContinuation<Void, Never>] = []
+    /// Set when the connection cannot go on (the coordinator refused us or shut down).
+    private var fatal: ClientError?
+
+    init(configuration: ClientConfiguration, inbox: ClientInbox, logger: Logger) {
+        self.configuration = configuration
+        self.inbox = inbox
+        self.logger = logger
+        self.lastHeard = clock.now
+    }
+
+    private var endpoint: String { configuration.coordinator }
+
+    /// Connects, shakes hands (answering `handshake`), then serves requests until closed.
+    func run(handshake: CheckedContinuation<Result<Welcome, ClientError>, Never>) {
+        let context: Context
+        let socket: Socket
+        do {
+            context = try Context(ioThreads: 1, defaultLinger: .milliseconds(200))
+            socket = try context.socket(.dealer)
+            try socket.connect(endpoint)
+        } catch {
+            let code: ClientError.Code = error.code == ZeroMQError.Code.invalidArgument ? .rejected : .unreachable
+            handshake.resume(returning: .failure(ClientError(code, "cannot connect to the coordinator at \(endpoint): \(error.message)")))
+            finish(socket: nil, context: nil)
+            return
+        }
+        switch shakeHands(socket) {
+        case .success(let welcome):
+            handshake.resume(returning: .success(welcome))
+        case .failure(let error):
+            // Nothing worth lingering for: the HELLO may still sit in the queue of a peer that is not there.
+            try? socket.set(.linger, to: .zero)
+            handshake.resume(returning: .failure(error))
+            finish(socket: socket, context: context)
+            return
+        }
+        serve(socket)
+        finish(socket: socket, context: context)
+    }
+
+    // MARK: - Handshake
+
+    private func shakeHands(_ socket: Socket) -> Result<Welcome, ClientError> {
+        let hello = Hello(role: .client, softwareVersion: CohortClient.softwareVersion, peerName: configuration.peerName)
+        do {
+            try socket.send(codec.encode(.handshake(.hello(hello))), wait: .never)
+        } catch {
+            return .failure(ClientError(.internal, "cannot send HELLO to \(endpoint): \(error)"))
+        }
+        let deadline = clock.now + configuration.connectTimeout
+        while clock.now < deadline {
+            let frames: [[UInt8]]?
+            do {
+                frames = try socket.receiveFrames(wait: .upTo(deadline - clock.now))
+            } catch {
+                return .failure(ClientError(.internal, "cannot receive from \(endpoint): \(error)"))
+            }
+            guard let frames else { break }
+            switch Result(catching: { () throws(WireError) in try codec.decode(frames: frames) }) {
+            case .success(.handshake(.welcome(let welcome))):
+                lastHeard = clock.now
+                logger.debug("connected", metadata: ["coordinator.endpoint": "\(endpoint)", "client.id": "\(welcome.peerID)"])
+                return .success(welcome)
+            case .success(.handshake(.error(let refusal))):
+                return .failure(ClientError(refusal: refusal, endpoint: endpoint))
+            case .success(let other):
+                logger.debug("ignored a message before WELCOME", metadata: ["wire.family": "\(other.family)"])
+            case .failure(.unsupportedVersion(let got, _)):
+                return .failure(ClientError(
+                    .protocolMismatch,
+                    "the coordinator at \(endpoint) speaks protocol version \(got); this client speaks \(WireVersion.current)"))
+            case .failure(let error):
+                logger.debug("ignored undecodable frames before WELCOME", metadata: ["wire.error": "\(error)"])
+            }
+        }
+        return .failure(ClientError(
+            .unreachable,
+            "cannot reach the coordinator at \(endpoint): no answer within \(ClientLoop.describe(configuration.connectTimeout))"
+        ))
+    }
+
+    /// `5 s`, `500 ms`.
+    static func describe(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        if attoseconds == 0 { return "\(seconds) s" }
+        return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"
+    }
+
+    // MARK: - Serving
+
+    private func serve(_ socket: Socket) {
+        let poller = Poller()
+        let network: Int
+        do {
+            network = try poller.register(socket)
+        } catch {
+            fatal = ClientError(.internal, "cannot poll the client socket: \(error)")
+            return
+        }
+        let wakeups = poller.register(inbox.waker)
+        while closers.isEmpty, fatal == nil {
+            do {
+                try poller.poll(timeout: pollTimeout())
+                if poller.isReadable(network) {
+                    while let frames = try socket.receiveFrames(wait: .never) {
+                        receive(frames)
+                    }
+                }
+                if poller.isReadable(wakeups) {
+                    for command in inbox.drain() { handle(command, socket) }
+                }
+            } catch {
+                fatal = ClientError(.internal, "the client socket failed: \(error)")
+            }
+            checkTimers(socket)
+        }
+        if fatal == nil {
+            let goodbye = ClientRequest(requestID: internalID(), .disconnect(reason: "client closed"))
+            _ = try? socket.send(codec.encode(.clientRequest(goodbye)), wait: .never)
+        }
+    }
+
+    /// Until the nearest deadline, at most 250 ms (probes are checked on each turn).
+    private func pollTimeout() -> Duration {
+        let now = clock.now
+        var timeout = Duration.milliseconds(250)
+        for entry in pending.values {
+            if let deadline = entry.deadline { timeout = min(timeout, max(.zero, deadline - now)) }
+        }
+        return timeout
+    }
+
+    private func internalID() -> UInt64 {
+        defer { nextInternalID += 1 }
+        return nextInternalID
+    }
+
+    private func send(_ request: ClientRequest, _ socket: Socket) throws(ClientError) {
+        let frames: [[UInt8]]
+        do {
+            frames = try codec.encode(.clientRequest(request))
+        } catch {
+            throw ClientError(.rejected, "cannot encode the request: \(error)")
+        }
+        let sent: Bool
+        do {
+            sent = try socket.send(frames, wait: .never)
+        } catch {
+            throw ClientError(.internal, "cannot send to \(endpoint): \(error)")
+        }
+        if !sent { throw ClientError(.connectionLost, "cannot send to \(endpoint): its queue is full") }
+    }
+
+    private func handle(_ command: ClientConnection.Command, _ socket: Socket) {
+        switch command {
+        case .request(let id, let kind, let responder):
+            do {
+                try send(ClientRequest(requestID: id, kind), socket)
+            } catch {
+                fail(responder, error)
+                return
+            }
+            let deadline: ContinuousClock.Instant? =
+                if case .reply = responder { clock.now + configuration.requestTimeout } else { nil }
+            pending[id] = Pending(responder: responder, deadline: deadline)
+        case .unwatch(let id, let group):
+            guard pending.removeValue(forKey: id) != nil else { return }
+            try? send(ClientRequest(requestID: internalID(), .unwatch(group: group)), socket)
+        case .close(let continuation):
+            closers.append(continuation)
+        }
+    }
+
+    private func receive(_ frames: [[UInt8]]) {
+        lastHeard = clock.now
+        probe = nil
+        let message: WireMessage
+        do {
+            message = try codec.decode(frames: frames)
+        } catch {
+            logger.warning("ignored undecodable frames from the coordinator", metadata: ["wire.error": "\(error)"])
+            return
+        }
+        switch message {
+        case .coordinatorReply(let reply):
+            route(reply)
+        case .handshake(.error(let refusal)):
+            fatal = ClientError(refusal: refusal, endpoint: endpoint)
+        default:
+            logger.debug("ignored a message", metadata: ["wire.family": "\(message.family)"])
+        }
+    }
+
+    private func route(_ reply: CoordinatorReply) {
+        if reply.requestID == 0 {
+            if case .error(let error) = reply.kind { fatal = ClientError(error) }
+            return
+        }
+        guard let entry = pending[reply.requestID] else { return }
+        switch entry.responder {
+        case .reply(let continuation):
+            pending[reply.requestID] = nil
+            continuation.resume(returning: reply.kind)
+        case .stream(let continuation):
+            switch reply.kind {
+            case .error(let error):
+                pending[reply.requestID] = nil
+                continuation.finish(throwing: ClientError(error))
+            case .group(let detail):
+                continuation.yield(reply.kind)
+                if detail.state.isFinished {
+                    pending[reply.requestID] = nil
+                    continuation.finish()
+                }
+            case .watchEvents(let events):
+                continuation.yield(reply.kind)
+                if events.contains(where: { if case .finished = $0.kind { true } else { false } }) {
+                    pending[reply.requestID] = nil
+                    continuation.finish()
+                }
+            default:
+                continuation.yield(reply.kind)
+            }
+        }
+    }
+
+    private func checkTimers(_ socket: Socket) {
+        let now = clock.now
+        for (id, entry) in pending {
+            if let deadline = entry.deadline, deadline <= now {
+                pending[id] = nil
+                fail(entry.responder, ClientError(.connectionLost, "no answer from the coordinator at \(endpoint) in time"))
+            }
+        }
+        let watching = pending.values.contains { if case .stream = $0.responder { true } else { false } }
+        guard watching else {
+            probe = nil
+            return
+        }
+        if let probe {
+            if now - probe.sentAt >= configuration.probeAfter {
+                let lost = ClientError(.connectionLost, "the coordinator at \(endpoint) stopped answering")
+                for entry in pending.values { fail(entry.responder, lost) }
+                pending = [:]
+                self.probe = nil
+            }
+        } else if now - lastHeard >= configuration.probeAfter {
+            let id = internalID()
+            if (try? send(ClientRequest(requestID: id, .workers), socket)) != nil {
+                probe = (id, now)
+            }
+        }
+    }
+
+    private func fail(_ responder: Responder, _ error: ClientError) {
+        switch responder {
+        case .reply(let continuation): continuation.resume(throwing: error)
+        case .stream(let continuation): continuation.finish(throwing: error)
+        }
+    }
+
+    /// Answers everything still open, closes the socket and the context, and resumes closers.
+    private func finish(socket: Socket?, context: Context?) {
+        let ending = fatal ?? ClientError.closed
+        for entry in pending.values { fail(entry.responder, ending) }
+        pending = [:]
+        for command in inbox.seal() {
+            switch command {
+            case .request(_, _, let responder): fail(responder, ending)
+            case .unwatch: break
+            case .close(let continuation): closers.append(continuation)
+            }
+        }
+        socket?.close()
+        context?.terminate()
+        for closer in closers { closer.resume() }
+        closers = []
+    }
+}

@@ -1,0 +1,69 @@
+import CohortCore
+import CohortWire
+
+// The client speaks in the wire protocol's Swift models (CohortWire): they are plain Sendable
+// values with no encoding attached. The aliases let a program use them with `import
+// CohortClient` alone.
+
+/// One line of `cohort status`: a group's id, name, state and submission time.
+public typealias GroupSummary = CohortWire.GroupSummary
+/// A group and every child, depth-first in spec order (`cohort status GROUP`).
+public typealias GroupDetail = CohortWire.GroupDetail
+/// One child of a group: state, worker, attempt, error, times.
+public typealias ChildStatus = CohortWire.ChildStatus
+/// `pending`, `running`, `succeeded`, `failed`, `cancelled`.
+public typealias GroupState = CohortWire.GroupState
+/// A group's states plus `waiting` and `ready`.
+public typealias ChildState = CohortWire.ChildState
+/// One connected worker (`cohort workers`).
+public typealias WorkerInfo = CohortWire.WorkerInfo
+/// `joining`, `ready`, `draining`, `lost`.
+public typealias WorkerState = CohortWire.WorkerState
+/// One category of the cluster-wide lock table (`cohort locks`).
+public typealias LockInfo = CohortWire.LockInfo
+/// The attempt holding a lock.
+public typealias LockHolder = CohortWire.LockHolder
+/// A child waiting for a lock.
+public typealias LockWaiter = CohortWire.LockWaiter
+/// A point in time: nanoseconds since the Unix epoch; `.date` gives a `Date`.
+public typealias WireTimestamp = CohortWire.WireTimestamp
+
+/// What the coordinator said to a submit.
+public struct SubmitReceipt: Sendable, Hashable {
+    /// The group's id: the one asked for with `id:`, or one the coordinator chose.
+    public var id: String
+    /// The group's name.
+    public var name: String
+    /// Things worth knowing that do not stop the group, e.g.
+    /// `no connected worker offers kind "resize"`.
+    public var warnings: [String]
+    /// The id was already known with the same spec: nothing new was accepted.
+    public var alreadySubmitted: Bool
+
+    public init(id: String, name: String, warnings: [String] = [], alreadySubmitted: Bool = false) {
+        self.id = id
+        self.name = name
+        self.warnings = warnings
+        self.alreadySubmitted = alreadySubmitted
+    }
+}
+
+/// A finished child's one result (AsyncOperation's three outcomes).
+public enum ChildOutcome: Sendable, Hashable {
+    /// Succeeded with this output.
+    case succeeded(JSONValue)
+    /// Failed with this error message.
+    case failed(String)
+    /// Cancelled for this reason (`timed out` for a timeout).
+    case cancelled(String)
+}
+
+/// One event of a watched group (``CohortClient/watch(_:)``).
+public enum GroupEvent: Sendable, Hashable {
+    /// The group as it stood when the watch began, every child included. Always first.
+    case snapshot(GroupDetail)
+    /// A child changed state; its new status.
+    case child(ChildStatus, at: WireTimestamp)
+    /// The group finished (every child has finished). Always last.
+    case finished(GroupState, reason: String?, at: WireTimestamp)
+}

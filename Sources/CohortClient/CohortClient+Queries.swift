@@ -1,0 +1,62 @@
+import CohortCore
+import CohortWire
+
+extension CohortClient {
+    /// Every group the coordinator knows, oldest first.
+    public func status() async throws(ClientError) -> [GroupSummary] {
+        let reply = try await connection.request(.status(group: nil))
+        guard case .groups(let groups) = reply else { throw unexpected(reply, for: "status") }
+        return groups
+    }
+
+    /// One group and every child.
+    /// - Throws: ``ClientError/Code/notFound`` for an unknown group.
+    public func status(_ group: String) async throws(ClientError) -> GroupDetail {
+        let reply = try await connection.request(.status(group: group))
+        guard case .group(let detail) = reply else { throw unexpected(reply, for: "status") }
+        return detail
+    }
+
+    /// A finished child's result (`child` is its path, `tests/unit`), or the group's own result
+    /// when `child` is `nil`.
+    /// - Throws: ``ClientError/Code/notFound`` for an unknown group or child; the coordinator's
+    ///   refusal for a child that has not finished.
+    public func result(_ group: String, child: String?) async throws(ClientError) -> ChildOutcome {
+        let reply = try await connection.request(.result(group: group, path: child))
+        guard case .result(let result) = reply else { throw unexpected(reply, for: "result") }
+        switch result.outcome {
+        case .succeeded(let output):
+            do {
+                return .succeeded(output.isEmpty ? .null : try JSONValue(jsonData: output))
+            } catch {
+                throw ClientError(.protocolMismatch, "the output of \(group)/\(child ?? "") is not JSON: \(error)")
+            }
+        case .failed(let error): return .failed(error)
+        case .cancelled(let reason): return .cancelled(reason)
+        }
+    }
+
+    /// Cancels a group, or one child of it (and, by the group's policy, its dependents).
+    ///
+    /// Returns once the coordinator accepted the cancel; the group's end follows in its status
+    /// and watch events (``wait(_:)`` waits for it).
+    /// - Throws: ``ClientError/Code/notFound`` for an unknown group or child.
+    public func cancel(_ group: String, child: String? = nil, reason: String = "cancelled by a client") async throws(ClientError) {
+        let reply = try await connection.request(.cancel(group: group, path: child, reason: reason))
+        guard case .cancelAccepted = reply else { throw unexpected(reply, for: "cancel") }
+    }
+
+    /// The connected workers.
+    public func workers() async throws(ClientError) -> [WorkerInfo] {
+        let reply = try await connection.request(.workers)
+        guard case .workers(let workers) = reply else { throw unexpected(reply, for: "workers") }
+        return workers
+    }
+
+    /// The cluster-wide lock table: every category held or waited for.
+    public func locks() async throws(ClientError) -> [LockInfo] {
+        let reply = try await connection.request(.locks)
+        guard case .locks(let locks) = reply else { throw unexpected(reply, for: "locks") }
+        return locks
+    }
+}

@@ -1,0 +1,134 @@
+import CohortCore
+import CohortWire
+import Logging
+
+/// A connection to a Cohort coordinator: submit groups, watch them, wait for them, cancel them,
+/// and query groups, results, workers and locks.
+///
+/// ```swift
+/// let client = try await CohortClient.connect(ClientConfiguration(coordinator: "tcp://127.0.0.1:7400"))
+/// defer { Task { await client.close() } }   // or use `CohortClient.withClient`
+/// let group = try await client.submit(specText: yaml, sourceName: "release.yaml")
+/// for try await event in client.watch(group.id) { print(event) }
+/// let final = try await client.wait(group.id)   // .state == .succeeded
+/// ```
+///
+/// Thread-safety: `Sendable`; call it from any task. Its socket lives on a thread of its own
+/// (no Swift concurrency thread blocks on I/O). Every method throws ``ClientError``.
+public final class CohortClient: Sendable {
+    /// This client's Cohort release, sent in its HELLO (informative).
+    public static let softwareVersion = "0.1.0"
+
+    /// The settings it was connected with.
+    public let configuration: ClientConfiguration
+    /// The coordinator's stable id, from its WELCOME.
+    public let coordinatorID: String
+    /// The id the coordinator gave this client's session.
+    public let sessionID: String
+
+    let connection: ClientConnection
+
+    private init(connection: ClientConnection, welcome: Welcome) {
+        self.connection = connection
+        self.configuration = connection.configuration
+        self.coordinatorID = welcome.coordinatorID
+        self.sessionID = welcome.peerID
+    }
+
+    /// Connects to the coordinator and completes the handshake.
+    ///
+    /// - Throws: ``ClientError`` ``ClientError/Code/unreachable`` (naming the endpoint) when no
+    ///   coordinator answers within `configuration.connectTimeout`;
+    ///   ``ClientError/Code/protocolMismatch`` when it speaks another protocol version;
+    ///   ``ClientError/Code/rejected`` for a malformed endpoint or setting.
+    public static func connect(
+        _ configuration: ClientConfiguration = ClientConfiguration(),
+        logger: Logger = Logger(label: "cohort.client")
+    ) async throws(ClientError) -> CohortClient {
+        try configuration.validate()
+        let (connection, welcome) = try await ClientConnection.open(configuration, logger: logger)
+        return CohortClient(connection: connection, welcome: welcome)
+    }
+
+    /// Connects, runs `body` with the client, and closes it however `body` ends.
+    public static func withClient<Result: Sendable>(
+        _ configuration: ClientConfiguration = ClientConfiguration(),
+        logger: Logger = Logger(label: "cohort.client"),
+        _ body: (CohortClient) async throws -> Result
+    ) async throws -> Result {
+        let client = try await connect(configuration, logger: logger)
+        do {
+            let result = try await body(client)
+            await client.close()
+            return result
+        } catch {
+            await client.close()
+            throw error
+        }
+    }
+
+    /// Says goodbye to the coordinator and stops the client's thread. Calls in flight fail with
+    /// ``ClientError/Code/closed``; watches end. Idempotent.
+    public func close() async {
+        await connection.close()
+    }
+
+    // MARK: - Submitting
+
+    /// Submits a spec document (YAML or JSON).
+    ///
+    /// The spec is validated here first, so an invalid one is rejected without a round trip
+    /// (the coordinator validates it again).
+    /// - Parameters:
+    ///   - specText: the document, DESIGN.md §2.
+    ///   - format: its format (JSON is read as YAML; the format only changes the words of errors).
+    ///   - sourceName: where it came from, e.g. `examples/release.yaml`: the group's default name.
+    ///   - id: a group id of the caller's choosing; submitting the same id again is idempotent.
+    /// - Throws: ``ClientError/Code/invalidSpec`` with every fault in
+    ///   ``ClientError/specErrors``, or the coordinator's refusal.
+    public func submit(
+        specText: String, format: CohortCore.SpecFormat = .yaml, sourceName: String? = nil, id: String? = nil
+    ) async throws(ClientError) -> SubmitReceipt {
+        do {
+            _ = try SpecParser.parse(text: specText, format: format, sourceName: sourceName)
+        } catch {
+            throw ClientError(invalid: error)
+        }
+        let submission = Submission(
+            groupID: id, document: specText, format: format == .json ? .json : .yaml, sourceName: sourceName)
+        return try await send(submission)
+    }
+
+    /// Submits a group built in Swift, sent in the spec's JSON form.
+    /// - Throws: ``ClientError/Code/invalidSpec`` when `spec.validate()` finds faults, or the
+    ///   coordinator's refusal.
+    public func submit(_ spec: GroupSpec, id: String? = nil) async throws(ClientError) -> SubmitReceipt {
+        do {
+            try spec.validate()
+        } catch {
+            throw ClientError(invalid: error)
+        }
+        return try await send(Submission(groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: nil))
+    }
+
+    private func send(_ submission: Submission) async throws(ClientError) -> SubmitReceipt {
+        let reply = try await connection.request(.submit(submission))
+        guard case .submitted(let submitted) = reply else { throw unexpected(reply, for: "submit") }
+        return SubmitReceipt(
+            id: submitted.id, name: submitted.name, warnings: submitted.warnings,
+            alreadySubmitted: submitted.alreadySubmitted)
+    }
+
+    func unexpected(_ reply: CoordinatorReply.Kind, for request: String) -> ClientError {
+        ClientError(.protocolMismatch, "the coordinator answered a \(request) request with \(reply)")
+    }
+}
+
+extension ClientError {
+    /// An invalid spec found on this side.
+    init(invalid errors: SpecErrors) {
+        let source = errors.sourceName.map { " \($0)" } ?? ""
+        let count = errors.errors.count
+        self.init(.invalidSpec, "invalid spec\(source): \(count) error\(count == 1 ? "" : "s")", specErrors: errors.errors)
+    }
+}
