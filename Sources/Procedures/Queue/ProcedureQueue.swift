@@ -166,6 +166,9 @@ public final class ProcedureQueue: @unchecked Sendable {
     }
 
     /// Adds a procedure and waits for its outcome, throwing if it failed or was cancelled.
+    // Disfavoured, so that `let value = try await queue.run(outputProcedure)` picks the
+    // overload that returns the output rather than this one, which returns Void.
+    @_disfavoredOverload
     public func run(_ procedure: Procedure) async throws {
         add(procedure)
         switch await procedure.waitUntilFinished() {
