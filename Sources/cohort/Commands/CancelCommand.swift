@@ -1,0 +1,60 @@
+import ArgumentParser
+import CohortClient
+import enum CohortCore.JSONValue
+
+/// `cohort cancel GROUP [--child NAME]`.
+struct CancelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cancel",
+        abstract: "Cancel a group, or one child of it.",
+        discussion: """
+            Cancelling a group reaches every running child on every worker (a shell child's \
+            process group gets SIGTERM, then SIGKILL after the worker's grace period), \
+            withdraws waiting lock requests and never starts pending children; the group \
+            finishes `cancelled` once every child has finished. Cancelling one child (--child, \
+            its path) also cancels the children that depend on it, and nothing else.
+
+            The command returns once the coordinator accepted the cancel; add --wait to wait \
+            until the group has finished.
+
+            Examples:
+              cohort cancel 7f3c2a
+              cohort cancel 7f3c2a --child tests/integration --reason "flaky, skipping"
+              cohort cancel 7f3c2a --wait && cohort locks
+            """
+    )
+
+    @Argument(help: ArgumentHelp("A group id.", valueName: "group"))
+    var group: String
+
+    @Option(name: .long, help: ArgumentHelp("Cancel only this child (its path) and its dependents.", valueName: "name"))
+    var child: String?
+
+    @Option(name: .long, help: ArgumentHelp("Why; shown as the cancelled children's error.", valueName: "text"))
+    var reason: String = "cancelled by a client"
+
+    @Flag(name: .long, help: "Wait until the group has finished; exit as `submit --wait` does.")
+    var wait = false
+
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var log: LogOptions
+
+    func run() async throws {
+        let logger = log.bootstrap("cohort.cancel")
+        try await withClient(connection, logger: logger) { client in
+            try await client.cancel(group, child: child, reason: reason)
+            guard wait else {
+                if output.json {
+                    Console.out((["group": .string(group), "child": child.map { .string($0) } ?? .null, "accepted": true] as JSONValue).jsonString())
+                } else {
+                    Console.out("cancelling \(child.map { "\(group)/\($0)" } ?? group)")
+                }
+                return ExitStatus.success
+            }
+            let final = try await client.wait(group)
+            Console.out(output.json ? JSONShapes.group(final).jsonString() : TextReports.group(final))
+            return ExitStatus.of(final.state)
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import ArgumentParser
+import CohortClient
+import Foundation
+import enum CohortCore.SpecFormat
+import enum CohortCore.SpecParser
+import struct CohortCore.SpecErrors
+
+/// `cohort submit FILE`: validate a spec here, send it, and optionally wait or watch.
+struct SubmitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "submit",
+        abstract: "Submit a group spec (YAML or JSON) to the coordinator.",
+        discussion: """
+            The spec is validated here before anything is sent: an invalid spec is rejected whole \
+            with every error on its own line, named by its path, and exit status 65.
+
+            Without --wait or --watch the command prints the group's id and returns at once; \
+            the group runs on the cluster. --wait waits for the group to finish and prints its \
+            outcome; --watch shows every child live (redrawn in place on a terminal, one line per \
+            event otherwise) until the group finishes. Warnings (e.g. a kind no connected worker \
+            offers) go to stderr.
+
+            Exit status: 0 submitted (or, with --wait/--watch, succeeded); 1 the group failed; \
+            3 it was cancelled; 65 invalid spec; 69 coordinator unreachable.
+
+            Examples:
+              cohort submit examples/release.yaml --wait
+              cohort submit examples/fan-out.yaml --watch
+              cohort submit build.json --id nightly-2025-11-21 --json     # {"id": …, "name": …}
+              COHORT_COORDINATOR=tcp://ci:7400 cohort submit examples/release.yaml --wait --json
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The spec file: .json is JSON, anything else YAML.", valueName: "file"))
+    var file: String
+
+    @Flag(name: .long, help: "Wait for the group to finish; exit 0 succeeded, 1 failed, 3 cancelled.")
+    var wait = false
+
+    @Flag(name: .long, help: "Show every child live until the group finishes (implies --wait).")
+    var watch = false
+
+    @Option(name: .long, help: ArgumentHelp("A group id of your choosing; submitting it again is idempotent.", valueName: "id"))
+    var id: String?
+
+    @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var log: LogOptions
+
+    func validate() throws {
+        guard FileManager.default.isReadableFile(atPath: file) else {
+            throw ValidationError("cannot read the spec file \(file)")
+        }
+        if let id, id.isEmpty || id.contains(where: { $0.isWhitespace || $0 == "/" }) {
+            throw ValidationError("--id must be non-empty, without spaces or '/'")
+        }
+    }
+
+    func run() async throws {
+        let logger = log.bootstrap("cohort.submit")
+        let text = try Self.readSpec(file)
+        let format = SpecFormat(path: file)
+        do {
+            _ = try SpecParser.parse(text: text, format: format, sourceName: file)
+        } catch {
+            Self.report(error, file: file)
+            throw ExitCode(ExitStatus.invalidSpec)
+        }
+        try await withClient(connection, logger: logger) { client in
+            let receipt = try await client.submit(specText: text, format: format, sourceName: file, id: id)
+            for warning in receipt.warnings { Console.err("cohort: warning: \(warning)") }
+            guard wait || watch else {
+                if output.json {
+                    Console.out(JSONShapes.receipt(receipt).jsonString())
+                } else {
+                    Console.out("submitted \(receipt.name) as \(receipt.id)" + (receipt.alreadySubmitted ? " (already submitted)" : ""))
+                }
+                return ExitStatus.success
+            }
+            let final: GroupDetail
+            if watch {
+                final = try await GroupFollower.follow(client, group: receipt.id, style: GroupFollower.style(json: output.json))
+            } else {
+                final = try await client.wait(receipt.id)
+            }
+            if output.json {
+                Console.out(JSONShapes.group(final).jsonString())
+            } else {
+                if !watch || !Console.stdoutIsTerminal { Console.out(TextReports.group(final)) }
+            }
+            return ExitStatus.of(final.state)
+        }
+    }
+
+    /// The file's text; an unreadable or non-UTF-8 file is an invalid spec (65).
+    static func readSpec(_ file: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            Console.error("cannot read \(file)")
+            throw ExitCode(ExitStatus.invalidSpec)
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            Console.error("\(file): the file is not UTF-8 text")
+            throw ExitCode(ExitStatus.invalidSpec)
+        }
+        return text
+    }
+
+    /// Every error on its own line: `FILE:LINE:COLUMN: path: message`.
+    static func report(_ errors: SpecErrors, file: String) {
+        Console.err("cohort: error: invalid spec \(file): \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")")
+        for error in errors.errors {
+            let position = error.line.map { line in ":\(line)" + (error.column.map { ":\($0)" } ?? "") } ?? ""
+            Console.err("\(file)\(position): \(error.path.isEmpty ? "" : "\(error.path): ")\(error.message)")
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import CohortClient
+import Foundation
+
+/// `--coordinator`: where the coordinator is, for every command that talks to one.
+///
+/// Precedence: the flag, then `COHORT_COORDINATOR`, then `tcp://127.0.0.1:7400`.
+struct ConnectionOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The coordinator's endpoint (env COHORT_COORDINATOR; default tcp://127.0.0.1:7400).",
+            valueName: "endpoint"))
+    var coordinator: String?
+
+    @Option(
+        name: .customLong("connect-timeout"),
+        help: ArgumentHelp("Seconds to wait for the coordinator to answer before giving up (exit 69).", valueName: "seconds"))
+    var connectTimeout: Double = 5
+
+    /// The endpoint to use, after the flag, the environment and the default.
+    var endpoint: String {
+        coordinator ?? ProcessInfo.processInfo.environment["COHORT_COORDINATOR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ClientConfiguration().coordinator
+    }
+
+    func validate() throws {
+        guard endpoint.contains("://") else {
+            throw ValidationError("--coordinator: \"\(endpoint)\" is not an endpoint like tcp://HOST:PORT")
+        }
+        guard connectTimeout > 0, connectTimeout.isFinite else {
+            throw ValidationError("--connect-timeout must be a positive number of seconds")
+        }
+    }
+
+    /// The client's settings.
+    var clientConfiguration: ClientConfiguration {
+        var configuration = ClientConfiguration(coordinator: endpoint)
+        configuration.connectTimeout = .milliseconds(Int64((connectTimeout * 1000).rounded()))
+        return configuration
+    }
+}

@@ -1,0 +1,7 @@
+import ArgumentParser
+
+/// `--json`: machine-readable output with the stable shapes of DESIGN.md §1.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print JSON (stable shapes, documented in docs/cli.md) instead of text.")
+    var json = false
+}

@@ -1,0 +1,149 @@
+import CohortClient
+import enum CohortCore.JSONValue
+
+// The `--json` shapes of DESIGN.md §1, built in one place. Every field named there is always
+// present (`null` when it has no value), so scripts can rely on the keys; fields may be added,
+// never removed or renamed.
+
+extension GroupState {
+    /// The state's word in JSON and text: `succeeded`.
+    var word: String {
+        switch self {
+        case .pending: "pending"
+        case .running: "running"
+        case .succeeded: "succeeded"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+extension ChildState {
+    /// The state's word in JSON and text: `waiting`.
+    var word: String {
+        switch self {
+        case .pending: "pending"
+        case .waiting: "waiting"
+        case .ready: "ready"
+        case .running: "running"
+        case .succeeded: "succeeded"
+        case .failed: "failed"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    /// Whether the child has finished.
+    var isFinished: Bool {
+        switch self {
+        case .succeeded, .failed, .cancelled: true
+        case .pending, .waiting, .ready, .running: false
+        }
+    }
+}
+
+extension WorkerState {
+    var word: String {
+        switch self {
+        case .joining: "joining"
+        case .ready: "ready"
+        case .draining: "draining"
+        case .lost: "lost"
+        }
+    }
+}
+
+private func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+private func optional(_ time: WireTimestamp?) -> JSONValue { time.map { .string($0.rfc3339) } ?? .null }
+
+enum JSONShapes {
+    /// `cohort submit FILE --json` without `--wait`: `{"id", "name"}` (plus `warnings`).
+    static func receipt(_ receipt: SubmitReceipt) -> JSONValue {
+        .object([
+            "id": .string(receipt.id), "name": .string(receipt.name),
+            "warnings": .array(receipt.warnings.map(JSONValue.string)),
+            "alreadySubmitted": .bool(receipt.alreadySubmitted),
+        ])
+    }
+
+    /// `cohort status --json`: `[{"id", "name", "state", "submittedAt"}]`.
+    static func groups(_ groups: [GroupSummary]) -> JSONValue {
+        .array(groups.map { group in
+            .object([
+                "id": .string(group.id), "name": .string(group.name), "state": .string(group.state.word),
+                "submittedAt": .string(group.submittedAt.rfc3339),
+            ])
+        })
+    }
+
+    /// `cohort status GROUP --json` (and `submit --wait --json`).
+    static func group(_ group: GroupDetail) -> JSONValue {
+        .object([
+            "id": .string(group.id), "name": .string(group.name), "state": .string(group.state.word),
+            "submittedAt": .string(group.submittedAt.rfc3339), "finishedAt": optional(group.finishedAt),
+            "reason": optional(group.reason),
+            "children": .array(group.children.map(child)),
+        ])
+    }
+
+    /// One child in `status GROUP --json`.
+    static func child(_ child: ChildStatus) -> JSONValue {
+        .object([
+            "name": .string(child.name), "path": .string(child.path), "state": .string(child.state.word),
+            "worker": optional(child.worker), "attempt": .int(Int64(child.attempt)), "error": optional(child.error),
+            "startedAt": optional(child.startedAt), "finishedAt": optional(child.finishedAt),
+            "waitingReason": optional(child.waitingReason),
+        ])
+    }
+
+    /// One event of `submit --watch --json` (a JSON line per event).
+    static func event(_ event: GroupEvent, group: String) -> JSONValue {
+        switch event {
+        case .snapshot(let detail):
+            ["event": "snapshot", "group": .string(group), "status": JSONShapes.group(detail)]
+        case .child(let status, let at):
+            ["event": "child", "group": .string(group), "at": .string(at.rfc3339), "child": child(status)]
+        case .finished(let state, let reason, let at):
+            ["event": "finished", "group": .string(group), "at": .string(at.rfc3339), "state": .string(state.word), "reason": optional(reason)]
+        }
+    }
+
+    /// `cohort workers --json`: `[{"id", "name", "host", "labels", "slots", "running", "state"}]`.
+    static func workers(_ workers: [WorkerInfo]) -> JSONValue {
+        .array(workers.map { worker in
+            .object([
+                "id": .string(worker.id), "name": .string(worker.name), "host": .string(worker.host),
+                "labels": .array(worker.labels.map(JSONValue.string)), "slots": .int(Int64(worker.slots)),
+                "running": .int(Int64(worker.running)), "state": .string(worker.state.word),
+            ])
+        })
+    }
+
+    /// `cohort locks --json`: `[{"category", "token", "holder": {"group", "child", "attempt",
+    /// "worker"}, "waiters": [{"group", "child"}]}]`; `holder` is `null` when only waited for.
+    static func locks(_ locks: [LockInfo]) -> JSONValue {
+        .array(locks.map { lock in
+            .object([
+                "category": .string(lock.category), "token": .int(Int64(clamping: lock.token)),
+                "holder": lock.holder.map { holder in
+                    .object([
+                        "group": .string(holder.group), "child": .string(holder.child),
+                        "attempt": .int(Int64(holder.attempt)), "worker": .string(holder.worker),
+                    ])
+                } ?? .null,
+                "waiters": .array(lock.waiters.map { waiter in
+                    .object(["group": .string(waiter.group), "child": .string(waiter.child)])
+                }),
+            ])
+        })
+    }
+
+    /// `cohort result GROUP CHILD --json` for a child that did not succeed:
+    /// `{"state": "failed" | "cancelled", "error": "…"}` (a succeeded child prints its output).
+    static func unsuccessful(_ outcome: ChildOutcome) -> JSONValue? {
+        switch outcome {
+        case .succeeded: nil
+        case .failed(let error): ["state": "failed", "error": .string(error)]
+        case .cancelled(let reason): ["state": "cancelled", "error": .string(reason)]
+        }
+    }
+}

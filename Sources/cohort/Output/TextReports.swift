@@ -1,0 +1,65 @@
+import CohortClient
+
+/// The text (non-JSON) output of the query commands.
+enum TextReports {
+    static func groups(_ groups: [GroupSummary]) -> String {
+        guard !groups.isEmpty else { return "no groups" }
+        var table = Table("ID", "NAME", "STATE", "SUBMITTED")
+        for group in groups {
+            table.add(group.id, group.name, group.state.word, group.submittedAt.rfc3339)
+        }
+        return table.text
+    }
+
+    /// The group's line and a row per child: state, worker, attempt, elapsed, error or reason.
+    static func group(_ group: GroupDetail, now: WireTimestamp = .now) -> String {
+        var lines = ["\(group.name) (\(group.id)): \(group.state.word)" + (group.reason.map { " — \($0)" } ?? "")]
+        var table = Table("CHILD", "STATE", "WORKER", "ATTEMPT", "ELAPSED", "DETAIL")
+        for child in group.children {
+            table.add(
+                child.path, child.state.word, child.worker ?? "-", child.attempt == 0 ? "-" : "\(child.attempt)",
+                elapsed(child, now: now) ?? "-", (child.error ?? child.waitingReason ?? "").replacingNewlines())
+        }
+        lines += table.lines
+        let finished = group.children.count { $0.state.isFinished }
+        let failed = group.children.count { $0.state == .failed }
+        let cancelled = group.children.count { $0.state == .cancelled }
+        lines.append("\(finished)/\(group.children.count) finished, \(failed) failed, \(cancelled) cancelled")
+        return lines.joined(separator: "\n")
+    }
+
+    /// How long the child ran (or has run so far).
+    static func elapsed(_ child: ChildStatus, now: WireTimestamp) -> String? {
+        guard let started = child.startedAt else { return nil }
+        return formatElapsed(started.seconds(until: child.finishedAt ?? now))
+    }
+
+    static func workers(_ workers: [WorkerInfo]) -> String {
+        guard !workers.isEmpty else { return "no workers" }
+        var table = Table("ID", "NAME", "HOST", "LABELS", "SLOTS", "RUNNING", "STATE")
+        for worker in workers {
+            table.add(
+                worker.id, worker.name, worker.host, worker.labels.isEmpty ? "-" : worker.labels.joined(separator: ","),
+                "\(worker.slots)", "\(worker.running)", worker.state.word)
+        }
+        return table.text
+    }
+
+    static func locks(_ locks: [LockInfo]) -> String {
+        guard !locks.isEmpty else { return "no locks held or waited for" }
+        var table = Table("CATEGORY", "TOKEN", "HOLDER", "WORKER", "WAITERS")
+        for lock in locks {
+            let holder = lock.holder.map { "\($0.group)/\($0.child) (attempt \($0.attempt))" } ?? "-"
+            let waiters = lock.waiters.map { "\($0.group)/\($0.child)" }.joined(separator: ", ")
+            table.add(lock.category, "\(lock.token)", holder, lock.holder?.worker ?? "-", waiters.isEmpty ? "-" : waiters)
+        }
+        return table.text
+    }
+}
+
+extension String {
+    /// One line: newlines become `⏎ ` so a table row stays a row.
+    func replacingNewlines() -> String {
+        split(separator: "\n", omittingEmptySubsequences: true).joined(separator: " ⏎ ")
+    }
+}
