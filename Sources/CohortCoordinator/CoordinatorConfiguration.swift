@@ -1,8 +1,86 @@
-/// The coordinator's settings, with their defaults. Reading files, the environment and
-/// flags happens in the `cohort` executable; this is the plain value it produces.
-public struct CoordinatorConfiguration: Sendable, Equatable {
-    /// The one endpoint clients and workers connect to. `tcp://127.0.0.1:*` binds a free port.
-    public var endpoint: String = "tcp://127.0.0.1:7400"
+import CohortCore
 
+/// The coordinator's settings, with their defaults.
+///
+/// A plain value: reading `config/coordinator.yaml`, the environment and flags happens in
+/// the `cohort` executable; this is the value it produces. Call ``validate()`` before handing
+/// it to ``Coordinator``; `Coordinator.run()` validates it again.
+public struct CoordinatorConfiguration: Sendable, Equatable {
+    /// The one endpoint clients and workers connect to. Default `tcp://127.0.0.1:7400`;
+    /// `tcp://127.0.0.1:*` binds a free port (the resolved endpoint is printed and logged).
+    public var endpoint: String = "tcp://127.0.0.1:7400"
+    /// How often the coordinator says something to each peer (a heartbeat when idle), and
+    /// the interval it asks peers to use. Default 1 s.
+    public var heartbeatInterval: Duration = .seconds(1)
+    /// How many intervals without any message from a worker before it is declared lost
+    /// (its attempts re-dispatched, its grants revoked). Default 3.
+    public var heartbeatLiveness: Int = 3
+    /// How many attempts a worker may hold beyond its slots, so it never idles for a round
+    /// trip between tasks (the prefetch window). Default 4.
+    public var prefetch: Int = 4
+    /// How long closing the socket may wait for unsent messages when stopping. Default 200 ms.
+    public var linger: Duration = .milliseconds(200)
+    /// The largest frame accepted or sent, in bytes. Default 16 MiB (`WireCodec.defaultMaxFrameSize`).
+    public var maxFrameSize: Int = 16 << 20
+    /// Limits on submitted specs (size, children, depth…). Default `SpecLimits.default`.
+    public var specLimits: SpecLimits = .default
+    /// How many finished groups are kept for `status` and `result`; the oldest finished are
+    /// forgotten first. Default 10,000.
+    public var finishedGroupRetention: Int = 10_000
+    /// The most dispatches (or results) put in one message to a worker. Default 256.
+    public var maxBatch: Int = 256
+    /// The coordinator's stable id, sent in WELCOME. Default `cohort`.
+    public var coordinatorID: String = "cohort"
+    /// Whether `run()` prints `cohort coordinator listening on …` to stdout once bound
+    /// (it is always logged). Default true: the CLI and scripts read that line.
+    public var printsListeningLine: Bool = true
+
+    /// The defaults.
     public init() {}
+
+    /// The defaults, bound at `endpoint`.
+    public init(endpoint: String) {
+        self.endpoint = endpoint
+    }
+
+    /// Checks every setting.
+    ///
+    /// - Throws: ``CoordinatorConfigurationError`` naming the first setting at fault.
+    public func validate() throws(CoordinatorConfigurationError) {
+        func fail(_ setting: String, _ message: String) -> CoordinatorConfigurationError {
+            CoordinatorConfigurationError(setting: setting, message: message)
+        }
+        let schemes = ["tcp://", "ipc://", "inproc://"]
+        guard schemes.contains(where: endpoint.hasPrefix), endpoint.count > 8 else {
+            throw fail("endpoint", "\"\(endpoint)\" is not an endpoint like tcp://HOST:PORT")
+        }
+        guard heartbeatInterval >= .milliseconds(1) else {
+            throw fail("heartbeatInterval", "must be at least 1ms, not \(heartbeatInterval)")
+        }
+        guard (1...1000).contains(heartbeatLiveness) else {
+            throw fail("heartbeatLiveness", "must be between 1 and 1000, not \(heartbeatLiveness)")
+        }
+        guard (0...100_000).contains(prefetch) else { throw fail("prefetch", "must be between 0 and 100000, not \(prefetch)") }
+        guard linger >= .zero else { throw fail("linger", "must not be negative, not \(linger)") }
+        guard maxFrameSize >= 4096 else { throw fail("maxFrameSize", "must be at least 4096 bytes, not \(maxFrameSize)") }
+        guard finishedGroupRetention >= 0 else {
+            throw fail("finishedGroupRetention", "must not be negative, not \(finishedGroupRetention)")
+        }
+        guard maxBatch >= 1 else { throw fail("maxBatch", "must be at least 1, not \(maxBatch)") }
+        guard !coordinatorID.isEmpty else { throw fail("coordinatorID", "must not be empty") }
+    }
+}
+
+/// A setting of ``CoordinatorConfiguration`` is out of range.
+public struct CoordinatorConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The setting's name, as in `config/coordinator.yaml`.
+    public var setting: String
+    public var message: String
+
+    public init(setting: String, message: String) {
+        self.setting = setting
+        self.message = message
+    }
+
+    public var description: String { "\(setting): \(message)" }
 }

@@ -1,0 +1,156 @@
+import CohortCore
+import Foundation
+import Logging
+import Synchronization
+import ZeroMQ
+
+/// The coordinator service: one ROUTER endpoint that clients and workers connect to, and the
+/// loop that drives CohortCore's state machines (scheduler, lock table, membership).
+///
+/// ```swift
+/// let coordinator = Coordinator(configuration: CoordinatorConfiguration(endpoint: "tcp://127.0.0.1:*"),
+///                               logger: Logger(label: "cohort.coordinator"))
+/// let service = Task { try await coordinator.run() }
+/// let endpoint = try await coordinator.boundEndpoint()   // tcp://127.0.0.1:41234
+/// …
+/// service.cancel()                                        // graceful stop
+/// try await service.value
+/// ```
+///
+/// The ZeroMQ loop runs on its own thread (never on a Swift concurrency pool thread);
+/// `run()` awaits that thread. Stopping is cancelling the task that runs `run()`: the
+/// coordinator tells workers and clients it is shutting down and closes its socket with a
+/// short linger (``CoordinatorConfiguration/linger``).
+///
+/// Thread-safety: `Sendable`; every method may be called from any thread or task. `run()`
+/// may be called once.
+public final class Coordinator: Sendable {
+    /// The settings the coordinator runs with.
+    public let configuration: CoordinatorConfiguration
+    let logger: Logger
+    let lifecycle = Mutex(Lifecycle())
+    let stats = CoordinatorStatistics()
+
+    /// Creates a coordinator; nothing happens until ``run()``.
+    public init(configuration: CoordinatorConfiguration = CoordinatorConfiguration(), logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Binds the endpoint and serves clients and workers until the calling task is cancelled.
+    ///
+    /// Once bound it logs, and (unless ``CoordinatorConfiguration/printsListeningLine`` is
+    /// false) prints to stdout, exactly one line `cohort coordinator listening on ENDPOINT`
+    /// with the resolved endpoint, flushed at once.
+    ///
+    /// - Throws: ``CoordinatorConfigurationError`` for invalid settings, `ZeroMQError` when the
+    ///   endpoint cannot be bound (e.g. the port is in use), ``CoordinatorError`` when `run()`
+    ///   is called a second time. Returns normally after a cancellation-initiated stop.
+    public func run() async throws {
+        try configuration.validate()
+        let mailbox: Mailbox<LoopCommand> = try Mailbox()
+        let started = lifecycle.withLock { state -> Bool in
+            guard !state.started else { return false }
+            state.started = true
+            state.mailbox = mailbox
+            return true
+        }
+        guard started else { throw CoordinatorError(message: "run() was already called on this coordinator") }
+        defer { finishLifecycle() }
+
+        let (configuration, logger, stats) = (configuration, logger, stats)
+        let onBound: @Sendable (String) -> Void = { [self] endpoint in self.didBind(endpoint) }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let thread = Thread {
+                    // The loop and its socket live and die on this thread.
+                    let result = Result {
+                        try CoordinatorLoop(
+                            configuration: configuration, logger: logger, mailbox: mailbox, stats: stats,
+                            onBound: onBound
+                        ).run()
+                    }
+                    continuation.resume(with: result)
+                }
+                thread.name = "cohort-coordinator"
+                thread.start()
+            }
+        } onCancel: {
+            mailbox.post(.stop(reason: "coordinator stopping"))
+        }
+    }
+
+    /// The endpoint the coordinator listens on, with a wildcard port resolved
+    /// (`tcp://127.0.0.1:41234`); waits until ``run()`` has bound it.
+    ///
+    /// - Throws: ``CoordinatorError`` if `run()` stopped (or failed) before binding;
+    ///   `CancellationError` if the calling task is cancelled while waiting.
+    public func boundEndpoint() async throws -> String {
+        let waiter = EndpointWaiter()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+                let immediate: Result<String, any Error>? = lifecycle.withLock { state in
+                    if let endpoint = state.endpoint { return .success(endpoint) }
+                    if state.finished { return .failure(CoordinatorError(message: "the coordinator stopped before binding")) }
+                    state.endpointWaiters[waiter.id] = continuation
+                    return nil
+                }
+                if let immediate { continuation.resume(with: immediate) }
+            }
+        } onCancel: {
+            let continuation = lifecycle.withLock { $0.endpointWaiters.removeValue(forKey: waiter.id) }
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Counters of what the coordinator has seen (bad frames, messages, dispatches…), for
+    /// logs, tests and benchmarks. Thread-safety: any thread.
+    public var counters: CoordinatorCounters { stats.snapshot() }
+
+    private func didBind(_ endpoint: String) {
+        let waiters = lifecycle.withLock { state in
+            state.endpoint = endpoint
+            defer { state.endpointWaiters = [:] }
+            return Array(state.endpointWaiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: endpoint) }
+    }
+
+    private func finishLifecycle() {
+        let waiters = lifecycle.withLock { state in
+            state.finished = true
+            defer { state.endpointWaiters = [:] }
+            return Array(state.endpointWaiters.values)
+        }
+        for waiter in waiters {
+            waiter.resume(throwing: CoordinatorError(message: "the coordinator stopped before binding"))
+        }
+    }
+
+    struct Lifecycle {
+        var started = false
+        var finished = false
+        var endpoint: String?
+        var mailbox: Mailbox<LoopCommand>?
+        var endpointWaiters: [UInt64: CheckedContinuation<String, any Error>] = [:]
+    }
+}
+
+/// Gives each `boundEndpoint()` call an id, so that its cancellation removes only its own waiter.
+private struct EndpointWaiter {
+    private static let next = Atomic<UInt64>(0)
+    let id = EndpointWaiter.next.add(1, ordering: .relaxed).newValue
+}
+
+/// A coordinator could not do what was asked.
+public struct CoordinatorError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// Commands other threads post to the coordinator's loop.
+enum LoopCommand: Sendable {
+    /// Stop serving: tell peers, close the socket, return from the loop.
+    case stop(reason: String)
+}
