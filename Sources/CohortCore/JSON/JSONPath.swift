@@ -151,7 +151,8 @@ private struct JSONPathParser {
 
     static func isPlainKeyCharacter(_ character: Character) -> Bool {
         !(character == "." || character == "[" || character == "]" || character == "\""
-            || character.isWhitespace || character.unicodeScalars.contains { $0.properties.generalCategory == .control })
+            || character.isWhitespace
+            || character.unicodeScalars.contains { $0.properties.generalCategory == .control })
     }
 
     func error(_ reason: JSONPathError.Reason) -> JSONPathError {

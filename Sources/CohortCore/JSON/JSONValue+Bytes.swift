@@ -1,80 +1,34 @@
 import Foundation
 
-/// Why bytes could not be read as JSON.
-public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What Foundation reported, e.g. `Invalid value around character 17.`
-    public var message: String
-
-    public var description: String { "invalid JSON: \(message)" }
-}
-
 extension JSONValue {
-    /// Reads a JSON text (any value at the top level, not only objects and arrays).
+    /// Reads a JSON text (RFC 8259; any value at the top level, not only objects and arrays).
     ///
-    /// Uses Foundation's `JSONSerialization`, then tells booleans from numbers by the `NSNumber`
-    /// subclass (on Linux `1 as? Bool` succeeds, so a cast would turn numbers into booleans).
-    /// Integers that fit in `Int64` stay exact; larger ones become `.double`.
-    /// - Throws: `JSONParseError` for malformed text or invalid UTF-8.
+    /// A dedicated reader rather than `JSONSerialization`: on Linux that one rounds some doubles
+    /// one unit off (`13.428571428571429` reads back as `…427`) and its bridged `NSNumber`s make
+    /// booleans and numbers hard to tell apart. Here integers that fit in `Int64` stay exact,
+    /// other numbers are correctly rounded doubles, strings must be valid UTF-8, and a repeated
+    /// object key keeps its last value.
+    /// - Throws: `JSONParseError` with the line and column of the first problem.
     public init(jsonBytes bytes: [UInt8]) throws(JSONParseError) {
-        try self.init(jsonData: Data(bytes))
+        self = try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+            var reader = JSONReader(buffer)
+            return try reader.readDocument()
+        }
     }
 
     /// Reads a JSON text; see `init(jsonBytes:)`.
     public init(jsonData data: Data) throws(JSONParseError) {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
-        } catch {
-            let message = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
-            throw JSONParseError(message: message ?? String(describing: error))
+        // `Data.withUnsafeBytes` rethrows untyped errors; only JSONParseError can come out.
+        let result: Result<JSONValue, JSONParseError> = data.withUnsafeBytes { raw in
+            var reader = JSONReader(raw.bindMemory(to: UInt8.self))
+            return Result { () throws(JSONParseError) in try reader.readDocument() }
         }
-        self = JSONValue(foundationObject: object)
+        self = try result.get()
     }
 
     /// Reads a JSON text given as a string; see `init(jsonBytes:)`.
     public init(jsonString: String) throws(JSONParseError) {
-        try self.init(jsonData: Data(jsonString.utf8))
-    }
-
-    /// The class Foundation uses for JSON `true`/`false` (`__NSCFBoolean`), distinct from other numbers.
-    private static let booleanNumberType: ObjectIdentifier = ObjectIdentifier(type(of: NSNumber(value: true)))
-
-    private init(foundationObject object: Any) {
-        switch object {
-        case is NSNull:
-            self = .null
-        case let string as String:
-            self = .string(string)
-        case let number as NSNumber:
-            self = JSONValue(number: number)
-        case let array as [Any]:
-            self = .array(array.map(JSONValue.init(foundationObject:)))
-        case let dictionary as [String: Any]:
-            self = .object(dictionary.mapValues(JSONValue.init(foundationObject:)))
-        default:
-            self = .string(String(describing: object))
-        }
-    }
-
-    private init(number: NSNumber) {
-        if ObjectIdentifier(type(of: number)) == JSONValue.booleanNumberType {
-            self = .bool(number.boolValue)
-            return
-        }
-        if number is NSDecimalNumber {
-            self = .double(number.doubleValue)
-            return
-        }
-        switch UInt8(bitPattern: number.objCType.pointee) {
-        case UInt8(ascii: "c"), UInt8(ascii: "C"), UInt8(ascii: "s"), UInt8(ascii: "S"),
-            UInt8(ascii: "i"), UInt8(ascii: "I"), UInt8(ascii: "l"), UInt8(ascii: "q"):
-            self = .int(number.int64Value)
-        case UInt8(ascii: "L"), UInt8(ascii: "Q"):
-            let value = number.uint64Value
-            self = value <= UInt64(Int64.max) ? .int(Int64(value)) : .double(number.doubleValue)
-        default:
-            self = .double(number.doubleValue)
-        }
+        try self.init(jsonBytes: Array(jsonString.utf8))
     }
 }
 

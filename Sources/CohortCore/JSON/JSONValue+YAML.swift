@@ -92,7 +92,8 @@ struct YAMLConverter {
         var merged: [String: JSONValue] = [:]
         for (keyNode, valueNode) in mapping {
             guard case .scalar(let keyScalar) = keyNode else {
-                fail(path, "mapping keys must be plain strings, not a \(keyNode.mapping != nil ? "mapping" : "list")",
+                fail(
+                    path, "mapping keys must be plain strings, not a \(keyNode.mapping != nil ? "mapping" : "list")",
                     keyNode.mark)
                 continue
             }

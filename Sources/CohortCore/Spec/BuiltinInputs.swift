@@ -35,7 +35,10 @@ enum BuiltinInputs {
             }
         }
         guard case .object(let members) = input else {
-            fail(.wrongType, withPath, "the input of \(kind) is an object (\(known.joined(separator: ", "))), not \(input.typeName.withArticle)")
+            fail(
+                .wrongType, withPath,
+                "the input of \(kind) is an object (\(known.joined(separator: ", "))), not \(input.typeName.withArticle)"
+            )
             return
         }
         for key in members.keys.sorted() where !known.contains(key) {
@@ -59,7 +62,9 @@ enum BuiltinInputs {
             }
             if let cwd = members["cwd"] {
                 if cwd.stringValue == nil {
-                    fail(.wrongType, "\(withPath).cwd", "expected a string (a directory), got \(cwd.typeName.withArticle)")
+                    fail(
+                        .wrongType, "\(withPath).cwd",
+                        "expected a string (a directory), got \(cwd.typeName.withArticle)")
                 } else if cwd.stringValue!.isEmpty {
                     fail(.invalidValue, "\(withPath).cwd", "a working directory cannot be empty")
                 }
@@ -72,7 +77,9 @@ enum BuiltinInputs {
                         fail(.invalidValue, "\(withPath).seconds", "must be a number of seconds, 0 or more")
                     }
                 } else {
-                    fail(.wrongType, "\(withPath).seconds", "expected a number of seconds, got \(seconds.typeName.withArticle)")
+                    fail(
+                        .wrongType, "\(withPath).seconds",
+                        "expected a number of seconds, got \(seconds.typeName.withArticle)")
                 }
             }
         case "fail":
@@ -88,7 +95,8 @@ enum BuiltinInputs {
         _ command: JSONValue, path: String, fail: (SpecError.Code, String, String) -> Void
     ) {
         guard case .array(let words) = command else {
-            var message = "expected a list of strings (the program and its arguments), got \(command.typeName.withArticle)"
+            var message =
+                "expected a list of strings (the program and its arguments), got \(command.typeName.withArticle)"
             if let text = command.stringValue { message += "; for a shell line write [\"sh\", \"-c\", \"\(text)\"]" }
             fail(.wrongType, path, message)
             return
@@ -116,12 +124,16 @@ enum BuiltinInputs {
             let value = variables[name]!
             let variablePath = "\(path).\(name)"
             if !isVariableName(name) {
-                fail(.invalidValue, variablePath, "\"\(name)\" is not an environment variable name (letters, digits, _; not starting with a digit)")
+                fail(
+                    .invalidValue, variablePath,
+                    "\"\(name)\" is not an environment variable name (letters, digits, _; not starting with a digit)")
             } else if name.hasPrefix("COHORT_") {
                 fail(.invalidValue, variablePath, "COHORT_ variables are set by the worker and cannot be overridden")
             }
             if value.stringValue == nil {
-                fail(.wrongType, variablePath, "expected a string, got \(value.typeName.withArticle); quote it, e.g. \"\(value.jsonString())\"")
+                fail(
+                    .wrongType, variablePath,
+                    "expected a string, got \(value.typeName.withArticle); quote it, e.g. \"\(value.jsonString())\"")
             }
         }
     }

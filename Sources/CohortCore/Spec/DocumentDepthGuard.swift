@@ -81,7 +81,8 @@ enum DocumentDepthGuard {
                 continue
             }
             switch byte {
-            case UInt8(ascii: "#") where previous == space || previous == UInt8(ascii: "\t") || previous == UInt8(ascii: "\n"):
+            case UInt8(ascii: "#")
+            where previous == space || previous == UInt8(ascii: "\t") || previous == UInt8(ascii: "\n"):
                 skippingComment = true
             case UInt8(ascii: "\""), UInt8(ascii: "'"):
                 if previous == space || previous == UInt8(ascii: "\n") || previous == UInt8(ascii: "\t")

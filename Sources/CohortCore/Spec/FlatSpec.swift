@@ -15,18 +15,29 @@
 ///   (`heldByAncestors`), whose fencing tokens it may read.
 public struct FlatSpec: Sendable, Hashable {
     /// The top-level group first, then nested groups in document order.
-    public var groups: [FlatGroup]
+    public let groups: [FlatGroup]
     /// Every procedure in document order; `FlatGroup.leaves` are ranges into this.
-    public var leaves: [FlatLeaf]
+    public let leaves: [FlatLeaf]
+    /// Leaf index by path (`tests/unit`).
+    public let leafIndexByPath: [String: Int]
+    /// Group index by path (`""` for the top level).
+    public let groupIndexByPath: [String: Int]
+
+    init(groups: [FlatGroup], leaves: [FlatLeaf]) {
+        self.groups = groups
+        self.leaves = leaves
+        leafIndexByPath = Dictionary(leaves.map { ($0.path, $0.index) }, uniquingKeysWith: { first, _ in first })
+        groupIndexByPath = Dictionary(groups.map { ($0.path, $0.index) }, uniquingKeysWith: { first, _ in first })
+    }
 
     /// The leaf with this path (`tests/unit`), if any.
     public func leaf(at path: String) -> FlatLeaf? {
-        leaves.first { $0.path == path }
+        leafIndexByPath[path].map { leaves[$0] }
     }
 
     /// The group with this path (`""` for the top level), if any.
     public func group(at path: String) -> FlatGroup? {
-        groups.first { $0.path == path }
+        groupIndexByPath[path].map { groups[$0] }
     }
 
     /// A leaf's dependencies as paths, expanded to leaves, in document order.

@@ -80,7 +80,7 @@ public enum SpecParser {
             throw SpecErrors([
                 SpecError(
                     .limitExceeded, path: "",
-                    "line \(estimate.line): the document nests too deeply (more than \(limits.maxDocumentDepth) levels; limit maxDocumentDepth)",
+                    "line \(estimate.line): the document nests too deeply (more than \(limits.maxDocumentDepth) levels) (limit maxDocumentDepth)",
                     line: estimate.line, column: 1)
             ])
         }

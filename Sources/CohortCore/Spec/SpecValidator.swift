@@ -138,7 +138,9 @@ struct SpecValidator {
             if let producer = checkReference(injection.from, from: node, in: tree, path: "\(entry).from"),
                 tree.nodes[producer].isGroup
             {
-                let example = tree.nodes[producer].children.first.map { "; e.g. \"\(injection.from)/\(tree.nodes[$0].name)\"" } ?? ""
+                let example =
+                    tree.nodes[producer].children.first.map { "; e.g. \"\(injection.from)/\(tree.nodes[$0].name)\"" }
+                    ?? ""
                 fail(
                     .invalidValue, "\(entry).from",
                     "\"\(injection.from)\" is a group and has no output; inject from one of its children\(example)")
@@ -156,7 +158,9 @@ struct SpecValidator {
     private mutating func checkKind(_ kind: String, path: String) {
         if kind.isEmpty {
             fail(.invalidValue, path, "a procedure kind cannot be empty (built in: shell, sleep, echo, fail)")
-        } else if kind.contains(where: { $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control } }) {
+        } else if kind.contains(where: {
+            $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        }) {
             fail(.invalidValue, path, "a procedure kind cannot contain spaces or control characters")
         }
     }

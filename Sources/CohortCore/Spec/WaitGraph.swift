@@ -92,8 +92,9 @@ struct WaitGraph {
     private func cycle(in component: [Int]) -> [Int]? {
         let members = Set(component)
         // Start from a dependency edge inside the component; every cycle here has one.
-        guard let first = dependencyEdges.filter({ members.contains($0.from) && members.contains($0.to) })
-            .min(by: { ($0.from, $0.to) < ($1.from, $1.to) })
+        guard
+            let first = dependencyEdges.filter({ members.contains($0.from) && members.contains($0.to) })
+                .min(by: { ($0.from, $0.to) < ($1.from, $1.to) })
         else { return nil }
         // Breadth-first from the edge's target back to its source.
         var previous: [Int: Int] = [first.to: first.from]

@@ -42,12 +42,47 @@ import Testing
         #expect(try JSONValue(jsonString: "42") == 42)
     }
 
-    @Test func readingMalformedJSONThrows() {
-        #expect(throws: JSONParseError.self) { try JSONValue(jsonString: #"{"a": }"#) }
+    @Test(arguments: [
+        (#"{"a": }"# as String, 1, 7), ("[1, 2", 1, 6), ("[1,]", 1, 4), ("{\n  \"a\": 1,\n  \"b\" 2\n}", 3, 7), ("01", 1, 1),
+        ("1.", 1, 3), ("-", 1, 2), ("tru", 1, 1), (#""abc"#, 1, 1), ("\"a\u{7}b\"", 1, 3), (#""\x""#, 1, 3),
+        (#""\ud800""#, 1, 8), ("[1] x", 1, 5), ("", 1, 1), ("NaN", 1, 1),
+    ])
+    func readingMalformedJSONThrowsWithAPosition(_ text: String, _ line: Int, _ column: Int) {
+        do {
+            let value = try JSONValue(jsonString: text)
+            Issue.record("\(text) read as \(value)")
+        } catch {
+            #expect(error.line == line && error.column == column, "\(text): \(error)")
+        }
+    }
+
+    @Test func readingJSONRoundsDoublesCorrectly() throws {
+        // Foundation's JSONSerialization on Linux reads this one unit off.
+        #expect(try JSONValue(jsonString: "[13.428571428571429]") == [.double(13.428571428571429)])
+        let values = (0..<2_000).map { JSONValue.double(Double($0) / 7) }
+        #expect(try JSONValue(jsonBytes: JSONValue.array(values).jsonBytes()) == .array(values))
+    }
+
+    @Test func readingJSONDecodesEscapesAndSurrogatePairs() throws {
+        #expect(try JSONValue(jsonString: #""a\"b\\c\/d\n\u00e9\ud83d\ude00""#) == "a\"b\\c/d\né😀")
+    }
+
+    @Test func readingJSONRejectsInvalidUTF8() {
+        #expect(throws: JSONParseError.self) { try JSONValue(jsonBytes: [0x22, 0xFF, 0xFE, 0x22]) }
+    }
+
+    @Test func readingJSONRejectsExcessiveNesting() {
+        let deep = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)
+        #expect(throws: JSONParseError.self) { try JSONValue(jsonString: deep) }
+    }
+
+    @Test func aRepeatedObjectKeyKeepsItsLastValue() throws {
+        #expect(try JSONValue(jsonString: #"{"a": 1, "a": 2}"#) == ["a": 2])
     }
 
     static let roundTripValues: [JSONValue] = [
-        .null, true, false, 0, -7, .int(.max), .int(.min), 1.5, -0.25, 1e-7, 1e300, "", "héllo \"quoted\" \\ / \n\t\u{1}",
+        .null, true, false, 0, -7, .int(.max), .int(.min), 1.5, -0.25, 1e-7, 1e300, "",
+        "héllo \"quoted\" \\ / \n\t\u{1}",
         [], [1, "two", [3]], [:], ["b": 1, "a": ["nested": [true, nil]]],
     ]
 

@@ -10,7 +10,9 @@ import Testing
 
     @Test func aCompleteShellInputIsAccepted() {
         let errors = specErrors(
-            child(#"run: shell, with: { command: ["sh", "-c", "echo hi"], env: { A_1: "x" }, stdin: "in", cwd: "/tmp" }"#))
+            child(
+                #"run: shell, with: { command: ["sh", "-c", "echo hi"], env: { A_1: "x" }, stdin: "in", cwd: "/tmp" }"#)
+        )
         #expect(errors.isEmpty, "\(errors)")
     }
 
@@ -22,10 +24,14 @@ import Testing
         ("run: shell, with: { command: [\"\"] }", "children[1].with.command[0]", "the program name cannot be empty"),
         ("run: shell, with: { command: [ls], env: { PORT: 8080 } }", "children[1].with.env.PORT", "quote it"),
         ("run: shell, with: { command: [ls], env: [A] }", "children[1].with.env", "expected an object"),
-        ("run: shell, with: { command: [ls], env: { 1BAD: x } }", "children[1].with.env.1BAD",
-            "not an environment variable name"),
-        ("run: shell, with: { command: [ls], env: { COHORT_CHILD: x } }", "children[1].with.env.COHORT_CHILD",
-            "set by the worker"),
+        (
+            "run: shell, with: { command: [ls], env: { 1BAD: x } }", "children[1].with.env.1BAD",
+            "not an environment variable name"
+        ),
+        (
+            "run: shell, with: { command: [ls], env: { COHORT_CHILD: x } }", "children[1].with.env.COHORT_CHILD",
+            "set by the worker"
+        ),
         ("run: shell, with: { command: [ls], stdin: [1] }", "children[1].with.stdin", "expected a string"),
         ("run: shell, with: { command: [ls], cwd: \"\" }", "children[1].with.cwd", "cannot be empty"),
         ("run: shell, with: { command: [ls], comand: [x] }", "children[1].with.comand", "did you mean \"command\"?"),
@@ -68,7 +74,9 @@ import Testing
         #expect(specErrors(child("run: echo, inject: [{ from: src, into: \"a.b[2]\" }]")).isEmpty)
     }
 
-    @Test(arguments: [("repo", "COHORT_FENCE_REPO"), ("deploy-lock", "COHORT_FENCE_DEPLOY_LOCK"), ("a.b_c", "COHORT_FENCE_A_B_C")])
+    @Test(arguments: [
+        ("repo", "COHORT_FENCE_REPO"), ("deploy-lock", "COHORT_FENCE_DEPLOY_LOCK"), ("a.b_c", "COHORT_FENCE_A_B_C"),
+    ])
     func fenceVariablesUpperCaseTheCategory(_ category: String, _ variable: String) {
         #expect(SpecNames.fenceVariable(for: category) == variable)
     }

@@ -30,7 +30,8 @@ import Testing
 
     @Test(arguments: [
         (Duration.seconds(90), "1m30s"), (.milliseconds(500), "500ms"), (.seconds(3600), "1h"), (.zero, "0s"),
-        (.seconds(86_400 * 2), "48h"), (.nanoseconds(1_500), "1us500ns"), (.seconds(3661) + .milliseconds(1), "1h1m1s1ms"),
+        (.seconds(86_400 * 2), "48h"), (.nanoseconds(1_500), "1us500ns"),
+        (.seconds(3661) + .milliseconds(1), "1h1m1s1ms"),
     ])
     func specStringIsCanonicalAndParsesBack(_ duration: Duration, _ text: String) throws {
         #expect(duration.specString == text)

@@ -36,7 +36,10 @@ import Testing
 
     @Test func leavesAreInDocumentOrderWithSlashJoinedPaths() throws {
         let spec = try flat(Self.nested)
-        #expect(spec.leaves.map(\.path) == ["build", "tests/unit", "tests/suites/a", "tests/suites/b", "tests/report", "package", "docs"])
+        #expect(
+            spec.leaves.map(\.path) == [
+                "build", "tests/unit", "tests/suites/a", "tests/suites/b", "tests/report", "package", "docs",
+            ])
         #expect(spec.leaves.map(\.index) == Array(0..<7))
         #expect(spec.leaf(at: "tests/suites/b")?.name == "b")
     }
@@ -62,7 +65,8 @@ import Testing
         let spec = try flat(Self.nested)
         let package = try #require(spec.leaf(at: "package"))
         #expect(package.waitsFor == ["tests"])
-        #expect(spec.dependencyPaths(of: package) == ["tests/unit", "tests/suites/a", "tests/suites/b", "tests/report"])
+        #expect(
+            spec.dependencyPaths(of: package) == ["tests/unit", "tests/suites/a", "tests/suites/b", "tests/report"])
         #expect(package.dependencies == [1..<5])
     }
 
@@ -79,11 +83,13 @@ import Testing
         #expect(spec.leaf(at: "tests/unit")?.dependencyIndices == [0])
         #expect(spec.leaf(at: "tests/suites/a")?.waitsFor == ["tests/unit", "build"])
         #expect(spec.leaf(at: "tests/suites/b")?.dependencyIndices == [0, 1])
-        #expect(spec.dependencyPaths(of: spec.leaf(at: "tests/report")!) == ["build", "tests/suites/a", "tests/suites/b"])
+        #expect(
+            spec.dependencyPaths(of: spec.leaf(at: "tests/report")!) == ["build", "tests/suites/a", "tests/suites/b"])
     }
 
     @Test func aTopLevelSequenceChainsEveryChild() throws {
-        let spec = try flat("name: g\nmode: sequence\nchildren: [{name: a, run: echo}, {name: b, run: echo}, {name: c, run: echo}]")
+        let spec = try flat(
+            "name: g\nmode: sequence\nchildren: [{name: a, run: echo}, {name: b, run: echo}, {name: c, run: echo}]")
         #expect(spec.leaves.map(\.dependencyIndices) == [[], [0], [1]])
     }
 
@@ -95,7 +101,8 @@ import Testing
 
     @Test func injectionImpliesADependencyAndResolvesTheProducer() throws {
         let spec = try flat(
-            "name: g\nchildren: [{name: a, run: echo}, {name: b, run: echo, inject: [{from: a, select: value, into: x}]}]")
+            "name: g\nchildren: [{name: a, run: echo}, {name: b, run: echo, inject: [{from: a, select: value, into: x}]}]"
+        )
         let consumer = try #require(spec.leaf(at: "b"))
         #expect(consumer.dependencyIndices == [0])
         #expect(consumer.inject == [FlatInjection(producer: 0, producerPath: "a", select: "value", into: "x")])
@@ -144,7 +151,8 @@ import Testing
 
     @Test func leavesCarryTheirProcedureSettings() throws {
         let spec = try flat(
-            "name: g\nchildren: [{name: a, run: shell, with: {command: [ls]}, timeout: 30s, retry: {attempts: 2, backoff: 1s}}]")
+            "name: g\nchildren: [{name: a, run: shell, with: {command: [ls]}, timeout: 30s, retry: {attempts: 2, backoff: 1s}}]"
+        )
         let leaf = try #require(spec.leaves.first)
         #expect(leaf.run == "shell")
         #expect(leaf.input == ["command": ["ls"]])
@@ -154,7 +162,8 @@ import Testing
 
     @Test func groupsCarryModeTimeoutAndFailurePolicy() throws {
         let spec = try flat(
-            "name: g\ntimeout: 1h\nonChildFailure: continue\nchildren: [{name: t, timeout: 5m, group: {mode: sequence, onChildFailure: cancel-group, children: [{name: a, run: echo}]}}]")
+            "name: g\ntimeout: 1h\nonChildFailure: continue\nchildren: [{name: t, timeout: 5m, group: {mode: sequence, onChildFailure: cancel-group, children: [{name: a, run: echo}]}}]"
+        )
         #expect(spec.groups.map(\.timeout) == [.seconds(3600), .seconds(300)])
         #expect(spec.groups.map(\.onChildFailure) == [.continue, .cancelGroup])
         #expect(spec.groups.map(\.mode) == [.parallel, .sequence])
@@ -162,7 +171,8 @@ import Testing
 
     @Test func dependencyRangesAreMerged() throws {
         let spec = try flat(
-            "name: g\nchildren: [{name: a, run: echo}, {name: b, run: echo}, {name: c, run: echo}, {name: d, run: echo, after: [c, a, b]}]")
+            "name: g\nchildren: [{name: a, run: echo}, {name: b, run: echo}, {name: c, run: echo}, {name: d, run: echo, after: [c, a, b]}]"
+        )
         #expect(spec.leaf(at: "d")?.dependencies == [0..<3])
         #expect(spec.leaf(at: "d")?.waitsFor == ["c", "a", "b"])
     }

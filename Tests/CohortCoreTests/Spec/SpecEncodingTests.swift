@@ -19,7 +19,10 @@ import Testing
                 Injection(from: "checkout", select: "stdout", into: "stdin"),
                 Injection(from: "version", select: #"a["b.c"][0]"#, into: "env.OTHER"),
             ])
-        ChildSpec("tests", mode: .sequence, onChildFailure: .continue, after: ["build"], exclusive: ["db"], timeout: .seconds(60)) {
+        ChildSpec(
+            "tests", mode: .sequence, onChildFailure: .continue, after: ["build"], exclusive: ["db"],
+            timeout: .seconds(60)
+        ) {
             ChildSpec("unit", run: "echo")
             ChildSpec("deep", mode: .parallel) {
                 ChildSpec("leaf", run: "sleep", with: ["seconds": 1])
@@ -34,7 +37,8 @@ import Testing
     @Test func specTextParsesBackToAnEqualSpec() throws {
         let text = Self.builtInSwift.specText()
         #expect(try SpecParser.parse(text: text, format: .json) == Self.builtInSwift)
-        #expect(try SpecParser.parse(text: Self.builtInSwift.specText(pretty: false), format: .json) == Self.builtInSwift)
+        #expect(
+            try SpecParser.parse(text: Self.builtInSwift.specText(pretty: false), format: .json) == Self.builtInSwift)
     }
 
     @Test(arguments: ["release.yaml", "fan-out.yaml", "exclusive.yaml", "cancellation.yaml"])
@@ -107,12 +111,17 @@ import Testing
 @Suite struct RetryPolicyTests {
     @Test func fixedBackoffWaitsTheSameEachTime() {
         let policy = RetryPolicy(attempts: 5, backoff: .seconds(2))
-        #expect((1...4).map { policy.delay(afterFailedAttempt: $0, unitRandom: 0.7) } == Array(repeating: .seconds(2), count: 4))
+        #expect(
+            (1...4).map { policy.delay(afterFailedAttempt: $0, unitRandom: 0.7) }
+                == Array(repeating: .seconds(2), count: 4))
     }
 
     @Test func exponentialBackoffDoublesUpToTheCap() {
         let policy = RetryPolicy(attempts: 6, backoff: .seconds(1), strategy: .exponential, maxBackoff: .seconds(5))
-        #expect((1...5).map { policy.delay(afterFailedAttempt: $0, unitRandom: 0) } == [.seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5)])
+        #expect(
+            (1...5).map { policy.delay(afterFailedAttempt: $0, unitRandom: 0) } == [
+                .seconds(1), .seconds(2), .seconds(4), .seconds(5), .seconds(5),
+            ])
     }
 
     @Test func exponentialBackoffSurvivesManyAttempts() {

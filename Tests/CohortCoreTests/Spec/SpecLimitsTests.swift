@@ -47,11 +47,18 @@ import Testing
         #expect(specErrors(nested(33)).first?.message.contains("limit maxNestingDepth") == true)
     }
 
+    @Test func theDeepestAllowedNestingSurvivesPrettyJSON() throws {
+        let spec = try SpecParser.parse(text: nested(32))
+        #expect(try SpecParser.parse(text: spec.specText(pretty: true), format: .json) == spec)
+    }
+
     @Test func deeplyNestedInputIsRejectedBeforeParsing() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         let errors = specErrors("name: g\nchildren: [{ name: a, run: echo, with: { x: \(deep) } }]")
         #expect(errors.first?.message.contains("limit maxDocumentDepth") == true, "\(errors.prefix(1))")
-        let dashes = "name: g\nchildren:\n  - name: a\n    run: echo\n    with:\n      x:\n        " + String(repeating: "- ", count: 100_000) + "x\n"
+        let dashes =
+            "name: g\nchildren:\n  - name: a\n    run: echo\n    with:\n      x:\n        "
+            + String(repeating: "- ", count: 100_000) + "x\n"
         #expect(specErrors(dashes).first?.message.contains("limit maxDocumentDepth") == true)
     }
 
@@ -78,7 +85,8 @@ import Testing
     @Test func aliasExpansionIsLimited() {
         var yaml = "name: g\nbomb:\n  a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
         for level in 1...7 {
-            yaml += "  a\(level): &a\(level) [\(Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", "))]\n"
+            yaml +=
+                "  a\(level): &a\(level) [\(Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", "))]\n"
         }
         yaml += "children: [{ name: a, run: echo }]\n"
         let errors = specErrors(yaml)

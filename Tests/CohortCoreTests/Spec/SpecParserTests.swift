@@ -93,7 +93,8 @@ import Testing
     }
 
     @Test func injectionSelectAndIntoDefaultToTheWholeValue() throws {
-        let spec = try parseSpec("name: g\nchildren: [{ name: a, run: echo }, { name: b, run: echo, inject: [{ from: a }] }]")
+        let spec = try parseSpec(
+            "name: g\nchildren: [{ name: a, run: echo }, { name: b, run: echo, inject: [{ from: a }] }]")
         #expect(spec.children[1].inject == [Injection(from: "a", select: .root, into: .root)])
     }
 
@@ -207,7 +208,9 @@ import Testing
     }
 
     @Test func aSingleStringIsAcceptedForAList() throws {
-        let spec = try parseSpec("name: g\nchildren: [{ name: a, run: echo }, { name: b, run: echo, after: a, requires: linux, exclusive: db }]")
+        let spec = try parseSpec(
+            "name: g\nchildren: [{ name: a, run: echo }, { name: b, run: echo, after: a, requires: linux, exclusive: db }]"
+        )
         #expect(spec.children[1].after == ["a"])
         #expect(spec.children[1].requires == ["linux"])
         #expect(spec.children[1].exclusive == ["db"])

@@ -8,15 +8,23 @@ import Testing
 
     @Test(arguments: [
         ("name: g\nchidren: []", "chidren", "did you mean \"children\""),
-        ("name: g\non_child_failure: continue\nchildren: [{name: a, run: echo}]", "on_child_failure",
-            "did you mean \"onChildFailure\""),
+        (
+            "name: g\non_child_failure: continue\nchildren: [{name: a, run: echo}]", "on_child_failure",
+            "did you mean \"onChildFailure\""
+        ),
         ("name: g\nchildren: [{name: a, run: echo, afetr: [b]}]", "children[0].afetr", "did you mean \"after\""),
-        ("name: g\nchildren: [{name: a, run: echo, retry: {attempts: 2, backof: 1s}}]", "children[0].retry.backof",
-            "did you mean \"backoff\""),
-        ("name: g\nchildren: [{name: a, run: echo}, {name: b, run: echo, inject: [{from: a, slect: x}]}]",
-            "children[1].inject[0].slect", "did you mean \"select\""),
-        ("name: g\nchildren: [{name: t, group: {mdoe: sequence, children: [{name: a, run: echo}]}}]",
-            "children[0].group.mdoe", "did you mean \"mode\""),
+        (
+            "name: g\nchildren: [{name: a, run: echo, retry: {attempts: 2, backof: 1s}}]", "children[0].retry.backof",
+            "did you mean \"backoff\""
+        ),
+        (
+            "name: g\nchildren: [{name: a, run: echo}, {name: b, run: echo, inject: [{from: a, slect: x}]}]",
+            "children[1].inject[0].slect", "did you mean \"select\""
+        ),
+        (
+            "name: g\nchildren: [{name: t, group: {mdoe: sequence, children: [{name: a, run: echo}]}}]",
+            "children[0].group.mdoe", "did you mean \"mode\""
+        ),
         ("name: g\ncolour: blue\nchildren: [{name: a, run: echo}]", "colour", "unknown field \"colour\""),
     ])
     func unknownFieldsAreNamedAtAnyLevel(_ yaml: String, _ path: String, _ message: String) {
@@ -34,20 +42,30 @@ import Testing
 
     @Test(arguments: [
         ("name: [g]\nchildren: [{name: a, run: echo}]", "name", "expected a string, got a list"),
-        ("name: g\nchildren: [{name: 12, run: echo}]", "children[0].name",
-            "expected a string, got a number (12); quote it"),
+        (
+            "name: g\nchildren: [{name: 12, run: echo}]", "children[0].name",
+            "expected a string, got a number (12); quote it"
+        ),
         ("name: g\nchildren: [{name: a, run: [echo]}]", "children[0].run", "expected a string, got a list"),
         ("name: g\nchildren: [{name: a, run: echo, after: [1]}]", "children[0].after[0]", "expected a string"),
         ("name: g\nchildren: [{name: a, run: echo, after: {x: 1}}]", "children[0].after", "expected a list of strings"),
-        ("name: g\nchildren: [{name: a, run: echo, retry: {attempts: 2.5}}]", "children[0].retry.attempts",
-            "expected a whole number"),
-        ("name: g\nchildren: [{name: a, run: echo, retry: {attempts: 2, jitter: lots}}]", "children[0].retry.jitter",
-            "expected a number from 0 to 1"),
-        ("name: g\nchildren: [{name: a, run: echo, inject: {from: b}}]", "children[0].inject",
-            "expected a list of injections"),
+        (
+            "name: g\nchildren: [{name: a, run: echo, retry: {attempts: 2.5}}]", "children[0].retry.attempts",
+            "expected a whole number"
+        ),
+        (
+            "name: g\nchildren: [{name: a, run: echo, retry: {attempts: 2, jitter: lots}}]", "children[0].retry.jitter",
+            "expected a number from 0 to 1"
+        ),
+        (
+            "name: g\nchildren: [{name: a, run: echo, inject: {from: b}}]", "children[0].inject",
+            "expected a list of injections"
+        ),
         ("name: g\nchildren: [a, b]", "children[0]", "expected a child, a mapping, got a string"),
-        ("name: g\nchildren: [{name: a, run: echo, timeout: [1s]}]", "children[0].timeout",
-            "expected a duration such as \"30s\""),
+        (
+            "name: g\nchildren: [{name: a, run: echo, timeout: [1s]}]", "children[0].timeout",
+            "expected a duration such as \"30s\""
+        ),
     ])
     func wrongTypesAreNamed(_ yaml: String, _ path: String, _ message: String) {
         expectSpecError(yaml, at: path, containing: message)
@@ -174,7 +192,8 @@ import Testing
                 group: { children: [{ name: unit, run: echo }] }
               - { name: report, run: echo, after: [tests/unti] }
             """,
-            at: "children[1].after[0]", containing: "group \"tests\" has no child named \"unti\"; did you mean \"unit\"?")
+            at: "children[1].after[0]",
+            containing: "group \"tests\" has no child named \"unti\"; did you mean \"unit\"?")
     }
 
     @Test func injectingFromAGroupIsRejected() {
@@ -186,11 +205,14 @@ import Testing
                 group: { children: [{ name: unit, run: echo }] }
               - { name: report, run: echo, inject: [{ from: tests }] }
             """,
-            at: "children[1].inject[0].from", containing: "is a group and has no output; inject from one of its children; e.g. \"tests/unit\"")
+            at: "children[1].inject[0].from",
+            containing: "is a group and has no output; inject from one of its children; e.g. \"tests/unit\"")
     }
 
     @Test func aChildCannotWaitForItself() {
-        expectSpecError("name: g\nchildren: [{name: a, run: echo, after: [a]}]", at: "children[0].after[0]", containing: "cannot wait for itself")
+        expectSpecError(
+            "name: g\nchildren: [{name: a, run: echo, after: [a]}]", at: "children[0].after[0]",
+            containing: "cannot wait for itself")
     }
 
     @Test func aChildCannotWaitForItsEnclosingGroup() {
@@ -271,14 +293,17 @@ import Testing
     // MARK: Sequence mode
 
     @Test func inASequenceAfterAnEarlierSiblingIsAllowed() {
-        let errors = specErrors("name: g\nmode: sequence\nchildren: [{name: a, run: echo}, {name: b, run: echo}, {name: c, run: echo, after: [a]}]")
+        let errors = specErrors(
+            "name: g\nmode: sequence\nchildren: [{name: a, run: echo}, {name: b, run: echo}, {name: c, run: echo, after: [a]}]"
+        )
         #expect(errors.isEmpty, "\(errors)")
     }
 
     @Test func inASequenceWaitingForALaterSiblingIsRejected() {
         expectSpecError(
             "name: g\nmode: sequence\nchildren: [{name: a, run: echo, inject: [{from: b}]}, {name: b, run: echo}]",
-            at: "children[0].inject[0].from", containing: "in a sequence, children run in listed order and \"b\" comes after")
+            at: "children[0].inject[0].from",
+            containing: "in a sequence, children run in listed order and \"b\" comes after")
     }
 
     // MARK: Values
@@ -372,7 +397,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("\"\"", "cannot be empty"), ("\"has space\"", "may contain only"), ("-lead", "must start with a letter or digit"),
+        ("\"\"", "cannot be empty"), ("\"has space\"", "may contain only"),
+        ("-lead", "must start with a letter or digit"),
         ("\"a,b\"", "may contain only"), ("é", "may contain only"),
     ])
     func exclusiveCategoriesFollowTheCategoryRules(_ category: String, _ message: String) {
@@ -387,7 +413,9 @@ import Testing
             containing: "share the fencing variable COHORT_FENCE_DB_MAIN")
     }
 
-    @Test(arguments: [("linux", true), ("arch=arm64", true), ("zone:eu/1", true), ("\"gpu, fast\"", false), ("\"\"", false)])
+    @Test(arguments: [
+        ("linux", true), ("arch=arm64", true), ("zone:eu/1", true), ("\"gpu, fast\"", false), ("\"\"", false),
+    ])
     func requiresLabelsFollowTheLabelRules(_ label: String, _ valid: Bool) {
         let errors = specErrors("name: g\nrequires: [\(label)]\nchildren: [{name: a, run: echo}]")
         #expect(errors.isEmpty == valid, "\(errors)")
@@ -418,7 +446,8 @@ import Testing
     }
 
     @Test func aProcedureKindCannotBeEmptyOrContainSpaces() {
-        expectSpecError("name: g\nchildren: [{name: a, run: \"\"}]", at: "children[0].run", containing: "cannot be empty")
+        expectSpecError(
+            "name: g\nchildren: [{name: a, run: \"\"}]", at: "children[0].run", containing: "cannot be empty")
         expectSpecError("name: g\nchildren: [{name: a, run: \"my kind\"}]", at: "children[0].run", containing: "spaces")
     }
 
