@@ -3,7 +3,8 @@
 /// would exhaust the stack before any limit in our own code is reached.
 ///
 /// The estimate counts flow brackets outside quoted scalars, comments and block scalars, plus
-/// half the indentation and the `- `/`? ` indicators at the start of each line. It can overshoot
+/// half the indentation and the run of `- `/`? ` indicators that starts each line. libyaml
+/// also stops at 1,000 levels; this guard gives the error a name and a line sooner. It can overshoot
 /// (the caller allows twice `maxDocumentDepth`); the exact depth is checked after parsing.
 enum DocumentDepthGuard {
     /// The largest estimated depth and the 1-based line where it occurs.
@@ -21,6 +22,8 @@ enum DocumentDepthGuard {
         var lastSignificant: UInt8 = 0
         var skippingComment = false
         var skippingBlockLine = false
+        // Still in the run of `- `/`? ` indicators that starts a line.
+        var inIndicatorRun = false
 
         let space = UInt8(ascii: " ")
         for byte in text.utf8 {
@@ -63,6 +66,7 @@ enum DocumentDepthGuard {
                     blockScalarParentIndent = nil
                 }
                 lineBlockDepth = indent / 2
+                inIndicatorRun = true
             }
             if let open = quote {
                 if open == UInt8(ascii: "\"") {
@@ -96,12 +100,17 @@ enum DocumentDepthGuard {
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
                 flow = max(0, flow - 1)
             case space:
-                // `- ` and `? ` nest a block collection on the same line.
-                if flow == 0, previous == UInt8(ascii: "-") || previous == UInt8(ascii: "?") {
+                // `- ` and `? ` at the start of a line nest block collections on that line.
+                if flow == 0, inIndicatorRun, previous == UInt8(ascii: "-") || previous == UInt8(ascii: "?") {
                     lineBlockDepth += 1
                 }
-            default:
+            case UInt8(ascii: "-"), UInt8(ascii: "?"):
                 break
+            default:
+                inIndicatorRun = false
+            }
+            if previous != space && byte != space && (previous == UInt8(ascii: "-") || previous == UInt8(ascii: "?")) {
+                inIndicatorRun = false  // `-x` is text, not an indicator
             }
             if byte != space && byte != UInt8(ascii: "\t") { lastSignificant = byte }
             let depth = lineBlockDepth + flow

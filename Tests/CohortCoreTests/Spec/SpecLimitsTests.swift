@@ -115,3 +115,20 @@ import Testing
         #expect(specErrors(yaml).isEmpty)
     }
 }
+
+@Suite struct DocumentDepthGuardTests {
+    @Test func dashesInsideTextDoNotCountAsNesting() {
+        let text = "x: " + String(repeating: "a - ", count: 1_000) + "\n"
+        #expect(DocumentDepthGuard.estimate(text).depth < 5)
+    }
+
+    @Test func compactSequencesCountOneLevelEach() {
+        #expect(DocumentDepthGuard.estimate("- - - - x\n").depth == 4)
+        #expect(DocumentDepthGuard.estimate("- -c\n").depth == 1)
+    }
+
+    @Test func flowBracketsCountOneLevelEach() {
+        #expect(DocumentDepthGuard.estimate("x: [[{a: [1]}]]\n").depth == 4)
+        #expect(DocumentDepthGuard.estimate("x: \"[[[[\"\n").depth == 0)
+    }
+}
