@@ -115,7 +115,15 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     }
 
     override func willEnqueue(on parentQueue: ProcedureQueue) {
-        queue.exclusivityManager = parentQueue.exclusivityManager
+        useExclusivityManager(parentQueue.exclusivityManager)
+    }
+
+    /// Gives the group's queue the manager of the queue the group joins, and passes it down
+    /// to the groups already nested in it: they were added to this group's queue before it
+    /// had that manager, and would otherwise keep the default.
+    private func useExclusivityManager(_ manager: any ExclusivityManager) {
+        queue.exclusivityManager = manager
+        for case let child as GroupProcedure in children { child.useExclusivityManager(manager) }
     }
 
     /// The categories this group holds while it runs.
