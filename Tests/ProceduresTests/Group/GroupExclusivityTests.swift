@@ -1,0 +1,127 @@
+import Dispatch
+import Testing
+@testable import Procedures
+
+@Suite("Groups and mutual exclusion")
+struct GroupExclusivityTests {
+    func exclusive(_ name: String, _ category: String, gauge: Gauge? = nil, finishesItself: Bool = true) -> TestProcedure {
+        let procedure = TestProcedure(name, finishesItself: finishesItself, gauge: gauge)
+        procedure.addCondition(MutuallyExclusive(category: category))
+        return procedure
+    }
+
+    /// ProcedureKit #47/#486: a group and its own child in the same category deadlocked.
+    @Test func groupAndItsChildInTheSameCategoryDoNotDeadlock() async throws {
+        let queue = makeQueue()
+        let child = exclusive("child", "db")
+        let group = GroupProcedure(child)
+        group.addCondition(MutuallyExclusive(category: "db"))
+        queue.add(group)
+        #expect(try await finished(group).isSucceeded)
+        #expect(child.didExecute)
+        #expect(group.fencingTokens["db"] != nil)
+        #expect(child.fencingTokens["db"] != nil)
+    }
+
+    @Test func siblingsInsideAGroupHoldingTheCategoryStillExcludeEachOther() async throws {
+        let queue = makeQueue()
+        let gauge = Gauge()
+        let children = (0..<4).map { exclusive("c\($0)", "db", gauge: gauge, finishesItself: false) }
+        let group = GroupProcedure(children: children)
+        group.addCondition(MutuallyExclusive(category: "db"))
+        queue.add(group)
+        for _ in children {
+            try await waitUntil("a child executes") { children.contains { $0.isExecuting } }
+            #expect(children.filter { $0.isExecuting }.count == 1)
+            children.first { $0.isExecuting }!.complete()
+        }
+        #expect(try await finished(group).isSucceeded)
+        #expect(gauge.max == 1)
+    }
+
+    @Test func groupHoldingACategoryKeepsOutsidersOutUntilItFinishes() async throws {
+        let queue = makeQueue()
+        let child = exclusive("child", "db", finishesItself: false)
+        let group = GroupProcedure(child)
+        group.addCondition(MutuallyExclusive(category: "db"))
+        queue.add(group)
+        try await waitUntil("child executes") { child.isExecuting }
+        let outsider = exclusive("outsider", "db")
+        queue.add(outsider)
+        try await waitUntil("outsider waits for the lock") { outsider.state == .evaluatingConditions }
+        child.complete()
+        try await finished(group)
+        #expect(try await finished(outsider).isSucceeded)
+        #expect(outsider.fencingTokens["db"]! > group.fencingTokens["db"]!)
+    }
+
+    @Test func childCategoryTheGroupDoesNotHoldExcludesProceduresOutsideTheGroup() async throws {
+        let queue = makeQueue()
+        let outsider = exclusive("outsider", "db", finishesItself: false)
+        queue.add(outsider)
+        try await waitUntil("outsider executes") { outsider.isExecuting }
+        let child = exclusive("child", "db")
+        let group = GroupProcedure(child)
+        queue.add(group)
+        try await waitUntil("child waits for the lock") { child.state == .evaluatingConditions }
+        #expect(!child.didExecute)
+        outsider.complete()
+        #expect(try await finished(group).isSucceeded)
+        #expect(child.didExecute)
+    }
+
+    @Test func grandchildGetsTheCategoryFromTheAncestorThatHoldsIt() async throws {
+        let queue = makeQueue()
+        let gauge = Gauge()
+        let grandchildren = (0..<3).map { exclusive("g\($0)", "db", gauge: gauge) }
+        let inner = GroupProcedure(children: grandchildren)
+        let outer = GroupProcedure(inner)
+        outer.addCondition(MutuallyExclusive(category: "db"))
+        queue.add(outer)
+        #expect(try await finished(outer).isSucceeded)
+        #expect(grandchildren.allSatisfy { $0.didExecute })
+        #expect(gauge.max == 1)
+    }
+
+    @Test func nestedGroupsHoldingTheSameCategoryDoNotDeadlock() async throws {
+        let queue = makeQueue()
+        let leaf = exclusive("leaf", "db")
+        let inner = GroupProcedure(leaf)
+        inner.addCondition(MutuallyExclusive(category: "db"))
+        let sibling = exclusive("sibling", "db")
+        let outer = GroupProcedure(inner, sibling)
+        outer.addCondition(MutuallyExclusive(category: "db"))
+        queue.add(outer)
+        #expect(try await finished(outer).isSucceeded)
+        #expect(leaf.didExecute && sibling.didExecute)
+    }
+
+    /// Children of groups nested before the outer group is enqueued must use the queue's
+    /// exclusivity manager (on a worker: the cluster's), not the process-wide default.
+    @Test func childrenOfNestedGroupsUseTheQueuesExclusivityManager() async throws {
+        let queue = makeQueue()
+        let manager = RecordingExclusivityManager()
+        queue.exclusivityManager = manager
+        let leaf = exclusive("leaf", "db")
+        let inner = GroupProcedure(leaf)
+        let outer = GroupProcedure(inner)
+        queue.add(outer)
+        #expect(try await finished(outer).isSucceeded)
+        #expect(manager.calls(.request, for: "leaf").count == 1)
+        #expect(manager.calls(.release, for: "leaf").count == 1)
+    }
+
+    @Test func childOfANestedGroupWaitsForAnOutsiderHoldingItsCategory() async throws {
+        let queue = makeQueue()
+        let outsider = exclusive("outsider", "db", finishesItself: false)
+        queue.add(outsider)
+        try await waitUntil("outsider executes") { outsider.isExecuting }
+        let leaf = exclusive("leaf", "db")
+        let outer = GroupProcedure(GroupProcedure(leaf))
+        queue.add(outer)
+        try await waitUntil("leaf waits") { leaf.state == .evaluatingConditions }
+        outsider.complete()
+        #expect(try await finished(outer).isSucceeded)
+        #expect(leaf.fencingTokens["db"]! > outsider.fencingTokens["db"]!)
+    }
+}
