@@ -1,0 +1,58 @@
+import Dispatch
+import Foundation
+
+/// Turns SIGINT and SIGTERM into a call on a dispatch queue instead of the default exit, so a
+/// command can stop gracefully (cancel its service task, stop the processes it started).
+///
+/// A second signal while the first is being handled exits at once with 128 + the signal, so an
+/// impatient Ctrl-C still works. Keep the trap alive as long as it should catch signals;
+/// ``cancel()`` restores the default handling.
+final class SignalTrap: @unchecked Sendable {
+    // @unchecked: both properties are immutable after init; dispatch sources are thread-safe
+    // objects whose `cancel()` may be called from any thread.
+    private let sources: [any DispatchSourceSignal]
+    private let signals: [Int32]
+
+    /// Starts catching `signals`; `handler` runs on a private queue with the signal's number.
+    init(_ signals: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
+        self.signals = signals
+        let queue = DispatchQueue(label: "cohort.signals")
+        let seen = SignalCounter()
+        sources = signals.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler {
+                if seen.increment() > 1 { exit(128 + number) }
+                handler(number)
+            }
+            source.resume()
+            return source
+        }
+    }
+
+    /// Stops catching; the signals' default actions apply again.
+    func cancel() {
+        for source in sources { source.cancel() }
+        for number in signals { signal(number, SIG_DFL) }
+    }
+
+    /// `SIGINT`, `SIGTERM` or the number.
+    static func name(_ number: Int32) -> String {
+        switch number {
+        case SIGINT: "SIGINT"
+        case SIGTERM: "SIGTERM"
+        default: "signal \(number)"
+        }
+    }
+}
+
+/// How many signals were caught; touched only on the trap's serial queue.
+private final class SignalCounter: @unchecked Sendable {
+    // @unchecked: `count` is read and written only from the SignalTrap's serial dispatch queue.
+    private var count = 0
+
+    func increment() -> Int {
+        count += 1
+        return count
+    }
+}
