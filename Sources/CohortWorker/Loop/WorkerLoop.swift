@@ -1,0 +1,248 @@
+import CohortWire
+import Foundation
+import Logging
+import ZeroMQ
+
+/// What other threads hand the loop through its mailbox.
+enum LoopInput: Sendable {
+    /// An attempt started or finished.
+    case attempt(AttemptEvent)
+    /// A lock request, withdrawal or release from the cluster exclusivity manager.
+    case lock(LockMessage)
+    /// `Worker.run()`'s task was cancelled: stop.
+    case stop
+}
+
+/// The worker's I/O loop: owns the DEALER socket to the coordinator, on one dedicated
+/// thread, and drives the session state machine, the attempts and the lock messages.
+///
+/// Everything here runs on the loop's thread; other threads talk to it only through
+/// ``mailbox``. Each turn: wait for the socket, the mailbox or the next deadline; read
+/// every message that is there; take every event posted; let the session act; then send
+/// what the turn produced, batched (one `started` and one `results` message per turn,
+/// never on a timer).
+final class WorkerLoop {
+    struct Attempt {
+        let procedure: TaskProcedure
+        var startedAt: WireTimestamp?
+        /// Cancelled by the worker itself (stopping, coordinator lost): its result is not
+        /// reported, the coordinator treats the attempt as lost.
+        var interrupted = false
+    }
+
+    let configuration: WorkerConfiguration
+    let registry: ProcedureRegistry
+    let logger: Logger
+    let mailbox: Mailbox<LoopInput>
+    let codec = WireCodec()
+    let context: Context
+    let queue: ProcedureQueue
+    let locks: ClusterExclusivityManager
+    let settings: KindSettings
+    let report: @Sendable (AttemptEvent) -> Void
+
+    var session: WorkerSession
+    var socket: Socket?
+    var poller = Poller()
+    var socketIndex: Int?
+    var mailboxIndex = 0
+    var attempts: [UInt64: Attempt] = [:]
+    var outbox = Outbox()
+    /// Results that finished while no session was ready, sent after the next READY.
+    var unsentResults: [TaskResult] = []
+    /// Lock withdrawals and releases made while no session was ready.
+    var unsentLockMessages: [LockMessage] = []
+    /// Frames a send could not queue (the socket was full), sent first when it is writable.
+    var blocked: [[[UInt8]]] = []
+    var stopDeadline: ContinuousClock.Instant?
+    var failure: WorkerRunError?
+    var undecodable = 0
+
+    init(configuration: WorkerConfiguration, registry: ProcedureRegistry, logger: Logger, mailbox: Mailbox<LoopInput>) throws {
+        self.configuration = configuration
+        self.registry = registry
+        var logger = logger
+        logger[metadataKey: "worker.name"] = "\(configuration.name)"
+        self.logger = logger
+        self.mailbox = mailbox
+        context = try Context()
+        queue = ProcedureQueue(name: "worker", maxConcurrentCount: configuration.slots)
+        locks = ClusterExclusivityManager(logger: logger) { [mailbox] message in mailbox.post(.lock(message)) }
+        queue.exclusivityManager = locks
+        settings = KindSettings(killGrace: configuration.killGrace, maxCapturedOutput: configuration.maxCapturedOutput)
+        report = { [mailbox] event in mailbox.post(.attempt(event)) }
+        session = WorkerSession(
+            settings: .init(
+                heartbeatInterval: configuration.heartbeatInterval, heartbeatLiveness: configuration.heartbeatLiveness,
+                reconnectDelay: configuration.reconnectDelay, maxReconnectDelay: configuration.maxReconnectDelay),
+            now: .now, makeSessionID: WorkerLoop.makeSessionID)
+    }
+
+    /// Runs until the worker has stopped. Call it on the loop's own thread.
+    /// - Throws: ``WorkerRunError`` if the coordinator refused the worker for good, or the socket failed.
+    func run() throws(WorkerRunError) {
+        mailboxIndex = poller.register(mailbox.waker)
+        defer { shutDown() }
+        perform(session.tick(now: .now), now: .now)
+        while failure == nil {
+            let now = ContinuousClock.now
+            if let stopDeadline, attempts.isEmpty || now >= stopDeadline { break }
+            flush(now: now)
+            var deadline = session.nextDeadline
+            if let stopDeadline { deadline = deadline.map { min($0, stopDeadline) } ?? stopDeadline }
+            do {
+                try poller.poll(timeout: deadline.map { max($0 - ContinuousClock.now, .zero) })
+            } catch {
+                throw WorkerRunError(.transport, "polling the coordinator's socket failed: \(error)")
+            }
+            let turn = ContinuousClock.now
+            if let socketIndex, poller.events(at: socketIndex).contains(.writable) { sendBlocked() }
+            if let socketIndex, poller.isReadable(socketIndex) { receiveAll(now: turn) }
+            if poller.isReadable(mailboxIndex) {
+                for input in mailbox.drain() { handle(input, now: turn) }
+            }
+            perform(session.tick(now: turn), now: turn)
+        }
+        if let failure { throw failure }
+    }
+
+    // MARK: Session actions
+
+    func perform(_ actions: [WorkerSession.Action], now: ContinuousClock.Instant) {
+        for action in actions {
+            switch action {
+            case .connect(let sessionID):
+                connect(sessionID: sessionID, now: now)
+            case .announce(let sessionID, let peerID):
+                announce(sessionID: sessionID, peerID: peerID, now: now)
+            case .heartbeat:
+                if outbox.isEmpty && blocked.isEmpty { send(.worker(.heartbeat), now: now) }
+            case .disconnect(let reason):
+                disconnect(reason: reason)
+            case .fail(let error):
+                failure = WorkerRunError(.refused, "the coordinator refused this worker: \(error.message)")
+            }
+        }
+    }
+
+    private func connect(sessionID: String, now: ContinuousClock.Instant) {
+        logger.debug("connecting", metadata: ["coordinator": "\(configuration.coordinator)", "session.id": "\(sessionID)"])
+        do {
+            let socket = try context.socket(.dealer)
+            try socket.connect(configuration.coordinator)
+            install(socket)
+        } catch {
+            logger.error("cannot connect to the coordinator", metadata: ["error": "\(error)"])
+            perform([.disconnect(reason: "cannot connect: \(error)")], now: now)
+            return
+        }
+        let hello = Hello(role: .worker, softwareVersion: Worker.softwareVersion, peerName: configuration.name)
+        send(.handshake(.hello(hello)), now: now)
+    }
+
+    private func announce(sessionID: String, peerID: String, now: ContinuousClock.Instant) {
+        let running = attempts.values.compactMap { attempt -> RunningTask? in
+            guard let startedAt = attempt.startedAt, !attempt.interrupted else { return nil }
+            let dispatch = attempt.procedure.dispatch
+            let held = dispatch.fencingTokens.merging(locks.heldTokens(of: dispatch.task.id)) { _, new in new }
+            return RunningTask(task: dispatch.task, startedAt: startedAt, heldTokens: held)
+        }
+        let ready = WorkerReady(
+            name: configuration.name, host: configuration.host, sessionID: sessionID, labels: configuration.labels,
+            slots: UInt32(configuration.slots), kinds: registry.kindNames, running: running)
+        send(.worker(.ready(ready)), now: now)
+        for request in locks.outstandingRequests() { outbox.locks.append(.request(request)) }
+        outbox.locks.append(contentsOf: unsentLockMessages)
+        unsentLockMessages = []
+        outbox.results.append(contentsOf: unsentResults)
+        unsentResults = []
+        logger.info("ready", metadata: ["session.id": "\(sessionID)", "worker.id": "\(peerID)", "running": "\(running.count)"])
+        let line = "cohort worker \(configuration.name) ready (session \(sessionID))\n"
+        FileHandle.standardOutput.write(Data(line.utf8))
+    }
+
+    /// Closes the connection. Attempts not started yet are cancelled (the coordinator will
+    /// give them to another worker); running ones go on and are reported in the next READY.
+    func disconnect(reason: String) {
+        logger.warning("disconnected from the coordinator", metadata: ["reason": "\(reason)"])
+        closeSocket()
+        unsentResults.append(contentsOf: outbox.results)
+        outbox = Outbox()
+        blocked = []
+        for (id, attempt) in attempts where attempt.startedAt == nil && !attempt.interrupted {
+            attempts[id]!.interrupted = true
+            attempt.procedure.cancel(with: CancellationReason("the coordinator was lost before it started"))
+        }
+    }
+
+    private func install(_ socket: Socket) {
+        closeSocket()
+        poller = Poller()
+        mailboxIndex = poller.register(mailbox.waker)
+        socketIndex = try? poller.register(socket)
+        self.socket = socket
+    }
+
+    private func closeSocket() {
+        socket?.close()
+        socket = nil
+        socketIndex = nil
+        poller = Poller()
+        mailboxIndex = poller.register(mailbox.waker)
+    }
+
+    // MARK: Stopping
+
+    /// Starts stopping: no new work, every attempt cancelled; the loop ends when they have
+    /// finished (or the kill grace and a margin have passed).
+    func beginStopping(now: ContinuousClock.Instant) {
+        guard stopDeadline == nil else { return }
+        stopDeadline = now + configuration.killGrace + .seconds(3)
+        logger.info("stopping", metadata: ["running": "\(attempts.count)"])
+        if session.isReady { send(.worker(.draining(reason: "worker \(configuration.name) is stopping")), now: now) }
+        for id in attempts.keys { attempts[id]!.interrupted = true }
+        queue.cancelAll(with: CancellationReason("worker \(configuration.name) stopped"))
+    }
+
+    private func shutDown() {
+        let now = ContinuousClock.now
+        if session.isReady {
+            flush(now: now)
+            let interrupted = attempts.count
+            send(.worker(.disconnect(reason: "worker \(configuration.name) stopped; \(interrupted) attempts interrupted")), now: now)
+        }
+        session.stop()
+        closeSocket()
+        context.terminate()
+        if undecodable > 0 { logger.warning("dropped undecodable messages", metadata: ["count": "\(undecodable)"]) }
+    }
+
+    /// A fresh session id: 16 random hex digits.
+    static func makeSessionID() -> String {
+        let value = UInt64.random(in: .min ... .max)
+        let hex = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// Why ``Worker/run()`` stopped with an error.
+public struct WorkerRunError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: Hashable, Sendable {
+        /// A setting is invalid (see ``WorkerConfiguration/validate()``).
+        case invalidConfiguration
+        /// The coordinator refused the worker for good (e.g. another protocol version).
+        case refused
+        /// ZeroMQ failed (no context, a malformed endpoint, …).
+        case transport
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

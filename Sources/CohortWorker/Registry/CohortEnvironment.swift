@@ -1,0 +1,33 @@
+/// The `COHORT_*` variables every process an attempt starts sees (DESIGN.md §2).
+enum CohortEnvironment {
+    /// `COHORT_GROUP`, `COHORT_CHILD`, `COHORT_ATTEMPT`, `COHORT_WORKER`, and
+    /// `COHORT_FENCE_<CATEGORY>` for each category held.
+    static func variables(
+        group: String, child: String, attempt: Int, worker: String, fencingTokens: [String: UInt64]
+    ) -> [String: String] {
+        var variables = [
+            "COHORT_GROUP": group,
+            "COHORT_CHILD": child,
+            "COHORT_ATTEMPT": String(attempt),
+            "COHORT_WORKER": worker,
+        ]
+        for (category, token) in fencingTokens {
+            variables[fenceVariable(for: category)] = String(token)
+        }
+        return variables
+    }
+
+    /// `COHORT_FENCE_` and the category upper-cased, every character other than an ASCII
+    /// letter or digit written `_`: `db-main` → `COHORT_FENCE_DB_MAIN`.
+    static func fenceVariable(for category: String) -> String {
+        var name = "COHORT_FENCE_"
+        for scalar in category.unicodeScalars {
+            switch scalar.value {
+            case 0x30...0x39, 0x41...0x5A: name.unicodeScalars.append(scalar)
+            case 0x61...0x7A: name.unicodeScalars.append(Unicode.Scalar(scalar.value - 0x20)!)
+            default: name.append("_")
+            }
+        }
+        return name
+    }
+}

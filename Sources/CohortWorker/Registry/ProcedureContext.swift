@@ -1,0 +1,132 @@
+import Logging
+
+/// What a running procedure kind knows about the attempt it runs, and how it runs local
+/// procedures of its own.
+///
+/// A worker makes one context per attempt and passes it to the kind's closure. The
+/// closure runs as a Swift task: when the attempt is cancelled (a cancel from the
+/// coordinator, a timeout, the worker stopping) that task is cancelled, cooperatively, and
+/// ``isCancelled`` becomes true. A kind must stop its work then; the attempt finishes when
+/// the closure returns.
+///
+/// Procedures a kind builds locally (a `GroupProcedure` with a `MutuallyExclusive` child,
+/// say) run on ``queue`` (or through ``run(_:)``): their mutual exclusion goes through the
+/// coordinator's cluster-wide lock table, tied to this attempt, and they are cancelled when
+/// the attempt is.
+///
+/// Thread-safety: a `Sendable` value; every member may be used from any thread.
+public struct ProcedureContext: Sendable {
+    /// The group's id (`COHORT_GROUP`).
+    public let group: String
+    /// The child's path in nested groups, e.g. `tests/unit` (`COHORT_CHILD`).
+    public let child: String
+    /// The attempt number, from 1 (`COHORT_ATTEMPT`).
+    public let attempt: Int
+    /// The coordinator's id of this attempt.
+    public let taskID: UInt64
+    /// The worker's name (`COHORT_WORKER`).
+    public let workerName: String
+    /// Category → fencing token of every lock the coordinator granted for this attempt
+    /// before dispatching it (the child's `exclusive` categories).
+    public let fencingTokens: [String: UInt64]
+    /// Variables a process started for this attempt should see besides the worker's own:
+    /// the dispatch's extra environment and every `COHORT_*` variable (which win).
+    public var environment: [String: String] {
+        extraEnvironment.merging(cohortVariables) { _, cohort in cohort }
+    }
+    /// A logger with `group.id`, `child.path`, `attempt` and `worker.name` metadata.
+    public var logger: Logger {
+        var logger = baseLogger
+        logger[metadataKey: "group.id"] = "\(group)"
+        logger[metadataKey: "child.path"] = "\(child)"
+        logger[metadataKey: "attempt"] = "\(attempt)"
+        logger[metadataKey: "worker.name"] = "\(workerName)"
+        return logger
+    }
+
+    private let baseLogger: Logger
+
+    let scope: AttemptScope
+    /// The dispatch's extra environment.
+    let extraEnvironment: [String: String]
+    /// `COHORT_GROUP`, `COHORT_CHILD`, `COHORT_ATTEMPT`, `COHORT_WORKER`, `COHORT_FENCE_*`.
+    var cohortVariables: [String: String] {
+        CohortEnvironment.variables(
+            group: group, child: child, attempt: attempt, worker: workerName, fencingTokens: fencingTokens)
+    }
+    /// The worker's settings the built-ins need (`killGrace`, `maxCapturedOutput`).
+    let settings: KindSettings
+
+    /// A context for calling a kind's closure directly, e.g. in a unit test: its ``queue``
+    /// uses the process-local exclusivity manager and nothing cancels it.
+    public init(
+        group: String = "local", child: String = "child", attempt: Int = 1, taskID: UInt64 = 0,
+        workerName: String = "local", fencingTokens: [String: UInt64] = [:],
+        logger: Logger = Logger(label: "cohort.worker.procedure")
+    ) {
+        self.init(
+            group: group, child: child, attempt: attempt, taskID: taskID, workerName: workerName,
+            fencingTokens: fencingTokens, extraEnvironment: [:], logger: logger,
+            scope: AttemptScope(exclusivity: .manager(LocalExclusivityManager.shared)), settings: KindSettings()
+        )
+    }
+
+    init(
+        group: String, child: String, attempt: Int, taskID: UInt64, workerName: String,
+        fencingTokens: [String: UInt64], extraEnvironment: [String: String], logger: Logger, scope: AttemptScope,
+        settings: KindSettings
+    ) {
+        self.settings = settings
+        self.group = group
+        self.child = child
+        self.attempt = attempt
+        self.taskID = taskID
+        self.workerName = workerName
+        self.fencingTokens = fencingTokens
+        self.baseLogger = logger
+        self.scope = scope
+        self.extraEnvironment = extraEnvironment
+    }
+
+    /// Whether the attempt was cancelled; the kind should stop its work and return (or throw).
+    public var isCancelled: Bool { scope.isCancelled || Task.isCancelled }
+
+    /// Why the attempt was cancelled (e.g. `timed out`), once it is.
+    public var cancellationReason: String? { scope.cancellationReason }
+
+    /// The queue for procedures this attempt creates: no slot limit (they run inside the
+    /// attempt's slot), mutual exclusion through the cluster's lock table, every procedure
+    /// on it cancelled when the attempt is cancelled or finishes.
+    public var queue: ProcedureQueue { scope.queue }
+
+    /// Adds `procedure` to ``queue`` and waits for it.
+    ///
+    /// - Throws: the procedure's error if it failed, its cancellation reason (or
+    ///   `CancellationError`) if it was cancelled. Cancelling the calling task cancels the procedure.
+    public func run(_ procedure: Procedure) async throws {
+        try await withTaskCancellationHandler {
+            try await scope.queue.run(procedure)
+        } onCancel: {
+            procedure.cancel()
+        }
+    }
+
+    /// Adds `procedure` to ``queue``, waits for it and returns its output.
+    ///
+    /// - Throws: as ``run(_:)``.
+    public func run<P: OutputProcedure>(_ procedure: P) async throws -> P.Output {
+        try await withTaskCancellationHandler {
+            try await scope.queue.run(procedure)
+        } onCancel: {
+            procedure.cancel()
+        }
+    }
+}
+
+/// The worker settings that built-in kinds read.
+struct KindSettings: Sendable {
+    /// SIGTERM → SIGKILL grace for `shell`.
+    var killGrace: Duration = .seconds(5)
+    /// Bytes of stdout, and of stderr, that `shell` keeps.
+    var maxCapturedOutput: Int = 1 << 20
+}

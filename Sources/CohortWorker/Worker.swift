@@ -1,0 +1,87 @@
+import Foundation
+import Logging
+import ZeroMQ
+
+/// A Cohort worker: connects to the coordinator, runs the attempts it dispatches on a local
+/// `ProcedureQueue` with ``WorkerConfiguration/slots`` slots, and reports their results.
+///
+/// ```swift
+/// var registry = ProcedureRegistry()            // shell, sleep, echo, fail
+/// registry.register("wordcount") { (input: Text, ctx: ProcedureContext) async throws -> Counts in … }
+/// var configuration = WorkerConfiguration(coordinator: "tcp://10.0.0.5:7400")
+/// configuration.labels = ["linux"]
+/// try await Worker(configuration: configuration, registry: registry).run()
+/// ```
+///
+/// A service: ``run()`` returns when the worker has stopped, and cancelling the task that
+/// runs it stops it gracefully (no new work, running attempts cancelled and waited for, a
+/// `disconnect` to the coordinator, sockets closed with a short linger).
+///
+/// The ZeroMQ connection belongs to a thread of the worker's own; ``run()`` only waits for
+/// it and never blocks a Swift concurrency thread. When the coordinator welcomes the
+/// worker, it prints `cohort worker <name> ready (session <id>)` to stdout. A coordinator
+/// that goes silent for its liveness is treated as lost: no new work starts, running
+/// attempts go on, and the worker reconnects with a new session after 1 s, 2 s, … up to
+/// 32 s, reporting what it still runs.
+///
+/// Thread-safety: `Sendable`; call ``run()`` once.
+public final class Worker: Sendable {
+    /// The Cohort release this worker reports in its HELLO.
+    public static let softwareVersion = "0.1.0"
+
+    /// The worker's settings.
+    public let configuration: WorkerConfiguration
+    /// The kinds the worker runs.
+    public let registry: ProcedureRegistry
+    private let logger: Logger
+
+    /// A worker with `configuration`, running the kinds of `registry`.
+    public init(
+        configuration: WorkerConfiguration, registry: ProcedureRegistry = ProcedureRegistry(),
+        logger: Logger = Logger(label: "cohort.worker")
+    ) {
+        self.configuration = configuration
+        self.registry = registry
+        self.logger = logger
+    }
+
+    /// Runs the worker until the calling task is cancelled (or the coordinator refuses it).
+    ///
+    /// - Throws: ``WorkerRunError``: ``WorkerRunError/Code/invalidConfiguration`` for a bad
+    ///   setting, ``WorkerRunError/Code/refused`` if the coordinator refused this worker for
+    ///   good (another protocol version), ``WorkerRunError/Code/transport`` if ZeroMQ failed.
+    ///   Cancellation is not an error: `run()` returns normally once stopped.
+    public func run() async throws {
+        do {
+            try configuration.validate()
+        } catch {
+            throw WorkerRunError(.invalidConfiguration, "invalid worker setting \(error)")
+        }
+        let mailbox: Mailbox<LoopInput>
+        do {
+            mailbox = try Mailbox()
+        } catch {
+            throw WorkerRunError(.transport, "cannot make the worker's wake-up descriptor: \(error)")
+        }
+        let (configuration, registry, logger) = (self.configuration, self.registry, self.logger)
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let thread = Thread {
+                    do {
+                        let loop = try WorkerLoop(configuration: configuration, registry: registry, logger: logger, mailbox: mailbox)
+                        try loop.run()
+                        continuation.resume()
+                    } catch let error as WorkerRunError {
+                        continuation.resume(throwing: error)
+                    } catch {
+                        continuation.resume(throwing: WorkerRunError(.transport, "cannot start the worker: \(error)"))
+                    }
+                }
+                thread.name = "cohort-worker"
+                thread.start()
+            }
+        } onCancel: {
+            mailbox.post(.stop)
+        }
+    }
+}
