@@ -170,6 +170,9 @@ extension Procedure {
             finish()
         case .execute(let observers):
             for observer in observers { observer.deliver(waits: true) { observer.will(execute: self) } }
+            // A will-execute observer may have cancelled the procedure (a zero timeout does),
+            // which finishes it unless automatic finishing is disabled: its work must not run.
+            guard state == .executing else { return }
             execute()
             for observer in observers { observer.deliver(waits: false) { observer.did(execute: self) } }
         }
