@@ -15,29 +15,19 @@
 ///   (`heldByAncestors`), whose fencing tokens it may read.
 public struct FlatSpec: Sendable, Hashable {
     /// The top-level group first, then nested groups in document order.
-    public let groups: [FlatGroup]
+    public var groups: [FlatGroup]
     /// Every procedure in document order; `FlatGroup.leaves` are ranges into this.
-    public let leaves: [FlatLeaf]
-    /// Leaf index by path (`tests/unit`).
-    public let leafIndexByPath: [String: Int]
-    /// Group index by path (`""` for the top level).
-    public let groupIndexByPath: [String: Int]
+    public var leaves: [FlatLeaf]
 
-    init(groups: [FlatGroup], leaves: [FlatLeaf]) {
-        self.groups = groups
-        self.leaves = leaves
-        leafIndexByPath = Dictionary(leaves.map { ($0.path, $0.index) }, uniquingKeysWith: { first, _ in first })
-        groupIndexByPath = Dictionary(groups.map { ($0.path, $0.index) }, uniquingKeysWith: { first, _ in first })
-    }
-
-    /// The leaf with this path (`tests/unit`), if any.
+    /// The leaf with this path (`tests/unit`), if any. A linear search, for tools and tests;
+    /// a scheduler keeps its own index.
     public func leaf(at path: String) -> FlatLeaf? {
-        leafIndexByPath[path].map { leaves[$0] }
+        leaves.first { $0.path == path }
     }
 
-    /// The group with this path (`""` for the top level), if any.
+    /// The group with this path (`""` for the top level), if any. A linear search.
     public func group(at path: String) -> FlatGroup? {
-        groupIndexByPath[path].map { groups[$0] }
+        groups.first { $0.path == path }
     }
 
     /// A leaf's dependencies as paths, expanded to leaves, in document order.
