@@ -13,6 +13,18 @@ public enum WireMessage: Hashable, Sendable {
     /// Coordinator → worker.
     case toWorker(CoordinatorToWorker)
 
+    /// The header this message is sent with in the current protocol version.
+    public var header: WireHeader {
+        let kind = switch self {
+        case .handshake(let message): message.wireKind
+        case .clientRequest(let message): message.wireKind
+        case .coordinatorReply(let message): message.wireKind
+        case .worker(let message): message.wireKind
+        case .toWorker(let message): message.wireKind
+        }
+        return WireHeader(family: family, kind: kind)
+    }
+
     /// The message's family (its header's family byte).
     public var family: WireFamily {
         switch self {
@@ -25,17 +37,17 @@ public enum WireMessage: Hashable, Sendable {
     }
 }
 
-/// Which protobuf envelope frame 1 holds; byte 6 of the header.
+/// Who sends a message to whom; byte 6 of the header.
 public enum WireFamily: UInt8, Hashable, Sendable, CaseIterable, CustomStringConvertible {
-    /// `Handshake`: HELLO, WELCOME, handshake ERROR. Frozen across versions.
+    /// ``Handshake``: HELLO, WELCOME, handshake ERROR. Frozen across versions.
     case handshake = 1
-    /// `ClientRequest`.
+    /// ``ClientRequest``: client → coordinator.
     case clientRequest = 2
-    /// `CoordinatorReply`.
+    /// ``CoordinatorReply``: coordinator → client.
     case coordinatorReply = 3
-    /// `WorkerMessage`.
+    /// ``WorkerMessage``: worker → coordinator.
     case workerMessage = 4
-    /// `CoordinatorToWorker`.
+    /// ``CoordinatorToWorker``: coordinator → worker.
     case coordinatorToWorker = 5
 
     public var description: String {

@@ -86,7 +86,7 @@ import Testing
     /// a batch and the concatenated bodies of its single messages decode alike.
     @Test func concatenatedSingleBodiesDecodeAsTheBatch() throws {
         let tasks = Self.tasks(8)
-        let header = WireHeader(family: .coordinatorToWorker).bytes
+        let header = WireMessage.toWorker(.dispatch([])).header.bytes
         let body = try tasks.flatMap { try codec.encode(.toWorker(.dispatch([$0])))[1] }
         #expect(try codec.decode(frames: [header, body]) == .toWorker(.dispatch(tasks)))
     }

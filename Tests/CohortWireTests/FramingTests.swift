@@ -18,8 +18,8 @@ import Testing
         }
     }
 
-    func header(version: UInt16, family: UInt8, length: Int = 8) -> [UInt8] {
-        let bytes: [UInt8] = [0x43, 0x48, 0x52, 0x54, UInt8(version >> 8), UInt8(version & 0xFF), family, 0]
+    func header(version: UInt16, family: UInt8, kind: UInt8 = 1, length: Int = 8) -> [UInt8] {
+        let bytes: [UInt8] = [0x43, 0x48, 0x52, 0x54, UInt8(version >> 8), UInt8(version & 0xFF), family, kind]
         return Array(bytes.prefix(length)) + [UInt8](repeating: 0, count: max(0, length - 8))
     }
 
@@ -62,10 +62,10 @@ import Testing
         #expect(decodeError(frames) == .malformedHeader("header is 9 bytes; version 1 headers are 8"))
     }
 
-    @Test func theFlagsByteIsIgnored() throws {
-        var frames = try frames(.worker(.draining(reason: "x")))
-        frames[0][7] = 0xFF
-        #expect(try codec.decode(frames: frames) == .worker(.draining(reason: "x")))
+    @Test func theBodyOfAHeartbeatIsIgnored() throws {
+        var frames = try frames(.worker(.heartbeat))
+        frames[1] = [0xFF, 0x00, 0x13]
+        #expect(try codec.decode(frames: frames) == .worker(.heartbeat))
     }
 
     @Test(arguments: [0 as UInt8, 6, 42, 255])
@@ -115,19 +115,26 @@ import Testing
     }
 
     @Test(arguments: WireFamily.allCases)
-    func anEmptyBodyHasNoKind(family: WireFamily) {
-        #expect(decodeError([header(version: 1, family: family.rawValue), []]) == .unknownKind(family))
+    func anUnknownKindIsRefused(family: WireFamily) {
+        for kind: UInt8 in [0, 11, 42, 255] {
+            #expect(decodeError([header(version: 1, family: family.rawValue, kind: kind), []]) == .unknownKind(family, kind: kind))
+        }
     }
 
-    @Test func aKindFromALaterVersionIsUnknown() {
-        // Field 15 (a length-delimited, empty message) is not a kind in version 1.
-        #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue), [0x7A, 0x00]])
-            == .unknownKind(.workerMessage))
+    @Test func anEmptyBodyIsAMessageOfDefaults() throws {
+        // Every field at its default: valid where the defaults are (proto3 sends nothing for them).
+        #expect(try codec.decode(frames: [header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 6), []])
+            == .worker(.lockRelease(requestID: 0)))
+        // Enum 0 is never valid.
+        guard case .malformedBody(.clientRequest, _) = decodeError([header(version: 1, family: WireFamily.clientRequest.rawValue, kind: 1), []]) else {
+            Issue.record("a submit without a format decoded")
+            return
+        }
     }
 
     @Test func invalidProtobufIsAMalformedBody() throws {
         // Field 1, length-delimited, claims 100 bytes but has 1.
-        let error = decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue), [0x0A, 100, 0]])
+        let error = decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 4), [0x0A, 100, 0]])
         guard case .malformedBody(.workerMessage, _) = error else {
             Issue.record("expected malformedBody, got \(String(describing: error))")
             return
@@ -153,11 +160,17 @@ import Testing
         #expect(decodeError(frames) == .malformedBody(.coordinatorReply, reason: "group state 99 is unknown"))
     }
 
-    @Test func aMissingTaskRefIsAMalformedBody() throws {
-        // WorkerMessage.results (4) holding TaskResults with one empty TaskResult.
-        let body: [UInt8] = [0x22, 0x02, 0x0A, 0x00]
-        #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue), body])
-            == .malformedBody(.workerMessage, reason: "results[0] has no task"))
+    @Test func aResultWithoutOutcomeIsAMalformedBody() throws {
+        // TaskResults (family 4, kind 4) holding one empty TaskResult.
+        let body: [UInt8] = [0x0A, 0x00]
+        #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 4), body])
+            == .malformedBody(.workerMessage, reason: "results[0] has no outcome"))
+    }
+
+    @Test func aLockRequestWithoutTaskIsAMalformedBody() throws {
+        // LockRequest (family 4, kind 5) with request id 1 and no task.
+        #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 5), [0x08, 0x01]])
+            == .malformedBody(.workerMessage, reason: "lock request has no task"))
     }
 
     @Test func helloMustRepeatItsHeadersVersion() throws {

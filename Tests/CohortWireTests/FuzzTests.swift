@@ -56,9 +56,9 @@ enum FrameMutator {
                     let run = frames[f][start..<min(frames[f].count, start + Int.random(in: 1...8, using: &rng))]
                     frames[f].insert(contentsOf: run, at: Int.random(in: 0...frames[f].count, using: &rng))
                 }
-            default:  // family byte or version byte
+            default:  // version, family or kind byte
                 if !frames.isEmpty, frames[0].count >= 8 {
-                    frames[0][Int.random(in: 4...6, using: &rng)] = UInt8.random(in: 0...8, using: &rng)
+                    frames[0][Int.random(in: 4...7, using: &rng)] = UInt8.random(in: 0...11, using: &rng)
                 }
             }
         }
@@ -69,7 +69,7 @@ enum FrameMutator {
         (0..<Int.random(in: 0...4, using: &rng)).map { index in
             var frame = (0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             if index == 0, Bool.random(using: &rng) {  // a valid header, so bodies get exercised
-                frame = WireHeader(family: WireFamily.allCases.randomElement(using: &rng)!).bytes + frame.prefix(0)
+                frame = WireHeader(family: WireFamily.allCases.randomElement(using: &rng)!, kind: UInt8.random(in: 0...11, using: &rng)).bytes
             }
             return frame
         }

@@ -9,7 +9,7 @@ import Testing
     func everyMessageKindSurvivesEncodeAndDecode(name: String, message: WireMessage) throws {
         let frames = try codec.encode(message)
         #expect(frames.count == 2)
-        #expect(frames[0] == WireHeader(family: message.family).bytes)
+        #expect(frames[0] == message.header.bytes)
         #expect(try codec.decode(frames: frames) == message, "\(name)")
         #expect(try codec.decode(frames: frames.map { Data($0) }) == message, "\(name) from Data")
     }
@@ -20,10 +20,44 @@ import Testing
     }
 
     @Test(arguments: WireFamily.allCases)
-    func headerCarriesMagicVersionAndFamily(family: WireFamily) throws {
-        let header = WireHeader(family: family).bytes
-        #expect(header == [0x43, 0x48, 0x52, 0x54, 0x00, UInt8(WireVersion.current), family.rawValue, 0x00])
-        #expect(try codec.decodeHeader(header) == WireHeader(version: WireVersion.current, family: family))
+    func headerCarriesMagicVersionFamilyAndKind(family: WireFamily) throws {
+        let header = WireHeader(family: family, kind: 9).bytes
+        #expect(header == [0x43, 0x48, 0x52, 0x54, 0x00, UInt8(WireVersion.current), family.rawValue, 9])
+        #expect(try codec.decodeHeader(header) == WireHeader(version: WireVersion.current, family: family, kind: 9))
+    }
+
+    /// The family and kind bytes of every message kind, as docs/protocol.md lists them.
+    static let kindTable: [String: (WireFamily, UInt8)] = [
+        "hello": (.handshake, 1), "welcome": (.handshake, 2), "handshake error": (.handshake, 3),
+        "submit": (.clientRequest, 1), "status": (.clientRequest, 2), "result": (.clientRequest, 3),
+        "cancel": (.clientRequest, 4), "watch": (.clientRequest, 5), "unwatch": (.clientRequest, 6),
+        "workers": (.clientRequest, 7), "locks": (.clientRequest, 8), "disconnect": (.clientRequest, 9),
+        "submitted": (.coordinatorReply, 1), "groups": (.coordinatorReply, 2), "group": (.coordinatorReply, 3),
+        "result reply": (.coordinatorReply, 4), "cancel accepted": (.coordinatorReply, 5),
+        "watch events": (.coordinatorReply, 6), "workers reply": (.coordinatorReply, 7),
+        "locks reply": (.coordinatorReply, 8), "error": (.coordinatorReply, 9), "acknowledged": (.coordinatorReply, 10),
+        "ready": (.workerMessage, 1), "worker heartbeat": (.workerMessage, 2), "started": (.workerMessage, 3),
+        "results": (.workerMessage, 4), "lock request": (.workerMessage, 5), "lock release": (.workerMessage, 6),
+        "lock withdraw": (.workerMessage, 7), "draining": (.workerMessage, 8), "worker disconnect": (.workerMessage, 9),
+        "coordinator heartbeat": (.coordinatorToWorker, 1), "dispatch": (.coordinatorToWorker, 2),
+        "cancel tasks": (.coordinatorToWorker, 3), "lock grant": (.coordinatorToWorker, 4),
+        "lock denied": (.coordinatorToWorker, 5), "shutdown": (.coordinatorToWorker, 6),
+        "worker error": (.coordinatorToWorker, 7),
+    ]
+
+    @Test func everyKindIsSentWithItsDocumentedKindByte() throws {
+        #expect(Self.kindTable.count == Samples.kindCount)
+        for (name, message) in Samples.all {
+            let kind = Samples.kind(of: message)
+            let expected = try #require(Self.kindTable[kind], "\(kind) missing from the table")
+            let frames = try codec.encode(message)
+            #expect(frames[0][6] == expected.0.rawValue && frames[0][7] == expected.1, "\(name)")
+        }
+    }
+
+    @Test func heartbeatsHaveEmptyBodies() throws {
+        #expect(try codec.encode(.worker(.heartbeat))[1].isEmpty)
+        #expect(try codec.encode(.toWorker(.heartbeat))[1].isEmpty)
     }
 
     @Test func familyEncodersAgreeWithTheGeneralOne() throws {

@@ -20,9 +20,8 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
     case malformedHeader(String)
     /// The header's family byte names no family this version knows.
     case unknownFamily(UInt8)
-    /// The body is valid protobuf but holds no message kind this version knows
-    /// (its oneof is unset, or set to a field added by a later version).
-    case unknownKind(WireFamily)
+    /// The header's kind byte names no message of its family in this version.
+    case unknownKind(WireFamily, kind: UInt8)
     /// The body is not a valid message of its family: bad protobuf, invalid
     /// UTF-8, a missing field, an enum value this version does not know, …
     case malformedBody(WireFamily, reason: String)
@@ -56,8 +55,8 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
             "malformed header: \(reason)"
         case .unknownFamily(let byte):
             "unknown message family \(byte)"
-        case .unknownKind(let family):
-            "\(family) body holds no message kind this protocol version knows"
+        case .unknownKind(let family, let kind):
+            "unknown \(family) kind \(kind)"
         case .malformedBody(let family, let reason):
             "malformed \(family) body: \(reason)"
         case .encodingFailed(let reason):

@@ -11,10 +11,11 @@
 /// Cohort wire protocol, version 1: the bodies (frame 1) of every message.
 ///
 /// docs/protocol.md is the specification; this file gives the field numbers.
-/// Frame 0 (the 8-byte header: "CHRT", version, family, flags) is not
-/// protobuf; its family byte says which of the five envelope messages below
-/// (Handshake, ClientRequest, CoordinatorReply, WorkerMessage,
-/// CoordinatorToWorker) frame 1 holds.
+/// Frame 0 (the 8-byte header: "CHRT", version, family, kind) is not
+/// protobuf; its family and kind bytes say which message below frame 1 holds.
+/// The "kind N" comments give each message's kind byte within its family.
+/// A kind whose body is "(empty)" has no message: frame 1 is empty (a
+/// receiver ignores any bytes there).
 ///
 /// Conventions:
 /// - Timestamps are sfixed64 nanoseconds since the Unix epoch (UTC);
@@ -23,10 +24,16 @@
 /// - JSON payloads (task inputs, outputs) are opaque UTF-8 JSON bytes.
 /// - Enum value 0 is never valid: a body that carries it (or a value this
 ///   version does not know) is refused as malformed.
-/// - The Handshake family (messages Handshake, Hello, Welcome,
-///   HandshakeError and enum ErrorCode's existing numbers) is frozen: later
+/// - Messages of one family and kind are never split across frames; a batch
+///   (repeated field) of N items means what N messages of one item would.
+/// - The handshake family (kinds and messages Hello, Welcome,
+///   HandshakeError, and enum ErrorCode's existing numbers) is frozen: later
 ///   protocol versions may add fields, never change or remove one, so a peer
 ///   of any version can read a version-mismatch refusal.
+/// - Hot messages (Task, TaskResult, TaskStarted, TaskCancellation,
+///   RunningTask) carry the task ref inline as fields 1-4 (id, group, path,
+///   attempt) instead of a nested TaskRef: each nesting level costs an extra
+///   size pass when encoding.
 ///
 /// Regenerate the Swift code with scripts/generate-proto.
 
@@ -405,7 +412,8 @@ nonisolated enum Cohort_Wire_V1_LockDenialKind: SwiftProtobuf.Enum, Swift.CaseIt
 
 }
 
-/// Names one attempt of one child: the unit a worker runs.
+/// Names one attempt of one child: the unit a worker runs. Hot messages
+/// inline these four fields with the same numbers.
 nonisolated struct Cohort_Wire_V1_TaskRef: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -479,50 +487,7 @@ nonisolated struct Cohort_Wire_V1_Outcome: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_Handshake: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  var kind: Cohort_Wire_V1_Handshake.OneOf_Kind? = nil
-
-  var hello: Cohort_Wire_V1_Hello {
-    get {
-      if case .hello(let v)? = kind {return v}
-      return Cohort_Wire_V1_Hello()
-    }
-    set {kind = .hello(newValue)}
-  }
-
-  var welcome: Cohort_Wire_V1_Welcome {
-    get {
-      if case .welcome(let v)? = kind {return v}
-      return Cohort_Wire_V1_Welcome()
-    }
-    set {kind = .welcome(newValue)}
-  }
-
-  var error: Cohort_Wire_V1_HandshakeError {
-    get {
-      if case .error(let v)? = kind {return v}
-      return Cohort_Wire_V1_HandshakeError()
-    }
-    set {kind = .error(newValue)}
-  }
-
-  var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  nonisolated enum OneOf_Kind: Equatable, Sendable {
-    case hello(Cohort_Wire_V1_Hello)
-    case welcome(Cohort_Wire_V1_Welcome)
-    case error(Cohort_Wire_V1_HandshakeError)
-
-  }
-
-  init() {}
-}
-
-/// Peer -> coordinator, the first message on every connection.
+/// Kind 1. Peer -> coordinator, the first message on every connection.
 nonisolated struct Cohort_Wire_V1_Hello: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -544,7 +509,7 @@ nonisolated struct Cohort_Wire_V1_Hello: Sendable {
   init() {}
 }
 
-/// Coordinator -> peer, accepting a Hello.
+/// Kind 2. Coordinator -> peer, accepting a Hello.
 nonisolated struct Cohort_Wire_V1_Welcome: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -572,7 +537,7 @@ nonisolated struct Cohort_Wire_V1_Welcome: Sendable {
   init() {}
 }
 
-/// Coordinator -> peer, refusing a Hello (or any message before one).
+/// Kind 3. Coordinator -> peer, refusing a Hello (or any message it cannot take).
 nonisolated struct Cohort_Wire_V1_HandshakeError: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -592,110 +557,12 @@ nonisolated struct Cohort_Wire_V1_HandshakeError: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_ClientRequest: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// chosen by the client, > 0, echoed by the reply
-  var requestID: UInt64 = 0
-
-  var kind: Cohort_Wire_V1_ClientRequest.OneOf_Kind? = nil
-
-  var submit: Cohort_Wire_V1_Submit {
-    get {
-      if case .submit(let v)? = kind {return v}
-      return Cohort_Wire_V1_Submit()
-    }
-    set {kind = .submit(newValue)}
-  }
-
-  var status: Cohort_Wire_V1_StatusRequest {
-    get {
-      if case .status(let v)? = kind {return v}
-      return Cohort_Wire_V1_StatusRequest()
-    }
-    set {kind = .status(newValue)}
-  }
-
-  var result: Cohort_Wire_V1_ResultRequest {
-    get {
-      if case .result(let v)? = kind {return v}
-      return Cohort_Wire_V1_ResultRequest()
-    }
-    set {kind = .result(newValue)}
-  }
-
-  var cancel: Cohort_Wire_V1_CancelRequest {
-    get {
-      if case .cancel(let v)? = kind {return v}
-      return Cohort_Wire_V1_CancelRequest()
-    }
-    set {kind = .cancel(newValue)}
-  }
-
-  var watch: Cohort_Wire_V1_WatchRequest {
-    get {
-      if case .watch(let v)? = kind {return v}
-      return Cohort_Wire_V1_WatchRequest()
-    }
-    set {kind = .watch(newValue)}
-  }
-
-  var unwatch: Cohort_Wire_V1_UnwatchRequest {
-    get {
-      if case .unwatch(let v)? = kind {return v}
-      return Cohort_Wire_V1_UnwatchRequest()
-    }
-    set {kind = .unwatch(newValue)}
-  }
-
-  var workers: Cohort_Wire_V1_WorkersRequest {
-    get {
-      if case .workers(let v)? = kind {return v}
-      return Cohort_Wire_V1_WorkersRequest()
-    }
-    set {kind = .workers(newValue)}
-  }
-
-  var locks: Cohort_Wire_V1_LocksRequest {
-    get {
-      if case .locks(let v)? = kind {return v}
-      return Cohort_Wire_V1_LocksRequest()
-    }
-    set {kind = .locks(newValue)}
-  }
-
-  var disconnect: Cohort_Wire_V1_Disconnect {
-    get {
-      if case .disconnect(let v)? = kind {return v}
-      return Cohort_Wire_V1_Disconnect()
-    }
-    set {kind = .disconnect(newValue)}
-  }
-
-  var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  nonisolated enum OneOf_Kind: Equatable, Sendable {
-    case submit(Cohort_Wire_V1_Submit)
-    case status(Cohort_Wire_V1_StatusRequest)
-    case result(Cohort_Wire_V1_ResultRequest)
-    case cancel(Cohort_Wire_V1_CancelRequest)
-    case watch(Cohort_Wire_V1_WatchRequest)
-    case unwatch(Cohort_Wire_V1_UnwatchRequest)
-    case workers(Cohort_Wire_V1_WorkersRequest)
-    case locks(Cohort_Wire_V1_LocksRequest)
-    case disconnect(Cohort_Wire_V1_Disconnect)
-
-  }
-
-  init() {}
-}
-
 nonisolated struct Cohort_Wire_V1_Submit: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   /// client-chosen id; resubmitting it is idempotent
   var groupID: String {
@@ -735,6 +602,8 @@ nonisolated struct Cohort_Wire_V1_StatusRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   /// absent: every group
   var group: String {
     get {_group ?? String()}
@@ -756,6 +625,8 @@ nonisolated struct Cohort_Wire_V1_ResultRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   var group: String = String()
 
@@ -780,6 +651,8 @@ nonisolated struct Cohort_Wire_V1_CancelRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   var group: String = String()
 
@@ -807,6 +680,8 @@ nonisolated struct Cohort_Wire_V1_WatchRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   var group: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -818,6 +693,8 @@ nonisolated struct Cohort_Wire_V1_UnwatchRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   var group: String = String()
 
@@ -831,6 +708,8 @@ nonisolated struct Cohort_Wire_V1_WorkersRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -841,15 +720,19 @@ nonisolated struct Cohort_Wire_V1_LocksRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_Disconnect: Sendable {
+nonisolated struct Cohort_Wire_V1_ClientDisconnect: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   var reason: String = String()
 
@@ -858,119 +741,12 @@ nonisolated struct Cohort_Wire_V1_Disconnect: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_CoordinatorReply: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  /// the request answered; 0 for unsolicited messages
-  var requestID: UInt64 = 0
-
-  var kind: Cohort_Wire_V1_CoordinatorReply.OneOf_Kind? = nil
-
-  var submitted: Cohort_Wire_V1_Submitted {
-    get {
-      if case .submitted(let v)? = kind {return v}
-      return Cohort_Wire_V1_Submitted()
-    }
-    set {kind = .submitted(newValue)}
-  }
-
-  var groupList: Cohort_Wire_V1_GroupList {
-    get {
-      if case .groupList(let v)? = kind {return v}
-      return Cohort_Wire_V1_GroupList()
-    }
-    set {kind = .groupList(newValue)}
-  }
-
-  var groupDetail: Cohort_Wire_V1_GroupDetail {
-    get {
-      if case .groupDetail(let v)? = kind {return v}
-      return Cohort_Wire_V1_GroupDetail()
-    }
-    set {kind = .groupDetail(newValue)}
-  }
-
-  var result: Cohort_Wire_V1_ResultReply {
-    get {
-      if case .result(let v)? = kind {return v}
-      return Cohort_Wire_V1_ResultReply()
-    }
-    set {kind = .result(newValue)}
-  }
-
-  var cancelAccepted: Cohort_Wire_V1_CancelAccepted {
-    get {
-      if case .cancelAccepted(let v)? = kind {return v}
-      return Cohort_Wire_V1_CancelAccepted()
-    }
-    set {kind = .cancelAccepted(newValue)}
-  }
-
-  var watchEvents: Cohort_Wire_V1_WatchEvents {
-    get {
-      if case .watchEvents(let v)? = kind {return v}
-      return Cohort_Wire_V1_WatchEvents()
-    }
-    set {kind = .watchEvents(newValue)}
-  }
-
-  var workers: Cohort_Wire_V1_WorkersReply {
-    get {
-      if case .workers(let v)? = kind {return v}
-      return Cohort_Wire_V1_WorkersReply()
-    }
-    set {kind = .workers(newValue)}
-  }
-
-  var locks: Cohort_Wire_V1_LocksReply {
-    get {
-      if case .locks(let v)? = kind {return v}
-      return Cohort_Wire_V1_LocksReply()
-    }
-    set {kind = .locks(newValue)}
-  }
-
-  var error: Cohort_Wire_V1_ErrorReply {
-    get {
-      if case .error(let v)? = kind {return v}
-      return Cohort_Wire_V1_ErrorReply()
-    }
-    set {kind = .error(newValue)}
-  }
-
-  var acknowledged: Cohort_Wire_V1_Acknowledged {
-    get {
-      if case .acknowledged(let v)? = kind {return v}
-      return Cohort_Wire_V1_Acknowledged()
-    }
-    set {kind = .acknowledged(newValue)}
-  }
-
-  var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  nonisolated enum OneOf_Kind: Equatable, Sendable {
-    case submitted(Cohort_Wire_V1_Submitted)
-    case groupList(Cohort_Wire_V1_GroupList)
-    case groupDetail(Cohort_Wire_V1_GroupDetail)
-    case result(Cohort_Wire_V1_ResultReply)
-    case cancelAccepted(Cohort_Wire_V1_CancelAccepted)
-    case watchEvents(Cohort_Wire_V1_WatchEvents)
-    case workers(Cohort_Wire_V1_WorkersReply)
-    case locks(Cohort_Wire_V1_LocksReply)
-    case error(Cohort_Wire_V1_ErrorReply)
-    case acknowledged(Cohort_Wire_V1_Acknowledged)
-
-  }
-
-  init() {}
-}
-
 nonisolated struct Cohort_Wire_V1_Submitted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   var id: String = String()
 
@@ -1008,6 +784,8 @@ nonisolated struct Cohort_Wire_V1_GroupList: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   var groups: [Cohort_Wire_V1_GroupSummary] = []
 
@@ -1076,6 +854,8 @@ nonisolated struct Cohort_Wire_V1_GroupDetail: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   var id: String = String()
 
   var name: String = String()
@@ -1110,6 +890,8 @@ nonisolated struct Cohort_Wire_V1_ResultReply: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   var group: String = String()
 
   var path: String {
@@ -1142,6 +924,8 @@ nonisolated struct Cohort_Wire_V1_CancelAccepted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   var group: String = String()
 
@@ -1231,6 +1015,8 @@ nonisolated struct Cohort_Wire_V1_WatchEvents: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   var events: [Cohort_Wire_V1_WatchEvent] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1266,6 +1052,8 @@ nonisolated struct Cohort_Wire_V1_WorkersReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  var requestID: UInt64 = 0
 
   var workers: [Cohort_Wire_V1_WorkerInfo] = []
 
@@ -1341,6 +1129,8 @@ nonisolated struct Cohort_Wire_V1_LocksReply: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   var locks: [Cohort_Wire_V1_LockInfo] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1368,6 +1158,8 @@ nonisolated struct Cohort_Wire_V1_ErrorReply: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  var requestID: UInt64 = 0
+
   var code: Cohort_Wire_V1_ErrorCode = .unspecified
 
   var message: String = String()
@@ -1385,104 +1177,9 @@ nonisolated struct Cohort_Wire_V1_Acknowledged: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  init() {}
-}
-
-nonisolated struct Cohort_Wire_V1_WorkerMessage: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  var kind: Cohort_Wire_V1_WorkerMessage.OneOf_Kind? = nil
-
-  var ready: Cohort_Wire_V1_Ready {
-    get {
-      if case .ready(let v)? = kind {return v}
-      return Cohort_Wire_V1_Ready()
-    }
-    set {kind = .ready(newValue)}
-  }
-
-  var heartbeat: Cohort_Wire_V1_Heartbeat {
-    get {
-      if case .heartbeat(let v)? = kind {return v}
-      return Cohort_Wire_V1_Heartbeat()
-    }
-    set {kind = .heartbeat(newValue)}
-  }
-
-  var started: Cohort_Wire_V1_TasksStarted {
-    get {
-      if case .started(let v)? = kind {return v}
-      return Cohort_Wire_V1_TasksStarted()
-    }
-    set {kind = .started(newValue)}
-  }
-
-  var results: Cohort_Wire_V1_TaskResults {
-    get {
-      if case .results(let v)? = kind {return v}
-      return Cohort_Wire_V1_TaskResults()
-    }
-    set {kind = .results(newValue)}
-  }
-
-  var lockRequest: Cohort_Wire_V1_LockRequest {
-    get {
-      if case .lockRequest(let v)? = kind {return v}
-      return Cohort_Wire_V1_LockRequest()
-    }
-    set {kind = .lockRequest(newValue)}
-  }
-
-  var lockRelease: Cohort_Wire_V1_LockRelease {
-    get {
-      if case .lockRelease(let v)? = kind {return v}
-      return Cohort_Wire_V1_LockRelease()
-    }
-    set {kind = .lockRelease(newValue)}
-  }
-
-  var lockWithdraw: Cohort_Wire_V1_LockWithdraw {
-    get {
-      if case .lockWithdraw(let v)? = kind {return v}
-      return Cohort_Wire_V1_LockWithdraw()
-    }
-    set {kind = .lockWithdraw(newValue)}
-  }
-
-  var draining: Cohort_Wire_V1_Draining {
-    get {
-      if case .draining(let v)? = kind {return v}
-      return Cohort_Wire_V1_Draining()
-    }
-    set {kind = .draining(newValue)}
-  }
-
-  var disconnect: Cohort_Wire_V1_Disconnect {
-    get {
-      if case .disconnect(let v)? = kind {return v}
-      return Cohort_Wire_V1_Disconnect()
-    }
-    set {kind = .disconnect(newValue)}
-  }
+  var requestID: UInt64 = 0
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  nonisolated enum OneOf_Kind: Equatable, Sendable {
-    case ready(Cohort_Wire_V1_Ready)
-    case heartbeat(Cohort_Wire_V1_Heartbeat)
-    case started(Cohort_Wire_V1_TasksStarted)
-    case results(Cohort_Wire_V1_TaskResults)
-    case lockRequest(Cohort_Wire_V1_LockRequest)
-    case lockRelease(Cohort_Wire_V1_LockRelease)
-    case lockWithdraw(Cohort_Wire_V1_LockWithdraw)
-    case draining(Cohort_Wire_V1_Draining)
-    case disconnect(Cohort_Wire_V1_Disconnect)
-
-  }
 
   init() {}
 }
@@ -1519,31 +1216,19 @@ nonisolated struct Cohort_Wire_V1_RunningTask: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var task: Cohort_Wire_V1_TaskRef {
-    get {_task ?? Cohort_Wire_V1_TaskRef()}
-    set {_task = newValue}
-  }
-  /// Returns true if `task` has been explicitly set.
-  var hasTask: Bool {self._task != nil}
-  /// Clears the value of `task`. Subsequent reads from it will return its default value.
-  mutating func clearTask() {self._task = nil}
+  /// fields 1-4: the task ref
+  var taskID: UInt64 = 0
+
+  var group: String = String()
+
+  var path: String = String()
+
+  var attempt: UInt32 = 0
 
   var startedAt: Int64 = 0
 
   /// grants this attempt holds: category -> fencing token
   var heldTokens: Dictionary<String,UInt64> = [:]
-
-  var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  init() {}
-
-  fileprivate var _task: Cohort_Wire_V1_TaskRef? = nil
-}
-
-nonisolated struct Cohort_Wire_V1_Heartbeat: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1555,22 +1240,20 @@ nonisolated struct Cohort_Wire_V1_TaskStarted: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var task: Cohort_Wire_V1_TaskRef {
-    get {_task ?? Cohort_Wire_V1_TaskRef()}
-    set {_task = newValue}
-  }
-  /// Returns true if `task` has been explicitly set.
-  var hasTask: Bool {self._task != nil}
-  /// Clears the value of `task`. Subsequent reads from it will return its default value.
-  mutating func clearTask() {self._task = nil}
+  /// fields 1-4: the task ref
+  var taskID: UInt64 = 0
+
+  var group: String = String()
+
+  var path: String = String()
+
+  var attempt: UInt32 = 0
 
   var startedAt: Int64 = 0
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
-
-  fileprivate var _task: Cohort_Wire_V1_TaskRef? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_TasksStarted: Sendable {
@@ -1590,23 +1273,43 @@ nonisolated struct Cohort_Wire_V1_TaskResult: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var task: Cohort_Wire_V1_TaskRef {
-    get {_task ?? Cohort_Wire_V1_TaskRef()}
-    set {_task = newValue}
-  }
-  /// Returns true if `task` has been explicitly set.
-  var hasTask: Bool {self._task != nil}
-  /// Clears the value of `task`. Subsequent reads from it will return its default value.
-  mutating func clearTask() {self._task = nil}
+  /// fields 1-4: the task ref
+  var taskID: UInt64 = 0
 
-  var outcome: Cohort_Wire_V1_Outcome {
-    get {_outcome ?? Cohort_Wire_V1_Outcome()}
-    set {_outcome = newValue}
+  var group: String = String()
+
+  var path: String = String()
+
+  var attempt: UInt32 = 0
+
+  var outcome: Cohort_Wire_V1_TaskResult.OneOf_Outcome? = nil
+
+  /// succeeded: its output as UTF-8 JSON
+  var output: Data {
+    get {
+      if case .output(let v)? = outcome {return v}
+      return Data()
+    }
+    set {outcome = .output(newValue)}
   }
-  /// Returns true if `outcome` has been explicitly set.
-  var hasOutcome: Bool {self._outcome != nil}
-  /// Clears the value of `outcome`. Subsequent reads from it will return its default value.
-  mutating func clearOutcome() {self._outcome = nil}
+
+  /// failed: the error's message
+  var error: String {
+    get {
+      if case .error(let v)? = outcome {return v}
+      return String()
+    }
+    set {outcome = .error(newValue)}
+  }
+
+  /// cancelled: the reason
+  var cancelled: String {
+    get {
+      if case .cancelled(let v)? = outcome {return v}
+      return String()
+    }
+    set {outcome = .cancelled(newValue)}
+  }
 
   var startedAt: Int64 = 0
 
@@ -1614,10 +1317,17 @@ nonisolated struct Cohort_Wire_V1_TaskResult: Sendable {
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  init() {}
+  nonisolated enum OneOf_Outcome: Equatable, Sendable {
+    /// succeeded: its output as UTF-8 JSON
+    case output(Data)
+    /// failed: the error's message
+    case error(String)
+    /// cancelled: the reason
+    case cancelled(String)
 
-  fileprivate var _task: Cohort_Wire_V1_TaskRef? = nil
-  fileprivate var _outcome: Cohort_Wire_V1_Outcome? = nil
+  }
+
+  init() {}
 }
 
 nonisolated struct Cohort_Wire_V1_TaskResults: Sendable {
@@ -1696,81 +1406,14 @@ nonisolated struct Cohort_Wire_V1_Draining: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_CoordinatorToWorker: Sendable {
+nonisolated struct Cohort_Wire_V1_WorkerDisconnect: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var kind: Cohort_Wire_V1_CoordinatorToWorker.OneOf_Kind? = nil
-
-  var heartbeat: Cohort_Wire_V1_Heartbeat {
-    get {
-      if case .heartbeat(let v)? = kind {return v}
-      return Cohort_Wire_V1_Heartbeat()
-    }
-    set {kind = .heartbeat(newValue)}
-  }
-
-  var dispatch: Cohort_Wire_V1_Dispatch {
-    get {
-      if case .dispatch(let v)? = kind {return v}
-      return Cohort_Wire_V1_Dispatch()
-    }
-    set {kind = .dispatch(newValue)}
-  }
-
-  var cancel: Cohort_Wire_V1_CancelTasks {
-    get {
-      if case .cancel(let v)? = kind {return v}
-      return Cohort_Wire_V1_CancelTasks()
-    }
-    set {kind = .cancel(newValue)}
-  }
-
-  var lockGrant: Cohort_Wire_V1_LockGrant {
-    get {
-      if case .lockGrant(let v)? = kind {return v}
-      return Cohort_Wire_V1_LockGrant()
-    }
-    set {kind = .lockGrant(newValue)}
-  }
-
-  var lockDenied: Cohort_Wire_V1_LockDenied {
-    get {
-      if case .lockDenied(let v)? = kind {return v}
-      return Cohort_Wire_V1_LockDenied()
-    }
-    set {kind = .lockDenied(newValue)}
-  }
-
-  var shutdown: Cohort_Wire_V1_ShutdownNotice {
-    get {
-      if case .shutdown(let v)? = kind {return v}
-      return Cohort_Wire_V1_ShutdownNotice()
-    }
-    set {kind = .shutdown(newValue)}
-  }
-
-  var error: Cohort_Wire_V1_WorkerError {
-    get {
-      if case .error(let v)? = kind {return v}
-      return Cohort_Wire_V1_WorkerError()
-    }
-    set {kind = .error(newValue)}
-  }
+  var reason: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  nonisolated enum OneOf_Kind: Equatable, Sendable {
-    case heartbeat(Cohort_Wire_V1_Heartbeat)
-    case dispatch(Cohort_Wire_V1_Dispatch)
-    case cancel(Cohort_Wire_V1_CancelTasks)
-    case lockGrant(Cohort_Wire_V1_LockGrant)
-    case lockDenied(Cohort_Wire_V1_LockDenied)
-    case shutdown(Cohort_Wire_V1_ShutdownNotice)
-    case error(Cohort_Wire_V1_WorkerError)
-
-  }
 
   init() {}
 }
@@ -1780,14 +1423,14 @@ nonisolated struct Cohort_Wire_V1_Task: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var task: Cohort_Wire_V1_TaskRef {
-    get {_task ?? Cohort_Wire_V1_TaskRef()}
-    set {_task = newValue}
-  }
-  /// Returns true if `task` has been explicitly set.
-  var hasTask: Bool {self._task != nil}
-  /// Clears the value of `task`. Subsequent reads from it will return its default value.
-  mutating func clearTask() {self._task = nil}
+  /// fields 1-4: the task ref
+  var taskID: UInt64 = 0
+
+  var group: String = String()
+
+  var path: String = String()
+
+  var attempt: UInt32 = 0
 
   var kind: String = String()
 
@@ -1806,8 +1449,6 @@ nonisolated struct Cohort_Wire_V1_Task: Sendable {
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
-
-  fileprivate var _task: Cohort_Wire_V1_TaskRef? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_Dispatch: Sendable {
@@ -1827,22 +1468,20 @@ nonisolated struct Cohort_Wire_V1_TaskCancellation: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var task: Cohort_Wire_V1_TaskRef {
-    get {_task ?? Cohort_Wire_V1_TaskRef()}
-    set {_task = newValue}
-  }
-  /// Returns true if `task` has been explicitly set.
-  var hasTask: Bool {self._task != nil}
-  /// Clears the value of `task`. Subsequent reads from it will return its default value.
-  mutating func clearTask() {self._task = nil}
+  /// fields 1-4: the task ref
+  var taskID: UInt64 = 0
+
+  var group: String = String()
+
+  var path: String = String()
+
+  var attempt: UInt32 = 0
 
   var reason: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
-
-  fileprivate var _task: Cohort_Wire_V1_TaskRef? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_CancelTasks: Sendable {
@@ -2086,90 +1725,6 @@ nonisolated extension Cohort_Wire_V1_Outcome: SwiftProtobuf.Message, SwiftProtob
   }
 }
 
-nonisolated extension Cohort_Wire_V1_Handshake: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".Handshake"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hello\0\u{1}welcome\0\u{1}error\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try {
-        var v: Cohort_Wire_V1_Hello?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .hello(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .hello(v)
-        }
-      }()
-      case 2: try {
-        var v: Cohort_Wire_V1_Welcome?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .welcome(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .welcome(v)
-        }
-      }()
-      case 3: try {
-        var v: Cohort_Wire_V1_HandshakeError?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .error(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .error(v)
-        }
-      }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    switch self.kind {
-    case .hello?: try {
-      guard case .hello(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    }()
-    case .welcome?: try {
-      guard case .welcome(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    }()
-    case .error?: try {
-      guard case .error(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    }()
-    case nil: break
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_Handshake, rhs: Cohort_Wire_V1_Handshake) -> Bool {
-    if lhs.kind != rhs.kind {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
 nonisolated extension Cohort_Wire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Hello"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}protocol_version\0\u{3}software_version\0\u{3}peer_name\0")
@@ -2320,9 +1875,9 @@ nonisolated extension Cohort_Wire_V1_HandshakeError: SwiftProtobuf.Message, Swif
   }
 }
 
-nonisolated extension Cohort_Wire_V1_ClientRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".ClientRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}submit\0\u{1}status\0\u{1}result\0\u{1}cancel\0\u{1}watch\0\u{1}unwatch\0\u{1}workers\0\u{1}locks\0\u{1}disconnect\0")
+nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".Submit"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}group_id\0\u{1}document\0\u{1}format\0\u{3}source_name\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2331,123 +1886,10 @@ nonisolated extension Cohort_Wire_V1_ClientRequest: SwiftProtobuf.Message, Swift
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
-      case 2: try {
-        var v: Cohort_Wire_V1_Submit?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .submit(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .submit(v)
-        }
-      }()
-      case 3: try {
-        var v: Cohort_Wire_V1_StatusRequest?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .status(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .status(v)
-        }
-      }()
-      case 4: try {
-        var v: Cohort_Wire_V1_ResultRequest?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .result(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .result(v)
-        }
-      }()
-      case 5: try {
-        var v: Cohort_Wire_V1_CancelRequest?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .cancel(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .cancel(v)
-        }
-      }()
-      case 6: try {
-        var v: Cohort_Wire_V1_WatchRequest?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .watch(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .watch(v)
-        }
-      }()
-      case 7: try {
-        var v: Cohort_Wire_V1_UnwatchRequest?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .unwatch(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .unwatch(v)
-        }
-      }()
-      case 8: try {
-        var v: Cohort_Wire_V1_WorkersRequest?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .workers(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .workers(v)
-        }
-      }()
-      case 9: try {
-        var v: Cohort_Wire_V1_LocksRequest?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .locks(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .locks(v)
-        }
-      }()
-      case 10: try {
-        var v: Cohort_Wire_V1_Disconnect?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .disconnect(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .disconnect(v)
-        }
-      }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self._groupID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.document) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.format) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self._sourceName) }()
       default: break
       }
     }
@@ -2461,96 +1903,23 @@ nonisolated extension Cohort_Wire_V1_ClientRequest: SwiftProtobuf.Message, Swift
     if self.requestID != 0 {
       try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
     }
-    switch self.kind {
-    case .submit?: try {
-      guard case .submit(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    }()
-    case .status?: try {
-      guard case .status(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    }()
-    case .result?: try {
-      guard case .result(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    }()
-    case .cancel?: try {
-      guard case .cancel(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    }()
-    case .watch?: try {
-      guard case .watch(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-    }()
-    case .unwatch?: try {
-      guard case .unwatch(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    }()
-    case .workers?: try {
-      guard case .workers(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-    }()
-    case .locks?: try {
-      guard case .locks(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
-    }()
-    case .disconnect?: try {
-      guard case .disconnect(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    }()
-    case nil: break
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_ClientRequest, rhs: Cohort_Wire_V1_ClientRequest) -> Bool {
-    if lhs.requestID != rhs.requestID {return false}
-    if lhs.kind != rhs.kind {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".Submit"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}group_id\0\u{1}document\0\u{1}format\0\u{3}source_name\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self._groupID) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.document) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.format) }()
-      case 4: try { try decoder.decodeSingularStringField(value: &self._sourceName) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
     try { if let v = self._groupID {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 1)
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
     } }()
     if !self.document.isEmpty {
-      try visitor.visitSingularStringField(value: self.document, fieldNumber: 2)
+      try visitor.visitSingularStringField(value: self.document, fieldNumber: 3)
     }
     if self.format != .unspecified {
-      try visitor.visitSingularEnumField(value: self.format, fieldNumber: 3)
+      try visitor.visitSingularEnumField(value: self.format, fieldNumber: 4)
     }
     try { if let v = self._sourceName {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 4)
+      try visitor.visitSingularStringField(value: v, fieldNumber: 5)
     } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_Submit, rhs: Cohort_Wire_V1_Submit) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs._groupID != rhs._groupID {return false}
     if lhs.document != rhs.document {return false}
     if lhs.format != rhs.format {return false}
@@ -2562,252 +1931,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StatusRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self._group) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._group {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 1)
-    } }()
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_StatusRequest, rhs: Cohort_Wire_V1_StatusRequest) -> Bool {
-    if lhs._group != rhs._group {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".ResultRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}path\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.group) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self._path) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.group.isEmpty {
-      try visitor.visitSingularStringField(value: self.group, fieldNumber: 1)
-    }
-    try { if let v = self._path {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
-    } }()
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_ResultRequest, rhs: Cohort_Wire_V1_ResultRequest) -> Bool {
-    if lhs.group != rhs.group {return false}
-    if lhs._path != rhs._path {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".CancelRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}path\0\u{1}reason\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.group) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self._path) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.reason) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.group.isEmpty {
-      try visitor.visitSingularStringField(value: self.group, fieldNumber: 1)
-    }
-    try { if let v = self._path {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
-    } }()
-    if !self.reason.isEmpty {
-      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 3)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_CancelRequest, rhs: Cohort_Wire_V1_CancelRequest) -> Bool {
-    if lhs.group != rhs.group {return false}
-    if lhs._path != rhs._path {return false}
-    if lhs.reason != rhs.reason {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".WatchRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.group) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.group.isEmpty {
-      try visitor.visitSingularStringField(value: self.group, fieldNumber: 1)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_WatchRequest, rhs: Cohort_Wire_V1_WatchRequest) -> Bool {
-    if lhs.group != rhs.group {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_UnwatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".UnwatchRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.group) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.group.isEmpty {
-      try visitor.visitSingularStringField(value: self.group, fieldNumber: 1)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_UnwatchRequest, rhs: Cohort_Wire_V1_UnwatchRequest) -> Bool {
-    if lhs.group != rhs.group {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_WorkersRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".WorkersRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_WorkersRequest, rhs: Cohort_Wire_V1_WorkersRequest) -> Bool {
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_LocksRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".LocksRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_LocksRequest, rhs: Cohort_Wire_V1_LocksRequest) -> Bool {
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_Disconnect: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".Disconnect"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0")
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.reason) }()
-      default: break
-      }
-    }
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.reason.isEmpty {
-      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 1)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_Disconnect, rhs: Cohort_Wire_V1_Disconnect) -> Bool {
-    if lhs.reason != rhs.reason {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_CoordinatorReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".CoordinatorReply"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}submitted\0\u{3}group_list\0\u{3}group_detail\0\u{1}result\0\u{3}cancel_accepted\0\u{3}watch_events\0\u{1}workers\0\u{1}locks\0\u{1}error\0\u{1}acknowledged\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2816,136 +1940,7 @@ nonisolated extension Cohort_Wire_V1_CoordinatorReply: SwiftProtobuf.Message, Sw
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
-      case 2: try {
-        var v: Cohort_Wire_V1_Submitted?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .submitted(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .submitted(v)
-        }
-      }()
-      case 3: try {
-        var v: Cohort_Wire_V1_GroupList?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .groupList(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .groupList(v)
-        }
-      }()
-      case 4: try {
-        var v: Cohort_Wire_V1_GroupDetail?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .groupDetail(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .groupDetail(v)
-        }
-      }()
-      case 5: try {
-        var v: Cohort_Wire_V1_ResultReply?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .result(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .result(v)
-        }
-      }()
-      case 6: try {
-        var v: Cohort_Wire_V1_CancelAccepted?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .cancelAccepted(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .cancelAccepted(v)
-        }
-      }()
-      case 7: try {
-        var v: Cohort_Wire_V1_WatchEvents?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .watchEvents(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .watchEvents(v)
-        }
-      }()
-      case 8: try {
-        var v: Cohort_Wire_V1_WorkersReply?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .workers(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .workers(v)
-        }
-      }()
-      case 9: try {
-        var v: Cohort_Wire_V1_LocksReply?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .locks(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .locks(v)
-        }
-      }()
-      case 10: try {
-        var v: Cohort_Wire_V1_ErrorReply?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .error(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .error(v)
-        }
-      }()
-      case 11: try {
-        var v: Cohort_Wire_V1_Acknowledged?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .acknowledged(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .acknowledged(v)
-        }
-      }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self._group) }()
       default: break
       }
     }
@@ -2959,63 +1954,23 @@ nonisolated extension Cohort_Wire_V1_CoordinatorReply: SwiftProtobuf.Message, Sw
     if self.requestID != 0 {
       try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
     }
-    switch self.kind {
-    case .submitted?: try {
-      guard case .submitted(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    }()
-    case .groupList?: try {
-      guard case .groupList(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    }()
-    case .groupDetail?: try {
-      guard case .groupDetail(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    }()
-    case .result?: try {
-      guard case .result(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    }()
-    case .cancelAccepted?: try {
-      guard case .cancelAccepted(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-    }()
-    case .watchEvents?: try {
-      guard case .watchEvents(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    }()
-    case .workers?: try {
-      guard case .workers(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-    }()
-    case .locks?: try {
-      guard case .locks(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
-    }()
-    case .error?: try {
-      guard case .error(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    }()
-    case .acknowledged?: try {
-      guard case .acknowledged(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    }()
-    case nil: break
-    }
+    try { if let v = self._group {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_CoordinatorReply, rhs: Cohort_Wire_V1_CoordinatorReply) -> Bool {
+  static func ==(lhs: Cohort_Wire_V1_StatusRequest, rhs: Cohort_Wire_V1_StatusRequest) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
-    if lhs.kind != rhs.kind {return false}
+    if lhs._group != rhs._group {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
-nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".Submitted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}warnings\0\u{3}already_submitted\0")
+nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".ResultRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3023,32 +1978,295 @@ nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProt
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 3: try { try decoder.decodeRepeatedStringField(value: &self.warnings) }()
-      case 4: try { try decoder.decodeSingularBoolField(value: &self.alreadySubmitted) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    try { if let v = self._path {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_ResultRequest, rhs: Cohort_Wire_V1_ResultRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs._path != rhs._path {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".CancelRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}reason\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    try { if let v = self._path {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+    } }()
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_CancelRequest, rhs: Cohort_Wire_V1_CancelRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs._path != rhs._path {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".WatchRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_WatchRequest, rhs: Cohort_Wire_V1_WatchRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_UnwatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".UnwatchRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_UnwatchRequest, rhs: Cohort_Wire_V1_UnwatchRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_WorkersRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".WorkersRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_WorkersRequest, rhs: Cohort_Wire_V1_WorkersRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_LocksRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".LocksRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_LocksRequest, rhs: Cohort_Wire_V1_LocksRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_ClientDisconnect: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".ClientDisconnect"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}reason\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_ClientDisconnect, rhs: Cohort_Wire_V1_ClientDisconnect) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".Submitted"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}warnings\0\u{3}already_submitted\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.warnings) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.alreadySubmitted) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if !self.id.isEmpty {
-      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 2)
     }
     if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
     }
     if !self.warnings.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.warnings, fieldNumber: 3)
+      try visitor.visitRepeatedStringField(value: self.warnings, fieldNumber: 4)
     }
     if self.alreadySubmitted != false {
-      try visitor.visitSingularBoolField(value: self.alreadySubmitted, fieldNumber: 4)
+      try visitor.visitSingularBoolField(value: self.alreadySubmitted, fieldNumber: 5)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_Submitted, rhs: Cohort_Wire_V1_Submitted) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.id != rhs.id {return false}
     if lhs.name != rhs.name {return false}
     if lhs.warnings != rhs.warnings {return false}
@@ -3105,7 +2323,7 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Cohort_Wire_V1_GroupList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".GroupList"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}groups\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}groups\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3113,20 +2331,25 @@ nonisolated extension Cohort_Wire_V1_GroupList: SwiftProtobuf.Message, SwiftProt
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.groups) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.groups) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if !self.groups.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.groups, fieldNumber: 1)
+      try visitor.visitRepeatedMessageField(value: self.groups, fieldNumber: 2)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_GroupList, rhs: Cohort_Wire_V1_GroupList) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.groups != rhs.groups {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -3209,7 +2432,7 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".GroupDetail"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{3}finished_at\0\u{1}reason\0\u{1}children\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{3}finished_at\0\u{1}reason\0\u{1}children\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3217,13 +2440,14 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
-      case 3: try { try decoder.decodeSingularEnumField(value: &self.state) }()
-      case 4: try { try decoder.decodeSingularSFixed64Field(value: &self.submittedAt) }()
-      case 5: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
-      case 6: try { try decoder.decodeSingularStringField(value: &self._reason) }()
-      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.children) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.state) }()
+      case 5: try { try decoder.decodeSingularSFixed64Field(value: &self.submittedAt) }()
+      case 6: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self._reason) }()
+      case 8: try { try decoder.decodeRepeatedMessageField(value: &self.children) }()
       default: break
       }
     }
@@ -3234,31 +2458,35 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if !self.id.isEmpty {
-      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 2)
     }
     if !self.name.isEmpty {
-      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 3)
     }
     if self.state != .unspecified {
-      try visitor.visitSingularEnumField(value: self.state, fieldNumber: 3)
+      try visitor.visitSingularEnumField(value: self.state, fieldNumber: 4)
     }
     if self.submittedAt != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.submittedAt, fieldNumber: 4)
+      try visitor.visitSingularSFixed64Field(value: self.submittedAt, fieldNumber: 5)
     }
     if self.finishedAt != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 5)
+      try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 6)
     }
     try { if let v = self._reason {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 6)
+      try visitor.visitSingularStringField(value: v, fieldNumber: 7)
     } }()
     if !self.children.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.children, fieldNumber: 7)
+      try visitor.visitRepeatedMessageField(value: self.children, fieldNumber: 8)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_GroupDetail, rhs: Cohort_Wire_V1_GroupDetail) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.id != rhs.id {return false}
     if lhs.name != rhs.name {return false}
     if lhs.state != rhs.state {return false}
@@ -3273,7 +2501,7 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ResultReply"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}path\0\u{1}outcome\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}outcome\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3281,9 +2509,10 @@ nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftPr
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.group) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self._path) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._outcome) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._outcome) }()
       default: break
       }
     }
@@ -3294,19 +2523,23 @@ nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftPr
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if !self.group.isEmpty {
-      try visitor.visitSingularStringField(value: self.group, fieldNumber: 1)
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
     }
     try { if let v = self._path {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
     } }()
     try { if let v = self._outcome {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
     } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_ResultReply, rhs: Cohort_Wire_V1_ResultReply) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
     if lhs._path != rhs._path {return false}
     if lhs._outcome != rhs._outcome {return false}
@@ -3317,7 +2550,7 @@ nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_CancelAccepted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".CancelAccepted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}path\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3325,8 +2558,9 @@ nonisolated extension Cohort_Wire_V1_CancelAccepted: SwiftProtobuf.Message, Swif
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.group) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self._path) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
       default: break
       }
     }
@@ -3337,16 +2571,20 @@ nonisolated extension Cohort_Wire_V1_CancelAccepted: SwiftProtobuf.Message, Swif
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if !self.group.isEmpty {
-      try visitor.visitSingularStringField(value: self.group, fieldNumber: 1)
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
     }
     try { if let v = self._path {
-      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
     } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_CancelAccepted, rhs: Cohort_Wire_V1_CancelAccepted) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
     if lhs._path != rhs._path {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -3472,7 +2710,7 @@ nonisolated extension Cohort_Wire_V1_GroupFinished: SwiftProtobuf.Message, Swift
 
 nonisolated extension Cohort_Wire_V1_WatchEvents: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WatchEvents"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}events\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3480,20 +2718,25 @@ nonisolated extension Cohort_Wire_V1_WatchEvents: SwiftProtobuf.Message, SwiftPr
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.events) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.events) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if !self.events.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.events, fieldNumber: 1)
+      try visitor.visitRepeatedMessageField(value: self.events, fieldNumber: 2)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_WatchEvents, rhs: Cohort_Wire_V1_WatchEvents) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.events != rhs.events {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -3562,7 +2805,7 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Cohort_Wire_V1_WorkersReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WorkersReply"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}workers\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}workers\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3570,20 +2813,25 @@ nonisolated extension Cohort_Wire_V1_WorkersReply: SwiftProtobuf.Message, SwiftP
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.workers) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.workers) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if !self.workers.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.workers, fieldNumber: 1)
+      try visitor.visitRepeatedMessageField(value: self.workers, fieldNumber: 2)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_WorkersReply, rhs: Cohort_Wire_V1_WorkersReply) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.workers != rhs.workers {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -3721,7 +2969,7 @@ nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Cohort_Wire_V1_LocksReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LocksReply"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}locks\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}locks\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3729,20 +2977,25 @@ nonisolated extension Cohort_Wire_V1_LocksReply: SwiftProtobuf.Message, SwiftPro
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.locks) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.locks) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if !self.locks.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.locks, fieldNumber: 1)
+      try visitor.visitRepeatedMessageField(value: self.locks, fieldNumber: 2)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_LocksReply, rhs: Cohort_Wire_V1_LocksReply) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.locks != rhs.locks {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -3786,7 +3039,7 @@ nonisolated extension Cohort_Wire_V1_SpecError: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_ErrorReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ErrorReply"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}spec_errors\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}code\0\u{1}message\0\u{3}spec_errors\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3794,28 +3047,33 @@ nonisolated extension Cohort_Wire_V1_ErrorReply: SwiftProtobuf.Message, SwiftPro
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularEnumField(value: &self.code) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
-      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.specErrors) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.code) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 4: try { try decoder.decodeRepeatedMessageField(value: &self.specErrors) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
     if self.code != .unspecified {
-      try visitor.visitSingularEnumField(value: self.code, fieldNumber: 1)
+      try visitor.visitSingularEnumField(value: self.code, fieldNumber: 2)
     }
     if !self.message.isEmpty {
-      try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
+      try visitor.visitSingularStringField(value: self.message, fieldNumber: 3)
     }
     if !self.specErrors.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.specErrors, fieldNumber: 3)
+      try visitor.visitRepeatedMessageField(value: self.specErrors, fieldNumber: 4)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_ErrorReply, rhs: Cohort_Wire_V1_ErrorReply) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
     if lhs.specErrors != rhs.specErrors {return false}
@@ -3826,26 +3084,7 @@ nonisolated extension Cohort_Wire_V1_ErrorReply: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Cohort_Wire_V1_Acknowledged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Acknowledged"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_Acknowledged, rhs: Cohort_Wire_V1_Acknowledged) -> Bool {
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension Cohort_Wire_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ready\0\u{1}heartbeat\0\u{1}started\0\u{1}results\0\u{3}lock_request\0\u{3}lock_release\0\u{3}lock_withdraw\0\u{1}draining\0\u{1}disconnect\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3853,177 +3092,21 @@ nonisolated extension Cohort_Wire_V1_WorkerMessage: SwiftProtobuf.Message, Swift
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try {
-        var v: Cohort_Wire_V1_Ready?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .ready(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .ready(v)
-        }
-      }()
-      case 2: try {
-        var v: Cohort_Wire_V1_Heartbeat?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .heartbeat(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .heartbeat(v)
-        }
-      }()
-      case 3: try {
-        var v: Cohort_Wire_V1_TasksStarted?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .started(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .started(v)
-        }
-      }()
-      case 4: try {
-        var v: Cohort_Wire_V1_TaskResults?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .results(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .results(v)
-        }
-      }()
-      case 5: try {
-        var v: Cohort_Wire_V1_LockRequest?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .lockRequest(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .lockRequest(v)
-        }
-      }()
-      case 6: try {
-        var v: Cohort_Wire_V1_LockRelease?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .lockRelease(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .lockRelease(v)
-        }
-      }()
-      case 7: try {
-        var v: Cohort_Wire_V1_LockWithdraw?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .lockWithdraw(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .lockWithdraw(v)
-        }
-      }()
-      case 8: try {
-        var v: Cohort_Wire_V1_Draining?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .draining(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .draining(v)
-        }
-      }()
-      case 9: try {
-        var v: Cohort_Wire_V1_Disconnect?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .disconnect(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .disconnect(v)
-        }
-      }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    switch self.kind {
-    case .ready?: try {
-      guard case .ready(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    }()
-    case .heartbeat?: try {
-      guard case .heartbeat(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    }()
-    case .started?: try {
-      guard case .started(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    }()
-    case .results?: try {
-      guard case .results(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    }()
-    case .lockRequest?: try {
-      guard case .lockRequest(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    }()
-    case .lockRelease?: try {
-      guard case .lockRelease(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-    }()
-    case .lockWithdraw?: try {
-      guard case .lockWithdraw(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    }()
-    case .draining?: try {
-      guard case .draining(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-    }()
-    case .disconnect?: try {
-      guard case .disconnect(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
-    }()
-    case nil: break
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_WorkerMessage, rhs: Cohort_Wire_V1_WorkerMessage) -> Bool {
-    if lhs.kind != rhs.kind {return false}
+  static func ==(lhs: Cohort_Wire_V1_Acknowledged, rhs: Cohort_Wire_V1_Acknowledged) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4091,7 +3174,7 @@ nonisolated extension Cohort_Wire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Cohort_Wire_V1_RunningTask: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".RunningTask"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}task\0\u{3}started_at\0\u{3}held_tokens\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{3}started_at\0\u{3}held_tokens\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4099,33 +3182,44 @@ nonisolated extension Cohort_Wire_V1_RunningTask: SwiftProtobuf.Message, SwiftPr
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._task) }()
-      case 2: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
-      case 3: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: &self.heldTokens) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 5: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
+      case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: &self.heldTokens) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._task {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
+    if self.taskID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 3)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 4)
+    }
     if self.startedAt != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.startedAt, fieldNumber: 2)
+      try visitor.visitSingularSFixed64Field(value: self.startedAt, fieldNumber: 5)
     }
     if !self.heldTokens.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: self.heldTokens, fieldNumber: 3)
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: self.heldTokens, fieldNumber: 6)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_RunningTask, rhs: Cohort_Wire_V1_RunningTask) -> Bool {
-    if lhs._task != rhs._task {return false}
+    if lhs.taskID != rhs.taskID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.attempt != rhs.attempt {return false}
     if lhs.startedAt != rhs.startedAt {return false}
     if lhs.heldTokens != rhs.heldTokens {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -4133,28 +3227,9 @@ nonisolated extension Cohort_Wire_V1_RunningTask: SwiftProtobuf.Message, SwiftPr
   }
 }
 
-nonisolated extension Cohort_Wire_V1_Heartbeat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".Heartbeat"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap()
-
-  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
-  }
-
-  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  static func ==(lhs: Cohort_Wire_V1_Heartbeat, rhs: Cohort_Wire_V1_Heartbeat) -> Bool {
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
 nonisolated extension Cohort_Wire_V1_TaskStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".TaskStarted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}task\0\u{3}started_at\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{3}started_at\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4162,29 +3237,40 @@ nonisolated extension Cohort_Wire_V1_TaskStarted: SwiftProtobuf.Message, SwiftPr
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._task) }()
-      case 2: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 5: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._task {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
+    if self.taskID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 3)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 4)
+    }
     if self.startedAt != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.startedAt, fieldNumber: 2)
+      try visitor.visitSingularSFixed64Field(value: self.startedAt, fieldNumber: 5)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_TaskStarted, rhs: Cohort_Wire_V1_TaskStarted) -> Bool {
-    if lhs._task != rhs._task {return false}
+    if lhs.taskID != rhs.taskID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.attempt != rhs.attempt {return false}
     if lhs.startedAt != rhs.startedAt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -4223,7 +3309,7 @@ nonisolated extension Cohort_Wire_V1_TasksStarted: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Cohort_Wire_V1_TaskResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".TaskResult"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}task\0\u{1}outcome\0\u{3}started_at\0\u{3}finished_at\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}output\0\u{1}error\0\u{1}cancelled\0\u{3}started_at\0\u{3}finished_at\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4231,10 +3317,36 @@ nonisolated extension Cohort_Wire_V1_TaskResult: SwiftProtobuf.Message, SwiftPro
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._task) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._outcome) }()
-      case 3: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
-      case 4: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 5: try {
+        var v: Data?
+        try decoder.decodeSingularBytesField(value: &v)
+        if let v = v {
+          if self.outcome != nil {try decoder.handleConflictingOneOf()}
+          self.outcome = .output(v)
+        }
+      }()
+      case 6: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.outcome != nil {try decoder.handleConflictingOneOf()}
+          self.outcome = .error(v)
+        }
+      }()
+      case 7: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.outcome != nil {try decoder.handleConflictingOneOf()}
+          self.outcome = .cancelled(v)
+        }
+      }()
+      case 8: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
+      case 9: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
       default: break
       }
     }
@@ -4245,24 +3357,48 @@ nonisolated extension Cohort_Wire_V1_TaskResult: SwiftProtobuf.Message, SwiftPro
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._task {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    try { if let v = self._outcome {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    } }()
+    if self.taskID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 3)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 4)
+    }
+    switch self.outcome {
+    case .output?: try {
+      guard case .output(let v)? = self.outcome else { preconditionFailure() }
+      try visitor.visitSingularBytesField(value: v, fieldNumber: 5)
+    }()
+    case .error?: try {
+      guard case .error(let v)? = self.outcome else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 6)
+    }()
+    case .cancelled?: try {
+      guard case .cancelled(let v)? = self.outcome else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 7)
+    }()
+    case nil: break
+    }
     if self.startedAt != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.startedAt, fieldNumber: 3)
+      try visitor.visitSingularSFixed64Field(value: self.startedAt, fieldNumber: 8)
     }
     if self.finishedAt != 0 {
-      try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 4)
+      try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 9)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_TaskResult, rhs: Cohort_Wire_V1_TaskResult) -> Bool {
-    if lhs._task != rhs._task {return false}
-    if lhs._outcome != rhs._outcome {return false}
+    if lhs.taskID != rhs.taskID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.outcome != rhs.outcome {return false}
     if lhs.startedAt != rhs.startedAt {return false}
     if lhs.finishedAt != rhs.finishedAt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -4434,9 +3570,9 @@ nonisolated extension Cohort_Wire_V1_Draining: SwiftProtobuf.Message, SwiftProto
   }
 }
 
-nonisolated extension Cohort_Wire_V1_CoordinatorToWorker: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".CoordinatorToWorker"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}heartbeat\0\u{1}dispatch\0\u{1}cancel\0\u{3}lock_grant\0\u{3}lock_denied\0\u{1}shutdown\0\u{1}error\0")
+nonisolated extension Cohort_Wire_V1_WorkerDisconnect: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".WorkerDisconnect"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4444,143 +3580,21 @@ nonisolated extension Cohort_Wire_V1_CoordinatorToWorker: SwiftProtobuf.Message,
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try {
-        var v: Cohort_Wire_V1_Heartbeat?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .heartbeat(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .heartbeat(v)
-        }
-      }()
-      case 2: try {
-        var v: Cohort_Wire_V1_Dispatch?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .dispatch(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .dispatch(v)
-        }
-      }()
-      case 3: try {
-        var v: Cohort_Wire_V1_CancelTasks?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .cancel(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .cancel(v)
-        }
-      }()
-      case 4: try {
-        var v: Cohort_Wire_V1_LockGrant?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .lockGrant(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .lockGrant(v)
-        }
-      }()
-      case 5: try {
-        var v: Cohort_Wire_V1_LockDenied?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .lockDenied(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .lockDenied(v)
-        }
-      }()
-      case 6: try {
-        var v: Cohort_Wire_V1_ShutdownNotice?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .shutdown(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .shutdown(v)
-        }
-      }()
-      case 7: try {
-        var v: Cohort_Wire_V1_WorkerError?
-        var hadOneofValue = false
-        if let current = self.kind {
-          hadOneofValue = true
-          if case .error(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.kind = .error(v)
-        }
-      }()
+      case 1: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    switch self.kind {
-    case .heartbeat?: try {
-      guard case .heartbeat(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    }()
-    case .dispatch?: try {
-      guard case .dispatch(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
-    }()
-    case .cancel?: try {
-      guard case .cancel(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
-    }()
-    case .lockGrant?: try {
-      guard case .lockGrant(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    }()
-    case .lockDenied?: try {
-      guard case .lockDenied(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-    }()
-    case .shutdown?: try {
-      guard case .shutdown(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
-    }()
-    case .error?: try {
-      guard case .error(let v)? = self.kind else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 7)
-    }()
-    case nil: break
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_CoordinatorToWorker, rhs: Cohort_Wire_V1_CoordinatorToWorker) -> Bool {
-    if lhs.kind != rhs.kind {return false}
+  static func ==(lhs: Cohort_Wire_V1_WorkerDisconnect, rhs: Cohort_Wire_V1_WorkerDisconnect) -> Bool {
+    if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4588,7 +3602,7 @@ nonisolated extension Cohort_Wire_V1_CoordinatorToWorker: SwiftProtobuf.Message,
 
 nonisolated extension Cohort_Wire_V1_Task: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Task"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}task\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4596,45 +3610,56 @@ nonisolated extension Cohort_Wire_V1_Task: SwiftProtobuf.Message, SwiftProtobuf.
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._task) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.kind) }()
-      case 3: try { try decoder.decodeSingularBytesField(value: &self.input) }()
-      case 4: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: &self.fencingTokens) }()
-      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.timeoutMs) }()
-      case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.env) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.kind) }()
+      case 6: try { try decoder.decodeSingularBytesField(value: &self.input) }()
+      case 7: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: &self.fencingTokens) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.timeoutMs) }()
+      case 9: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.env) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._task {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
+    if self.taskID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 3)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 4)
+    }
     if !self.kind.isEmpty {
-      try visitor.visitSingularStringField(value: self.kind, fieldNumber: 2)
+      try visitor.visitSingularStringField(value: self.kind, fieldNumber: 5)
     }
     if !self.input.isEmpty {
-      try visitor.visitSingularBytesField(value: self.input, fieldNumber: 3)
+      try visitor.visitSingularBytesField(value: self.input, fieldNumber: 6)
     }
     if !self.fencingTokens.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: self.fencingTokens, fieldNumber: 4)
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: self.fencingTokens, fieldNumber: 7)
     }
     if self.timeoutMs != 0 {
-      try visitor.visitSingularUInt64Field(value: self.timeoutMs, fieldNumber: 5)
+      try visitor.visitSingularUInt64Field(value: self.timeoutMs, fieldNumber: 8)
     }
     if !self.env.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.env, fieldNumber: 6)
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.env, fieldNumber: 9)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_Task, rhs: Cohort_Wire_V1_Task) -> Bool {
-    if lhs._task != rhs._task {return false}
+    if lhs.taskID != rhs.taskID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.attempt != rhs.attempt {return false}
     if lhs.kind != rhs.kind {return false}
     if lhs.input != rhs.input {return false}
     if lhs.fencingTokens != rhs.fencingTokens {return false}
@@ -4677,7 +3702,7 @@ nonisolated extension Cohort_Wire_V1_Dispatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Cohort_Wire_V1_TaskCancellation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".TaskCancellation"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}task\0\u{1}reason\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}reason\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4685,29 +3710,40 @@ nonisolated extension Cohort_Wire_V1_TaskCancellation: SwiftProtobuf.Message, Sw
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._task) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._task {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
+    if self.taskID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 3)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 4)
+    }
     if !self.reason.isEmpty {
-      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 2)
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 5)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_TaskCancellation, rhs: Cohort_Wire_V1_TaskCancellation) -> Bool {
-    if lhs._task != rhs._task {return false}
+    if lhs.taskID != rhs.taskID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.attempt != rhs.attempt {return false}
     if lhs.reason != rhs.reason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

@@ -1,18 +1,18 @@
-/// Why a decoded protobuf body is not a valid message. The codec turns it
-/// into ``WireError/malformedBody(_:reason:)`` with the body's family, or
-/// ``WireError/unknownKind(_:)`` for ``missingKind``.
+/// Why a body is not a valid message of its family and kind. The codec turns
+/// it into ``WireError/malformedBody(_:reason:)`` with the body's family, or
+/// ``WireError/unknownKind(_:kind:)`` for ``unknownKind``.
 struct BodyError: Error {
     var reason: String
-    /// The envelope's oneof is unset: a kind this version does not know.
-    var isMissingKind = false
+    /// The header's kind byte names no kind this version knows in the family.
+    var isUnknownKind = false
 
     init(_ reason: String) {
         self.reason = reason
     }
 
-    static var missingKind: BodyError {
-        var error = BodyError("no message kind")
-        error.isMissingKind = true
+    static var unknownKind: BodyError {
+        var error = BodyError("unknown message kind")
+        error.isUnknownKind = true
         return error
     }
 }

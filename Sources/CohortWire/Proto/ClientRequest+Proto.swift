@@ -1,100 +1,126 @@
-// Client-request family <-> Cohort_Wire_V1_ClientRequest.
+// Client-request family <-> Submit (kind 1) … ClientDisconnect (kind 9).
+// Every body carries the request id as field 1.
 
-extension ClientRequest {
-    init(proto: Cohort_Wire_V1_ClientRequest) throws(BodyError) {
-        let kind: Kind
-        switch proto.kind {
-        case .submit(let submit):
-            kind = .submit(try Submission(proto: submit))
-        case .status(let status):
-            kind = .status(group: status.hasGroup ? status.group : nil)
-        case .result(let result):
-            kind = .result(group: result.group, path: result.hasPath ? result.path : nil)
-        case .cancel(let cancel):
-            kind = .cancel(group: cancel.group, path: cancel.hasPath ? cancel.path : nil, reason: cancel.reason)
-        case .watch(let watch):
-            kind = .watch(group: watch.group)
-        case .unwatch(let unwatch):
-            kind = .unwatch(group: unwatch.group)
-        case .workers:
-            kind = .workers
-        case .locks:
-            kind = .locks
-        case .disconnect(let disconnect):
-            kind = .disconnect(reason: disconnect.reason)
-        case nil:
-            throw .missingKind
-        }
-        self.init(requestID: proto.requestID, kind)
+extension ClientRequest: WireBody {
+    static var family: WireFamily { .clientRequest }
+
+    enum WireKind: UInt8 {
+        case submit = 1, status, result, cancel, watch, unwatch, workers, locks, disconnect
     }
 
-    var proto: Cohort_Wire_V1_ClientRequest {
-        var proto = Cohort_Wire_V1_ClientRequest()
-        proto.requestID = requestID
+    var wireKind: UInt8 {
+        let kind: WireKind = switch kind {
+        case .submit: .submit
+        case .status: .status
+        case .result: .result
+        case .cancel: .cancel
+        case .watch: .watch
+        case .unwatch: .unwatch
+        case .workers: .workers
+        case .locks: .locks
+        case .disconnect: .disconnect
+        }
+        return kind.rawValue
+    }
+
+    func serializedBody() throws(WireError) -> [UInt8] {
         switch kind {
         case .submit(let submission):
-            proto.kind = .submit(submission.proto)
+            var proto = Cohort_Wire_V1_Submit()
+            proto.requestID = requestID
+            if let groupID = submission.groupID { proto.groupID = groupID }
+            proto.document = submission.document
+            proto.format = switch submission.format {
+            case .yaml: .yaml
+            case .json: .json
+            }
+            if let sourceName = submission.sourceName { proto.sourceName = sourceName }
+            return try serialize(proto)
         case .status(let group):
-            var status = Cohort_Wire_V1_StatusRequest()
-            if let group { status.group = group }
-            proto.kind = .status(status)
+            var proto = Cohort_Wire_V1_StatusRequest()
+            proto.requestID = requestID
+            if let group { proto.group = group }
+            return try serialize(proto)
         case .result(let group, let path):
-            var result = Cohort_Wire_V1_ResultRequest()
-            result.group = group
-            if let path { result.path = path }
-            proto.kind = .result(result)
+            var proto = Cohort_Wire_V1_ResultRequest()
+            proto.requestID = requestID
+            proto.group = group
+            if let path { proto.path = path }
+            return try serialize(proto)
         case .cancel(let group, let path, let reason):
-            var cancel = Cohort_Wire_V1_CancelRequest()
-            cancel.group = group
-            if let path { cancel.path = path }
-            cancel.reason = reason
-            proto.kind = .cancel(cancel)
+            var proto = Cohort_Wire_V1_CancelRequest()
+            proto.requestID = requestID
+            proto.group = group
+            if let path { proto.path = path }
+            proto.reason = reason
+            return try serialize(proto)
         case .watch(let group):
-            var watch = Cohort_Wire_V1_WatchRequest()
-            watch.group = group
-            proto.kind = .watch(watch)
+            var proto = Cohort_Wire_V1_WatchRequest()
+            proto.requestID = requestID
+            proto.group = group
+            return try serialize(proto)
         case .unwatch(let group):
-            var unwatch = Cohort_Wire_V1_UnwatchRequest()
-            unwatch.group = group
-            proto.kind = .unwatch(unwatch)
+            var proto = Cohort_Wire_V1_UnwatchRequest()
+            proto.requestID = requestID
+            proto.group = group
+            return try serialize(proto)
         case .workers:
-            proto.kind = .workers(Cohort_Wire_V1_WorkersRequest())
+            var proto = Cohort_Wire_V1_WorkersRequest()
+            proto.requestID = requestID
+            return try serialize(proto)
         case .locks:
-            proto.kind = .locks(Cohort_Wire_V1_LocksRequest())
+            var proto = Cohort_Wire_V1_LocksRequest()
+            proto.requestID = requestID
+            return try serialize(proto)
         case .disconnect(let reason):
-            var disconnect = Cohort_Wire_V1_Disconnect()
-            disconnect.reason = reason
-            proto.kind = .disconnect(disconnect)
+            var proto = Cohort_Wire_V1_ClientDisconnect()
+            proto.requestID = requestID
+            proto.reason = reason
+            return try serialize(proto)
         }
-        return proto
-    }
-}
-
-extension Submission {
-    init(proto: Cohort_Wire_V1_Submit) throws(BodyError) {
-        let format: SpecFormat
-        switch proto.format {
-        case .yaml: format = .yaml
-        case .json: format = .json
-        case .unspecified, .UNRECOGNIZED: throw BodyError("spec format \(proto.format.rawValue) is unknown")
-        }
-        self.init(
-            groupID: proto.hasGroupID ? proto.groupID : nil,
-            document: proto.document,
-            format: format,
-            sourceName: proto.hasSourceName ? proto.sourceName : nil
-        )
     }
 
-    var proto: Cohort_Wire_V1_Submit {
-        var proto = Cohort_Wire_V1_Submit()
-        if let groupID { proto.groupID = groupID }
-        proto.document = document
-        proto.format = switch format {
-        case .yaml: .yaml
-        case .json: .json
+    static func decode(kind: UInt8, body: UnsafeRawBufferPointer) throws(BodyError) -> ClientRequest {
+        switch WireKind(rawValue: kind) {
+        case .submit:
+            let proto = try body.decode(Cohort_Wire_V1_Submit.self)
+            let format: SpecFormat
+            switch proto.format {
+            case .yaml: format = .yaml
+            case .json: format = .json
+            case .unspecified, .UNRECOGNIZED: throw BodyError("spec format \(proto.format.rawValue) is unknown")
+            }
+            return ClientRequest(requestID: proto.requestID, .submit(Submission(
+                groupID: proto.hasGroupID ? proto.groupID : nil,
+                document: proto.document,
+                format: format,
+                sourceName: proto.hasSourceName ? proto.sourceName : nil)))
+        case .status:
+            let proto = try body.decode(Cohort_Wire_V1_StatusRequest.self)
+            return ClientRequest(requestID: proto.requestID, .status(group: proto.hasGroup ? proto.group : nil))
+        case .result:
+            let proto = try body.decode(Cohort_Wire_V1_ResultRequest.self)
+            return ClientRequest(requestID: proto.requestID, .result(group: proto.group, path: proto.hasPath ? proto.path : nil))
+        case .cancel:
+            let proto = try body.decode(Cohort_Wire_V1_CancelRequest.self)
+            return ClientRequest(
+                requestID: proto.requestID,
+                .cancel(group: proto.group, path: proto.hasPath ? proto.path : nil, reason: proto.reason))
+        case .watch:
+            let proto = try body.decode(Cohort_Wire_V1_WatchRequest.self)
+            return ClientRequest(requestID: proto.requestID, .watch(group: proto.group))
+        case .unwatch:
+            let proto = try body.decode(Cohort_Wire_V1_UnwatchRequest.self)
+            return ClientRequest(requestID: proto.requestID, .unwatch(group: proto.group))
+        case .workers:
+            return ClientRequest(requestID: try body.decode(Cohort_Wire_V1_WorkersRequest.self).requestID, .workers)
+        case .locks:
+            return ClientRequest(requestID: try body.decode(Cohort_Wire_V1_LocksRequest.self).requestID, .locks)
+        case .disconnect:
+            let proto = try body.decode(Cohort_Wire_V1_ClientDisconnect.self)
+            return ClientRequest(requestID: proto.requestID, .disconnect(reason: proto.reason))
+        case nil:
+            throw .unknownKind
         }
-        if let sourceName { proto.sourceName = sourceName }
-        return proto
     }
 }

@@ -1,106 +1,143 @@
-// Coordinator-reply family <-> Cohort_Wire_V1_CoordinatorReply.
+// Coordinator-reply family <-> Submitted (kind 1) … Acknowledged (kind 10).
+// Every body carries the request id as field 1.
 
-extension CoordinatorReply {
-    init(proto: Cohort_Wire_V1_CoordinatorReply) throws(BodyError) {
-        let kind: Kind
-        switch proto.kind {
-        case .submitted(let submitted):
-            kind = .submitted(Submitted(
-                id: submitted.id, name: submitted.name, warnings: submitted.warnings,
-                alreadySubmitted: submitted.alreadySubmitted))
-        case .groupList(let list):
-            var groups: [GroupSummary] = []
-            groups.reserveCapacity(list.groups.count)
-            for group in list.groups { groups.append(try GroupSummary(proto: group)) }
-            kind = .groups(groups)
-        case .groupDetail(let detail):
-            kind = .group(try GroupDetail(proto: detail))
-        case .result(let result):
-            guard result.hasOutcome else { throw BodyError("result has no outcome") }
-            kind = .result(ResultReply(
-                group: result.group, path: result.hasPath ? result.path : nil,
-                outcome: try TaskOutcome(proto: result.outcome)))
-        case .cancelAccepted(let accepted):
-            kind = .cancelAccepted(group: accepted.group, path: accepted.hasPath ? accepted.path : nil)
-        case .watchEvents(let batch):
-            var events: [WatchEvent] = []
-            events.reserveCapacity(batch.events.count)
-            for event in batch.events { events.append(try WatchEvent(proto: event)) }
-            kind = .watchEvents(events)
-        case .workers(let reply):
-            var workers: [WorkerInfo] = []
-            workers.reserveCapacity(reply.workers.count)
-            for worker in reply.workers { workers.append(try WorkerInfo(proto: worker)) }
-            kind = .workers(workers)
-        case .locks(let reply):
-            kind = .locks(reply.locks.map(LockInfo.init(proto:)))
-        case .error(let error):
-            kind = .error(ProtocolError(
-                code: try ProtocolError.Code(proto: error.code), message: error.message,
-                specErrors: error.specErrors.map { SpecError(path: $0.path, message: $0.message) }))
-        case .acknowledged:
-            kind = .acknowledged
-        case nil:
-            throw .missingKind
-        }
-        self.init(requestID: proto.requestID, kind)
+extension CoordinatorReply: WireBody {
+    static var family: WireFamily { .coordinatorReply }
+
+    enum WireKind: UInt8 {
+        case submitted = 1, groupList, groupDetail, result, cancelAccepted, watchEvents, workers, locks, error, acknowledged
     }
 
-    var proto: Cohort_Wire_V1_CoordinatorReply {
-        var proto = Cohort_Wire_V1_CoordinatorReply()
-        proto.requestID = requestID
+    var wireKind: UInt8 {
+        let kind: WireKind = switch kind {
+        case .submitted: .submitted
+        case .groups: .groupList
+        case .group: .groupDetail
+        case .result: .result
+        case .cancelAccepted: .cancelAccepted
+        case .watchEvents: .watchEvents
+        case .workers: .workers
+        case .locks: .locks
+        case .error: .error
+        case .acknowledged: .acknowledged
+        }
+        return kind.rawValue
+    }
+
+    func serializedBody() throws(WireError) -> [UInt8] {
         switch kind {
         case .submitted(let submitted):
-            var message = Cohort_Wire_V1_Submitted()
-            message.id = submitted.id
-            message.name = submitted.name
-            message.warnings = submitted.warnings
-            message.alreadySubmitted = submitted.alreadySubmitted
-            proto.kind = .submitted(message)
+            var proto = Cohort_Wire_V1_Submitted()
+            proto.requestID = requestID
+            proto.id = submitted.id
+            proto.name = submitted.name
+            proto.warnings = submitted.warnings
+            proto.alreadySubmitted = submitted.alreadySubmitted
+            return try serialize(proto)
         case .groups(let groups):
-            var message = Cohort_Wire_V1_GroupList()
-            message.groups = groups.map(\.proto)
-            proto.kind = .groupList(message)
+            var proto = Cohort_Wire_V1_GroupList()
+            proto.requestID = requestID
+            proto.groups = groups.map(\.proto)
+            return try serialize(proto)
         case .group(let detail):
-            proto.kind = .groupDetail(detail.proto)
+            var proto = detail.proto
+            proto.requestID = requestID
+            return try serialize(proto)
         case .result(let result):
-            var message = Cohort_Wire_V1_ResultReply()
-            message.group = result.group
-            if let path = result.path { message.path = path }
-            message.outcome = result.outcome.proto
-            proto.kind = .result(message)
+            var proto = Cohort_Wire_V1_ResultReply()
+            proto.requestID = requestID
+            proto.group = result.group
+            if let path = result.path { proto.path = path }
+            proto.outcome = result.outcome.proto
+            return try serialize(proto)
         case .cancelAccepted(let group, let path):
-            var message = Cohort_Wire_V1_CancelAccepted()
-            message.group = group
-            if let path { message.path = path }
-            proto.kind = .cancelAccepted(message)
+            var proto = Cohort_Wire_V1_CancelAccepted()
+            proto.requestID = requestID
+            proto.group = group
+            if let path { proto.path = path }
+            return try serialize(proto)
         case .watchEvents(let events):
-            var message = Cohort_Wire_V1_WatchEvents()
-            message.events = events.map(\.proto)
-            proto.kind = .watchEvents(message)
+            var proto = Cohort_Wire_V1_WatchEvents()
+            proto.requestID = requestID
+            proto.events = events.map(\.proto)
+            return try serialize(proto)
         case .workers(let workers):
-            var message = Cohort_Wire_V1_WorkersReply()
-            message.workers = workers.map(\.proto)
-            proto.kind = .workers(message)
+            var proto = Cohort_Wire_V1_WorkersReply()
+            proto.requestID = requestID
+            proto.workers = workers.map(\.proto)
+            return try serialize(proto)
         case .locks(let locks):
-            var message = Cohort_Wire_V1_LocksReply()
-            message.locks = locks.map(\.proto)
-            proto.kind = .locks(message)
+            var proto = Cohort_Wire_V1_LocksReply()
+            proto.requestID = requestID
+            proto.locks = locks.map(\.proto)
+            return try serialize(proto)
         case .error(let error):
-            var message = Cohort_Wire_V1_ErrorReply()
-            message.code = error.code.proto
-            message.message = error.message
-            message.specErrors = error.specErrors.map { specError in
-                var proto = Cohort_Wire_V1_SpecError()
-                proto.path = specError.path
-                proto.message = specError.message
-                return proto
+            var proto = Cohort_Wire_V1_ErrorReply()
+            proto.requestID = requestID
+            proto.code = error.code.proto
+            proto.message = error.message
+            proto.specErrors = error.specErrors.map { specError in
+                var message = Cohort_Wire_V1_SpecError()
+                message.path = specError.path
+                message.message = specError.message
+                return message
             }
-            proto.kind = .error(message)
+            return try serialize(proto)
         case .acknowledged:
-            proto.kind = .acknowledged(Cohort_Wire_V1_Acknowledged())
+            var proto = Cohort_Wire_V1_Acknowledged()
+            proto.requestID = requestID
+            return try serialize(proto)
         }
-        return proto
+    }
+
+    static func decode(kind: UInt8, body: UnsafeRawBufferPointer) throws(BodyError) -> CoordinatorReply {
+        switch WireKind(rawValue: kind) {
+        case .submitted:
+            let proto = try body.decode(Cohort_Wire_V1_Submitted.self)
+            return CoordinatorReply(requestID: proto.requestID, .submitted(Submitted(
+                id: proto.id, name: proto.name, warnings: proto.warnings, alreadySubmitted: proto.alreadySubmitted)))
+        case .groupList:
+            let proto = try body.decode(Cohort_Wire_V1_GroupList.self)
+            var groups: [GroupSummary] = []
+            groups.reserveCapacity(proto.groups.count)
+            for group in proto.groups { groups.append(try GroupSummary(proto: group)) }
+            return CoordinatorReply(requestID: proto.requestID, .groups(groups))
+        case .groupDetail:
+            let proto = try body.decode(Cohort_Wire_V1_GroupDetail.self)
+            return CoordinatorReply(requestID: proto.requestID, .group(try GroupDetail(proto: proto)))
+        case .result:
+            let proto = try body.decode(Cohort_Wire_V1_ResultReply.self)
+            guard proto.hasOutcome else { throw BodyError("result has no outcome") }
+            return CoordinatorReply(requestID: proto.requestID, .result(ResultReply(
+                group: proto.group, path: proto.hasPath ? proto.path : nil, outcome: try TaskOutcome(proto: proto.outcome))))
+        case .cancelAccepted:
+            let proto = try body.decode(Cohort_Wire_V1_CancelAccepted.self)
+            return CoordinatorReply(requestID: proto.requestID, .cancelAccepted(group: proto.group, path: proto.hasPath ? proto.path : nil))
+        case .watchEvents:
+            let proto = try body.decode(Cohort_Wire_V1_WatchEvents.self)
+            var events: [WatchEvent] = []
+            events.reserveCapacity(proto.events.count)
+            for event in proto.events { events.append(try WatchEvent(proto: event)) }
+            return CoordinatorReply(requestID: proto.requestID, .watchEvents(events))
+        case .workers:
+            let proto = try body.decode(Cohort_Wire_V1_WorkersReply.self)
+            var workers: [WorkerInfo] = []
+            workers.reserveCapacity(proto.workers.count)
+            for worker in proto.workers { workers.append(try WorkerInfo(proto: worker)) }
+            return CoordinatorReply(requestID: proto.requestID, .workers(workers))
+        case .locks:
+            let proto = try body.decode(Cohort_Wire_V1_LocksReply.self)
+            return CoordinatorReply(requestID: proto.requestID, .locks(proto.locks.map(LockInfo.init(proto:))))
+        case .error:
+            let proto = try body.decode(Cohort_Wire_V1_ErrorReply.self)
+            return CoordinatorReply(requestID: proto.requestID, .error(ProtocolError(
+                code: try ProtocolError.Code(proto: proto.code), message: proto.message,
+                specErrors: proto.specErrors.map { SpecError(path: $0.path, message: $0.message) })))
+        case .acknowledged:
+            return CoordinatorReply(requestID: try body.decode(Cohort_Wire_V1_Acknowledged.self).requestID, .acknowledged)
+        case nil:
+            throw .unknownKind
+        }
     }
 }
 

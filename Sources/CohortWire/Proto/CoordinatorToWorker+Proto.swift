@@ -1,107 +1,119 @@
-// Coordinator-to-worker family <-> Cohort_Wire_V1_CoordinatorToWorker.
-// `dispatch` and `cancel` are on the hot path: no intermediate collections.
+// Coordinator-to-worker family <-> heartbeat (kind 1) … WorkerError (kind 7).
+// `dispatch` and `cancel` are on the hot path: task refs inline, batches
+// framed by RepeatedMessageField.
 
-extension CoordinatorToWorker {
-    init(proto: Cohort_Wire_V1_CoordinatorToWorker) throws(BodyError) {
-        switch proto.kind {
-        case .heartbeat:
-            self = .heartbeat
-        case .dispatch(let batch):
-            var tasks: [DispatchTask] = []
-            tasks.reserveCapacity(batch.tasks.count)
-            for index in batch.tasks.indices {
-                tasks.append(try DispatchTask(proto: batch.tasks[index], index: index))
-            }
-            self = .dispatch(tasks)
-        case .cancel(let batch):
-            var cancellations: [TaskCancellation] = []
-            cancellations.reserveCapacity(batch.tasks.count)
-            for (index, cancellation) in batch.tasks.enumerated() {
-                guard cancellation.hasTask else { throw BodyError("cancel[\(index)] has no task") }
-                cancellations.append(TaskCancellation(task: TaskRef(proto: cancellation.task), reason: cancellation.reason))
-            }
-            self = .cancel(cancellations)
-        case .lockGrant(let grant):
-            self = .lockGrant(LockGrant(requestID: grant.requestID, tokens: grant.tokens))
-        case .lockDenied(let denied):
-            let kind: LockDenial.Kind
-            switch denied.kind {
-            case .denied: kind = .denied
-            case .cancelled: kind = .cancelled
-            case .revoked: kind = .revoked
-            case .unspecified, .UNRECOGNIZED: throw BodyError("lock denial kind \(denied.kind.rawValue) is unknown")
-            }
-            self = .lockDenied(LockDenial(requestID: denied.requestID, kind: kind, reason: denied.reason))
-        case .shutdown(let notice):
-            self = .shutdown(ShutdownNotice(reason: notice.reason, restarting: notice.restarting))
-        case .error(let error):
-            self = .error(WorkerError(
-                code: try ProtocolError.Code(proto: error.code), message: error.message,
-                task: error.hasTask ? TaskRef(proto: error.task) : nil,
-                requestID: error.hasRequestID ? error.requestID : nil))
-        case nil:
-            throw .missingKind
-        }
+extension CoordinatorToWorker: WireBody {
+    static var family: WireFamily { .coordinatorToWorker }
+
+    enum WireKind: UInt8 {
+        case heartbeat = 1, dispatch, cancel, lockGrant, lockDenied, shutdown, error
     }
 
-    var proto: Cohort_Wire_V1_CoordinatorToWorker {
-        var proto = Cohort_Wire_V1_CoordinatorToWorker()
+    var wireKind: UInt8 {
+        let kind: WireKind = switch self {
+        case .heartbeat: .heartbeat
+        case .dispatch: .dispatch
+        case .cancel: .cancel
+        case .lockGrant: .lockGrant
+        case .lockDenied: .lockDenied
+        case .shutdown: .shutdown
+        case .error: .error
+        }
+        return kind.rawValue
+    }
+
+    func serializedBody() throws(WireError) -> [UInt8] {
         switch self {
         case .heartbeat:
-            proto.kind = .heartbeat(Cohort_Wire_V1_Heartbeat())
+            return []
         case .dispatch(let tasks):
-            var message = Cohort_Wire_V1_Dispatch()
-            message.tasks.reserveCapacity(tasks.count)
-            for task in tasks { message.tasks.append(task.proto) }
-            proto.kind = .dispatch(message)
+            return try RepeatedMessageField.encode(tasks) { $0.proto }
         case .cancel(let cancellations):
-            var message = Cohort_Wire_V1_CancelTasks()
-            message.tasks.reserveCapacity(cancellations.count)
-            for cancellation in cancellations {
+            return try RepeatedMessageField.encode(cancellations) { cancellation in
                 var task = Cohort_Wire_V1_TaskCancellation()
-                task.task = cancellation.task.proto
+                cancellation.task.write(into: &task)
                 task.reason = cancellation.reason
-                message.tasks.append(task)
+                return task
             }
-            proto.kind = .cancel(message)
         case .lockGrant(let grant):
-            var message = Cohort_Wire_V1_LockGrant()
-            message.requestID = grant.requestID
-            message.tokens = grant.tokens
-            proto.kind = .lockGrant(message)
+            var proto = Cohort_Wire_V1_LockGrant()
+            proto.requestID = grant.requestID
+            proto.tokens = grant.tokens
+            return try serialize(proto)
         case .lockDenied(let denial):
-            var message = Cohort_Wire_V1_LockDenied()
-            message.requestID = denial.requestID
-            message.kind = switch denial.kind {
+            var proto = Cohort_Wire_V1_LockDenied()
+            proto.requestID = denial.requestID
+            proto.kind = switch denial.kind {
             case .denied: .denied
             case .cancelled: .cancelled
             case .revoked: .revoked
             }
-            message.reason = denial.reason
-            proto.kind = .lockDenied(message)
+            proto.reason = denial.reason
+            return try serialize(proto)
         case .shutdown(let notice):
-            var message = Cohort_Wire_V1_ShutdownNotice()
-            message.reason = notice.reason
-            message.restarting = notice.restarting
-            proto.kind = .shutdown(message)
+            var proto = Cohort_Wire_V1_ShutdownNotice()
+            proto.reason = notice.reason
+            proto.restarting = notice.restarting
+            return try serialize(proto)
         case .error(let error):
-            var message = Cohort_Wire_V1_WorkerError()
-            message.code = error.code.proto
-            message.message = error.message
-            if let task = error.task { message.task = task.proto }
-            if let requestID = error.requestID { message.requestID = requestID }
-            proto.kind = .error(message)
+            var proto = Cohort_Wire_V1_WorkerError()
+            proto.code = error.code.proto
+            proto.message = error.message
+            if let task = error.task { proto.task = task.proto }
+            if let requestID = error.requestID { proto.requestID = requestID }
+            return try serialize(proto)
         }
-        return proto
+    }
+
+    static func decode(kind: UInt8, body: UnsafeRawBufferPointer) throws(BodyError) -> CoordinatorToWorker {
+        switch WireKind(rawValue: kind) {
+        case .heartbeat:
+            return .heartbeat
+        case .dispatch:
+            var tasks: [DispatchTask] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_Task.self) { task, _ in
+                tasks.append(DispatchTask(proto: task))
+            }
+            return .dispatch(tasks)
+        case .cancel:
+            var cancellations: [TaskCancellation] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_TaskCancellation.self) { task, _ in
+                cancellations.append(TaskCancellation(task: TaskRef(inline: task), reason: task.reason))
+            }
+            return .cancel(cancellations)
+        case .lockGrant:
+            let proto = try body.decode(Cohort_Wire_V1_LockGrant.self)
+            return .lockGrant(LockGrant(requestID: proto.requestID, tokens: proto.tokens))
+        case .lockDenied:
+            let proto = try body.decode(Cohort_Wire_V1_LockDenied.self)
+            let kind: LockDenial.Kind
+            switch proto.kind {
+            case .denied: kind = .denied
+            case .cancelled: kind = .cancelled
+            case .revoked: kind = .revoked
+            case .unspecified, .UNRECOGNIZED: throw BodyError("lock denial kind \(proto.kind.rawValue) is unknown")
+            }
+            return .lockDenied(LockDenial(requestID: proto.requestID, kind: kind, reason: proto.reason))
+        case .shutdown:
+            let proto = try body.decode(Cohort_Wire_V1_ShutdownNotice.self)
+            return .shutdown(ShutdownNotice(reason: proto.reason, restarting: proto.restarting))
+        case .error:
+            let proto = try body.decode(Cohort_Wire_V1_WorkerError.self)
+            return .error(WorkerError(
+                code: try ProtocolError.Code(proto: proto.code), message: proto.message,
+                task: proto.hasTask ? TaskRef(proto: proto.task) : nil,
+                requestID: proto.hasRequestID ? proto.requestID : nil))
+        case nil:
+            throw .unknownKind
+        }
     }
 }
 
 extension DispatchTask {
     @inline(__always)
-    init(proto: Cohort_Wire_V1_Task, index: Int) throws(BodyError) {
-        guard proto.hasTask else { throw BodyError("dispatch[\(index)] has no task") }
+    init(proto: Cohort_Wire_V1_Task) {
         self.init(
-            task: TaskRef(proto: proto.task),
+            task: TaskRef(inline: proto),
             kind: proto.kind,
             input: proto.input,
             fencingTokens: proto.fencingTokens,
@@ -112,7 +124,7 @@ extension DispatchTask {
     @inline(__always)
     var proto: Cohort_Wire_V1_Task {
         var proto = Cohort_Wire_V1_Task()
-        proto.task = task.proto
+        task.write(into: &proto)
         proto.kind = kind
         proto.input = input
         proto.fencingTokens = fencingTokens

@@ -1,23 +1,41 @@
-// Handshake family <-> Cohort_Wire_V1_Handshake.
+// Handshake family <-> Hello (kind 1), Welcome (kind 2), HandshakeError (kind 3).
+// This family is frozen across protocol versions (see cohort.proto).
 
-extension Handshake {
-    init(proto: Cohort_Wire_V1_Handshake) throws(BodyError) {
-        switch proto.kind {
-        case .hello(let hello): self = .hello(try Hello(proto: hello))
-        case .welcome(let welcome): self = .welcome(try Welcome(proto: welcome))
-        case .error(let error): self = .error(try HandshakeError(proto: error))
-        case nil: throw .missingKind
+extension Handshake: WireBody {
+    static var family: WireFamily { .handshake }
+
+    enum Kind: UInt8 {
+        case hello = 1, welcome, error
+    }
+
+    var wireKind: UInt8 {
+        switch self {
+        case .hello: Kind.hello.rawValue
+        case .welcome: Kind.welcome.rawValue
+        case .error: Kind.error.rawValue
         }
     }
 
-    var proto: Cohort_Wire_V1_Handshake {
-        var proto = Cohort_Wire_V1_Handshake()
+    func serializedBody() throws(WireError) -> [UInt8] {
         switch self {
-        case .hello(let hello): proto.kind = .hello(hello.proto)
-        case .welcome(let welcome): proto.kind = .welcome(welcome.proto)
-        case .error(let error): proto.kind = .error(error.proto)
+        case .hello(let hello): try serialize(hello.proto)
+        case .welcome(let welcome): try serialize(welcome.proto)
+        case .error(let error): try serialize(error.proto)
         }
-        return proto
+    }
+
+    static func decode(kind: UInt8, body: UnsafeRawBufferPointer) throws(BodyError) -> Handshake {
+        switch Kind(rawValue: kind) {
+        case .hello:
+            let hello = try Hello(proto: body.decode(Cohort_Wire_V1_Hello.self))
+            guard hello.protocolVersion == WireVersion.current else {
+                throw BodyError("hello says protocol version \(hello.protocolVersion) in a version \(WireVersion.current) header")
+            }
+            return .hello(hello)
+        case .welcome: return .welcome(try Welcome(proto: body.decode(Cohort_Wire_V1_Welcome.self)))
+        case .error: return .error(try HandshakeError(proto: body.decode(Cohort_Wire_V1_HandshakeError.self)))
+        case nil: throw .unknownKind
+        }
     }
 }
 

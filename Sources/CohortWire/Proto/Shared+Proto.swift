@@ -25,6 +25,35 @@ extension TaskRef {
     }
 }
 
+/// Hot messages carry a task ref inline, as fields 1-4 (see cohort.proto).
+protocol InlineTaskRef {
+    var taskID: UInt64 { get set }
+    var group: String { get set }
+    var path: String { get set }
+    var attempt: UInt32 { get set }
+}
+
+extension Cohort_Wire_V1_Task: InlineTaskRef {}
+extension Cohort_Wire_V1_TaskResult: InlineTaskRef {}
+extension Cohort_Wire_V1_TaskStarted: InlineTaskRef {}
+extension Cohort_Wire_V1_TaskCancellation: InlineTaskRef {}
+extension Cohort_Wire_V1_RunningTask: InlineTaskRef {}
+
+extension TaskRef {
+    @inline(__always)
+    init(inline proto: some InlineTaskRef) {
+        self.init(id: proto.taskID, group: proto.group, path: proto.path, attempt: proto.attempt)
+    }
+
+    @inline(__always)
+    func write(into proto: inout some InlineTaskRef) {
+        proto.taskID = id
+        proto.group = group
+        proto.path = path
+        proto.attempt = attempt
+    }
+}
+
 extension WireTimestamp {
     /// 0 on the wire means absent.
     @inline(__always)

@@ -1,128 +1,144 @@
-// Worker-message family <-> Cohort_Wire_V1_WorkerMessage.
-// `started` and `results` are on the hot path: no intermediate collections.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
-extension WorkerMessage {
-    init(proto: Cohort_Wire_V1_WorkerMessage) throws(BodyError) {
-        switch proto.kind {
-        case .ready(let ready):
-            var running: [RunningTask] = []
-            running.reserveCapacity(ready.running.count)
-            for (index, task) in ready.running.enumerated() {
-                guard task.hasTask else { throw BodyError("running[\(index)] has no task") }
-                running.append(RunningTask(
-                    task: TaskRef(proto: task.task), startedAt: .optional(task.startedAt),
-                    heldTokens: task.heldTokens))
-            }
-            self = .ready(WorkerReady(
-                name: ready.name, host: ready.host, sessionID: ready.sessionID, labels: ready.labels,
-                slots: ready.slots, kinds: ready.kinds, running: running))
-        case .heartbeat:
-            self = .heartbeat
-        case .started(let batch):
-            var started: [TaskStart] = []
-            started.reserveCapacity(batch.tasks.count)
-            for (index, start) in batch.tasks.enumerated() {
-                guard start.hasTask else { throw BodyError("started[\(index)] has no task") }
-                started.append(TaskStart(
-                    task: TaskRef(proto: start.task),
-                    startedAt: WireTimestamp(nanosecondsSinceEpoch: start.startedAt)))
-            }
-            self = .started(started)
-        case .results(let batch):
-            var results: [TaskResult] = []
-            results.reserveCapacity(batch.results.count)
-            for index in batch.results.indices {
-                results.append(try TaskResult(proto: batch.results[index], index: index))
-            }
-            self = .results(results)
-        case .lockRequest(let request):
-            guard request.hasTask else { throw BodyError("lock request has no task") }
-            self = .lockRequest(LockRequest(
-                requestID: request.requestID, task: TaskRef(proto: request.task), categories: request.categories))
-        case .lockRelease(let release):
-            self = .lockRelease(requestID: release.requestID)
-        case .lockWithdraw(let withdraw):
-            self = .lockWithdraw(requestID: withdraw.requestID)
-        case .draining(let draining):
-            self = .draining(reason: draining.reason)
-        case .disconnect(let disconnect):
-            self = .disconnect(reason: disconnect.reason)
-        case nil:
-            throw .missingKind
-        }
+// Worker-message family <-> Ready (kind 1) … WorkerDisconnect (kind 9).
+// `started` and `results` are on the hot path: task refs inline, batches
+// framed by RepeatedMessageField.
+
+extension WorkerMessage: WireBody {
+    static var family: WireFamily { .workerMessage }
+
+    enum WireKind: UInt8 {
+        case ready = 1, heartbeat, started, results, lockRequest, lockRelease, lockWithdraw, draining, disconnect
     }
 
-    var proto: Cohort_Wire_V1_WorkerMessage {
-        var proto = Cohort_Wire_V1_WorkerMessage()
+    var wireKind: UInt8 {
+        let kind: WireKind = switch self {
+        case .ready: .ready
+        case .heartbeat: .heartbeat
+        case .started: .started
+        case .results: .results
+        case .lockRequest: .lockRequest
+        case .lockRelease: .lockRelease
+        case .lockWithdraw: .lockWithdraw
+        case .draining: .draining
+        case .disconnect: .disconnect
+        }
+        return kind.rawValue
+    }
+
+    func serializedBody() throws(WireError) -> [UInt8] {
         switch self {
         case .ready(let ready):
-            var message = Cohort_Wire_V1_Ready()
-            message.name = ready.name
-            message.host = ready.host
-            message.sessionID = ready.sessionID
-            message.labels = ready.labels
-            message.slots = ready.slots
-            message.kinds = ready.kinds
-            message.running = ready.running.map { running in
+            var proto = Cohort_Wire_V1_Ready()
+            proto.name = ready.name
+            proto.host = ready.host
+            proto.sessionID = ready.sessionID
+            proto.labels = ready.labels
+            proto.slots = ready.slots
+            proto.kinds = ready.kinds
+            proto.running = ready.running.map { running in
                 var task = Cohort_Wire_V1_RunningTask()
-                task.task = running.task.proto
+                running.task.write(into: &task)
                 task.startedAt = running.startedAt.wireValue
                 task.heldTokens = running.heldTokens
                 return task
             }
-            proto.kind = .ready(message)
+            return try serialize(proto)
         case .heartbeat:
-            proto.kind = .heartbeat(Cohort_Wire_V1_Heartbeat())
+            return []
         case .started(let started):
-            var message = Cohort_Wire_V1_TasksStarted()
-            message.tasks.reserveCapacity(started.count)
-            for start in started {
+            return try RepeatedMessageField.encode(started) { start in
                 var task = Cohort_Wire_V1_TaskStarted()
-                task.task = start.task.proto
+                start.task.write(into: &task)
                 task.startedAt = start.startedAt.nanosecondsSinceEpoch
-                message.tasks.append(task)
+                return task
             }
-            proto.kind = .started(message)
         case .results(let results):
-            var message = Cohort_Wire_V1_TaskResults()
-            message.results.reserveCapacity(results.count)
-            for result in results { message.results.append(result.proto) }
-            proto.kind = .results(message)
+            return try RepeatedMessageField.encode(results) { $0.proto }
         case .lockRequest(let request):
-            var message = Cohort_Wire_V1_LockRequest()
-            message.requestID = request.requestID
-            message.task = request.task.proto
-            message.categories = request.categories
-            proto.kind = .lockRequest(message)
+            var proto = Cohort_Wire_V1_LockRequest()
+            proto.requestID = request.requestID
+            proto.task = request.task.proto
+            proto.categories = request.categories
+            return try serialize(proto)
         case .lockRelease(let requestID):
-            var message = Cohort_Wire_V1_LockRelease()
-            message.requestID = requestID
-            proto.kind = .lockRelease(message)
+            var proto = Cohort_Wire_V1_LockRelease()
+            proto.requestID = requestID
+            return try serialize(proto)
         case .lockWithdraw(let requestID):
-            var message = Cohort_Wire_V1_LockWithdraw()
-            message.requestID = requestID
-            proto.kind = .lockWithdraw(message)
+            var proto = Cohort_Wire_V1_LockWithdraw()
+            proto.requestID = requestID
+            return try serialize(proto)
         case .draining(let reason):
-            var message = Cohort_Wire_V1_Draining()
-            message.reason = reason
-            proto.kind = .draining(message)
+            var proto = Cohort_Wire_V1_Draining()
+            proto.reason = reason
+            return try serialize(proto)
         case .disconnect(let reason):
-            var message = Cohort_Wire_V1_Disconnect()
-            message.reason = reason
-            proto.kind = .disconnect(message)
+            var proto = Cohort_Wire_V1_WorkerDisconnect()
+            proto.reason = reason
+            return try serialize(proto)
         }
-        return proto
+    }
+
+    static func decode(kind: UInt8, body: UnsafeRawBufferPointer) throws(BodyError) -> WorkerMessage {
+        switch WireKind(rawValue: kind) {
+        case .ready:
+            let proto = try body.decode(Cohort_Wire_V1_Ready.self)
+            return .ready(WorkerReady(
+                name: proto.name, host: proto.host, sessionID: proto.sessionID, labels: proto.labels,
+                slots: proto.slots, kinds: proto.kinds,
+                running: proto.running.map {
+                    RunningTask(task: TaskRef(inline: $0), startedAt: .optional($0.startedAt), heldTokens: $0.heldTokens)
+                }))
+        case .heartbeat:
+            return .heartbeat
+        case .started:
+            var started: [TaskStart] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_TaskStarted.self) { task, _ in
+                started.append(TaskStart(task: TaskRef(inline: task), startedAt: WireTimestamp(nanosecondsSinceEpoch: task.startedAt)))
+            }
+            return .started(started)
+        case .results:
+            var results: [TaskResult] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_TaskResult.self) { (result, index) throws(BodyError) in
+                results.append(try TaskResult(proto: result, index: index))
+            }
+            return .results(results)
+        case .lockRequest:
+            let proto = try body.decode(Cohort_Wire_V1_LockRequest.self)
+            guard proto.hasTask else { throw BodyError("lock request has no task") }
+            return .lockRequest(LockRequest(requestID: proto.requestID, task: TaskRef(proto: proto.task), categories: proto.categories))
+        case .lockRelease:
+            return .lockRelease(requestID: try body.decode(Cohort_Wire_V1_LockRelease.self).requestID)
+        case .lockWithdraw:
+            return .lockWithdraw(requestID: try body.decode(Cohort_Wire_V1_LockWithdraw.self).requestID)
+        case .draining:
+            return .draining(reason: try body.decode(Cohort_Wire_V1_Draining.self).reason)
+        case .disconnect:
+            return .disconnect(reason: try body.decode(Cohort_Wire_V1_WorkerDisconnect.self).reason)
+        case nil:
+            throw .unknownKind
+        }
     }
 }
 
 extension TaskResult {
     @inline(__always)
     init(proto: Cohort_Wire_V1_TaskResult, index: Int) throws(BodyError) {
-        guard proto.hasTask else { throw BodyError("results[\(index)] has no task") }
-        guard proto.hasOutcome else { throw BodyError("results[\(index)] has no outcome") }
+        let outcome: TaskOutcome
+        switch proto.outcome {
+        case .output(let output): outcome = .succeeded(output: output)
+        case .error(let error): outcome = .failed(error: error)
+        case .cancelled(let reason): outcome = .cancelled(reason: reason)
+        case nil: throw BodyError("results[\(index)] has no outcome")
+        }
         self.init(
-            task: TaskRef(proto: proto.task),
-            outcome: try TaskOutcome(proto: proto.outcome),
+            task: TaskRef(inline: proto),
+            outcome: outcome,
             startedAt: WireTimestamp(nanosecondsSinceEpoch: proto.startedAt),
             finishedAt: WireTimestamp(nanosecondsSinceEpoch: proto.finishedAt))
     }
@@ -130,8 +146,12 @@ extension TaskResult {
     @inline(__always)
     var proto: Cohort_Wire_V1_TaskResult {
         var proto = Cohort_Wire_V1_TaskResult()
-        proto.task = task.proto
-        proto.outcome = outcome.proto
+        task.write(into: &proto)
+        switch outcome {
+        case .succeeded(let output): proto.outcome = .output(output)
+        case .failed(let error): proto.outcome = .error(error)
+        case .cancelled(let reason): proto.outcome = .cancelled(reason)
+        }
         proto.startedAt = startedAt.nanosecondsSinceEpoch
         proto.finishedAt = finishedAt.nanosecondsSinceEpoch
         return proto
