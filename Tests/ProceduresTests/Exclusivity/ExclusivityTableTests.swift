@@ -172,14 +172,20 @@ struct ExclusivityTableTests {
                 granted.remove(holder)
                 noteGrants(table.remove(holder))
             }
-            // One holder per category, and the table agrees with the model.
+            // One holder per category, and the table agrees with the model. (Stop at the
+            // first broken step: the ones after it would only repeat the news.)
             for category in categoryNames {
                 let holders = granted.filter { live[$0]!.contains(category) }
-                #expect(holders.count <= 1)
-                #expect(table.holder(of: category) == holders.first)
+                guard holders.count <= 1, table.holder(of: category) == holders.first else {
+                    Issue.record("category \(category): model holders \(holders), table holder \(String(describing: table.holder(of: category)))")
+                    return
+                }
             }
             // No deadlock: someone waits only while someone holds.
-            if live.count > granted.count { #expect(!granted.isEmpty) }
+            if live.count > granted.count, granted.isEmpty {
+                Issue.record("\(live.count) requests wait and nobody holds anything")
+                return
+            }
         }
         // Drain: releasing holders one by one grants every waiter in the end.
         while let holder = granted.sorted().first {

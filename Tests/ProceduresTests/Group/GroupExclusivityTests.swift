@@ -52,7 +52,7 @@ struct GroupExclusivityTests {
         child.complete()
         try await finished(group)
         #expect(try await finished(outsider).isSucceeded)
-        #expect(outsider.fencingTokens["db"]! > group.fencingTokens["db"]!)
+        #expect(try #require(outsider.fencingTokens["db"]) > (try #require(group.fencingTokens["db"])))
     }
 
     @Test func childCategoryTheGroupDoesNotHoldExcludesProceduresOutsideTheGroup() async throws {
@@ -122,6 +122,6 @@ struct GroupExclusivityTests {
         try await waitUntil("leaf waits") { leaf.state == .evaluatingConditions }
         outsider.complete()
         #expect(try await finished(outer).isSucceeded)
-        #expect(leaf.fencingTokens["db"]! > outsider.fencingTokens["db"]!)
+        #expect(try #require(leaf.fencingTokens["db"]) > (try #require(outsider.fencingTokens["db"])))
     }
 }
