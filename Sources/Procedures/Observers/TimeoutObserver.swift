@@ -6,7 +6,8 @@ import Dispatch
 /// negative duration cancels the procedure as it starts.
 public final class TimeoutObserver: ProcedureObserver {
     public let duration: Duration
-    private let timer = Protected<DispatchWorkItem?>(nil)
+    /// One timer per observed procedure: the same observer may be attached to several.
+    private let timers = Protected<[ObjectIdentifier: DispatchWorkItem]>([:])
 
     public init(by duration: Duration) { self.duration = duration }
 
@@ -19,14 +20,11 @@ public final class TimeoutObserver: ProcedureObserver {
         let item = DispatchWorkItem { [weak procedure] in
             procedure?.cancel(with: ProcedureError.timedOut(after: duration))
         }
-        timer.value = item
+        timers.withLock { $0[ObjectIdentifier(procedure)] = item }
         DispatchQueue.global().asyncAfter(deadline: .now() + duration.dispatchInterval, execute: item)
     }
 
     public func will(finish procedure: Procedure, with outcome: ProcedureOutcome) {
-        timer.withLock { timer in
-            timer?.cancel()
-            timer = nil
-        }
+        timers.withLock { $0.removeValue(forKey: ObjectIdentifier(procedure)) }?.cancel()
     }
 }
