@@ -254,6 +254,23 @@ struct GroupProcedureTests {
         #expect(!waiting.didExecute)
     }
 
+    @Test func cancellingAGroupFinishesChildrenStillWaitingForOutsideDependencies() async throws {
+        let queue = makeQueue()
+        let outside = TestProcedure("outside", finishesItself: false)
+        queue.add(outside)
+        let child = TestProcedure("child")
+        child.addDependency(outside)
+        let group = GroupProcedure(child)
+        queue.add(group)
+        try await waitUntil("group executes") { group.isExecuting }
+        group.cancel()
+        // A cancelled child is ready at once, without waiting for its dependency.
+        #expect(try await finished(group).isCancelled)
+        #expect(!child.didExecute)
+        #expect(outside.isExecuting)
+        outside.complete()
+    }
+
     @Test func cancelledGroupDoesNotCollectItsChildrensParentCancelErrors() async throws {
         let queue = makeQueue()
         let children = (0..<3).map { TestProcedure("c\($0)", finishesItself: false) }

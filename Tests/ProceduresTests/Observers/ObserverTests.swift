@@ -199,6 +199,19 @@ struct TimeoutObserverTests {
         #expect(!ran.value)
     }
 
+    @Test func oneTimeoutObserverCanWatchSeveralProcedures() async throws {
+        let queue = makeQueue()
+        let timeout = TimeoutObserver(by: .milliseconds(40))
+        let first = hanging("first")
+        let second = hanging("second")
+        first.addObserver(timeout)
+        second.addObserver(timeout)
+        queue.add([first, second])
+        // Whichever times out first must not disarm the other's timer.
+        #expect(try await finished(first).procedureError?.code == .timedOut)
+        #expect(try await finished(second).procedureError?.code == .timedOut)
+    }
+
     @Test func timeoutCancelsAnAsyncProcedureCooperatively() async throws {
         let queue = makeQueue()
         let sawCancellation = Locked(false)
