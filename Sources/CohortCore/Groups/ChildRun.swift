@@ -1,0 +1,95 @@
+import Foundation
+
+/// The scheduler's record of one procedure child (a leaf of the flattened spec) of a group
+/// run. Kept small: the coordinator holds one per queued procedure (DESIGN.md §5: ≤ 2 KiB).
+struct ChildRun: Sendable {
+    /// Where the child is in its pipeline; `phase` is what users see.
+    enum Stage: UInt8, Sendable {
+        /// Waits for dependencies (`remaining > 0`).
+        case blocked
+        /// Waits for an enclosing group's hold of its `exclusive` categories.
+        case awaitingHold
+        /// No connected worker offers its kind (and labels): waits for one to join.
+        case parked
+        /// Waits for its own lock request.
+        case locking
+        /// Locks held (if any); queued for a worker.
+        case queued
+        /// Sent to a worker that has not reported it started.
+        case dispatched
+        /// Running on a worker.
+        case started
+        /// Failed; waits for its retry's backoff.
+        case retryWait
+        /// Finished.
+        case done
+    }
+
+    var stage: Stage = .blocked
+    var phase: ChildPhase = .pending
+    /// Dependencies (leaves or groups) not finished yet.
+    var remaining: Int32 = 0
+    /// The latest attempt's number; 0 before the first.
+    var attempt: UInt32 = 0
+    /// Attempts that count against the retry budget (those that started).
+    var counted: UInt32 = 0
+    /// The current attempt's id; 0 when there is none.
+    var taskID: UInt64 = 0
+    /// The worker of the latest attempt.
+    var worker: WorkerID?
+    /// The input after injection (nil: the spec's `with` as written).
+    var input: JSONValue?
+    /// Injections applied (so a retry or re-dispatch does not redo them).
+    var injected = false
+    /// Failure message or cancellation reason, once finished (or of the last failed attempt).
+    var error: String?
+    /// The output, once succeeded.
+    var output: Data?
+    /// The reason of a cancel sent to the current attempt, which has not reported back yet.
+    var cancelling: String?
+    /// Why it was cancelled before it could finish on its own (group cancel, dependency).
+    var cancelCause: CancelCause?
+    var startedAt: Timestamp?
+    var finishedAt: Timestamp?
+    /// When a retry waiting for its backoff may go.
+    var retryAt: Timestamp?
+
+    var isDone: Bool { stage == .done }
+}
+
+/// Why a child was cancelled, which decides what its cancellation does next.
+enum CancelCause: Sendable, Equatable {
+    /// The group (or an enclosing nested group) was cancelled or timed out: everything in it is
+    /// being cancelled anyway, so no failure policy applies.
+    case group
+    /// The child itself was cancelled by a client (`cohort cancel --child`).
+    case explicit
+    /// A consequence of another child's failure (its dependency, its producer, the
+    /// `cancel-group` policy).
+    case propagated
+}
+
+/// The scheduler's record of a group of a run: the top level (index 0) or a nested group.
+struct NestedRun: Sendable {
+    /// Procedures inside (all levels) not finished yet.
+    var unfinished: Int
+    var failed = 0
+    var cancelled = 0
+    var phase: GroupPhase = .pending
+    /// Whether it holds locks (has `exclusive` categories) and how far its request got.
+    var hold: Hold
+    /// Leaves waiting for the hold to be granted.
+    var waitingForHold: [Int32] = []
+    /// Fencing tokens of the hold.
+    var tokens: [String: UInt64] = [:]
+    /// Set when the group was cancelled (by a client, or its timeout): the reason.
+    var cancelReason: String?
+    /// The first failure inside, `"build" failed: exit code 2`.
+    var firstFailure: String?
+    var startedAt: Timestamp?
+    var finishedAt: Timestamp?
+
+    enum Hold: Sendable, Equatable {
+        case none, notRequested, requested, granted, released
+    }
+}

@@ -1,0 +1,53 @@
+/// One child of a group (a procedure or a nested group) as `cohort status` shows it.
+public struct ChildSnapshot: Hashable, Sendable {
+    public var name: String
+    /// `tests/unit`.
+    public var path: String
+    /// Whether the child is a nested group (its state sums up its children's).
+    public var isGroup: Bool
+    public var phase: ChildPhase
+    /// The worker session of the latest attempt.
+    public var worker: WorkerID?
+    /// That worker's name.
+    public var workerName: String?
+    /// The latest attempt; 0 before the first.
+    public var attempt: UInt32
+    /// The failure's message or the cancellation's reason.
+    public var error: String?
+    public var startedAt: Timestamp?
+    public var finishedAt: Timestamp?
+    /// What a `waiting` child waits for.
+    public var waitingReason: String?
+
+    public init(
+        name: String, path: String, isGroup: Bool = false, phase: ChildPhase, worker: WorkerID? = nil,
+        workerName: String? = nil, attempt: UInt32 = 0, error: String? = nil, startedAt: Timestamp? = nil,
+        finishedAt: Timestamp? = nil, waitingReason: String? = nil
+    ) {
+        self.name = name
+        self.path = path
+        self.isGroup = isGroup
+        self.phase = phase
+        self.worker = worker
+        self.workerName = workerName
+        self.attempt = attempt
+        self.error = error
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.waitingReason = waitingReason
+    }
+}
+
+/// A group as `cohort status GROUP` shows it: every child, depth-first in spec order.
+public struct GroupSnapshot: Hashable, Sendable {
+    public var id: String
+    public var name: String
+    public var phase: GroupPhase
+    public var submittedAt: Timestamp
+    public var startedAt: Timestamp?
+    public var finishedAt: Timestamp?
+    /// Why it failed or was cancelled.
+    public var reason: String?
+    /// Nested groups and procedures, depth-first in spec order (empty in overviews).
+    public var children: [ChildSnapshot]
+}

@@ -1,0 +1,92 @@
+/// Who holds (or waits for) locks in the cluster-wide ``LockTable``.
+public enum LockHolder: Hashable, Sendable, CustomStringConvertible {
+    /// An attempt's own `exclusive` categories, requested before it is dispatched. The value
+    /// is the attempt's id (``AttemptRef/id``), so a later attempt is a different holder.
+    case attempt(UInt64)
+    /// A nested (or top-level) group's `exclusive` categories, held from its first child's
+    /// start until it finishes: `run` is the scheduler's slot of the group run, `group` the
+    /// index in its `FlatSpec.groups`.
+    case group(run: Int, group: Int)
+    /// A request a running attempt's worker made for a procedure it created locally
+    /// (`MutuallyExclusive` in a local group): the worker session and its request id.
+    case local(worker: WorkerID, request: UInt64)
+
+    public var description: String {
+        switch self {
+        case .attempt(let id): "attempt \(id)"
+        case .group(let run, let group): "group \(run).\(group)"
+        case .local(let worker, let request): "\(worker) request \(request)"
+        }
+    }
+}
+
+/// Which table a category is requested from.
+///
+/// Mirrors `GroupProcedure`: a category that an enclosing holder (a group, or for a worker's
+/// local request the attempt itself) already holds is granted from that holder's own table, so
+/// that the holder's descendants never queue behind the holder (no group-and-child deadlock,
+/// ProcedureKit #47/#486) while siblings inside still exclude each other. Every other category
+/// comes from the cluster table.
+public enum LockScope: Hashable, Sendable {
+    case cluster
+    /// The table of categories held by a group, for its descendants.
+    case group(run: Int, group: Int)
+    /// The table of categories held by an attempt, for the procedures it creates locally.
+    case attempt(UInt64)
+
+    /// The holder whose grant this scope's table subdivides (nil for the cluster table).
+    var owner: LockHolder? {
+        switch self {
+        case .cluster: nil
+        case .group(let run, let group): .group(run: run, group: group)
+        case .attempt(let id): .attempt(id)
+        }
+    }
+}
+
+/// Some categories, requested from one table.
+public struct LockLevel: Hashable, Sendable {
+    public var scope: LockScope
+    public var categories: Set<String>
+
+    public init(scope: LockScope, categories: Set<String>) {
+        self.scope = scope
+        self.categories = categories
+    }
+}
+
+/// What `cohort locks` says about a holder or a waiter.
+public struct LockOwner: Hashable, Sendable {
+    /// The group's id.
+    public var group: String
+    /// The child's path (a nested group's path for a group hold; `""` for the top level).
+    public var child: String
+    /// The attempt (0 for a group hold).
+    public var attempt: UInt32
+    /// The worker running the attempt, once dispatched.
+    public var worker: WorkerID?
+
+    public init(group: String, child: String, attempt: UInt32 = 0, worker: WorkerID? = nil) {
+        self.group = group
+        self.child = child
+        self.attempt = attempt
+        self.worker = worker
+    }
+}
+
+/// One category of the cluster table, for `cohort locks`.
+public struct LockSnapshot: Hashable, Sendable {
+    public var category: String
+    /// The last fencing token granted for the category.
+    public var token: UInt64
+    public var holder: LockOwner?
+    /// First in line first.
+    public var waiters: [LockOwner]
+
+    public init(category: String, token: UInt64, holder: LockOwner?, waiters: [LockOwner]) {
+        self.category = category
+        self.token = token
+        self.holder = holder
+        self.waiters = waiters
+    }
+}

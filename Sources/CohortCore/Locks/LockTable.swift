@@ -1,0 +1,203 @@
+import Procedures
+
+/// The cluster-wide lock table (DESIGN.md §3): a pure state machine over
+/// `Procedures.ExclusivityTable`, one table per ``LockScope``.
+///
+/// - A request names its categories level by level (``LockLevel``): the cluster table first,
+///   then the tables of enclosing holders, outermost first, the order `GroupProcedure` uses.
+///   Within a level, every category is granted at once (atomically) and FIFO per category,
+///   which `ExclusivityTable` guarantees; the fixed order of levels keeps the whole free of
+///   deadlock. A request is *granted* when its last level is.
+/// - Fencing tokens come from the cluster table: strictly increasing per category, never
+///   reused, at least ``tokenFloor`` + 1. A category granted from an enclosing holder's table
+///   carries that holder's token (the holder is what the fenced resource sees).
+/// - ``remove(_:)`` releases a grant or withdraws a waiting request (a withdrawn waiter never
+///   affects the holder) and returns the requests that this completes, in order.
+///
+/// No I/O, no clock; `Sendable` value. Per holder it keeps a few dictionary entries, and every
+/// operation costs O(categories × levels) dictionary lookups.
+public struct LockTable: Sendable {
+    /// A completed request: every level granted.
+    public struct Grant: Hashable, Sendable {
+        public var holder: LockHolder
+        /// Category → fencing token, for every category of the request.
+        public var tokens: [String: UInt64]
+    }
+
+    private struct Request: Sendable {
+        var levels: [LockLevel]
+        /// The level being waited for; `levels.count` once granted.
+        var next: Int
+        var tokens: [String: UInt64]
+        var owner: LockOwner?
+        var granted: Bool { next == levels.count }
+    }
+
+    private var tables: [LockScope: ExclusivityTable<LockHolder>] = [:]
+    private var requests: [LockHolder: Request] = [:]
+
+    /// Every cluster token is larger than this; the coordinator sets its epoch here
+    /// (`epoch << 32`) so tokens after a restart exceed every token before it.
+    public var tokenFloor: UInt64 {
+        didSet { tables[.cluster, default: ExclusivityTable()].tokenFloor = tokenFloor }
+    }
+
+    public init(tokenFloor: UInt64 = 0) {
+        self.tokenFloor = tokenFloor
+        tables[.cluster] = ExclusivityTable(tokenFloor: tokenFloor)
+    }
+
+    /// The last cluster token of every category, to journal and restore.
+    public var lastTokens: [String: UInt64] {
+        get { tables[.cluster]?.lastTokens ?? [:] }
+        set { tables[.cluster, default: ExclusivityTable(tokenFloor: tokenFloor)].lastTokens = newValue }
+    }
+
+    /// Requests `levels` for `holder` (empty levels are skipped). Returns the grant if every
+    /// level is granted at once, nil if the request waits (a later ``remove(_:)`` returns it).
+    ///
+    /// A holder has at most one request; asking again while one exists is a programming error
+    /// (it traps in debug builds and is ignored, returning nil, in release builds).
+    public mutating func request(_ holder: LockHolder, levels: [LockLevel], owner: LockOwner? = nil) -> Grant? {
+        guard requests[holder] == nil else {
+            assertionFailure("\(holder) already has a lock request")
+            return nil
+        }
+        // One level per scope: a holder may have one request per table.
+        var merged: [LockLevel] = []
+        for level in levels where !level.categories.isEmpty {
+            if let index = merged.firstIndex(where: { $0.scope == level.scope }) {
+                merged[index].categories.formUnion(level.categories)
+            } else {
+                merged.append(level)
+            }
+        }
+        requests[holder] = Request(levels: merged, next: 0, tokens: [:], owner: owner)
+        return advance(holder) ? Grant(holder: holder, tokens: requests[holder]!.tokens) : nil
+    }
+
+    /// Releases `holder`'s grant, or withdraws its waiting request, and returns the requests
+    /// this completes, in the order they were completed. Unknown holders do nothing.
+    ///
+    /// A holder that owns a scope table (a group or an attempt) should have its descendants
+    /// removed first; whatever is left in its table is dropped with it.
+    public mutating func remove(_ holder: LockHolder) -> [Grant] {
+        var completed: [Grant] = []
+        remove(holder, completing: &completed)
+        return completed.filter { requests[$0.holder]?.granted == true }
+    }
+
+    private mutating func remove(_ holder: LockHolder, completing completed: inout [Grant]) {
+        // Anything still in the holder's own table goes first: its requests hold grants in
+        // outer tables that must be given back too.
+        if let scope = LockScope(ownedBy: holder), let table = tables[scope] {
+            var inner: [LockHolder] = []
+            for category in table.categories.sorted() {
+                for other in [table.holder(of: category)].compactMap({ $0 }) + table.waiters(of: category)
+                where !inner.contains(other) {
+                    inner.append(other)
+                }
+            }
+            for other in inner { remove(other, completing: &completed) }
+            tables[scope] = nil
+        }
+        guard let request = requests.removeValue(forKey: holder) else { return }
+        var progressed: [LockHolder] = []
+        let reached = min(request.next, request.levels.count - 1)
+        if reached >= 0 {
+            for level in request.levels[0...reached] {
+                guard var table = tables[level.scope] else { continue }
+                let granted = table.remove(holder)
+                tables[level.scope] = table
+                for grant in granted where requests[grant.holder] != nil {
+                    merge(grant.tokens, level: requests[grant.holder]!.next, into: grant.holder)
+                    requests[grant.holder]!.next += 1
+                    progressed.append(grant.holder)
+                }
+            }
+        }
+        for other in progressed where requests[other] != nil {
+            if advance(other), let granted = requests[other] {
+                completed.append(Grant(holder: other, tokens: granted.tokens))
+            }
+        }
+    }
+
+    /// Whether `holder` has a request, and whether it is granted.
+    public func state(of holder: LockHolder) -> (exists: Bool, granted: Bool) {
+        guard let request = requests[holder] else { return (false, false) }
+        return (true, request.granted)
+    }
+
+    /// The tokens of `holder`'s grant (nil unless granted).
+    public func tokens(of holder: LockHolder) -> [String: UInt64]? {
+        guard let request = requests[holder], request.granted else { return nil }
+        return request.tokens
+    }
+
+    /// Updates what `cohort locks` shows for `holder` (e.g. the worker, once dispatched).
+    public mutating func setOwner(_ owner: LockOwner, of holder: LockHolder) {
+        requests[holder]?.owner = owner
+    }
+
+    /// How many holders have a request (granted or waiting), all scopes.
+    public var count: Int { requests.count }
+
+    /// Whether no category is held or waited for anywhere.
+    public var isEmpty: Bool { requests.isEmpty }
+
+    /// The holder of `category` in the cluster table.
+    public func holder(of category: String) -> LockHolder? { tables[.cluster]?.holder(of: category) }
+
+    /// The waiters for `category` in the cluster table, first in line first.
+    public func waiters(of category: String) -> [LockHolder] { tables[.cluster]?.waiters(of: category) ?? [] }
+
+    /// The cluster table, category by category (sorted), for `cohort locks`.
+    public func snapshot() -> [LockSnapshot] {
+        guard let table = tables[.cluster] else { return [] }
+        return table.categories.sorted().map { category in
+            LockSnapshot(
+                category: category, token: table.lastTokens[category] ?? 0,
+                holder: table.holder(of: category).flatMap { requests[$0]?.owner },
+                waiters: table.waiters(of: category).compactMap { requests[$0]?.owner })
+        }
+    }
+
+    // MARK: Internals
+
+    /// Requests the holder's levels from `next` on until one waits. True when all are granted.
+    private mutating func advance(_ holder: LockHolder) -> Bool {
+        while let request = requests[holder], !request.granted {
+            let level = request.levels[request.next]
+            var table = tables[level.scope] ?? ExclusivityTable(tokenFloor: 0)
+            let grant = table.request(holder, categories: level.categories)
+            tables[level.scope] = table
+            guard let grant else { return false }
+            merge(grant.tokens, level: request.next, into: holder)
+            requests[holder]!.next += 1
+        }
+        return requests[holder] != nil
+    }
+
+    /// Records the tokens of a granted level: the cluster's own, or for an enclosing holder's
+    /// table the enclosing holder's tokens for the same categories.
+    private mutating func merge(_ tokens: [String: UInt64], level index: Int, into holder: LockHolder) {
+        guard let request = requests[holder] else { return }
+        let scope = request.levels[index].scope
+        for (category, token) in tokens {
+            let effective = scope.owner.flatMap { requests[$0]?.tokens[category] } ?? token
+            requests[holder]!.tokens[category] = effective
+        }
+    }
+}
+
+extension LockScope {
+    /// The scope whose table `holder` owns: a group's or an attempt's; none for local requests.
+    init?(ownedBy holder: LockHolder) {
+        switch holder {
+        case .attempt(let id): self = .attempt(id)
+        case .group(let run, let group): self = .group(run: run, group: group)
+        case .local: return nil
+        }
+    }
+}

@@ -1,0 +1,76 @@
+/// The worker registry with heartbeat liveness: who is connected, what each offers, and who
+/// has gone silent for too long.
+///
+/// A pure state machine: ``heard(_:now:)`` records that a worker said something (any message
+/// counts as a heartbeat), ``expired(now:)`` names the workers silent for `liveness`
+/// intervals. The scheduler owns one and decides what a loss means for attempts and grants.
+public struct Membership: Sendable {
+    /// How often peers are expected to say something.
+    public var heartbeatInterval: Duration
+    /// How many silent intervals make a worker lost.
+    public var liveness: Int
+
+    /// Connected sessions (ready or draining).
+    public private(set) var workers: [WorkerID: WorkerRecord] = [:]
+    /// Recently lost or departed sessions, newest last, for `cohort workers` (bounded).
+    public private(set) var departed: [WorkerRecord] = []
+    /// How many departed sessions are remembered.
+    public var departedRetention = 64
+
+    public init(heartbeatInterval: Duration = .seconds(1), liveness: Int = 3) {
+        self.heartbeatInterval = heartbeatInterval
+        self.liveness = max(liveness, 1)
+    }
+
+    /// How long a worker may stay silent.
+    public var silenceLimit: Duration { heartbeatInterval * liveness }
+
+    /// Registers a session.
+    public mutating func join(_ record: WorkerRecord) {
+        workers[record.id] = record
+    }
+
+    /// Records that `worker` said something at `now`. Unknown workers are ignored.
+    public mutating func heard(_ worker: WorkerID, now: Timestamp) {
+        if workers[worker] != nil, workers[worker]!.lastHeard < now { workers[worker]!.lastHeard = now }
+    }
+
+    /// The sessions silent for longer than ``silenceLimit`` at `now`, in id order.
+    public func expired(now: Timestamp) -> [WorkerID] {
+        let limit = silenceLimit
+        return workers.values.filter { now - $0.lastHeard > limit }.map(\.id).sorted()
+    }
+
+    /// The earliest time a connected worker may expire (for the shell's poll timeout).
+    public func nextExpiry() -> Timestamp? {
+        workers.values.map(\.lastHeard).min().map { $0 + silenceLimit }
+    }
+
+    /// Removes a session, remembering it as `lost` for `cohort workers`.
+    @discardableResult
+    public mutating func remove(_ worker: WorkerID) -> WorkerRecord? {
+        guard var record = workers.removeValue(forKey: worker) else { return nil }
+        record.state = .lost
+        record.inFlight = 0
+        departed.append(record)
+        if departed.count > departedRetention { departed.removeFirst(departed.count - departedRetention) }
+        return record
+    }
+
+    /// Changes a connected worker's state (e.g. to `draining`).
+    public mutating func setState(_ state: WorkerPhase, of worker: WorkerID) {
+        workers[worker]?.state = state
+    }
+
+    /// Adjusts a worker's count of attempts in flight.
+    mutating func addInFlight(_ delta: Int, to worker: WorkerID) {
+        guard workers[worker] != nil else { return }
+        workers[worker]!.inFlight += delta
+        if delta < 0 { workers[worker]!.completed += UInt64(-delta) }
+    }
+
+    /// The connected session of the worker named `name`, if any.
+    public func session(named name: String) -> WorkerID? {
+        workers.values.first { $0.name == name }?.id
+    }
+}

@@ -1,0 +1,56 @@
+/// What the coordinator knows about one worker session.
+public struct WorkerRecord: Hashable, Sendable {
+    /// The session's id (`w-3`).
+    public var id: WorkerID
+    /// The worker's name (`COHORT_WORKER`, `cohort workers`).
+    public var name: String
+    public var host: String
+    /// Labels as the worker sent them.
+    public var labels: [String]
+    /// The procedure kinds it runs.
+    public var kinds: Set<String>
+    /// Its queue's `maxConcurrentCount`.
+    public var slots: Int
+    public var state: WorkerPhase
+    /// When the worker last said anything.
+    public var lastHeard: Timestamp
+    /// When its session began.
+    public var joinedAt: Timestamp
+    /// Attempts sent to it that have not finished (running or in its prefetch window).
+    public var inFlight: Int = 0
+    /// Attempts it has finished in this session.
+    public var completed: UInt64 = 0
+
+    let labelSet: Set<String>
+
+    public init(
+        id: WorkerID, name: String, host: String, labels: [String], kinds: Set<String>, slots: Int,
+        state: WorkerPhase = .ready, now: Timestamp
+    ) {
+        self.id = id
+        self.name = name
+        self.host = host
+        self.labels = labels
+        self.kinds = kinds
+        self.slots = max(slots, 0)
+        self.state = state
+        self.lastHeard = now
+        self.joinedAt = now
+        self.labelSet = Set(labels)
+    }
+
+    /// Whether the worker may run a procedure of `kind` that requires `labels`.
+    public func offers(kind: String, labels required: [String]) -> Bool {
+        kinds.contains(kind) && required.allSatisfy(labelSet.contains)
+    }
+}
+
+/// A worker session's state (`cohort workers`).
+public enum WorkerPhase: String, Hashable, Sendable, CaseIterable {
+    /// Takes work.
+    case ready
+    /// Finishes what it runs; takes nothing new.
+    case draining
+    /// Missed its heartbeats or left; its attempts were re-dispatched or failed.
+    case lost
+}

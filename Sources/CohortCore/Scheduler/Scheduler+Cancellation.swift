@@ -1,0 +1,79 @@
+/// Cancelling groups and children.
+extension Scheduler {
+    /// Cancels a whole group: every attempt in flight gets a cancel naming it, nothing pending
+    /// ever starts, waiting lock requests are withdrawn; the group finishes `cancelled` once
+    /// every running attempt has reported back. Cancelling a finished group does nothing.
+    ///
+    /// - Throws: ``SchedulerError`` `notFound` for an unknown group.
+    public mutating func cancelGroup(_ id: String, reason: String, now: Timestamp) throws(SchedulerError)
+        -> [SchedulerAction]
+    {
+        guard let slot = runByID[id] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        cancelGroup(slot, 0, reason: reason, now: now)
+        settle(now: now)
+        return takeActions()
+    }
+
+    /// Cancels one child: a procedure (its dependents follow as its group's `onChildFailure`
+    /// says) or a nested group (everything inside it). `path` `""` is the whole group.
+    ///
+    /// - Throws: ``SchedulerError`` `notFound` for an unknown group or path.
+    public mutating func cancelChild(_ id: String, path: String, reason: String, now: Timestamp) throws(SchedulerError)
+        -> [SchedulerAction]
+    {
+        guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let node = run.nodeByPath[path] else {
+            throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
+        }
+        if node < run.leafCount {
+            cancelLeaf(slot, node, reason: reason, cause: .explicit, now: now)
+        } else {
+            cancelGroup(slot, node - run.leafCount, reason: reason, now: now)
+        }
+        settle(now: now)
+        return takeActions()
+    }
+
+    /// Cancels group `group` of a run (0: the whole run) and everything inside it.
+    mutating func cancelGroup(_ slot: Int, _ group: Int, reason: String, now: Timestamp) {
+        guard let run = runs[slot], !run.groups[group].phase.isFinished else { return }
+        if run.groups[group].cancelReason == nil { runs[slot]!.groups[group].cancelReason = reason }
+        // Inner groups count as cancelled too (their outcome is `cancelled`, not `failed`).
+        for inner in run.flat.groups.indices where inner != group && isWithin(run, inner, group) {
+            if runs[slot]!.groups[inner].cancelReason == nil, !run.groups[inner].phase.isFinished {
+                runs[slot]!.groups[inner].cancelReason = reason
+            }
+        }
+        for leaf in run.flat.groups[group].leaves {
+            cancelLeaf(slot, leaf, reason: reason, cause: .group, now: now)
+        }
+    }
+
+    /// Whether group `inner` is inside group `outer`.
+    private func isWithin(_ run: GroupRun, _ inner: Int, _ outer: Int) -> Bool {
+        var current: Int? = run.flat.groups[inner].parent
+        while let index = current {
+            if index == outer { return true }
+            current = run.flat.groups[index].parent
+        }
+        return false
+    }
+
+    /// Cancels one leaf: at once if no worker has it, else by a cancel to the worker that
+    /// names the attempt (the leaf finishes when the worker reports back).
+    mutating func cancelLeaf(_ slot: Int, _ leaf: Int, reason: String, cause: CancelCause, now: Timestamp) {
+        guard let child = runs[slot]?.children[leaf], !child.isDone else { return }
+        if child.cancelCause == nil { runs[slot]!.children[leaf].cancelCause = cause }
+        switch child.stage {
+        case .dispatched, .started:
+            guard child.cancelling == nil, let worker = child.worker else { return }
+            runs[slot]!.children[leaf].cancelling = reason
+            let run = runs[slot]!
+            let ref = AttemptRef(id: child.taskID, group: run.id, path: run.flat.leaves[leaf].path, attempt: child.attempt)
+            actions.append(.cancel(worker, ref, reason: reason))
+            withdrawLocalRequests(of: child.taskID, worker: worker, now: now)
+        default:
+            finishLeaf(slot, leaf, .cancelled, message: reason, now: now)
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import DequeModule
+import Foundation
+
+/// What a queued attempt needs from a worker: its kind, its labels, and whether it holds its
+/// own locks (then it goes only to a free slot, never into a prefetch window, so a lock is
+/// not held while the attempt waits behind others).
+struct PlacementClass: Hashable, Sendable {
+    var kind: String
+    /// Sorted.
+    var requires: [String]
+    var exclusive: Bool
+}
+
+/// An attempt waiting in a placement queue (or parked). Stale entries (the child moved on,
+/// was cancelled or has a newer attempt) are skipped when met.
+struct QueueEntry: Sendable {
+    var slot: Int
+    var leaf: Int32
+    /// The attempt queued; 0 for a parked leaf (it has no attempt yet).
+    var taskID: UInt64
+}
+
+extension Scheduler {
+    /// The class's index, adding it (and what it needs) the first time.
+    mutating func classID(_ placement: PlacementClass) -> Int32 {
+        if let index = classIndex[placement] { return index }
+        let index = Int32(classes.count)
+        classes.append(placement)
+        classIndex[placement] = index
+        queues.append([])
+        parked.append([])
+        capable.append(capableWorkers(for: placement))
+        return index
+    }
+
+    /// Ready workers that offer the class's kind and labels, by id.
+    func capableWorkers(for placement: PlacementClass) -> [WorkerID] {
+        membership.workers.values
+            .filter { $0.state == .ready && $0.offers(kind: placement.kind, labels: placement.requires) }
+            .map(\.id).sorted()
+    }
+
+    /// Recomputes which workers serve which class after a worker joined, left or started
+    /// draining, and unparks the leaves a newly capable class can now run.
+    mutating func membershipChanged(now: Timestamp) {
+        for index in classes.indices {
+            capable[index] = capableWorkers(for: classes[index])
+            guard !capable[index].isEmpty, !parked[index].isEmpty else { continue }
+            let entries = parked[index]
+            parked[index] = []
+            for entry in entries {
+                let leaf = Int(entry.leaf)
+                guard runs[entry.slot]?.children[leaf].stage == .parked else { continue }
+                placeOrPark(entry.slot, leaf, now: now)
+            }
+        }
+    }
+
+    /// Places queued attempts on workers with room, class by class (starting at a rotating
+    /// class, so no class starves another), least loaded worker first.
+    mutating func schedule(now: Timestamp) {
+        guard queuedCount > 0, !classes.isEmpty else { return }
+        let count = classes.count
+        rotation = (rotation + 1) % count
+        for offset in 0..<count {
+            let index = (rotation + offset) % count
+            guard !queues[index].isEmpty else { continue }
+            fill(index, now: now)
+            if queuedCount == 0 { break }
+        }
+    }
+
+    private mutating func fill(_ index: Int, now: Timestamp) {
+        while let entry = queues[index].first {
+            let leaf = Int(entry.leaf)
+            guard let child = runs[entry.slot]?.children[leaf], child.stage == .queued, child.taskID == entry.taskID else {
+                queues[index].removeFirst()
+                queuedCount -= 1
+                continue
+            }
+            guard let worker = pickWorker(index) else { return }
+            queues[index].removeFirst()
+            queuedCount -= 1
+            dispatch(entry.slot, leaf, to: worker, now: now)
+        }
+    }
+
+    /// The least loaded capable worker with room for one more attempt of the class.
+    private func pickWorker(_ index: Int) -> WorkerID? {
+        let extra = classes[index].exclusive ? 0 : configuration.prefetch
+        var best: WorkerRecord?
+        for id in capable[index] {
+            guard let record = membership.workers[id], record.state == .ready,
+                record.inFlight < record.slots + extra
+            else { continue }
+            if let current = best {
+                // Lower load (in flight per slot) wins; ties go to fewer in flight, then the lower id.
+                let lhs = record.inFlight * max(current.slots, 1)
+                let rhs = current.inFlight * max(record.slots, 1)
+                if lhs < rhs || (lhs == rhs && record.inFlight < current.inFlight) { best = record }
+            } else {
+                best = record
+            }
+        }
+        return best?.id
+    }
+
+    private mutating func dispatch(_ slot: Int, _ leaf: Int, to worker: WorkerID, now: Timestamp) {
+        let taskID = runs[slot]!.children[leaf].taskID
+        attempts[taskID]?.dispatched = true
+        attemptsByWorker[worker, default: []].insert(taskID)
+        membership.addInFlight(1, to: worker)
+        runs[slot]!.children[leaf].worker = worker
+        runs[slot]!.children[leaf].stage = .dispatched
+        runs[slot]!.children[leaf].startedAt = nil
+        let run = runs[slot]!
+        let flatLeaf = run.flat.leaves[leaf]
+        let ref = AttemptRef(id: taskID, group: run.id, path: flatLeaf.path, attempt: run.children[leaf].attempt)
+        var own: [String: UInt64] = [:]
+        if !flatLeaf.exclusive.isEmpty {
+            own = locks.tokens(of: .attempt(taskID)) ?? [:]
+            locks.setOwner(
+                LockOwner(group: run.id, child: flatLeaf.path, attempt: ref.attempt, worker: worker), of: .attempt(taskID))
+        }
+        let input = (run.children[leaf].input ?? flatLeaf.input).jsonData()
+        actions.append(
+            .dispatch(
+                worker,
+                DispatchOrder(
+                    ref: ref, kind: flatLeaf.run, input: input, tokens: run.tokens(forLeaf: leaf, own: own),
+                    timeout: flatLeaf.timeout)))
+        notifyLeaf(slot, leaf)
+    }
+
+    /// Warnings for a new run: kinds (or kinds with labels) no connected worker offers.
+    func placementWarnings(for run: GroupRun) -> [String] {
+        var warnings: [String] = []
+        var seen = Set<Int32>()
+        for index in run.placement where seen.insert(index).inserted && capable[Int(index)].isEmpty {
+            if let reason = unplaceableReason(classes[Int(index)]), !warnings.contains(reason) { warnings.append(reason) }
+        }
+        return warnings
+    }
+
+    /// Why no connected worker can run the class, or nil if one can.
+    func unplaceableReason(_ placement: PlacementClass) -> String? {
+        let ready = membership.workers.values.filter { $0.state == .ready }
+        let kindOffered = ready.contains { $0.kinds.contains(placement.kind) }
+        if !kindOffered { return "no connected worker offers kind \"\(placement.kind)\"" }
+        if !ready.contains(where: { $0.offers(kind: placement.kind, labels: placement.requires) }) {
+            return "no connected worker offers kind \"\(placement.kind)\" with labels \(placement.requires.joined(separator: ", "))"
+        }
+        return nil
+    }
+}

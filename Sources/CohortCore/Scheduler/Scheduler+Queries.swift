@@ -1,0 +1,193 @@
+import Foundation
+
+/// What clients ask about: groups, children, results, workers, locks.
+extension Scheduler {
+    /// Every known group (running, and finished ones still kept), oldest submission first,
+    /// without children.
+    public func groupOverviews() -> [GroupSnapshot] {
+        runs.values.sorted { $0.sequence < $1.sequence }.map { overview($0) }
+    }
+
+    /// One group with every child (nested groups and procedures), depth-first in spec order.
+    /// - Throws: ``SchedulerError`` `notFound`.
+    public func groupSnapshot(_ id: String) throws(SchedulerError) -> GroupSnapshot {
+        guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        var snapshot = overview(run)
+        snapshot.children.reserveCapacity(run.leafCount + run.flat.groups.count - 1)
+        appendChildren(of: 0, in: run, to: &snapshot.children)
+        return snapshot
+    }
+
+    /// One child's status (a procedure or nested group).
+    /// - Throws: ``SchedulerError`` `notFound`.
+    public func childSnapshot(_ id: String, path: String) throws(SchedulerError) -> ChildSnapshot {
+        guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let node = run.nodeByPath[path], path != "" else {
+            throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
+        }
+        return node < run.leafCount ? leafSnapshot(run, node) : groupSnapshot(run, node - run.leafCount)
+    }
+
+    /// A finished child's outcome; for a nested group or the whole group (`path` nil or
+    /// `""`): succeeded with an object of every procedure's output by path, or the group's
+    /// failure or cancellation.
+    /// - Throws: ``SchedulerError`` `notFound`, or `conflict` if it has not finished.
+    public func result(_ id: String, path: String?) throws(SchedulerError) -> AttemptOutcome {
+        guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        let path = path ?? ""
+        guard let node = run.nodeByPath[path] else {
+            throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
+        }
+        if node < run.leafCount {
+            let child = run.children[node]
+            switch child.phase {
+            case .succeeded: return .succeeded(output: child.output ?? Data("null".utf8))
+            case .failed: return .failed(error: child.error ?? "failed")
+            case .cancelled: return .cancelled(reason: child.error ?? "cancelled")
+            default: throw SchedulerError(.conflict, "\"\(path)\" in group \"\(id)\" has not finished (\(child.phase))")
+            }
+        }
+        let group = node - run.leafCount
+        let state = run.groups[group]
+        let name = path.isEmpty ? "group \"\(id)\"" : "\"\(path)\" in group \"\(id)\""
+        switch state.phase {
+        case .succeeded:
+            var outputs: [String: JSONValue] = [:]
+            for leaf in run.flat.groups[group].leaves {
+                let data = run.children[leaf].output ?? Data("null".utf8)
+                outputs[run.flat.leaves[leaf].path] = (try? JSONValue(jsonData: data)) ?? .null
+            }
+            return .succeeded(output: JSONValue.object(outputs).jsonData())
+        case .failed:
+            return .failed(error: (group == 0 ? run.reason : state.firstFailure) ?? "failed")
+        case .cancelled:
+            return .cancelled(reason: (group == 0 ? run.reason : state.cancelReason) ?? "cancelled")
+        case .pending, .running:
+            throw SchedulerError(.conflict, "\(name) has not finished (\(state.phase))")
+        }
+    }
+
+    /// Connected workers by id, then recently departed ones.
+    public func workerRecords() -> [WorkerRecord] {
+        membership.workers.values.sorted { $0.id < $1.id } + membership.departed
+    }
+
+    /// The cluster lock table, category by category, with worker names resolved by the caller.
+    public func lockSnapshot() -> [LockSnapshot] { locks.snapshot() }
+
+    /// A worker session's name, also after it left.
+    public func workerName(_ id: WorkerID) -> String? { workerNames[id] }
+
+    // MARK: Building snapshots
+
+    private func overview(_ run: GroupRun) -> GroupSnapshot {
+        GroupSnapshot(
+            id: run.id, name: run.name, phase: run.phase, submittedAt: run.submittedAt, startedAt: run.startedAt,
+            finishedAt: run.finishedAt, reason: run.reason, children: [])
+    }
+
+    private func appendChildren(of group: Int, in run: GroupRun, to list: inout [ChildSnapshot]) {
+        for path in run.flat.groups[group].children {
+            guard let node = run.nodeByPath[path] else { continue }
+            if node < run.leafCount {
+                list.append(leafSnapshot(run, node))
+            } else {
+                list.append(groupSnapshot(run, node - run.leafCount))
+                appendChildren(of: node - run.leafCount, in: run, to: &list)
+            }
+        }
+    }
+
+    func leafSnapshot(_ run: GroupRun, _ leaf: Int) -> ChildSnapshot {
+        let child = run.children[leaf]
+        let flatLeaf = run.flat.leaves[leaf]
+        var phase = child.phase
+        var reason: String?
+        switch child.stage {
+        case .blocked:
+            let waits = flatLeaf.waitsFor.filter { path in
+                guard let node = run.nodeByPath[path] else { return false }
+                return node < run.leafCount
+                    ? !run.children[node].isDone : !run.groups[node - run.leafCount].phase.isFinished
+            }
+            reason = waits.isEmpty ? nil : "waiting for " + waits.map { "\"\($0)\"" }.joined(separator: ", ")
+        case .awaitingHold:
+            let group = flatLeaf.ancestors.first { run.groups[$0].hold == .requested }
+            reason = group.map { holdReason(run, $0) }
+        case .parked:
+            reason = unplaceableReason(classes[Int(run.placement[leaf])]) ?? "waiting for a worker"
+        case .locking:
+            reason = lockReason(.attempt(child.taskID), categories: flatLeaf.exclusive)
+        case .queued:
+            if run.placement.indices.contains(leaf), let why = unplaceableReason(classes[Int(run.placement[leaf])]) {
+                phase = .waiting
+                reason = why
+            }
+        case .retryWait:
+            reason = "retrying after attempt \(child.attempt) ended: \(child.error ?? "failed")"
+        case .dispatched, .started, .done:
+            break
+        }
+        return ChildSnapshot(
+            name: flatLeaf.name, path: flatLeaf.path, isGroup: false, phase: phase, worker: child.worker,
+            workerName: child.worker.flatMap { workerNames[$0] }, attempt: child.attempt,
+            error: child.isDone || child.stage == .retryWait ? child.error : child.cancelling.map { "cancelling: \($0)" },
+            startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason)
+    }
+
+    func groupSnapshot(_ run: GroupRun, _ group: Int) -> ChildSnapshot {
+        let state = run.groups[group]
+        let flatGroup = run.flat.groups[group]
+        let error: String? =
+            switch state.phase {
+            case .failed: state.firstFailure
+            case .cancelled: state.cancelReason ?? "cancelled"
+            default: nil
+            }
+        var phase: ChildPhase = .pending
+        var reason: String?
+        switch state.phase {
+        case .pending:
+            if state.hold == .requested {
+                phase = .waiting
+                reason = holdReason(run, group)
+            }
+        case .running: phase = .running
+        case .succeeded: phase = .succeeded
+        case .failed: phase = .failed
+        case .cancelled: phase = .cancelled
+        }
+        return ChildSnapshot(
+            name: flatGroup.name, path: flatGroup.path, isGroup: true, phase: phase, error: error,
+            startedAt: state.startedAt, finishedAt: state.finishedAt, waitingReason: reason)
+    }
+
+    private func holdReason(_ run: GroupRun, _ group: Int) -> String {
+        let name = run.flat.groups[group].path.isEmpty ? "the group" : "group \"\(run.flat.groups[group].path)\""
+        let why = lockReason(.group(run: run.slot, group: group), categories: run.flat.groups[group].exclusive)
+        return "\(name) \(why)"
+    }
+
+    private func lockReason(_ holder: LockHolder, categories: [String]) -> String {
+        for category in categories {
+            if let current = locks.holder(of: category), current != holder {
+                return "waiting for lock \(category) held by \(describe(current))"
+            }
+        }
+        return "waiting for lock " + categories.joined(separator: ", ")
+    }
+
+    private func describe(_ holder: LockHolder) -> String {
+        switch holder {
+        case .attempt(let taskID):
+            guard let location = attempts[taskID], let run = runs[location.slot] else { return "an attempt" }
+            return "\(run.id)/\(run.flat.leaves[location.leaf].path)"
+        case .group(let slot, let group):
+            guard let run = runs[slot] else { return "a group" }
+            let path = run.flat.groups[group].path
+            return path.isEmpty ? run.id : "\(run.id)/\(path)"
+        case .local(let worker, _):
+            return "a procedure on \(workerNames[worker] ?? worker.description)"
+        }
+    }
+}

@@ -1,0 +1,103 @@
+/// Worker sessions: joining, heartbeats, draining, leaving and being lost.
+extension Scheduler {
+    /// A worker session is ready for work.
+    ///
+    /// `running` lists attempts the worker still runs from an earlier session (after a
+    /// reconnect): current ones move to this session, unknown or superseded ones get a cancel.
+    /// An earlier session of the same worker name is then declared lost.
+    public mutating func workerReady(
+        _ id: WorkerID, name: String, host: String, labels: [String], slots: Int, kinds: [String],
+        running: [AttemptRef] = [], now: Timestamp
+    ) -> [SchedulerAction] {
+        let previous = membership.session(named: name).flatMap { $0 == id ? nil : $0 }
+        membership.join(
+            WorkerRecord(id: id, name: name, host: host, labels: labels, kinds: Set(kinds), slots: slots, now: now))
+        workerNames[id] = name
+        for ref in running { adopt(ref, by: id, now: now) }
+        if let previous { loseWorker(previous, reason: "replaced by a new session of \(name)", now: now) }
+        membershipChanged(now: now)
+        settle(now: now)
+        return takeActions()
+    }
+
+    /// Moves a still-running attempt to the worker's new session, or cancels it if unknown.
+    private mutating func adopt(_ ref: AttemptRef, by worker: WorkerID, now: Timestamp) {
+        guard let location = attempts[ref.id], location.dispatched,
+            let child = runs[location.slot]?.children[location.leaf], child.attempt == ref.attempt,
+            let old = child.worker
+        else {
+            actions.append(.cancel(worker, ref, reason: "the coordinator does not know this attempt"))
+            return
+        }
+        attemptsByWorker[old]?.remove(ref.id)
+        membership.addInFlight(-1, to: old)
+        attemptsByWorker[worker, default: []].insert(ref.id)
+        membership.addInFlight(1, to: worker)
+        runs[location.slot]!.children[location.leaf].worker = worker
+        if child.stage == .dispatched {
+            runs[location.slot]!.children[location.leaf].stage = .started
+            runs[location.slot]!.children[location.leaf].phase = .running
+        }
+        if let reason = child.cancelling { actions.append(.cancel(worker, ref, reason: reason)) }
+    }
+
+    /// The worker said something (any message counts as a heartbeat).
+    public mutating func workerHeard(_ id: WorkerID, now: Timestamp) {
+        membership.heard(id, now: now)
+    }
+
+    /// The worker takes no new work; what it runs finishes there.
+    public mutating func workerDraining(_ id: WorkerID, now: Timestamp) -> [SchedulerAction] {
+        membership.heard(id, now: now)
+        membership.setState(.draining, of: id)
+        membershipChanged(now: now)
+        settle(now: now)
+        return takeActions()
+    }
+
+    /// The worker left (said goodbye, or its connection is gone): as lost.
+    public mutating func workerLost(_ id: WorkerID, reason: String, now: Timestamp) -> [SchedulerAction] {
+        loseWorker(id, reason: reason, now: now)
+        settle(now: now)
+        return takeActions()
+    }
+
+    /// Revokes the session's grants and lock requests; each of its attempts gets a new attempt
+    /// (if it never started, or within the retry budget) or finishes: cancelled if it was
+    /// being cancelled, else failed naming the worker.
+    mutating func loseWorker(_ id: WorkerID, reason: String, now: Timestamp) {
+        guard let record = membership.remove(id) else { return }
+        let taskIDs = (attemptsByWorker.removeValue(forKey: id) ?? []).sorted()
+        for taskID in taskIDs {
+            guard let location = attempts[taskID], let child = runs[location.slot]?.children[location.leaf] else {
+                continue
+            }
+            let (slot, leaf) = (location.slot, location.leaf)
+            // The worker is gone: its counts and local requests go with it.
+            attempts[taskID]!.dispatched = false
+            let message = "worker \(record.name) (\(id)) was lost: \(reason)"
+            if let cancelling = child.cancelling {
+                finishLeaf(slot, leaf, .cancelled, message: cancelling, now: now)
+                continue
+            }
+            if child.stage == .started { runs[slot]!.children[leaf].counted += 1 }
+            let cancelled = runs[slot]!.flat.leaves[leaf].ancestors.contains { runs[slot]!.groups[$0].cancelReason != nil }
+            if runs[slot]!.children[leaf].counted < budget(slot, leaf), !cancelled {
+                endAttempt(taskID, now: now)
+                runs[slot]!.children[leaf].error = message
+                setStage(slot, leaf, .retryWait, .waiting, now: now)
+                work.append(.unblocked(slot: slot, leaf: leaf))
+            } else {
+                finishLeaf(slot, leaf, .failed, message: message, now: now)
+            }
+        }
+        let holders = localRequests.keys.filter { if case .local(id, _) = $0 { true } else { false } }
+        for holder in holders {
+            if let taskID = localRequests.removeValue(forKey: holder), case .local(_, let request) = holder {
+                localByAttempt[taskID]?.removeAll { $0 == request }
+            }
+            handleGrants(locks.remove(holder), now: now)
+        }
+        membershipChanged(now: now)
+    }
+}

@@ -1,0 +1,183 @@
+import DequeModule
+import Foundation
+
+/// The cluster's scheduler: a pure state machine that takes events (a submission, a worker
+/// joining, an attempt's result, a cancel, the passing of time) and returns the actions that
+/// follow (dispatches, cancels, lock grants, watch events).
+///
+/// It composes the accepted groups (``GroupRun``s over their flattened specs), the
+/// cluster-wide ``LockTable`` and the worker registry with liveness (``Membership``). It
+/// never touches a socket, a clock or a thread: every event carries `now`.
+///
+/// What it guarantees (DESIGN.md §3):
+/// - a procedure starts only after everything it waits for (`after`, `inject`, sequence
+///   order, its enclosing groups' `after`) has finished;
+/// - it runs on a ready worker that offers its kind and has all its `requires` labels,
+///   least loaded first, with at most `slots + prefetch` attempts per worker;
+/// - its `exclusive` categories (and its enclosing groups' holds) are granted before it is
+///   dispatched, and the dispatch carries the fencing tokens;
+/// - producers' outputs are injected (`select` → `into`) into consumers' inputs; a producer
+///   that failed or was cancelled cancels its consumers, naming it;
+/// - `onChildFailure` decides what a failure cancels; cancelling a group or a child reaches
+///   every attempt (each cancel names its attempt), never starts pending children, withdraws
+///   waiting lock requests and finishes the group only after every child has reported back;
+/// - a lost worker's attempts get new attempts (within the retry budget; attempts that never
+///   started do not count) and its grants are revoked.
+///
+/// Cost: every event is a few dictionary lookups by attempt id and group slot, plus the
+/// placement pass over the classes of queued work (kind × labels); nothing scans every task.
+public struct Scheduler: Sendable {
+    public let configuration: SchedulerConfiguration
+    /// The worker registry.
+    public internal(set) var membership: Membership
+    /// The cluster-wide lock table.
+    public internal(set) var locks: LockTable
+
+    var runs: [Int: GroupRun] = [:]
+    var runByID: [String: Int] = [:]
+    var nextSlot = 0
+    var submissions: UInt64 = 0
+    var finishedOrder: Deque<Int> = []
+    /// Current attempt id → where it belongs.
+    var attempts: [UInt64: AttemptLocation] = [:]
+    var attemptsByWorker: [WorkerID: Set<UInt64>] = [:]
+    var nextTaskID: UInt64 = 1
+    var workerNames: [WorkerID: String] = [:]
+
+    // Placement.
+    var classes: [PlacementClass] = []
+    var classIndex: [PlacementClass: Int32] = [:]
+    var queues: [Deque<QueueEntry>] = []
+    var parked: [[QueueEntry]] = []
+    var capable: [[WorkerID]] = []
+    var queuedCount = 0
+    var rotation = 0
+
+    // Worker-local lock requests.
+    var localRequests: [LockHolder: UInt64] = [:]
+    var localByAttempt: [UInt64: [UInt64]] = [:]
+
+    var timers = TimerHeap()
+    var random: SplitMix64
+    /// Propagation work, processed iteratively so long chains never deepen the stack.
+    var work: Deque<Work> = []
+    /// Actions gathered during the current event.
+    var actions: [SchedulerAction] = []
+
+    public init(configuration: SchedulerConfiguration = SchedulerConfiguration()) {
+        self.configuration = configuration
+        self.membership = Membership(heartbeatInterval: configuration.heartbeatInterval, liveness: configuration.liveness)
+        self.locks = LockTable(tokenFloor: configuration.tokenFloor)
+        self.random = SplitMix64(seed: configuration.randomSeed)
+    }
+
+    // MARK: Submission
+
+    /// Accepts a group.
+    ///
+    /// `spec` must be valid (the coordinator parses and validates every submission with
+    /// `SpecParser`). With an `id` that is already known, the same spec is accepted again
+    /// idempotently (`alreadySubmitted`, no second copy) and another spec is refused.
+    /// - Throws: ``SchedulerError`` `conflict` for an id reused with another spec,
+    ///   `invalidRequest` for an id that is empty, too long or has spaces or control characters.
+    public mutating func submit(_ spec: GroupSpec, id: String? = nil, now: Timestamp) throws(SchedulerError)
+        -> SubmitReceipt
+    {
+        if let id {
+            try Self.checkGroupID(id)
+            if let slot = runByID[id], let run = runs[slot] {
+                guard run.fingerprint == spec.hashValue else {
+                    throw SchedulerError(.conflict, "group id \"\(id)\" is already used by another spec")
+                }
+                return SubmitReceipt(id: id, name: run.name, warnings: [], alreadySubmitted: true, actions: [])
+            }
+        }
+        let groupID = id ?? freshID(for: spec.name)
+        let slot = nextSlot
+        nextSlot += 1
+        submissions += 1
+        var run = GroupRun(slot: slot, id: groupID, spec: spec, sequence: submissions, now: now)
+        run.placement = run.flat.leaves.map { leaf in
+            classID(PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty))
+        }
+        let warnings = placementWarnings(for: run)
+        for leaf in run.children.indices {
+            if run.children[leaf].remaining == 0 {
+                work.append(.unblocked(slot: slot, leaf: leaf))
+            } else {
+                run.children[leaf].phase = .waiting
+            }
+        }
+        runs[slot] = run
+        runByID[groupID] = slot
+        settle(now: now)
+        return SubmitReceipt(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
+    }
+
+    /// Whether a group with this id is known (running or kept after finishing).
+    public func contains(group id: String) -> Bool { runByID[id] != nil }
+
+    /// Reports every change of the group's children (``SchedulerAction/childChanged(group:_:)``)
+    /// while `watched` is true; a watcher's shell turns it on and off.
+    public mutating func setWatched(_ id: String, _ watched: Bool) {
+        guard let slot = runByID[id] else { return }
+        runs[slot]!.watched = watched
+    }
+
+    /// When the scheduler next needs ``tick(now:)``: the earliest timer or liveness expiry.
+    public var nextDeadline: Timestamp? {
+        [timers.next, membership.nextExpiry()].compactMap { $0 }.min()
+    }
+
+    /// How many groups have not finished.
+    public var activeGroupCount: Int { runs.count - finishedOrder.count }
+
+    /// How many attempts are in flight on workers.
+    public var attemptsInFlight: Int { attempts.values.count { $0.dispatched } }
+
+    // MARK: Helpers
+
+    static func checkGroupID(_ id: String) throws(SchedulerError) {
+        guard !id.isEmpty, id.count <= 200 else {
+            throw SchedulerError(.invalidRequest, "a group id must have 1 to 200 characters")
+        }
+        guard !id.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw SchedulerError(.invalidRequest, "a group id may not contain spaces or control characters: \"\(id)\"")
+        }
+    }
+
+    private func freshID(for name: String) -> String {
+        var number = submissions + 1
+        while runByID["\(name)-\(number)"] != nil { number += 1 }
+        return "\(name)-\(number)"
+    }
+
+    /// Processes pending propagation work, then places queued attempts on workers.
+    mutating func settle(now: Timestamp) {
+        drainWork(now: now)
+        schedule(now: now)
+        drainWork(now: now)
+    }
+
+    mutating func takeActions() -> [SchedulerAction] {
+        defer { actions.removeAll(keepingCapacity: true) }
+        return actions
+    }
+}
+
+/// Where an attempt belongs.
+struct AttemptLocation: Sendable {
+    var slot: Int
+    var leaf: Int
+    /// Sent to a worker (and not finished).
+    var dispatched = false
+}
+
+/// A unit of propagation work.
+enum Work: Sendable {
+    /// A leaf's dependencies have all finished (or a retry or re-dispatch is due): take it
+    /// through injection, holds, placement and locks.
+    case unblocked(slot: Int, leaf: Int)
+    /// A leaf or a group finished: update its dependents.
+    case nodeFinished(slot: Int, node: Int)
+}

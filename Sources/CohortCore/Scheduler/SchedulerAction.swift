@@ -1,0 +1,83 @@
+import Foundation
+
+/// What the scheduler asks its shell to do; the coordinator's loop carries these out
+/// (batching dispatches and cancels per worker per loop turn).
+public enum SchedulerAction: Hashable, Sendable {
+    /// Send this attempt to the worker.
+    case dispatch(WorkerID, DispatchOrder)
+    /// Tell the worker to stop this attempt (it never touches another attempt of the child).
+    case cancel(WorkerID, AttemptRef, reason: String)
+    /// A worker-local lock request is granted, every category at once.
+    case grant(WorkerID, request: UInt64, tokens: [String: UInt64])
+    /// A worker-local lock request is refused, cancelled, or its grant revoked.
+    case deny(WorkerID, request: UInt64, LockRefusal, reason: String)
+    /// A child (procedure or nested group) of a watched group changed; its new status.
+    case childChanged(group: String, ChildSnapshot)
+    /// The group finished: every child has finished. Reported for every group.
+    case groupFinished(group: String, GroupPhase, reason: String?)
+}
+
+/// One attempt to run, with everything the worker needs.
+public struct DispatchOrder: Hashable, Sendable {
+    public var ref: AttemptRef
+    /// The procedure kind (`shell`, …).
+    public var kind: String
+    /// The final input as UTF-8 JSON, injections applied.
+    public var input: Data
+    /// Category → fencing token of every lock the attempt runs under (its own and those its
+    /// enclosing groups hold for it).
+    public var tokens: [String: UInt64]
+    /// The attempt's timeout (the worker cancels it with `timed out`); nil for none.
+    public var timeout: Duration?
+
+    public init(ref: AttemptRef, kind: String, input: Data, tokens: [String: UInt64], timeout: Duration?) {
+        self.ref = ref
+        self.kind = kind
+        self.input = input
+        self.tokens = tokens
+        self.timeout = timeout
+    }
+}
+
+/// Why a worker-local lock request ends without (or loses) its grant.
+public enum LockRefusal: Hashable, Sendable, CaseIterable {
+    /// Never granted: the attempt is not running on that worker, the id is in use, …
+    case denied
+    /// Its attempt is being cancelled; the request was withdrawn for it.
+    case cancelled
+    /// A granted lease was taken back.
+    case revoked
+}
+
+/// The answer to a submission.
+public struct SubmitReceipt: Hashable, Sendable {
+    /// The group's id (chosen by the client or the scheduler).
+    public var id: String
+    public var name: String
+    /// Things worth knowing that do not stop the group (`no connected worker offers kind "resize"`).
+    public var warnings: [String]
+    /// The id was already known with the same spec: nothing new was accepted.
+    public var alreadySubmitted: Bool
+    /// What to do now (dispatches of the children that can start at once…).
+    public var actions: [SchedulerAction]
+}
+
+/// Tunables of the scheduler.
+public struct SchedulerConfiguration: Hashable, Sendable {
+    /// Attempts a worker may hold beyond its slots (the prefetch window). Attempts with
+    /// their own `exclusive` categories go only to a worker with a free slot, so a lock is
+    /// never held while its attempt waits in a queue.
+    public var prefetch: Int = 4
+    /// How often peers say something.
+    public var heartbeatInterval: Duration = .seconds(1)
+    /// Silent intervals before a worker is lost.
+    public var liveness: Int = 3
+    /// Finished groups kept for `status` and `result` (the oldest are forgotten first).
+    public var finishedGroupRetention: Int = 10_000
+    /// Every fencing token is larger than this (the coordinator's epoch goes here).
+    public var tokenFloor: UInt64 = 0
+    /// Seeds the random numbers of retry jitter, so runs are reproducible.
+    public var randomSeed: UInt64 = 0x5EED_C0FF_EE00_0001
+
+    public init() {}
+}

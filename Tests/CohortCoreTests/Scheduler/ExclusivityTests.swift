@@ -1,0 +1,146 @@
+import Testing
+
+@testable import CohortCore
+
+@Suite struct ExclusivityTests {
+    @Test func locksAreGrantedBeforeDispatchAndTheDispatchCarriesTheTokens() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 4)
+        h.addWorker(2, slots: 4)
+        try h.submit(GroupSpec("g", children: (0..<3).map { leaf("c\($0)", exclusive: ["db", "cache"]) }), id: "g")
+        #expect(h.running.count == 1)
+        var tokens: [UInt64] = []
+        while let order = h.running.values.first?.order {
+            #expect(h.running.count == 1)
+            #expect(Set(order.tokens.keys) == ["db", "cache"])
+            tokens.append(order.tokens["db"]!)
+            try h.succeed(order.ref.path)
+        }
+        #expect(tokens == [1, 2, 3])
+        #expect(h.scheduler.locks.isEmpty)
+    }
+
+    @Test func aWaitingChildSaysWhichLockAndWhoHoldsIt() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 4)
+        try h.submit(GroupSpec("g", children: [leaf("a", exclusive: ["db"]), leaf("b", exclusive: ["db"])]), id: "g")
+        let waiting = try h.child("g", "b")
+        #expect(waiting.phase == .waiting)
+        #expect(waiting.waitingReason == "waiting for lock db held by g/a")
+        let snapshot = h.scheduler.lockSnapshot()
+        #expect(snapshot.map(\.category) == ["db"])
+        #expect(snapshot[0].holder?.child == "a" && snapshot[0].holder?.worker == WorkerID(1))
+        #expect(snapshot[0].waiters.map(\.child) == ["b"])
+    }
+
+    @Test func groupsSharingACategoryExcludeEachOtherAcrossGroups() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 4)
+        try h.submit(GroupSpec("one", children: [leaf("a", exclusive: ["db"])]), id: "one")
+        try h.submit(GroupSpec("two", children: [leaf("a", exclusive: ["db"])]), id: "two")
+        #expect(h.running.count == 1)
+        try h.succeed("a", group: "one")
+        #expect(h.attempt("a", group: "two") != nil)
+    }
+
+    @Test func aCycleOfCategoryPairsFinishesWithoutOverlap() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 8)
+        try h.submit(
+            GroupSpec("g", children: [
+                leaf("ab", exclusive: ["a", "b"]), leaf("bc", exclusive: ["b", "c"]), leaf("ca", exclusive: ["c", "a"]),
+            ]), id: "g")
+        var ran: [String] = []
+        while let order = h.running.values.first?.order {
+            #expect(h.running.count == 1)
+            ran.append(order.ref.path)
+            try h.succeed(order.ref.path)
+        }
+        #expect(ran.count == 3)
+        #expect(h.finished["g"]?.phase == .succeeded)
+    }
+
+    @Test func aNestedGroupHoldsItsCategoriesAndItsChildrenDoNotQueueBehindIt() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 8)
+        try h.submit(
+            GroupSpec("g", children: [
+                ChildSpec("deploy", exclusive: ["prod"], children: [
+                    leaf("migrate", exclusive: ["prod"]), leaf("restart", exclusive: ["prod"]), leaf("notify"),
+                ]),
+                leaf("outsider", exclusive: ["prod"]),
+            ]), id: "g")
+        // The group holds prod; one of its prod children runs (siblings exclude each other),
+        // the child without categories runs beside it, the outsider waits for the group.
+        #expect(h.runningPaths.contains("deploy/notify"))
+        #expect(h.runningPaths.filter { $0 == "deploy/migrate" || $0 == "deploy/restart" }.count == 1)
+        #expect(!h.runningPaths.contains("outsider"))
+        let groupToken = try #require(h.attempt("deploy/notify")?.tokens["prod"])
+        #expect(h.attempt("deploy/migrate")?.tokens["prod"] == groupToken)
+        try h.succeed("deploy/migrate")
+        #expect(h.attempt("deploy/restart")?.tokens["prod"] == groupToken)
+        try h.succeed("deploy/restart")
+        #expect(!h.runningPaths.contains("outsider"))
+        try h.succeed("deploy/notify")
+        let outsider = try #require(h.attempt("outsider"))
+        #expect(outsider.tokens["prod"]! > groupToken)
+    }
+
+    @Test func aTopLevelGroupsCategoriesAreHeldForItsWholeRun() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 8)
+        try h.submit(GroupSpec("first", exclusive: ["release"], children: [leaf("a"), leaf("b", after: ["a"])]), id: "first")
+        try h.submit(GroupSpec("second", exclusive: ["release"], children: [leaf("a")]), id: "second")
+        #expect(h.runningPaths == ["a"])
+        try h.succeed("a", group: "first")
+        #expect(h.attempt("a", group: "second") == nil)
+        try h.succeed("b", group: "first")
+        #expect(h.attempt("a", group: "second") != nil)
+    }
+
+    @Test func localRequestsGoThroughTheSameTable() throws {
+        var h = SchedulerHarness()
+        let worker = h.addWorker(1, slots: 8)
+        try h.submit(GroupSpec("g", children: [leaf("holder", exclusive: ["db"]), leaf("plain")]), id: "g")
+        let holder = try #require(h.attempt("holder"))
+        let plain = try #require(h.attempt("plain"))
+        // A procedure created by `plain` asks for db: it waits behind `holder`.
+        let asked = h.scheduler.lockRequested(1, by: worker, for: plain.ref, categories: ["db"], now: h.now)
+        #expect(asked.isEmpty)
+        // A procedure created by `holder` itself gets db from the attempt's own table.
+        let own = h.scheduler.lockRequested(2, by: worker, for: holder.ref, categories: ["db"], now: h.now)
+        #expect(own == [.grant(worker, request: 2, tokens: ["db": holder.tokens["db"]!])])
+        #expect(h.scheduler.lockReleased(2, by: worker, now: h.now).isEmpty)
+        h.record([])
+        try h.finish(holder, .succeeded(output: .init("{}".utf8)))
+        let granted = h.log.contains {
+            if case .grant(worker, 1, let tokens) = $0 { return tokens["db"] == 2 }
+            return false
+        }
+        #expect(granted)
+        // Requests from attempts that are not running there are denied.
+        let denied = h.scheduler.lockRequested(3, by: WorkerID(9), for: plain.ref, categories: ["x"], now: h.now)
+        guard case .deny(_, 3, .denied, _) = denied.first else {
+            Issue.record("expected a denial, got \(denied)")
+            return
+        }
+    }
+
+    @Test func aLostWorkersGrantsAreRevokedAndTheNextWaiterIsGranted() throws {
+        var h = SchedulerHarness()
+        let one = h.addWorker(1, slots: 1)
+        try h.submit(GroupSpec("g", children: [leaf("a", exclusive: ["db"])]), id: "g")
+        try h.start(try #require(h.attempt("a")))
+        try h.submit(GroupSpec("h", children: [leaf("b", exclusive: ["db"])]), id: "h")
+        #expect(h.scheduler.locks.holder(of: "db") != nil)
+        h.running.removeAll()
+        h.record(h.scheduler.workerLost(one, reason: "gone", now: h.now))
+        #expect(try h.child("g", "a").phase == .failed)
+        #expect(try h.child("g", "a").error?.contains("worker-1") == true)
+        // b now holds db (a new token) and waits for a worker.
+        #expect(try h.child("h", "b").phase == .waiting)
+        #expect(try h.child("h", "b").waitingReason == "no connected worker offers kind \"echo\"")
+        h.addWorker(2)
+        #expect(h.attempt("b")?.tokens["db"] == 2)
+    }
+}

@@ -1,0 +1,103 @@
+import Testing
+
+@testable import CohortCore
+
+@Suite struct PlacementTests {
+    @Test func childrenRunOnlyOnWorkersWithAllTheirRequiredLabels() throws {
+        var h = SchedulerHarness()
+        let plain = h.addWorker(1, slots: 4)
+        let gpu = h.addWorker(2, slots: 4, labels: ["gpu", "linux"])
+        try h.submit(
+            GroupSpec("g", children: [
+                leaf("train", requires: ["gpu"]), leaf("both", requires: ["gpu", "linux"]), leaf("any"),
+            ]), id: "g")
+        #expect(h.running.values.first { $0.order.ref.path == "train" }?.worker == gpu)
+        #expect(h.running.values.first { $0.order.ref.path == "both" }?.worker == gpu)
+        #expect(h.running.values.first { $0.order.ref.path == "any" }?.worker == plain)
+    }
+
+    @Test func groupRequiresApplyToEveryChildInside() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 4)
+        let arm = h.addWorker(2, slots: 4, labels: ["arm"])
+        try h.submit(GroupSpec("g", requires: ["arm"], children: [leaf("a"), leaf("b")]), id: "g")
+        #expect(h.running.values.allSatisfy { $0.worker == arm })
+        #expect(h.running.count == 2)
+    }
+
+    @Test func workIsSpreadLeastLoadedFirst() throws {
+        var h = SchedulerHarness(prefetch: 0)
+        let one = h.addWorker(1, slots: 2)
+        let two = h.addWorker(2, slots: 2)
+        try h.submit(GroupSpec("g", children: (0..<4).map { leaf("c\($0)") }), id: "g")
+        let counts = Dictionary(grouping: h.running.values, by: \.worker).mapValues(\.count)
+        #expect(counts == [one: 2, two: 2])
+    }
+
+    @Test func aWorkerHoldsAtMostItsSlotsPlusThePrefetchWindow() throws {
+        var h = SchedulerHarness(prefetch: 3)
+        let worker = h.addWorker(1, slots: 2)
+        try h.submit(GroupSpec("g", children: (0..<20).map { leaf("c\($0)") }), id: "g")
+        #expect(h.running.count == 5)
+        #expect(h.scheduler.membership.workers[worker]?.inFlight == 5)
+        #expect(try h.child("g", "c5").phase == .ready)
+        try h.succeed("c0")
+        #expect(h.running.count == 5)
+        #expect(h.running.values.contains { $0.order.ref.path == "c5" })
+    }
+
+    @Test func attemptsWithTheirOwnLocksGoOnlyToAFreeSlot() throws {
+        var h = SchedulerHarness(prefetch: 4)
+        h.addWorker(1, slots: 1)
+        try h.submit(GroupSpec("first", children: [leaf("busy")]), id: "first")
+        try h.submit(GroupSpec("second", children: [leaf("locked", exclusive: ["db"])]), id: "second")
+        #expect(h.runningPaths == ["busy"])
+        #expect(try h.child("second", "locked").phase == .ready)
+        try h.succeed("busy")
+        #expect(h.runningPaths == ["locked"])
+    }
+
+    @Test func aKindNoWorkerOffersWaitsWithAReasonAndSubmitWarns() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1)
+        let receipt = try h.submit(GroupSpec("g", children: [leaf("resize", "resize"), leaf("plain")]), id: "g")
+        #expect(receipt.warnings == ["no connected worker offers kind \"resize\""])
+        let child = try h.child("g", "resize")
+        #expect(child.phase == .waiting)
+        #expect(child.waitingReason == "no connected worker offers kind \"resize\"")
+        #expect(h.runningPaths == ["plain"])
+        let custom = h.addWorker(2, kinds: ["resize"])
+        #expect(h.running.values.first { $0.order.ref.path == "resize" }?.worker == custom)
+    }
+
+    @Test func missingLabelsAreNamedInTheWarning() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1)
+        let receipt = try h.submit(GroupSpec("g", children: [leaf("a", requires: ["gpu"])]), id: "g")
+        #expect(receipt.warnings == ["no connected worker offers kind \"echo\" with labels gpu"])
+    }
+
+    @Test func aDrainingWorkerGetsNoNewWork() throws {
+        var h = SchedulerHarness()
+        let one = h.addWorker(1, slots: 1)
+        h.record(h.scheduler.workerDraining(one, now: h.now))
+        try h.submit(GroupSpec("g", children: [leaf("a")]), id: "g")
+        #expect(h.running.isEmpty)
+        let two = h.addWorker(2, slots: 1)
+        #expect(h.running.values.first?.worker == two)
+    }
+
+    @Test func theDispatchCarriesKindInputAndTimeout() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1)
+        try h.submit(
+            GroupSpec("g", children: [
+                ChildSpec("s", run: "sleep", with: ["seconds": 1], timeout: .seconds(5))
+            ]), id: "g")
+        let order = try #require(h.attempt("s"))
+        #expect(order.kind == "sleep")
+        #expect(order.timeout == .seconds(5))
+        #expect(try JSONValue(jsonData: order.input) == ["seconds": 1])
+        #expect(order.ref.attempt == 1 && order.ref.group == "g")
+    }
+}
