@@ -31,6 +31,12 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     public var maxBatch: Int = 256
     /// The coordinator's stable id, sent in WELCOME. Default `cohort`.
     public var coordinatorID: String = "cohort"
+    /// The coordinator's incarnation, sent in WELCOME; grows with each start. Default nil:
+    /// the start time in seconds since 1970 (the journal will keep a counter instead).
+    public var epoch: UInt64?
+    /// Every fencing token is larger than this. Default 0; the journal will set it from the
+    /// epoch so tokens after a restart exceed every token before it.
+    public var tokenFloor: UInt64 = 0
     /// Whether `run()` prints `cohort coordinator listening on …` to stdout once bound
     /// (it is always logged). Default true: the CLI and scripts read that line.
     public var printsListeningLine: Bool = true

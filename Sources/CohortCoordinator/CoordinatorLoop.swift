@@ -4,17 +4,39 @@ import Foundation
 import Logging
 import ZeroMQ
 
-/// The coordinator's I/O loop: owns the ROUTER socket on its thread, feeds decoded messages
-/// to the scheduler, and carries out the actions it returns.
+/// The coordinator's I/O loop: owns the ROUTER socket on its thread; each turn it polls,
+/// decodes what arrived with `WireCodec`, feeds it to the ``Scheduler`` with one `now`,
+/// turns the scheduler's actions into messages (batched per peer per turn) and flushes.
 ///
-/// Not thread-safe: created on any thread, then used only by the loop thread (`run()`).
+/// Not thread-safe: created and used only by the loop thread (`run()`); other threads talk
+/// to it through the ``Mailbox`` of ``LoopCommand``s.
 final class CoordinatorLoop {
     let configuration: CoordinatorConfiguration
-    let logger: Logger
+    var logger: Logger
     let mailbox: Mailbox<LoopCommand>
     let stats: CoordinatorStatistics
     let onBound: @Sendable (String) -> Void
     let codec: WireCodec
+    let clock = LoopClock()
+    let epoch: UInt64
+
+    var scheduler: Scheduler
+    var peers = PeerTable()
+    var outbox = Outbox()
+    /// Watches by group id: who watches, with which request id.
+    var watchers: [String: [Watch]] = [:]
+    var now: Timestamp
+    var stopping = false
+    /// The most messages read in one turn before the turn's replies are flushed.
+    let readsPerTurn = 4096
+    /// How long a client session may stay silent (without watches) before it is forgotten.
+    let clientIdleLimit: Duration = .seconds(3600)
+    private var lastClientSweep: Timestamp
+
+    struct Watch: Equatable {
+        var routing: RoutingID
+        var requestID: UInt64
+    }
 
     init(
         configuration: CoordinatorConfiguration, logger: Logger, mailbox: Mailbox<LoopCommand>,
@@ -26,15 +48,30 @@ final class CoordinatorLoop {
         self.stats = stats
         self.onBound = onBound
         self.codec = WireCodec(maxFrameSize: configuration.maxFrameSize)
+        var settings = SchedulerConfiguration()
+        settings.prefetch = configuration.prefetch
+        settings.heartbeatInterval = configuration.heartbeatInterval
+        settings.liveness = configuration.heartbeatLiveness
+        settings.finishedGroupRetention = configuration.finishedGroupRetention
+        settings.tokenFloor = configuration.tokenFloor
+        settings.randomSeed = UInt64.random(in: 1...UInt64.max)
+        self.scheduler = Scheduler(configuration: settings)
+        self.now = clock.now()
+        self.lastClientSweep = now
+        self.epoch = configuration.epoch ?? UInt64(max(now.nanosecondsSinceEpoch / 1_000_000_000, 1))
+        self.logger[metadataKey: "coordinator.id"] = "\(configuration.coordinatorID)"
     }
 
-    /// Binds, serves until a stop command, then closes. Runs on the loop thread.
+    /// Binds, serves until a stop command, then tells peers and closes. Runs on the loop thread.
     func run() throws {
         let context = try Context(ioThreads: 1, defaultLinger: configuration.linger)
         defer { context.terminate() }
         let router = try context.socket(.router)
         defer { router.close() }
         try router.set(.routerMandatory, to: true)
+        try router.set(.sendHighWaterMark, to: 100_000)
+        try router.set(.receiveHighWaterMark, to: 100_000)
+        try router.set(.maxMessageSize, to: Int64(configuration.maxFrameSize) + 64)
         try router.bind(configuration.endpoint)
         let endpoint = try router.lastEndpoint
         announce(endpoint)
@@ -42,31 +79,102 @@ final class CoordinatorLoop {
         let poller = Poller()
         let network = try poller.register(router)
         let commands = poller.register(mailbox.waker)
-        var stopping = false
         while !stopping {
-            try poller.poll(timeout: configuration.heartbeatInterval)
+            if try !poll(poller) { break }
+            now = clock.now()
             if poller.isReadable(network) {
-                while let message = try router.receiveFrames(wait: .never) {
-                    stats.messagesReceived.bump()
-                    _ = message
+                var reads = 0
+                while reads < readsPerTurn, let frames = try router.receiveFrames(wait: .never) {
+                    reads += 1
+                    handle(frames)
                 }
             }
             if poller.isReadable(commands) {
                 for command in mailbox.drain() {
                     switch command {
-                    case .stop: stopping = true
+                    case .stop(let reason): beginStop(reason: reason)
                     }
                 }
+            }
+            if !stopping { housekeeping() }
+            flush(router)
+        }
+        logger.info(
+            "coordinator stopped",
+            metadata: [
+                "messages.received": "\(stats.messagesReceived.load(ordering: .relaxed))",
+                "frames.bad": "\(stats.badFrames.load(ordering: .relaxed))",
+                "frames.wrongVersion": "\(stats.wrongVersion.load(ordering: .relaxed))",
+            ])
+    }
+
+    /// Waits for the next event; false once the context was shut down.
+    private func poll(_ poller: Poller) throws(ZeroMQError) -> Bool {
+        do {
+            try poller.poll(timeout: pollTimeout())
+            return true
+        } catch {
+            if error.isTerminated { return false }
+            throw error
+        }
+    }
+
+    /// Until the next timer, heartbeat or liveness check, at most one heartbeat interval.
+    private func pollTimeout() -> Duration {
+        let interval = configuration.heartbeatInterval
+        let deadlines = [scheduler.nextDeadline, peers.nextHeartbeat(interval: interval)].compactMap { $0 }
+        guard let next = deadlines.min() else { return interval }
+        let wait = next - clock.now()
+        return wait <= .zero ? .zero : min(wait, interval)
+    }
+
+    /// Timers, liveness and heartbeats, once per turn.
+    private func housekeeping() {
+        if let deadline = scheduler.nextDeadline, deadline <= now {
+            let lostBefore = scheduler.membership.workers.keys
+            apply(scheduler.tick(now: now))
+            for worker in lostBefore where scheduler.membership.workers[worker] == nil {
+                stats.workersLost.bump()
+                if let routing = peers.routingOfWorker[worker] {
+                    logger.warning("worker lost", metadata: ["worker.id": "\(worker)"])
+                    peers.close(routing)
+                }
+            }
+        }
+        for routing in peers.workersToHeartbeat(now: now, interval: configuration.heartbeatInterval)
+        where outbox.queues[routing] == nil {
+            outbox.send(.heartbeat, to: routing)
+        }
+        if now - lastClientSweep > .seconds(60) {
+            lastClientSweep = now
+            let watching = Set(watchers.values.flatMap { $0.map(\.routing) })
+            for routing in peers.idleClients(before: now + (Duration.zero - clientIdleLimit)) where !watching.contains(routing) {
+                peers.close(routing)
             }
         }
     }
 
     private func announce(_ endpoint: String) {
-        logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)"])
+        logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "epoch": "\(epoch)"])
         if configuration.printsListeningLine {
-            let line = "cohort coordinator listening on \(endpoint)\n"
-            FileHandle.standardOutput.write(Data(line.utf8))
+            FileHandle.standardOutput.write(Data("cohort coordinator listening on \(endpoint)\n".utf8))
         }
         onBound(endpoint)
+    }
+
+    /// Tells every worker and client the coordinator is stopping; the loop ends after this turn.
+    private func beginStop(reason: String) {
+        guard !stopping else { return }
+        stopping = true
+        logger.info("coordinator stopping", metadata: ["reason": "\(reason)"])
+        for (routing, session) in peers.sessions {
+            switch session.role {
+            case .worker:
+                outbox.send(.shutdown(ShutdownNotice(reason: reason, restarting: false)), to: routing)
+            case .client:
+                outbox.send(
+                    CoordinatorReply(requestID: 0, .error(ProtocolError(code: .shuttingDown, message: reason))), to: routing)
+            }
+        }
     }
 }

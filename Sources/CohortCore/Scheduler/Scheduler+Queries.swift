@@ -31,7 +31,7 @@ extension Scheduler {
     /// A finished child's outcome; for a nested group or the whole group (`path` nil or
     /// `""`): succeeded with an object of every procedure's output by path, or the group's
     /// failure or cancellation.
-    /// - Throws: ``SchedulerError`` `notFound`, or `conflict` if it has not finished.
+    /// - Throws: ``SchedulerError`` `notFound`, also if it has not finished (docs/protocol.md §7).
     public func result(_ id: String, path: String?) throws(SchedulerError) -> AttemptOutcome {
         guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         let path = path ?? ""
@@ -44,7 +44,7 @@ extension Scheduler {
             case .succeeded: return .succeeded(output: child.output ?? Data("null".utf8))
             case .failed: return .failed(error: child.error ?? "failed")
             case .cancelled: return .cancelled(reason: child.error ?? "cancelled")
-            default: throw SchedulerError(.conflict, "\"\(path)\" in group \"\(id)\" has not finished (\(child.phase))")
+            default: throw SchedulerError(.notFound, "\"\(path)\" in group \"\(id)\" has not finished (\(child.phase))")
             }
         }
         let group = node - run.leafCount
@@ -63,7 +63,7 @@ extension Scheduler {
         case .cancelled:
             return .cancelled(reason: (group == 0 ? run.reason : state.cancelReason) ?? "cancelled")
         case .pending, .running:
-            throw SchedulerError(.conflict, "\(name) has not finished (\(state.phase))")
+            throw SchedulerError(.notFound, "\(name) has not finished (\(state.phase))")
         }
     }
 

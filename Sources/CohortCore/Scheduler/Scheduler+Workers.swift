@@ -26,7 +26,7 @@ extension Scheduler {
             let child = runs[location.slot]?.children[location.leaf], child.attempt == ref.attempt,
             let old = child.worker
         else {
-            actions.append(.cancel(worker, ref, reason: "the coordinator does not know this attempt"))
+            actions.append(.cancel(worker, ref, reason: supersededReason(ref)))
             return
         }
         attemptsByWorker[old]?.remove(ref.id)
@@ -39,6 +39,16 @@ extension Scheduler {
             runs[location.slot]!.children[location.leaf].phase = .running
         }
         if let reason = child.cancelling { actions.append(.cancel(worker, ref, reason: reason)) }
+    }
+
+    /// Why an attempt a worker still runs is not adopted: `superseded by attempt 3`, or unknown.
+    func supersededReason(_ ref: AttemptRef) -> String {
+        if let slot = runByID[ref.group], let run = runs[slot], let node = run.nodeByPath[ref.path], node < run.leafCount,
+            run.children[node].attempt > ref.attempt
+        {
+            return "superseded by attempt \(run.children[node].attempt)"
+        }
+        return "the coordinator does not know this attempt"
     }
 
     /// The worker said something (any message counts as a heartbeat).

@@ -1,0 +1,129 @@
+import CohortCore
+import CohortWire
+import Foundation
+
+/// Client requests: submit, status, result, cancel, watch, workers, locks.
+extension CoordinatorLoop {
+    func handleClient(_ request: ClientRequest, from routing: RoutingID, session: PeerSession) {
+        let id = request.requestID
+        func reply(_ kind: CoordinatorReply.Kind) { outbox.send(CoordinatorReply(requestID: id, kind), to: routing) }
+        func fail(_ error: ProtocolError) { reply(.error(error)) }
+
+        switch request.kind {
+        case .submit(let submission):
+            guard !stopping else { return fail(ProtocolError(code: .shuttingDown, message: "the coordinator is stopping")) }
+            let spec: GroupSpec
+            do {
+                spec = try SpecParser.parse(
+                    text: submission.document, format: submission.format.core, sourceName: submission.sourceName,
+                    limits: configuration.specLimits)
+            } catch {
+                return fail(error.wire)
+            }
+            do {
+                let receipt = try scheduler.submit(spec, id: submission.groupID, now: now)
+                if !receipt.alreadySubmitted {
+                    logger.info(
+                        "group accepted",
+                        metadata: ["group.id": "\(receipt.id)", "group.name": "\(receipt.name)", "client.id": "\(session.peerID)"])
+                }
+                reply(
+                    .submitted(
+                        Submitted(
+                            id: receipt.id, name: receipt.name, warnings: receipt.warnings,
+                            alreadySubmitted: receipt.alreadySubmitted)))
+                apply(receipt.actions)
+            } catch {
+                fail(error.wire)
+            }
+
+        case .status(let group?):
+            do {
+                reply(.group(try scheduler.groupSnapshot(group).wireDetail))
+            } catch {
+                fail(error.wire)
+            }
+        case .status(nil):
+            reply(.groups(scheduler.groupOverviews().map(\.wireSummary)))
+
+        case .result(let group, let path):
+            do {
+                let outcome = try scheduler.result(group, path: path)
+                reply(.result(ResultReply(group: group, path: path, outcome: outcome.wire)))
+            } catch {
+                fail(error.wire)
+            }
+
+        case .cancel(let group, let path, let reason):
+            let why = reason.isEmpty ? "cancelled by \(session.name.isEmpty ? session.peerID : session.name)" : reason
+            do {
+                let actions =
+                    if let path, !path.isEmpty {
+                        try scheduler.cancelChild(group, path: path, reason: why, now: now)
+                    } else {
+                        try scheduler.cancelGroup(group, reason: why, now: now)
+                    }
+                logger.info("cancel accepted", metadata: ["group.id": "\(group)", "child.path": "\(path ?? "")"])
+                reply(.cancelAccepted(group: group, path: path))
+                apply(actions)
+            } catch {
+                fail(error.wire)
+            }
+
+        case .watch(let group):
+            let snapshot: GroupSnapshot
+            do {
+                snapshot = try scheduler.groupSnapshot(group)
+            } catch {
+                return fail(error.wire)
+            }
+            reply(.group(snapshot.wireDetail))
+            if snapshot.phase.isFinished {
+                let event = WatchEvent(
+                    group: group, at: (snapshot.finishedAt ?? now).wire,
+                    .finished(state: snapshot.phase.wire, reason: snapshot.reason))
+                reply(.watchEvents([event]))
+            } else {
+                let watch = Watch(routing: routing, requestID: id)
+                if !(watchers[group]?.contains(watch) ?? false) { watchers[group, default: []].append(watch) }
+                scheduler.setWatched(group, true)
+            }
+
+        case .unwatch(let group):
+            watchers[group]?.removeAll { $0.routing == routing }
+            if watchers[group]?.isEmpty == true {
+                watchers[group] = nil
+                scheduler.setWatched(group, false)
+            }
+            reply(.acknowledged)
+
+        case .workers:
+            reply(.workers(scheduler.workerRecords().map(\.wire)))
+
+        case .locks:
+            reply(.locks(scheduler.wireLocks()))
+
+        case .disconnect:
+            peers.close(routing)
+            dropWatches(of: routing)
+        }
+    }
+
+    /// Ends every watch of a client (it left, or sending to it failed).
+    func dropWatches(of routing: RoutingID) {
+        for (group, list) in watchers where list.contains(where: { $0.routing == routing }) {
+            let kept = list.filter { $0.routing != routing }
+            watchers[group] = kept.isEmpty ? nil : kept
+            if kept.isEmpty { scheduler.setWatched(group, false) }
+        }
+    }
+
+    /// Sends a watch event to everyone watching `group`.
+    func notifyWatchers(of group: String, _ kind: WatchEvent.Kind) {
+        guard let list = watchers[group] else { return }
+        let event = WatchEvent(group: group, at: now.wire, kind)
+        for watch in list {
+            outbox.send(CoordinatorReply(requestID: watch.requestID, .watchEvents([event])), to: watch.routing)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import CohortCore
+import CohortWire
+import Foundation
+
+/// Worker messages, and carrying out the scheduler's actions.
+extension CoordinatorLoop {
+    func handleWorker(_ message: WorkerMessage, from routing: RoutingID, worker: WorkerID, session: PeerSession) {
+        scheduler.workerHeard(worker, now: now)
+        switch message {
+        case .heartbeat:
+            break
+        case .ready(let ready):
+            logger.info(
+                "worker ready",
+                metadata: [
+                    "worker.id": "\(worker)", "worker.name": "\(ready.name)", "worker.slots": "\(ready.slots)",
+                    "worker.kinds": "\(ready.kinds.joined(separator: ","))",
+                ])
+            apply(
+                scheduler.workerReady(
+                    worker, name: ready.name, host: ready.host, labels: ready.labels, slots: Int(ready.slots),
+                    kinds: ready.kinds, running: ready.running.map { AttemptRef($0.task) }, now: now))
+        case .started(let starts):
+            for start in starts {
+                do {
+                    apply(try scheduler.taskStarted(AttemptRef(start.task), worker: worker, now: now))
+                } catch {
+                    refuseAttempt(start.task, error, to: routing)
+                }
+            }
+        case .results(let results):
+            stats.results.bump(UInt64(results.count))
+            for result in results {
+                do {
+                    apply(
+                        try scheduler.taskFinished(
+                            AttemptRef(result.task), outcome: AttemptOutcome(result.outcome), worker: worker, now: now))
+                } catch {
+                    refuseAttempt(result.task, error, to: routing)
+                }
+            }
+        case .lockRequest(let request):
+            apply(
+                scheduler.lockRequested(
+                    request.requestID, by: worker, for: AttemptRef(request.task), categories: request.categories, now: now))
+        case .lockRelease(let requestID):
+            apply(scheduler.lockReleased(requestID, by: worker, now: now))
+        case .lockWithdraw(let requestID):
+            apply(scheduler.lockWithdrawn(requestID, by: worker, now: now))
+        case .draining(let reason):
+            logger.info("worker draining", metadata: ["worker.id": "\(worker)", "reason": "\(reason)"])
+            apply(scheduler.workerDraining(worker, now: now))
+        case .disconnect(let reason):
+            peers.close(routing)
+            endSession(session, routing: routing, reason: reason.isEmpty ? "it disconnected" : "it disconnected: \(reason)")
+        }
+    }
+
+    private func refuseAttempt(_ task: TaskRef, _ error: SchedulerError, to routing: RoutingID) {
+        stats.refused.bump()
+        outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, task: task)), to: routing)
+    }
+
+    /// Turns the scheduler's actions into messages for this turn.
+    func apply(_ actions: [SchedulerAction]) {
+        for action in actions {
+            switch action {
+            case .dispatch(let worker, let order):
+                guard let routing = peers.routingOfWorker[worker] else { continue }
+                stats.dispatched.bump()
+                outbox.send(.dispatch([order.wire]), to: routing)
+            case .cancel(let worker, let ref, let reason):
+                guard let routing = peers.routingOfWorker[worker] else { continue }
+                outbox.send(.cancel([TaskCancellation(task: ref.wire, reason: reason)]), to: routing)
+            case .grant(let worker, let request, let tokens):
+                guard let routing = peers.routingOfWorker[worker] else { continue }
+                outbox.send(.lockGrant(LockGrant(requestID: request, tokens: tokens)), to: routing)
+            case .deny(let worker, let request, let refusal, let reason):
+                guard let routing = peers.routingOfWorker[worker] else { continue }
+                outbox.send(.lockDenied(LockDenial(requestID: request, kind: refusal.wire, reason: reason)), to: routing)
+            case .childChanged(let group, let child):
+                notifyWatchers(of: group, .child(child.wire))
+            case .groupFinished(let group, let phase, let reason):
+                logger.info("group finished", metadata: ["group.id": "\(group)", "group.state": "\(phase.rawValue)"])
+                notifyWatchers(of: group, .finished(state: phase.wire, reason: reason))
+                watchers[group] = nil
+            }
+        }
+    }
+}

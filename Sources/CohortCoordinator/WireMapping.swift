@@ -1,0 +1,163 @@
+import CohortCore
+import CohortWire
+import Foundation
+
+// Conversions between CohortCore's state-machine types and CohortWire's models, in one place.
+
+extension Timestamp {
+    var wire: WireTimestamp { WireTimestamp(nanosecondsSinceEpoch: nanosecondsSinceEpoch) }
+}
+
+extension AttemptRef {
+    init(_ ref: TaskRef) {
+        self.init(id: ref.id, group: ref.group, path: ref.path, attempt: ref.attempt)
+    }
+
+    var wire: TaskRef { TaskRef(id: id, group: group, path: path, attempt: attempt) }
+}
+
+extension AttemptOutcome {
+    init(_ outcome: TaskOutcome) {
+        switch outcome {
+        case .succeeded(let output): self = .succeeded(output: output)
+        case .failed(let error): self = .failed(error: error)
+        case .cancelled(let reason): self = .cancelled(reason: reason)
+        }
+    }
+
+    var wire: TaskOutcome {
+        switch self {
+        case .succeeded(let output): .succeeded(output: output)
+        case .failed(let error): .failed(error: error)
+        case .cancelled(let reason): .cancelled(reason: reason)
+        }
+    }
+}
+
+extension GroupPhase {
+    var wire: GroupState {
+        switch self {
+        case .pending: .pending
+        case .running: .running
+        case .succeeded: .succeeded
+        case .failed: .failed
+        case .cancelled: .cancelled
+        }
+    }
+}
+
+extension ChildPhase {
+    var wire: ChildState {
+        switch self {
+        case .pending: .pending
+        case .waiting: .waiting
+        case .ready: .ready
+        case .running: .running
+        case .succeeded: .succeeded
+        case .failed: .failed
+        case .cancelled: .cancelled
+        }
+    }
+}
+
+extension WorkerPhase {
+    var wire: WorkerState {
+        switch self {
+        case .ready: .ready
+        case .draining: .draining
+        case .lost: .lost
+        }
+    }
+}
+
+extension ChildSnapshot {
+    var wire: ChildStatus {
+        ChildStatus(
+            name: name, path: path, state: phase.wire, worker: workerName ?? worker?.description, attempt: attempt,
+            error: error, startedAt: startedAt?.wire, finishedAt: finishedAt?.wire, waitingReason: waitingReason)
+    }
+}
+
+extension GroupSnapshot {
+    var wireSummary: GroupSummary {
+        GroupSummary(id: id, name: name, state: phase.wire, submittedAt: submittedAt.wire)
+    }
+
+    var wireDetail: GroupDetail {
+        GroupDetail(
+            id: id, name: name, state: phase.wire, submittedAt: submittedAt.wire, finishedAt: finishedAt?.wire,
+            reason: reason, children: children.map(\.wire))
+    }
+}
+
+extension WorkerRecord {
+    var wire: WorkerInfo {
+        WorkerInfo(
+            id: id.description, name: name, host: host, labels: labels, slots: UInt32(clamping: slots),
+            running: UInt32(clamping: inFlight), state: state.wire)
+    }
+}
+
+extension DispatchOrder {
+    var wire: DispatchTask {
+        DispatchTask(task: ref.wire, kind: kind, input: input, fencingTokens: tokens, timeout: timeout)
+    }
+}
+
+extension LockRefusal {
+    var wire: LockDenial.Kind {
+        switch self {
+        case .denied: .denied
+        case .cancelled: .cancelled
+        case .revoked: .revoked
+        }
+    }
+}
+
+extension SchedulerError {
+    var wire: ProtocolError {
+        let code: ProtocolError.Code =
+            switch self.code {
+            case .notFound: .notFound
+            case .conflict: .conflict
+            case .invalidRequest: .invalidRequest
+            case .superseded: .superseded
+            }
+        return ProtocolError(code: code, message: message)
+    }
+}
+
+extension Scheduler {
+    /// The lock table as `cohort locks` shows it, workers by name.
+    func wireLocks() -> [LockInfo] {
+        lockSnapshot().map { lock in
+            LockInfo(
+                category: lock.category, token: lock.token,
+                holder: lock.holder.map { owner in
+                    CohortWire.LockHolder(
+                        group: owner.group, child: owner.child, attempt: owner.attempt,
+                        worker: owner.worker.map { workerName($0) ?? $0.description } ?? "")
+                },
+                waiters: lock.waiters.map { LockWaiter(group: $0.group, child: $0.child) })
+        }
+    }
+}
+
+extension CohortWire.SpecFormat {
+    var core: CohortCore.SpecFormat {
+        switch self {
+        case .yaml: .yaml
+        case .json: .json
+        }
+    }
+}
+
+extension SpecErrors {
+    /// The rejection of a submission: `invalidSpec` with every error by path.
+    var wire: ProtocolError {
+        let count = errors.count
+        return ProtocolError(
+            code: .invalidSpec, message: "the spec is invalid (\(count) error\(count == 1 ? "" : "s"))",
+            specErrors: errors.map { CohortWire.SpecError(path: $0.path, message: $0.message) })
+    }
+}

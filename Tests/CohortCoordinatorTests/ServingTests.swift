@@ -1,0 +1,282 @@
+import CohortCoordinator
+import CohortWire
+import Foundation
+import Testing
+
+@Suite struct ServingTests {
+    @Test func submitDispatchResultAndStatusSucceeded() async throws {
+        try await withCoordinator { cluster in
+            let worker = try cluster.worker("w1")
+            let client = try cluster.client()
+            let reply = try client.submit(
+                """
+                name: hello
+                children:
+                  - { name: greet, run: echo, with: { text: hi } }
+                """, id: "hello-1")
+            guard case .submitted(let submitted) = reply else {
+                Issue.record("expected submitted, got \(reply)")
+                return
+            }
+            #expect(submitted.id == "hello-1" && submitted.name == "hello" && submitted.warnings.isEmpty)
+            let task = try #require(try worker.dispatched().first)
+            #expect(task.kind == "echo" && task.task.group == "hello-1" && task.task.path == "greet" && task.task.attempt == 1)
+            #expect(task.input.json == ["text": "hi"])
+            try worker.finish(task, .succeeded(output: Data(#"{"text":"hi"}"#.utf8)))
+            let status = try client.waitForStatus("hello-1") { $0.state == .succeeded }
+            #expect(status.children.map(\.state) == [.succeeded])
+            #expect(status.children[0].worker == "w1")
+            #expect(status.finishedAt != nil && status.children[0].startedAt != nil)
+            guard case .result(let result) = try client.request(.result(group: "hello-1", path: "greet")),
+                case .succeeded(let output) = result.outcome
+            else {
+                Issue.record("no result")
+                return
+            }
+            #expect(output.json == ["text": "hi"])
+            // Submitting the same id again is idempotent.
+            guard case .submitted(let again) = try client.submit(
+                """
+                name: hello
+                children:
+                  - { name: greet, run: echo, with: { text: hi } }
+                """, id: "hello-1")
+            else {
+                Issue.record("resubmit failed")
+                return
+            }
+            #expect(again.alreadySubmitted)
+            guard case .groups(let groups) = try client.request(.status(group: nil)) else { return }
+            #expect(groups.map(\.id) == ["hello-1"])
+        }
+    }
+
+    @Test func anInvalidSpecIsRejectedWithEveryErrorByPath() async throws {
+        try await withCoordinator { cluster in
+            let client = try cluster.client()
+            let reply = try client.submit(
+                """
+                children:
+                  - { name: a, run: echo, after: [buld] }
+                  - { name: b, run: echo, retry: { attempts: 0 } }
+                """)
+            guard case .error(let error) = reply else {
+                Issue.record("expected an error, got \(reply)")
+                return
+            }
+            #expect(error.code == .invalidSpec)
+            #expect(error.specErrors.map(\.path) == ["children[0].after[0]", "children[1].retry.attempts"])
+        }
+    }
+
+    @Test func injectionIsDeliveredInTheDispatchInput() async throws {
+        try await withCoordinator { cluster in
+            let producerWorker = try cluster.worker("x", labels: ["x"])
+            let consumerWorker = try cluster.worker("y", labels: ["y"])
+            let client = try cluster.client()
+            _ = try client.submit(
+                """
+                children:
+                  - { name: version, run: echo, requires: [x] }
+                  - name: build
+                    run: shell
+                    requires: [y]
+                    with: { command: [sh, -c, "echo $VERSION"] }
+                    inject: [{ from: version, select: value, into: env.VERSION }]
+                """, id: "inj")
+            let producer = try #require(try producerWorker.dispatched().first)
+            #expect(producer.task.path == "version")
+            try producerWorker.finish(producer, .succeeded(output: Data(#"{"value":"1.2.3"}"#.utf8)))
+            let consumer = try #require(try consumerWorker.dispatched().first)
+            #expect(consumer.task.path == "build")
+            #expect(consumer.input.json == ["command": ["sh", "-c", "echo $VERSION"], "env": ["VERSION": "1.2.3"]])
+        }
+    }
+
+    @Test func aFailedProducerCancelsTheConsumerNamingIt() async throws {
+        try await withCoordinator { cluster in
+            let worker = try cluster.worker("w")
+            let client = try cluster.client()
+            _ = try client.submit(
+                """
+                children:
+                  - { name: producer, run: fail }
+                  - { name: consumer, run: echo, inject: [{ from: producer }] }
+                """, id: "fp")
+            let producer = try #require(try worker.dispatched().first)
+            try worker.finish(producer, .failed(error: "nope"))
+            let status = try client.waitForStatus("fp") { $0.state.isFinished }
+            #expect(status.state == .failed)
+            let consumer = try #require(status.children.first { $0.path == "consumer" })
+            #expect(consumer.state == .cancelled)
+            #expect(consumer.error == "producer \"producer\" failed")
+        }
+    }
+
+    @Test func locksAreGrantedBeforeDispatchAndTheDispatchCarriesTheTokens() async throws {
+        try await withCoordinator { cluster in
+            let worker = try cluster.worker("w", slots: 4)
+            let client = try cluster.client()
+            _ = try client.submit(
+                """
+                children:
+                  - { name: a, run: echo, exclusive: [db] }
+                  - { name: b, run: echo, exclusive: [db] }
+                """, id: "locks")
+            let first = try #require(try worker.dispatched().first)
+            #expect(first.fencingTokens["db"] == 1)
+            guard case .locks(let locks) = try client.request(.locks) else { return }
+            #expect(locks.count == 1)
+            #expect(locks.first?.holder?.child == first.task.path && locks.first?.holder?.worker == "w")
+            #expect(locks.first?.waiters.count == 1)
+            // A procedure the running attempt creates locally goes through the same table.
+            try worker.send(.worker(.lockRequest(LockRequest(requestID: 11, task: first.task, categories: ["cache"]))))
+            let grant = try worker.expect("LOCK GRANT") { message -> LockGrant? in
+                if case .toWorker(.lockGrant(let grant)) = message { return grant }
+                return nil
+            }
+            #expect(grant.requestID == 11 && grant.tokens["cache"] == 1)
+            try worker.send(.worker(.lockRelease(requestID: 11)))
+            try worker.finish(first, .succeeded(output: Data("{}".utf8)))
+            let second = try #require(try worker.dispatched().first)
+            #expect(second.fencingTokens["db"] == 2)
+            try worker.finish(second, .succeeded(output: Data("{}".utf8)))
+            _ = try client.waitForStatus("locks") { $0.state == .succeeded }
+            guard case .locks(let after) = try client.request(.locks) else { return }
+            #expect(after.isEmpty)
+        }
+    }
+
+    @Test func cancellingSendsACancelNamingTheAttemptAndTheGroupEndsCancelled() async throws {
+        try await withCoordinator { cluster in
+            let worker = try cluster.worker("w", slots: 1)
+            let client = try cluster.client()
+            _ = try client.submit(
+                """
+                children:
+                  - { name: long, run: sleep, with: { seconds: 60 } }
+                  - { name: pending, run: sleep, with: { seconds: 60 } }
+                """, id: "cx")
+            let tasks = try worker.dispatched()
+            #expect(tasks.count == 2, "one running and one in the prefetch window")
+            let running = tasks[0]
+            try worker.send(.worker(.started([TaskStart(task: running.task, startedAt: WireTimestamp(Date()))])))
+            guard case .cancelAccepted = try client.request(.cancel(group: "cx", path: nil, reason: "stop it")) else {
+                Issue.record("cancel was not accepted")
+                return
+            }
+            let cancels = try worker.expect("CANCEL TASKS") { message -> [TaskCancellation]? in
+                if case .toWorker(.cancel(let cancels)) = message { return cancels }
+                return nil
+            }
+            #expect(Set(cancels.map(\.task)) == Set(tasks.map(\.task)))
+            #expect(cancels.allSatisfy { $0.reason == "stop it" })
+            #expect(try client.status("cx").state == .running, "the group waits for its attempts to report back")
+            let now = WireTimestamp(Date())
+            try worker.send(
+                .worker(
+                    .results(
+                        tasks.map {
+                            TaskResult(task: $0.task, outcome: .cancelled(reason: "stop it"), startedAt: now, finishedAt: now)
+                        })))
+            let status = try client.waitForStatus("cx") { $0.state.isFinished }
+            #expect(status.state == .cancelled)
+            #expect(status.reason == "stop it")
+        }
+    }
+
+    @Test func watchersGetTheSnapshotEveryChildEventAndTheFinalState() async throws {
+        try await withCoordinator { cluster in
+            let worker = try cluster.worker("w")
+            let client = try cluster.client()
+            let watcher = try cluster.client("watcher")
+            _ = try client.submit("children: [{name: a, run: echo}, {name: b, run: echo, after: [a]}]", id: "wt")
+            guard case .group(let snapshot) = try watcher.request(.watch(group: "wt")) else {
+                Issue.record("no snapshot")
+                return
+            }
+            #expect(snapshot.children.map(\.path) == ["a", "b"])
+            for _ in 0..<2 {
+                let task = try #require(try worker.dispatched().first)
+                try worker.finish(task, .succeeded(output: Data("{}".utf8)))
+            }
+            var seen: [String] = []
+            let final = try watcher.expect("FINISHED event") { message -> (GroupState, String?)? in
+                guard case .coordinatorReply(let reply) = message, case .watchEvents(let events) = reply.kind else {
+                    return nil
+                }
+                for event in events {
+                    switch event.kind {
+                    case .child(let child): seen.append("\(child.path)=\(child.state)")
+                    case .finished(let state, let reason): return (state, reason)
+                    }
+                }
+                return nil
+            }
+            #expect(final.0 == .succeeded)
+            #expect(seen.contains("a=running") && seen.contains("a=succeeded") && seen.contains("b=succeeded"))
+            // A watch of a finished group answers the snapshot and the final event at once.
+            let late = try cluster.client("late")
+            _ = try late.request(.watch(group: "wt"))
+            let lateFinal = try late.expect("FINISHED event") { message -> GroupState? in
+                if case .coordinatorReply(let reply) = message, case .watchEvents(let events) = reply.kind,
+                    case .finished(let state, _) = events.last?.kind
+                {
+                    return state
+                }
+                return nil
+            }
+            #expect(lateFinal == .succeeded)
+        }
+    }
+
+    @Test func aKindNoWorkerOffersIsWarnedAboutAndShownAsWaiting() async throws {
+        try await withCoordinator { cluster in
+            _ = try cluster.worker("w")
+            let client = try cluster.client()
+            guard case .submitted(let submitted) = try client.submit("children: [{name: r, run: resize}]", id: "k") else {
+                Issue.record("submit failed")
+                return
+            }
+            #expect(submitted.warnings == ["no connected worker offers kind \"resize\""])
+            let child = try #require(try client.status("k").children.first)
+            #expect(child.state == .waiting)
+            #expect(child.waitingReason == "no connected worker offers kind \"resize\"")
+        }
+    }
+
+    @Test func workersAreListedAndASilentWorkerIsLostAndItsAttemptRedispatched() async throws {
+        try await withCoordinator(configure: { $0.heartbeatInterval = .milliseconds(100); $0.heartbeatLiveness = 3 }) {
+            cluster in
+            let silent = try cluster.worker("silent", slots: 1)
+            let client = try cluster.client()
+            guard case .workers(let workers) = try client.request(.workers) else { return }
+            #expect(workers.map(\.name) == ["silent"])
+            #expect(workers.first?.state == .ready && workers.first?.slots == 1)
+            _ = try client.submit("children: [{name: a, run: echo, retry: 2}]", id: "lost")
+            let first = try #require(try silent.dispatched().first)
+            try silent.send(.worker(.started([TaskStart(task: first.task, startedAt: WireTimestamp(Date()))])))
+            // The coordinator heartbeats an idle worker.
+            _ = try silent.expect("HEARTBEAT") { message -> Bool? in
+                if case .toWorker(.heartbeat) = message { return true }
+                return nil
+            }
+            let healthy = try cluster.worker("healthy", slots: 1)
+            let deadline = ContinuousClock.now + Deadline.event
+            var redispatched: DispatchTask?
+            while redispatched == nil, ContinuousClock.now < deadline {
+                try healthy.send(.worker(.heartbeat))
+                if case .toWorker(.dispatch(let tasks))? = try healthy.receive(timeout: .milliseconds(50)) {
+                    redispatched = tasks.first
+                }
+            }
+            let again = try #require(redispatched)
+            #expect(again.task.path == "a" && again.task.attempt == 2 && again.task.id != first.task.id)
+            guard case .workers(let after) = try client.request(.workers) else { return }
+            #expect(after.first { $0.name == "silent" }?.state == .lost)
+            #expect(cluster.coordinator.counters.workersLost == 1)
+            // The lost session's late result is refused as superseded.
+            try silent.finish(first, .succeeded(output: Data("{}".utf8)))
+        }
+    }
+}
