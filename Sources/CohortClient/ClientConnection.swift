@@ -23,6 +23,8 @@ final class ClientConnection: Sendable {
         case request(id: UInt64, ClientRequest.Kind, Responder)
         /// The caller stopped listening to a watch: forget it and tell the coordinator.
         case unwatch(id: UInt64, group: String)
+        /// The caller's task was cancelled: answer its request with ``ClientError/Code/cancelled``.
+        case abandon(id: UInt64)
         /// Say goodbye, close the socket and end the thread; resumes when done.
         case close(CheckedContinuation<Void, Never>)
     }
@@ -68,10 +70,15 @@ final class ClientConnection: Sendable {
         let id = makeRequestID()
         let reply: CoordinatorReply.Kind
         do {
-            reply = try await withCheckedThrowingContinuation { continuation in
-                if !inbox.post(.request(id: id, kind, .reply(continuation))) {
-                    continuation.resume(throwing: ClientError.closed)
+            let inbox = self.inbox
+            reply = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    if !inbox.post(.request(id: id, kind, .reply(continuation))) {
+                        continuation.resume(throwing: ClientError.closed)
+                    }
                 }
+            } onCancel: {
+                _ = inbox.post(.abandon(id: id))
             }
         } catch let error as ClientError {
             throw error

@@ -30,6 +30,8 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case `internal`
         /// The client was closed while the call was in flight.
         case closed
+        /// The calling task was cancelled while the call was in flight.
+        case cancelled
     }
 
     public var code: Code
@@ -50,6 +52,7 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notFound, .rejected: 64
         case .permissionDenied: 77
         case .unreachable, .connectionLost, .protocolMismatch, .shuttingDown, .internal, .closed: 69
+        case .cancelled: 130
         }
     }
 
@@ -94,4 +97,7 @@ extension ClientError {
 extension ClientError {
     /// A call made after the client was closed (or its connection ended).
     static let closed = ClientError(.closed, "the client is closed")
+
+    /// A call whose task was cancelled.
+    static let cancelled = ClientError(.cancelled, "cancelled")
 }

@@ -31,6 +31,9 @@ final class ClientLoop {
     /// Ids for the loop's own requests (probes, unwatches), apart from the callers' ids.
     private var nextInternalID: UInt64 = 1 << 62
     private var closers: [CheckedContinuation<Void, Never>] = []
+    /// Requests whose callers gave up before the loop saw the request (a cancellation can
+    /// overtake the request it cancels); each is answered as soon as it arrives.
+    private var abandoned: Set<UInt64> = []
     /// Set when the connection cannot go on (the coordinator refused us or shut down).
     private var fatal: ClientError?
 
@@ -187,6 +190,10 @@ final class ClientLoop {
     private func handle(_ command: ClientConnection.Command, _ socket: Socket) {
         switch command {
         case .request(let id, let kind, let responder):
+            if abandoned.remove(id) != nil {
+                fail(responder, ClientError.cancelled)
+                return
+            }
             do {
                 try send(ClientRequest(requestID: id, kind), socket)
             } catch {
@@ -199,6 +206,12 @@ final class ClientLoop {
         case .unwatch(let id, let group):
             guard pending.removeValue(forKey: id) != nil else { return }
             try? send(ClientRequest(requestID: internalID(), .unwatch(group: group)), socket)
+        case .abandon(let id):
+            if let entry = pending.removeValue(forKey: id) {
+                fail(entry.responder, ClientError.cancelled)
+            } else {
+                abandoned.insert(id)
+            }
         case .close(let continuation):
             closers.append(continuation)
         }
@@ -300,7 +313,7 @@ final class ClientLoop {
         for command in inbox.seal() {
             switch command {
             case .request(_, _, let responder): fail(responder, ending)
-            case .unwatch: break
+            case .unwatch, .abandon: break
             case .close(let continuation): closers.append(continuation)
             }
         }

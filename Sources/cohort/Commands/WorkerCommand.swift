@@ -1,6 +1,91 @@
 import ArgumentParser
+import CohortCore
+import CohortWorker
+import Foundation
 
+/// `cohort worker`: run a worker that takes children from a coordinator.
 struct WorkerCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "worker", abstract: "(being built)")
-    func run() async throws { throw ExitCode(70) }
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Run a worker: execute children the coordinator sends, with the built-in kinds.",
+        discussion: """
+            The worker connects to the coordinator, offers its slots and labels, and runs \
+            children with the built-in kinds shell, sleep, echo and fail. It prints \
+            `cohort worker NAME ready (session ID)` once the coordinator has welcomed it, and \
+            reconnects on its own if the coordinator goes away. SIGINT or SIGTERM stops it \
+            gracefully: it takes no new work and stops what it runs.
+
+            Settings: built-in defaults < --config FILE (see config/worker.yaml, every key \
+            documented) < environment (COHORT_COORDINATOR, COHORT_WORKER_<KEY>) < flags.
+
+            Examples:
+              cohort worker                                   # tcp://127.0.0.1:7400, one slot per core
+              cohort worker --coordinator tcp://10.0.0.5:7400 --slots 4 --labels linux,gpu
+              cohort worker --config config/worker.yaml --name builder-1
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The coordinator's endpoint (env COHORT_COORDINATOR).", valueName: "endpoint"))
+    var coordinator: String?
+
+    @Option(name: .long, help: ArgumentHelp("How many children run at once (default: one per core).", valueName: "n"))
+    var slots: Int?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Labels offered for placement, comma-separated (a child's `requires` must be among them).", valueName: "labels"))
+    var labels: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("The worker's name (default: <hostname>-<pid>).", valueName: "name"))
+    var name: String?
+
+    @Option(
+        name: .customLong("kill-grace"),
+        help: ArgumentHelp("Time between SIGTERM and SIGKILL for a cancelled shell child, e.g. 5s.", valueName: "duration"))
+    var killGrace: String?
+
+    @Option(name: .long, help: ArgumentHelp("A settings file, e.g. config/worker.yaml.", valueName: "file"))
+    var config: String?
+
+    @OptionGroup var log: LogOptions
+
+    func validate() throws {
+        _ = try makeConfiguration()
+    }
+
+    /// Defaults < --config < environment < flags, validated.
+    func makeConfiguration() throws -> WorkerConfiguration {
+        var configuration: WorkerConfiguration
+        do {
+            configuration = try WorkerSettings.load(file: config)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        if let coordinator { configuration.coordinator = coordinator }
+        if let slots { configuration.slots = slots }
+        if !labels.isEmpty { configuration.labels = labels.flatMap(SettingsSource.commaList) }
+        if let name { configuration.name = name }
+        if let killGrace {
+            do {
+                configuration.killGrace = try Duration(specString: killGrace)
+            } catch {
+                throw ValidationError("--kill-grace: \(error)")
+            }
+        }
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError(error.description)
+        }
+        return configuration
+    }
+
+    func run() async throws {
+        let logger = log.bootstrap("cohort.worker", default: .info)
+        let configuration = try makeConfiguration()
+        let worker = Worker(configuration: configuration, registry: ProcedureRegistry(), logger: logger)
+        try await ServiceRunner.run(name: "worker", logger: logger) {
+            try await worker.run()
+        }
+    }
 }

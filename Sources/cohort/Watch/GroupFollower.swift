@@ -17,14 +17,22 @@ enum GroupFollower {
     }
 
     /// Shows every event of `group` until it finishes, then returns the group's final status.
-    /// - Throws: ``ClientError``.
-    static func follow(_ client: CohortClient, group: String, style: Style) async throws -> GroupDetail {
+    ///
+    /// `onEvent` sees every event after it is shown (the demo reacts to them).
+    /// - Throws: ``ClientError``, or what `onEvent` throws.
+    static func follow(
+        _ client: CohortClient, group: String, style: Style,
+        onEvent: @escaping @Sendable (GroupEvent) async throws -> Void = { _ in }
+    ) async throws -> GroupDetail {
         switch style {
         case .live:
             let view = LiveView(group: group)
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {
-                    for try await event in client.watch(group) { await view.apply(event) }
+                    for try await event in client.watch(group) {
+                        await view.apply(event)
+                        try await onEvent(event)
+                    }
                 }
                 tasks.addTask {
                     // The elapsed times move even when no event arrives.
@@ -42,10 +50,12 @@ enum GroupFollower {
             for try await event in client.watch(group) {
                 model.apply(event)
                 Console.out(EventLines.line(for: event, model: model))
+                try await onEvent(event)
             }
         case .jsonLines:
             for try await event in client.watch(group) {
                 Console.out(JSONShapes.event(event, group: group).jsonString())
+                try await onEvent(event)
             }
         }
         return try await client.status(group)

@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+
+/// The coordinator and three workers `cohort demo` starts as child processes of itself, on a
+/// free port of 127.0.0.1, with their output in log files.
+///
+/// ``stop()`` stops every process it started (workers first, then the coordinator): SIGTERM,
+/// then SIGKILL after a grace period, by pid. It is safe to call at any time, more than once.
+final class DemoCluster: Sendable {
+    /// Each worker's name and label.
+    static let workers = [("demo-alpha", "alpha"), ("demo-beta", "beta"), ("demo-gamma", "gamma")]
+
+    /// Where the processes' logs go.
+    let logDirectory: String
+    private let executable: String
+    private let started = Mutex<[ChildProcess]>([])
+
+    init(executable: String, logDirectory: String) {
+        self.executable = executable
+        self.logDirectory = logDirectory
+    }
+
+    /// Every pid started so far, coordinator first.
+    var pids: [pid_t] { started.withLock { $0.map(\.pid) } }
+
+    /// Starts the coordinator, reads its endpoint, then starts the workers and waits until each
+    /// says it is ready. `say` reports progress.
+    /// - Returns: the coordinator's endpoint.
+    /// - Throws: ``SpawnError`` when a process cannot start or is not ready in time.
+    func start(say: (String) -> Void) async throws -> String {
+        try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
+        let coordinator = try spawn(
+            "coordinator", ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "info"], log: "coordinator.log")
+        let prefix = "cohort coordinator listening on "
+        let endpoint = try await coordinator.firstLine(within: .seconds(20)) { line in
+            line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces) : nil
+        }
+        say("started coordinator (pid \(coordinator.pid)) listening on \(endpoint)")
+
+        var workers: [(ChildProcess, String, String)] = []
+        for (name, label) in Self.workers {
+            let worker = try spawn(
+                "worker \(name)",
+                [
+                    "worker", "--coordinator", endpoint, "--name", name, "--labels", label, "--slots", "2",
+                    "--kill-grace", "2s", "--log-level", "info",
+                ],
+                log: "\(name).log")
+            workers.append((worker, name, label))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            for (worker, name, _) in workers {
+                tasks.addTask {
+                    _ = try await worker.firstLine(within: .seconds(20)) { line in
+                        line.hasPrefix("cohort worker \(name) ready") ? true : nil
+                    }
+                }
+            }
+            try await tasks.waitForAll()
+        }
+        for (worker, name, label) in workers {
+            say("started worker \(name) (pid \(worker.pid)) with label \(label), 2 slots")
+        }
+        return endpoint
+    }
+
+    private func spawn(_ name: String, _ arguments: [String], log: String) throws -> ChildProcess {
+        let process = try ChildProcess.spawn(
+            name: name, executable: executable, arguments: arguments, logFile: "\(logDirectory)/\(log)")
+        started.withLock { $0.append(process) }
+        return process
+    }
+
+    /// Stops every process started: workers first (so they finish talking to the coordinator),
+    /// then the coordinator. SIGTERM, then SIGKILL after `grace`.
+    func stop(grace: Duration = .seconds(5), say: (String) -> Void) async {
+        let processes = started.withLock { $0 }
+        guard let coordinator = processes.first else { return }
+        let workers = processes.dropFirst()
+        await withTaskGroup(of: Void.self) { tasks in
+            for worker in workers {
+                tasks.addTask { await worker.stop(grace: grace) }
+            }
+        }
+        await coordinator.stop(grace: grace)
+        let statuses = processes.map { "\($0.name) (pid \($0.pid)) exit \($0.reap().map(String.init) ?? "?")" }
+        say("stopped " + statuses.joined(separator: ", "))
+    }
+
+    /// This executable's path, to start the coordinator and workers with.
+    static var ownExecutable: String {
+        if let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") { return path }
+        if let path = Bundle.main.executablePath { return path }
+        return CommandLine.arguments[0]
+    }
+}
