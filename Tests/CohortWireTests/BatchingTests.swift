@@ -95,4 +95,51 @@ import Testing
         #expect(try codec.decode(frames: codec.encode(.toWorker(.dispatch([])))) == .toWorker(.dispatch([])))
         #expect(try codec.decode(frames: codec.encode(.worker(.results([])))) == .worker(.results([])))
     }
+
+    @Test func anOversizedBatchIsSplitIntoMessagesUnderTheLimit() throws {
+        let small = WireCodec(maxFrameSize: 1_000)
+        let tasks = Self.tasks(100)
+        let messages = try small.encodeSplittingBatches(.toWorker(.dispatch(tasks)))
+        #expect(messages.count > 1)
+        #expect(messages.allSatisfy { $0[1].count <= 1_000 })
+        var decoded: [DispatchTask] = []
+        for frames in messages {
+            guard case .toWorker(.dispatch(let part)) = try small.decode(frames: frames) else {
+                Issue.record("not a dispatch")
+                return
+            }
+            decoded += part
+        }
+        #expect(decoded == tasks)
+    }
+
+    @Test func splittingKeepsTheWatchRequestID() throws {
+        let events = (0..<50).map { i in
+            WatchEvent(group: "g", at: WireTimestamp(nanosecondsSinceEpoch: Int64(i) + 1),
+                       .child(ChildStatus(name: "c\(i)", path: "p/c\(i)", state: .running)))
+        }
+        let messages = try WireCodec(maxFrameSize: 300).encodeSplittingBatches(
+            .coordinatorReply(CoordinatorReply(requestID: 9, .watchEvents(events))))
+        #expect(messages.count > 1)
+        for frames in messages {
+            guard case .coordinatorReply(let reply) = try WireCodec(maxFrameSize: 300).decode(frames: frames) else {
+                Issue.record("not a reply")
+                return
+            }
+            #expect(reply.requestID == 9)
+        }
+    }
+
+    @Test func aSingleItemOverTheLimitCannotBeSplit() {
+        let big = DispatchTask(task: Samples.task, kind: "echo", input: Data(repeating: 0x61, count: 2_000))
+        do {
+            _ = try WireCodec(maxFrameSize: 1_000).encodeSplittingBatches(.toWorker(.dispatch([big, big])))
+            Issue.record("an item over the limit was encoded")
+        } catch {
+            guard case .frameTooLarge(frame: 1, let size, limit: 1_000) = error, size > 2_000, size < 2_100 else {
+                Issue.record("unexpected \(error)")
+                return
+            }
+        }
+    }
 }
