@@ -109,7 +109,7 @@ public struct WireCodec: Sendable {
         let parsed = first.withFrameBytes { bytes in Result { () throws(WireError) in try WireHeader.parse(bytes) } }
         switch try parsed.get() {
         case .otherVersion(let version, let family, let kind):
-            if family == .handshake, kind == Handshake.Kind.error.rawValue, frames.count == 2,
+            if family == .handshake, kind == Handshake.WireKind.error.rawValue, frames.count == 2,
                let refusal = frames[1].withFrameBytes(Self.foreignRefusal) {
                 return .handshake(.error(refusal))
             }

@@ -11,7 +11,7 @@ public enum WireError: Error, Hashable, Sendable, CustomStringConvertible {
     case frameTooLarge(frame: Int, size: Int, limit: Int)
     /// Frame `frame` has `size` bytes, fewer than the `needed`.
     case truncated(frame: Int, size: Int, needed: Int)
-    /// Frame 0 does not start with "CHRT"; `prefix` holds its first (up to 4) bytes.
+    /// Frame 0 does not start with "CHRT"; the value holds its first (up to 4) bytes.
     case badMagic([UInt8])
     /// A Cohort header of a protocol version this build does not speak.
     /// `family` is the header's family, if it is one this build knows.

@@ -4,15 +4,15 @@
 extension Handshake: WireBody {
     static var family: WireFamily { .handshake }
 
-    enum Kind: UInt8 {
+    enum WireKind: UInt8 {
         case hello = 1, welcome, error
     }
 
     var wireKind: UInt8 {
         switch self {
-        case .hello: Kind.hello.rawValue
-        case .welcome: Kind.welcome.rawValue
-        case .error: Kind.error.rawValue
+        case .hello: WireKind.hello.rawValue
+        case .welcome: WireKind.welcome.rawValue
+        case .error: WireKind.error.rawValue
         }
     }
 
@@ -25,7 +25,7 @@ extension Handshake: WireBody {
     }
 
     static func decode(kind: UInt8, body: UnsafeRawBufferPointer) throws(BodyError) -> Handshake {
-        switch Kind(rawValue: kind) {
+        switch WireKind(rawValue: kind) {
         case .hello:
             let hello = try Hello(proto: body.decode(Cohort_Wire_V1_Hello.self))
             guard hello.protocolVersion == WireVersion.current else {
