@@ -198,4 +198,23 @@ struct GroupExclusivityTests {
         #expect(try await finished(group, within: .seconds(5)).isSucceeded)
         #expect(try await finished(outsider, within: .seconds(5)).isSucceeded)
     }
+
+    /// Open question, left in the engine (see the test report): a descendant granted a
+    /// category by its group's own table gets that table's token (1, 2, ...), smaller than
+    /// the tokens already issued for the category, so a fencing resource would refuse it.
+    @Test(.disabled("open design question: which fencing token a descendant granted by its group carries"))
+    func descendantGrantedByItsGroupCarriesATokenNoSmallerThanTheGroups() async throws {
+        let queue = makeQueue()
+        for index in 0..<3 {
+            let earlier = exclusive("earlier\(index)", "db")
+            queue.add(earlier)
+            try await finished(earlier)
+        }
+        let child = exclusive("child", "db")
+        let group = GroupProcedure(child)
+        group.addCondition(MutuallyExclusive(category: "db"))
+        queue.add(group)
+        try await finished(group)
+        #expect(try #require(child.fencingTokens["db"]) >= (try #require(group.fencingTokens["db"])))
+    }
 }
