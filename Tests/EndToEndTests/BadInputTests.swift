@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    @Suite struct BadInput {
+        /// Ten malformed specs and the path each error must name.
+        static let malformed: [(file: String, path: String)] = [
+            ("cycle.yaml", "children"),
+            ("duplicate-names.yaml", "children[2].name"),
+            ("missing-run.yaml", "children[1]"),
+            ("unknown-after.yaml", "children[1].after[0]"),
+            ("unknown-field.yaml", "chidren"),
+            ("unknown-inject.yaml", "children[2].inject[0].from"),
+            ("bad-select.yaml", "children[1].inject[0].select"),
+            ("bare-number-duration.yaml", "timeout"),
+            ("zero-attempts.yaml", "children[0].retry.attempts"),
+            ("shell-command-string.yaml", "children[0].with.command"),
+        ]
+
+        /// Each malformed spec exits 65 with the path of the fault, and nothing reaches the
+        /// coordinator.
+        @Test(arguments: malformed)
+        func malformedSpecExitsSixtyFiveNamingThePath(file: String, path: String) throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            let spec = "\(Binaries.repositoryRoot)/examples/invalid/\(file)"
+            let result = try cluster.cli(["submit", spec, "--wait"])
+            #expect(result.status == 65, "\(result)")
+            let errorLines = result.stderr.split(separator: "\n").filter { $0.hasPrefix(spec) }
+            #expect(errorLines.contains { $0.contains(": \(path): ") }, "an error line names \(path): \(result.stderr)")
+            let groups = try JSON.array(try cluster.cli(["status", "--json"]).stdout)
+            #expect(groups.isEmpty)
+        }
+
+        static let echoSpec = "name: after\nchildren:\n  - { name: hello, run: echo, with: { ok: true } }\n"
+
+        /// Random bytes on the coordinator's port, and a peer speaking protocol version 2, leave
+        /// it serving the next submit.
+        @Test func garbageAndAnotherProtocolVersionLeaveTheCoordinatorServing() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+
+            var generator = SystemRandomNumberGenerator()
+            for _ in 0..<5 {
+                let garbage = try RawPeer(endpoint: cluster.endpoint)
+                garbage.send((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            }
+            let garbageAfterGreeting = try RawPeer(endpoint: cluster.endpoint)
+            try garbageAfterGreeting.handshakeAsDealer()
+            garbageAfterGreeting.sendMessage([(0..<40).map { _ in UInt8.random(in: 0...255, using: &generator) }])
+
+            let future = try RawPeer(endpoint: cluster.endpoint)
+            try future.handshakeAsDealer()
+            // "CHRT", protocol version 2, family 1 (handshake), kind 1 (hello), and a body.
+            future.sendMessage([Array("CHRT".utf8) + [0, 2, 1, 1], Array("hello from the future".utf8)])
+            let answer = future.drain()
+            // The coordinator may answer (a handshake error it can read) or drop the message;
+            // if it answers, the refusal is in the frozen handshake family.
+            if !answer.isEmpty {
+                #expect(answer.count > 10)
+            }
+
+            #expect(cluster.coordinator.isRunning)
+            let (status, final) = try cluster.submitAndWait(Self.echoSpec, name: "after.yaml")
+            #expect(status == 0, "\(final)")
+            #expect(final.state == "succeeded")
+        }
+
+        /// A coordinator nobody listens for: `submit` exits 69 within 5 s, naming the endpoint.
+        @Test func unreachableCoordinatorExitsSixtyNineWithinFiveSeconds() throws {
+            let port = try Self.freePort()
+            let endpoint = "tcp://127.0.0.1:\(port)"
+            let spec = try Scratch.write(Self.echoSpec, name: "unreachable.yaml")
+            let result = try cohort(["submit", spec, "--coordinator", endpoint], timeout: .seconds(20))
+            #expect(result.status == 69, "\(result)")
+            #expect(result.stderr.contains(endpoint), "the message names the endpoint: \(result.stderr)")
+            #expect(result.elapsed < .milliseconds(5_500), "gave up after \(result.elapsed)")
+        }
+
+        /// A port nothing listens on (bound, read, closed).
+        static func freePort() throws -> UInt16 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = 0
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+                }
+            }
+            guard bound else { throw TestFailure("cannot find a free port") }
+            return UInt16(bigEndian: address.sin_port)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+
+/// A coordinator on a free port of 127.0.0.1 and its workers, as real `cohort` processes.
+///
+/// Every test makes its own and stops it in a `defer` (by pid), so nothing outlives a test,
+/// even one that fails.
+final class Cluster: @unchecked Sendable {
+    // @unchecked: a cluster belongs to one test; `workers` is appended to before any sharing.
+    let coordinator: Subprocess
+    let endpoint: String
+    private(set) var workers: [Subprocess] = []
+
+    /// Starts the coordinator and waits for its `listening on` line.
+    init() throws {
+        coordinator = try Subprocess(Binaries.cohort, ["coordinator", "--endpoint", "tcp://127.0.0.1:*"], name: "coordinator")
+        let prefix = "cohort coordinator listening on "
+        do {
+            endpoint = try coordinator.waitForLine(timeout: .seconds(20)) { line in
+                line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : nil
+            }
+        } catch {
+            coordinator.stop()
+            throw error
+        }
+    }
+
+    /// Starts a `cohort worker` and waits until it is ready.
+    @discardableResult
+    func addWorker(name: String, labels: [String] = [], slots: Int = 4, extra: [String] = []) throws -> Subprocess {
+        var arguments = ["worker", "--coordinator", endpoint, "--name", name, "--slots", "\(slots)", "--kill-grace", "2s"]
+        if !labels.isEmpty { arguments += ["--labels", labels.joined(separator: ",")] }
+        return try startWorker(Binaries.cohort, arguments + extra, name: name)
+    }
+
+    /// Starts the `custom-worker` example and waits until it is ready.
+    @discardableResult
+    func addCustomWorker(name: String, labels: [String] = [], slots: Int = 2) throws -> Subprocess {
+        var arguments = ["--coordinator", endpoint, "--name", name, "--slots", "\(slots)"]
+        if !labels.isEmpty { arguments += ["--labels", labels.joined(separator: ",")] }
+        return try startWorker(Binaries.customWorker, arguments, name: name)
+    }
+
+    private func startWorker(_ executable: String, _ arguments: [String], name: String) throws -> Subprocess {
+        let worker = try Subprocess(executable, arguments, name: "worker \(name)")
+        workers.append(worker)
+        _ = try worker.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("cohort worker \(name) ready") ? true : nil }
+        return worker
+    }
+
+    /// Starts `count` workers named `w1`… with `labels(i)`.
+    func addWorkers(_ count: Int, slots: Int = 4, labels: (Int) -> [String] = { _ in [] }) throws {
+        for index in 1...count {
+            try addWorker(name: "w\(index)", labels: labels(index), slots: slots)
+        }
+    }
+
+    /// Stops the workers, then the coordinator. Idempotent.
+    func stop() {
+        for worker in workers { worker.stop() }
+        coordinator.stop()
+    }
+
+    /// Every pid this cluster started.
+    var pids: [pid_t] { [coordinator.pid] + workers.map(\.pid) }
+
+    // MARK: - Talking to it through the CLI
+
+    /// Runs `cohort <arguments> --coordinator ENDPOINT`.
+    func cli(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> CommandResult {
+        try cohort(arguments + ["--coordinator", endpoint], timeout: timeout)
+    }
+
+    /// Submits `spec` (YAML text) and returns the group id.
+    func submit(_ spec: String, name: String = "spec.yaml") throws -> String {
+        let file = try Scratch.write(spec, name: name)
+        let result = try cli(["submit", file, "--json"])
+        guard result.status == 0, let id = try JSON.object(result.stdout)["id"] as? String else {
+            throw TestFailure("submit failed: \(result)")
+        }
+        return id
+    }
+
+    /// Submits `spec` with `--wait --json` and returns the exit status and the final status object.
+    func submitAndWait(_ spec: String, name: String = "spec.yaml", timeout: Duration = .seconds(120)) throws -> (Int32, [String: Any]) {
+        let file = try Scratch.write(spec, name: name)
+        let result = try cli(["submit", file, "--wait", "--json"], timeout: timeout)
+        guard [0, 1, 3].contains(result.status) else { throw TestFailure("submit --wait failed: \(result)") }
+        return (result.status, try JSON.object(result.stdout))
+    }
+
+    /// `cohort status GROUP --json`.
+    func status(_ group: String) throws -> [String: Any] {
+        let result = try cli(["status", group, "--json"])
+        guard result.status == 0 else { throw TestFailure("status failed: \(result)") }
+        return try JSON.object(result.stdout)
+    }
+
+    /// Polls `status GROUP` until `condition` holds, at most `timeout`.
+    @discardableResult
+    func waitForStatus(_ group: String, timeout: Duration = .seconds(60), _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
+        let deadline = ContinuousClock.now + timeout
+        var last: [String: Any] = [:]
+        while ContinuousClock.now < deadline {
+            last = try status(group)
+            if condition(last) { return last }
+            usleep(50_000)
+        }
+        throw TestFailure("status of \(group) did not reach the expected condition within \(timeout); last: \(last)")
+    }
+}
+
+/// Reading the CLI's JSON output.
+enum JSON {
+    static func value(_ text: String) throws -> Any {
+        guard let data = text.trimmingCharacters(in: .whitespacesAndNewlines).data(using: .utf8) else { throw TestFailure("not UTF-8") }
+        do {
+            return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw TestFailure("not JSON: \(error)\n\(text)")
+        }
+    }
+
+    static func object(_ text: String) throws -> [String: Any] {
+        guard let object = try value(text) as? [String: Any] else { throw TestFailure("not a JSON object:\n\(text)") }
+        return object
+    }
+
+    static func array(_ text: String) throws -> [[String: Any]] {
+        guard let array = try value(text) as? [[String: Any]] else { throw TestFailure("not a JSON array:\n\(text)") }
+        return array
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    /// The `children` of a status object.
+    var children: [[String: Any]] { self["children"] as? [[String: Any]] ?? [] }
+
+    /// A child of a status object by path.
+    func child(_ path: String) -> [String: Any]? { children.first { $0["path"] as? String == path } }
+
+    var state: String? { self["state"] as? String }
+}
+
+/// The suite every end-to-end test belongs to: serialized, so timing checks are not disturbed
+/// by other clusters starting on the same two cores.
+@Suite(.serialized) struct EndToEnd {}

@@ -1,0 +1,160 @@
+import Foundation
+
+/// A process started by a test: spawned with `posix_spawn` in a process group of its own, its
+/// stdout and stderr written to files (no pipe can fill up), stopped by pid.
+///
+/// Thread-safety: used from one test at a time; `stop()` is idempotent.
+final class Subprocess: @unchecked Sendable {
+    // @unchecked: `status` is only read and written under `lock`; the rest is immutable.
+    let pid: pid_t
+    let name: String
+    let stdoutPath: String
+    let stderrPath: String
+    private let lock = NSLock()
+    private var status: Int32?
+
+    /// Starts `executable` with `arguments`.
+    init(_ executable: String, _ arguments: [String], name: String? = nil, environment: [String: String] = [:]) throws {
+        self.name = name ?? ([(executable as NSString).lastPathComponent] + arguments.prefix(1)).joined(separator: " ")
+        let directory = Scratch.directory
+        let stem = "\(directory)/\(UUID().uuidString.prefix(8))-\((self.name).replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "/", with: "_"))"
+        stdoutPath = stem + ".out"
+        stderrPath = stem + ".err"
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setpgroup(&attributes, 0)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF))
+
+        var env = ProcessInfo.processInfo.environment
+        env["COHORT_COORDINATOR"] = nil  // tests always say which coordinator they mean
+        for (key, value) in environment { env[key] = value }
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        guard rc == 0 else { throw TestFailure("cannot start \(executable): \(String(cString: strerror(rc)))") }
+        self.pid = pid
+    }
+
+    /// The exit status once the process has ended (128 + signal when killed); `nil` while running.
+    var exitStatus: Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let status { return status }
+        var raw: Int32 = 0
+        let result = waitpid(pid, &raw, WNOHANG)
+        if result == pid {
+            let signal = raw & 0x7f
+            status = signal == 0 ? (raw >> 8) & 0xff : 128 + signal
+        } else if result < 0 {
+            status = -1
+        }
+        return status
+    }
+
+    var isRunning: Bool { exitStatus == nil }
+
+    var stdout: String { (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "" }
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    /// Waits until the process exits, at most `timeout`; kills it (and fails) if it does not.
+    @discardableResult
+    func wait(timeout: Duration) throws -> Int32 {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let status = exitStatus { return status }
+            usleep(5_000)
+        }
+        stop()
+        throw TestFailure("\(name) did not exit within \(timeout); stderr:\n\(stderr)")
+    }
+
+    /// Waits until a line of stdout satisfies `match`; returns what it extracted.
+    func waitForLine<T>(timeout: Duration, _ match: (String) -> T?) throws -> T {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            for line in stdout.split(separator: "\n") {
+                if let found = match(String(line)) { return found }
+            }
+            if !isRunning { throw TestFailure("\(name) exited (\(exitStatus ?? -1)) before saying it was ready; stderr:\n\(stderr)") }
+            usleep(10_000)
+        }
+        throw TestFailure("\(name) did not say it was ready within \(timeout); stderr:\n\(stderr)")
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`; returns once the process is reaped. Idempotent.
+    func stop(grace: Duration = .seconds(5)) {
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        while ContinuousClock.now < deadline {
+            if !isRunning { return }
+            usleep(5_000)
+        }
+        kill(-pid, SIGKILL)  // the whole process group: shell children of a stuck worker too
+        kill(pid, SIGKILL)
+        while isRunning { usleep(5_000) }
+    }
+}
+
+/// The outcome of a short `cohort` command.
+struct CommandResult: CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var elapsed: Duration
+
+    var description: String { "exit \(status) after \(elapsed)\nstdout:\n\(stdout)\nstderr:\n\(stderr)" }
+}
+
+/// Runs `cohort` with `arguments` to completion (killed after `timeout`).
+func cohort(_ arguments: [String], timeout: Duration = .seconds(60), environment: [String: String] = [:]) throws -> CommandResult {
+    let start = ContinuousClock.now
+    let process = try Subprocess(Binaries.cohort, arguments, environment: environment)
+    defer { process.stop() }
+    let status = try process.wait(timeout: timeout)
+    return CommandResult(status: status, stdout: process.stdout, stderr: process.stderr, elapsed: ContinuousClock.now - start)
+}
+
+/// A failure in the test machinery itself, with a message.
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A directory for the tests' files (process output, specs, records), one per test run.
+enum Scratch {
+    static let directory: String = {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-e2e-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }()
+
+    /// A new file path in the scratch directory.
+    static func file(_ name: String) -> String {
+        "\(directory)/\(UUID().uuidString.prefix(8))-\(name)"
+    }
+
+    /// Writes `text` to a new file and returns its path.
+    static func write(_ text: String, name: String) throws -> String {
+        let path = file(name)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
