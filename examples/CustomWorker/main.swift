@@ -1,1 +1,145 @@
+// A worker binary with kinds of its own, built on the CohortWorker Swift API.
+//
+//   swift build --product custom-worker
+//   .build/debug/custom-worker --coordinator tcp://127.0.0.1:7400 --slots 2 --labels linux,text --name words-1
+//
+// Besides the built-ins (shell, sleep, echo, fail) it offers:
+//   wordcount   input {text}            → output {words, characters, lines}
+//   print-report input {title, pages}   → runs a local GroupProcedure whose `print` child is
+//               MutuallyExclusive on "printer": the category is granted by the coordinator's
+//               cluster-wide lock table, so two print-report children never print at once,
+//               on any worker. Output {title, pages, fencingToken}.
+//
+// A spec that uses them:
+//   children:
+//     - { name: count, run: wordcount, with: { text: "the quick brown fox" } }
+//     - { name: report, run: print-report, with: { title: "Q3", pages: 3 } }
+import CohortCore
 import CohortWorker
+import Foundation
+
+struct Text: Codable {
+    var text: String
+}
+
+struct Counts: Codable {
+    var words: Int
+    var characters: Int
+    var lines: Int
+}
+
+struct Report: Codable {
+    var title: String
+    var pages: Int
+}
+
+struct Printed: Codable {
+    var title: String
+    var pages: Int
+    var fencingToken: UInt64
+}
+
+/// Prints a report page by page; its condition makes it hold the cluster-wide `printer` lock.
+final class PrintProcedure: Procedure, @unchecked Sendable {
+    // @unchecked Sendable: `report` is immutable; the rest is the engine's own state.
+    let report: Report
+
+    init(_ report: Report) {
+        self.report = report
+        super.init()
+        name = "print \(report.title)"
+        addCondition(MutuallyExclusive(category: "printer"))
+    }
+
+    override func execute() {
+        // The coordinator's fencing token: a printer that remembers the largest token it
+        // has seen can refuse a stale holder.
+        let token = fencingTokens["printer"] ?? 0
+        log.info("printing \(report.pages) pages of \(report.title) with fencing token \(token)")
+        finish()
+    }
+}
+
+var registry = ProcedureRegistry()
+
+registry.register("wordcount") { (input: Text, _: ProcedureContext) async throws -> Counts in
+    Counts(
+        words: input.text.split(whereSeparator: \.isWhitespace).count,
+        characters: input.text.count,
+        lines: input.text.isEmpty ? 0 : input.text.split(separator: "\n", omittingEmptySubsequences: false).count)
+}
+
+registry.register("print-report") { (input: Report, context: ProcedureContext) async throws -> Printed in
+    guard input.pages > 0 else { throw ProcedureInputError(field: "with.pages", message: "must be at least 1") }
+    let layout = BlockProcedure { context.logger.info("laying out \(input.title)") }
+    let print = PrintProcedure(input)
+    print.addDependency(layout)
+    // Procedures run on the attempt's own queue: their locks go to the coordinator, tied
+    // to this attempt, and they are cancelled if the attempt is.
+    try await context.run(GroupProcedure(children: [layout, print]))
+    return Printed(title: input.title, pages: input.pages, fencingToken: print.fencingTokens["printer"] ?? 0)
+}
+
+// MARK: Command line: --coordinator URL --slots N --labels a,b --name NAME --kill-grace SECONDS
+
+let usage = """
+    usage: custom-worker [--coordinator tcp://HOST:PORT] [--slots N] [--labels a,b] [--name NAME] [--kill-grace SECONDS]
+    The coordinator defaults to $COHORT_COORDINATOR, then tcp://127.0.0.1:7400.
+    """
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("custom-worker: \(message)\n\(usage)\n".utf8))
+    exit(64)
+}
+
+var configuration = WorkerConfiguration()
+if let coordinator = ProcessInfo.processInfo.environment["COHORT_COORDINATOR"], !coordinator.isEmpty {
+    configuration.coordinator = coordinator
+}
+var arguments = CommandLine.arguments.dropFirst()
+while let flag = arguments.popFirst() {
+    if flag == "--help" || flag == "-h" {
+        print(usage)
+        exit(0)
+    }
+    guard let value = arguments.popFirst() else { fail("\(flag) needs a value") }
+    switch flag {
+    case "--coordinator": configuration.coordinator = value
+    case "--slots":
+        guard let slots = Int(value) else { fail("--slots takes a number, not \(value)") }
+        configuration.slots = slots
+    case "--labels": configuration.labels = value.split(separator: ",").map(String.init)
+    case "--name": configuration.name = value
+    case "--kill-grace":
+        guard let seconds = Double(value) else { fail("--kill-grace takes seconds, not \(value)") }
+        configuration.killGrace = .seconds(seconds)
+    default: fail("unknown option \(flag)")
+    }
+}
+do {
+    try configuration.validate()
+} catch {
+    fail("\(error)")
+}
+
+/// Runs `worker` until SIGINT or SIGTERM, which cancel its task: it then stops gracefully.
+func run(_ worker: Worker) async -> Int32 {
+    let running = Task { try await worker.run() }
+    let sources = [SIGINT, SIGTERM].map { signal in
+        Foundation.signal(signal, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: signal)
+        source.setEventHandler { running.cancel() }
+        source.resume()
+        return source
+    }
+    defer { for source in sources { source.cancel() } }
+    do {
+        try await running.value
+        return 0
+    } catch {
+        FileHandle.standardError.write(Data("custom-worker: \(error)\n".utf8))
+        return 69
+    }
+}
+
+exit(await run(Worker(configuration: configuration, registry: registry)))

@@ -55,6 +55,8 @@ final class WorkerLoop {
     /// Frames a send could not queue (the socket was full), sent first when it is writable.
     var blocked: [[[UInt8]]] = []
     var stopDeadline: ContinuousClock.Instant?
+    /// How many attempts stopping interrupted (reported in the final `disconnect`).
+    var interruptedByStop = 0
     var failure: WorkerRunError?
     var undecodable = 0
 
@@ -201,6 +203,7 @@ final class WorkerLoop {
         logger.info("stopping", metadata: ["running": "\(attempts.count)"])
         if session.isReady { send(.worker(.draining(reason: "worker \(configuration.name) is stopping")), now: now) }
         for id in attempts.keys { attempts[id]!.interrupted = true }
+        interruptedByStop = attempts.count
         queue.cancelAll(with: CancellationReason("worker \(configuration.name) stopped"))
     }
 
@@ -208,8 +211,7 @@ final class WorkerLoop {
         let now = ContinuousClock.now
         if session.isReady {
             flush(now: now)
-            let interrupted = attempts.count
-            send(.worker(.disconnect(reason: "worker \(configuration.name) stopped; \(interrupted) attempts interrupted")), now: now)
+            send(.worker(.disconnect(reason: "worker \(configuration.name) stopped; \(interruptedByStop) attempts interrupted")), now: now)
         }
         session.stop()
         closeSocket()

@@ -1,0 +1,125 @@
+import CohortCore
+import CohortWire
+import Foundation
+import Testing
+@testable import CohortWorker
+
+@Suite(.timeLimit(.minutes(1)))
+struct ClusterLockTests {
+    /// A kind that runs a local group whose one child is `MutuallyExclusive` on `printer`,
+    /// and returns the fencing token the child was granted.
+    static func printing(ran: Locked<Bool>) -> ProcedureRegistry {
+        var registry = ProcedureRegistry()
+        registry.register("print") { (_: JSONValue, context: ProcedureContext) -> JSONValue in
+            let child = BlockProcedure { ran.value = true }
+            child.addCondition(MutuallyExclusive(category: "printer"))
+            try await context.run(GroupProcedure(children: [child]))
+            return ["token": .int(Int64(child.fencingTokens["printer"] ?? 0))]
+        }
+        return registry
+    }
+
+    static func lockRequest(_ harness: WorkerHarness) async throws -> LockRequest {
+        try await harness.coordinator.workerMessage("a lock request") { if case .lockRequest(let r) = $0 { r } else { nil } }
+    }
+
+    @Test func localMutuallyExclusiveChildWaitsForTheCoordinatorsGrant() async throws {
+        let ran = Locked(false)
+        try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in
+            let task = harness.dispatch("print", "{}", id: 11, path: "docs/print", attempt: 2)
+            let request = try await Self.lockRequest(harness)
+            #expect(request.task == task)
+            #expect(request.categories == ["printer"])
+            #expect(!ran.value, "the child ran before its lock was granted")
+            harness.coordinator.send(.lockGrant(LockGrant(requestID: request.requestID, tokens: ["printer": 42])))
+            #expect(try await harness.output(11) == ["token": 42])
+            #expect(ran.value)
+            let released = try await harness.coordinator.workerMessage("the release") {
+                if case .lockRelease(let id) = $0 { id } else { nil }
+            }
+            #expect(released == request.requestID)
+        }
+    }
+
+    @Test func deniedLockFailsTheAttemptWithTheCoordinatorsReason() async throws {
+        let ran = Locked(false)
+        try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in
+            harness.dispatch("print", "{}", id: 1)
+            let request = try await Self.lockRequest(harness)
+            harness.coordinator.send(.lockDenied(LockDenial(requestID: request.requestID, kind: .denied, reason: "category printer is forbidden here")))
+            let result = try await harness.coordinator.result(1)
+            guard case .failed(let error) = result.outcome else {
+                Issue.record("expected a failure, got \(result.outcome)")
+                return
+            }
+            #expect(error.contains("lock on printer refused: category printer is forbidden here"))
+            #expect(!ran.value)
+        }
+    }
+
+    @Test func cancelledAttemptWithdrawsItsWaitingLockRequest() async throws {
+        let ran = Locked(false)
+        try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in
+            let task = harness.dispatch("print", "{}", id: 1)
+            let request = try await Self.lockRequest(harness)
+            harness.coordinator.send(.cancel([TaskCancellation(task: task, reason: "cancelled by client")]))
+            let withdrawn = try await harness.coordinator.workerMessage("the withdrawal") {
+                if case .lockWithdraw(let id) = $0 { id } else { nil }
+            }
+            #expect(withdrawn == request.requestID)
+            #expect(try await harness.coordinator.result(1).outcome == .cancelled(reason: "cancelled by client"))
+            #expect(!ran.value)
+        }
+    }
+
+    @Test func aGrantThatCrossesAWithdrawalIsGivenBack() {
+        let sent = Locked<[LockMessage]>([])
+        let manager = ClusterExclusivityManager(logger: .init(label: "test")) { message in sent.mutate { $0.append(message) } }
+        let attempt = TaskRef(id: 1, group: "g", path: "p", attempt: 1)
+        let outcome = Locked<[ExclusivityGrant?]>([])
+        let id = manager.request(["a", "b"], for: BlockProcedure {}, attempt: attempt) { grant in
+            outcome.mutate { $0.append(grant) }
+        }
+        manager.withdraw(id)
+        manager.granted(LockGrant(requestID: id.rawValue, tokens: ["a": 1, "b": 1]))
+        #expect(sent.value == [
+            .request(LockRequest(requestID: id.rawValue, task: attempt, categories: ["a", "b"])),
+            .withdraw(requestID: id.rawValue),
+            .release(requestID: id.rawValue),
+        ])
+        #expect(outcome.value == [nil])
+    }
+
+    @Test func revokedGrantCancelsItsHolder() {
+        let manager = ClusterExclusivityManager(logger: .init(label: "test")) { _ in }
+        let holder = BlockProcedure {}
+        let id = manager.request(["db"], for: holder, attempt: TaskRef(id: 1, group: "g", path: "p", attempt: 1)) { _ in }
+        manager.granted(LockGrant(requestID: id.rawValue, tokens: ["db": 5]))
+        #expect(manager.heldTokens(of: 1) == ["db": 5])
+        manager.denied(LockDenial(requestID: id.rawValue, kind: .revoked, reason: "worker lost"))
+        #expect(holder.isCancelled)
+        #expect("\(holder.cancellationReason!)" == "lock on db revoked: worker lost")
+        #expect(manager.heldTokens(of: 1).isEmpty)
+    }
+
+    @Test func procedureOutsideAnyAttemptIsCancelledInsteadOfWaiting() {
+        let sent = Locked<[LockMessage]>([])
+        let manager = ClusterExclusivityManager(logger: .init(label: "test")) { message in sent.mutate { $0.append(message) } }
+        let stray = BlockProcedure {}
+        let granted = Locked<[ExclusivityGrant?]>([])
+        _ = manager.request(["db"], for: stray) { grant in granted.mutate { $0.append(grant) } }
+        #expect(stray.isCancelled)
+        #expect(granted.value == [nil])
+        #expect(sent.value.isEmpty)
+    }
+
+    @Test func outstandingRequestsAreKeptForTheNextSession() {
+        let manager = ClusterExclusivityManager(logger: .init(label: "test")) { _ in }
+        let attempt = TaskRef(id: 7, group: "g", path: "p", attempt: 1)
+        let first = manager.request(["a"], for: BlockProcedure {}, attempt: attempt) { _ in }
+        let second = manager.request(["b"], for: BlockProcedure {}, attempt: attempt) { _ in }
+        manager.granted(LockGrant(requestID: first.rawValue, tokens: ["a": 3]))
+        #expect(manager.outstandingRequests() == [LockRequest(requestID: second.rawValue, task: attempt, categories: ["b"])])
+        #expect(manager.heldTokens(of: 7) == ["a": 3])
+    }
+}

@@ -1,0 +1,52 @@
+import CohortWire
+import Foundation
+import Testing
+@testable import CohortWorker
+
+@Suite(.timeLimit(.minutes(1)))
+struct ReconnectionTests {
+    @Test func silentCoordinatorIsLostAndANewSessionReportsWhatStillRuns() async throws {
+        // The fake never heartbeats: after interval × liveness of silence the worker gives up on it.
+        let coordinator = try FakeCoordinator(heartbeat: false, interval: .milliseconds(100), liveness: 10)
+        defer { coordinator.stop() }
+        var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
+        configuration.name = "reconnecting"
+        configuration.reconnectDelay = .milliseconds(100)
+        let running = Task { try await Worker(configuration: configuration).run() }
+        do {
+            let first = try await coordinator.ready()
+            coordinator.send(.dispatch([
+                DispatchTask(task: TaskRef(id: 1, group: "g", path: "nap", attempt: 1), kind: "sleep",
+                             input: Data(#"{"seconds":60}"#.utf8), fencingTokens: ["db": 3]),
+            ]))
+            _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            let second = try await coordinator.ready(timeout: .seconds(10))
+            #expect(second.sessionID != first.sessionID)
+            #expect(second.running.map(\.task.id) == [1])
+            #expect(second.running.first?.heldTokens == ["db": 3])
+            #expect(second.running.first?.startedAt != nil)
+            // The running attempt was never reported as finished.
+            #expect(!coordinator.sawResult(1))
+        } catch {
+            running.cancel()
+            _ = await running.result
+            throw error
+        }
+        running.cancel()
+        try await within(.seconds(5), "the worker to stop") { try await running.value }
+    }
+
+    @Test func refusalForAnotherProtocolVersionEndsRun() async throws {
+        let coordinator = try FakeCoordinator(welcome: false)
+        defer { coordinator.stop() }
+        let running = Task { try await Worker(configuration: WorkerConfiguration(coordinator: coordinator.endpoint)).run() }
+        _ = try await coordinator.hello()
+        coordinator.send(wire: .handshake(.error(.unsupportedVersion(1))))
+        do {
+            try await within(.seconds(5), "run() to end") { try await running.value }
+            Issue.record("run() returned normally after a refusal")
+        } catch let error as WorkerRunError {
+            #expect(error.code == .refused)
+        }
+    }
+}
