@@ -41,6 +41,43 @@ struct ClusterLockTests {
         }
     }
 
+    @Test func categoryTheAttemptHoldsIsNotAskedForAgain() async throws {
+        let ran = Locked(false)
+        try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in
+            // The child's `exclusive: [printer]` was granted before dispatch: asking the
+            // coordinator again would wait behind the attempt's own grant for ever.
+            harness.dispatch("print", "{}", id: 1, fencingTokens: ["printer": 8])
+            #expect(try await harness.output(1) == ["token": 8])
+            #expect(!harness.coordinator.inbox.contains {
+                if case .worker(.lockRequest) = $0.message { true } else { false }
+            })
+        }
+    }
+
+    @Test func mixedRequestAsksTheCoordinatorOnlyForWhatTheAttemptLacks() async throws {
+        var registry = ProcedureRegistry()
+        registry.register("copy") { (_: JSONValue, context: ProcedureContext) -> JSONValue in
+            let first = BlockProcedure {}
+            first.addCondition(MutuallyExclusive(categories: ["printer", "paper"]))
+            let second = BlockProcedure {}
+            second.addCondition(MutuallyExclusive(category: "printer"))
+            second.addDependency(first)
+            try await context.run(GroupProcedure(children: [first, second]))
+            return [
+                "first": .object(first.fencingTokens.mapValues { .int(Int64($0)) }),
+                "second": .object(second.fencingTokens.mapValues { .int(Int64($0)) }),
+            ]
+        }
+        try await WorkerHarness.run(registry: registry) { harness async throws in
+            let task = harness.dispatch("copy", "{}", id: 2, fencingTokens: ["printer": 8])
+            let request = try await Self.lockRequest(harness)
+            #expect(request.categories == ["paper"])
+            #expect(request.task == task)
+            harness.coordinator.send(.lockGrant(LockGrant(requestID: request.requestID, tokens: ["paper": 5])))
+            #expect(try await harness.output(2) == ["first": ["printer": 8, "paper": 5], "second": ["printer": 8]])
+        }
+    }
+
     @Test func deniedLockFailsTheAttemptWithTheCoordinatorsReason() async throws {
         let ran = Locked(false)
         try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in

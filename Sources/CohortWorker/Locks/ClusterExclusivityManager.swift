@@ -172,27 +172,6 @@ final class ClusterExclusivityManager: ExclusivityManager {
     }
 }
 
-/// The exclusivity manager of one attempt's local queue: the cluster's, with every request
-/// tied to that attempt. Groups added to the queue pass it on to their children.
-final class AttemptExclusivityManager: ExclusivityManager {
-    let attempt: TaskRef
-    let cluster: ClusterExclusivityManager
-
-    init(attempt: TaskRef, cluster: ClusterExclusivityManager) {
-        self.attempt = attempt
-        self.cluster = cluster
-    }
-
-    func request(
-        _ categories: Set<String>, for procedure: Procedure, completion: @escaping @Sendable (ExclusivityGrant?) -> Void
-    ) -> ExclusivityRequestID {
-        cluster.request(categories, for: procedure, attempt: attempt, completion: completion)
-    }
-
-    func withdraw(_ request: ExclusivityRequestID) { cluster.withdraw(request) }
-    func release(_ request: ExclusivityRequestID) { cluster.release(request) }
-}
-
 /// Why a procedure lost (or never got) its cluster lock.
 public struct LockError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String

@@ -89,7 +89,8 @@ extension WorkerLoop {
             let context = ProcedureContext(
                 group: task.group, child: task.path, attempt: Int(task.attempt), taskID: task.id,
                 workerName: configuration.name, fencingTokens: dispatch.fencingTokens, extraEnvironment: dispatch.env,
-                logger: logger, scope: AttemptScope(exclusivity: .cluster(locks, task)), settings: settings)
+                logger: logger, scope: AttemptScope(exclusivity: .cluster(locks, task, held: dispatch.fencingTokens)),
+                settings: settings)
             let procedure = TaskProcedure(
                 dispatch: dispatch, kind: registry.kind(named: dispatch.kind), context: context, report: report)
             attempts[task.id] = Attempt(procedure: procedure)

@@ -21,8 +21,9 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
     enum Exclusivity: Sendable {
         /// A manager as it is (the process-local one, for a context made outside a worker).
         case manager(any ExclusivityManager)
-        /// The cluster's lock table, each request tied to this attempt.
-        case cluster(ClusterExclusivityManager, TaskRef)
+        /// The cluster's lock table, each request tied to this attempt, which holds the
+        /// categories of `held` (category → fencing token) already.
+        case cluster(ClusterExclusivityManager, TaskRef, held: [String: UInt64])
     }
 
     private let exclusivity: Exclusivity
@@ -42,8 +43,8 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
             let queue = ProcedureQueue(name: "attempt")
             switch exclusivity {
             case .manager(let manager): queue.exclusivityManager = manager
-            case .cluster(let cluster, let attempt):
-                queue.exclusivityManager = AttemptExclusivityManager(attempt: attempt, cluster: cluster)
+            case .cluster(let cluster, let attempt, let held):
+                queue.exclusivityManager = AttemptExclusivityManager(attempt: attempt, cluster: cluster, held: held)
             }
             queue.delegate = self
             state.queue = queue
