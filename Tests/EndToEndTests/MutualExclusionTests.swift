@@ -37,7 +37,7 @@ extension EndToEnd {
             return """
                   - name: \(name)
                     run: shell
-                    exclusive: [\(categories.joined(separator: ", "))]\(requires.map { "\n        requires: [\($0)]" } ?? "")
+                    exclusive: [\(categories.joined(separator: ", "))]\(requires.map { "\n    requires: [\($0)]" } ?? "")
                     with: { command: ["sh", "-c", \(quoted(script))] }
 
                 """
