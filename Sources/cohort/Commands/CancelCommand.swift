@@ -18,9 +18,9 @@ struct CancelCommand: AsyncParsableCommand {
             until the group has finished.
 
             Examples:
-              cohort cancel 7f3c2a
-              cohort cancel 7f3c2a --child tests/integration --reason "flaky, skipping"
-              cohort cancel 7f3c2a --wait && cohort locks
+              cohort cancel release-3
+              cohort cancel release-3 --child tests/integration --reason "flaky, skipping"
+              cohort cancel release-3 --wait && cohort locks
             """
     )
 

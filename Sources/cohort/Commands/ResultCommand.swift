@@ -13,8 +13,8 @@ struct ResultCommand: AsyncParsableCommand {
             error on stderr and exits 1 or 3 (with --json, {"state", "error"} on stdout).
 
             Examples:
-              cohort result 7f3c2a build
-              cohort result 7f3c2a tests/unit --json | jq -r .stdout
+              cohort result release-3 build
+              cohort result release-3 tests/unit --json | jq -r .stdout
             """
     )
 

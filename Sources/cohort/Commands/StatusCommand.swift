@@ -19,7 +19,7 @@ struct StatusCommand: AsyncParsableCommand {
 
             Examples:
               cohort status
-              cohort status 7f3c2a --json | jq '.children[] | select(.state == "failed")'
+              cohort status release-3 --json | jq '.children[] | select(.state=="failed")'
             """
     )
 

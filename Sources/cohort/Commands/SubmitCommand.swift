@@ -26,8 +26,8 @@ struct SubmitCommand: AsyncParsableCommand {
             Examples:
               cohort submit examples/release.yaml --wait
               cohort submit examples/fan-out.yaml --watch
-              cohort submit build.json --id nightly-2025-11-21 --json     # {"id": …, "name": …}
-              COHORT_COORDINATOR=tcp://ci:7400 cohort submit examples/release.yaml --wait --json
+              cohort submit build.json --id nightly-1121 --json    # {"id": …, "name": …}
+              COHORT_COORDINATOR=tcp://ci:7400 cohort submit release.yaml --wait
             """
     )
 
