@@ -111,22 +111,26 @@ extension Procedure {
     /// fixed order (outer before inner) keeps the levels free of deadlock.
     private func acquireExclusivity(_ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue) async {
         var remaining = categories
-        var levels: [(any ExclusivityManager, Set<String>)] = []
+        // Each level: the manager, the categories, and the tokens that stand for them. A
+        // descendant granted a category by its group acts under the group's lease, so it
+        // carries the group's fencing token, which the world outside the group has seen.
+        var levels: [(any ExclusivityManager, Set<String>, [String: UInt64]?)] = []
         var ancestor = parent
         while let group = ancestor, !remaining.isEmpty {
             let held = remaining.intersection(group.heldCategories)
             if !held.isEmpty {
-                levels.append((group.childExclusivity, held))
+                levels.append((group.childExclusivity, held, group.fencingTokens.filter { held.contains($0.key) }))
                 remaining.subtract(held)
             }
             ancestor = group.parent
         }
-        if !remaining.isEmpty { levels.append((queue.exclusivityManager, remaining)) }
-        for (manager, requested) in levels.reversed() {
+        if !remaining.isEmpty { levels.append((queue.exclusivityManager, remaining, nil)) }
+        for (manager, requested, inherited) in levels.reversed() {
             guard !isCancelled else { return }
             let grant = await hold.acquire(requested, from: manager, for: self)
             guard let grant else { return }
-            core.withLock { $0.fencingTokens.merge(grant.fencingTokens) { _, new in new } }
+            let tokens = inherited ?? grant.fencingTokens
+            core.withLock { $0.fencingTokens.merge(tokens) { _, new in new } }
         }
     }
 

@@ -33,7 +33,7 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     /// The queue the children run on.
     public let queue: ProcedureQueue
 
-    public init(children: [Procedure] = [], maxConcurrentCount: Int = ProcedureQueue.unlimited) {
+    public init(children: [Procedure], maxConcurrentCount: Int = ProcedureQueue.unlimited) {
         queue = ProcedureQueue(name: "GroupProcedure", maxConcurrentCount: maxConcurrentCount, isSuspended: true)
         super.init()
         isAutomaticFinishingDisabled = true
@@ -111,7 +111,13 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     open override var executesWhenCancelledBeforeStart: Bool { true }
 
     open override func procedureDidCancel(with reason: (any Error)?) {
+        // Hold every start while the children are cancelled one by one, so that a child
+        // freed by another's cancellation (a lock released, a dependency finished) cannot
+        // start executing before its own cancel reaches it.
+        let wasSuspended = queue.isSuspended
+        queue.isSuspended = true
         queue.cancelAll(with: ProcedureError(.parentCancelled, "parent group \(name) was cancelled"))
+        if !wasSuspended { queue.isSuspended = false }
     }
 
     override func willEnqueue(on parentQueue: ProcedureQueue) {

@@ -5,7 +5,7 @@
 open class SequenceProcedure: GroupProcedure, @unchecked Sendable {
     private let chain = Protected<(last: Procedure?, stopped: Bool)>((nil, false))
 
-    public override init(children: [Procedure] = [], maxConcurrentCount: Int = ProcedureQueue.unlimited) {
+    public override init(children: [Procedure], maxConcurrentCount: Int = ProcedureQueue.unlimited) {
         super.init(children: [], maxConcurrentCount: 1)
         add(children: children)
     }

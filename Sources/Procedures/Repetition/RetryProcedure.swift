@@ -51,6 +51,15 @@ open class RetryProcedure<Attempt: Procedure>: RepeatProcedure<Attempt>, @unchec
         if child === current, case .failed(let error)? = child.outcome { errors.withLock { $0.append(error) } }
         super.child(child, willFinishWithError: error)
     }
+
+    /// Finishes with the last attempt's own error, not a `GroupError` around it.
+    open override func groupDidFinishChildren(with errors: [GroupError.ChildError]) {
+        if errors.count == 1, let last = errors.first, last.child == current?.name {
+            finish(with: last.error)
+        } else {
+            super.groupDidFinishChildren(with: errors)
+        }
+    }
 }
 
 extension RetryProcedure: OutputProcedure where Attempt: OutputProcedure {

@@ -30,11 +30,8 @@ struct RetryProcedureTests {
         #expect(outcome.isFailed)
         #expect(made.value == [1, 2, 3])
         #expect(retry.count == 3)
-        // The group's error carries only the last attempt's error.
-        let error = try #require(outcome.error as? GroupError)
-        #expect(error.errors.count == 1)
-        #expect(error.errors.first?.child == "attempt3")
-        #expect(error.errors.first?.error as? TestError == TestError("3"))
+        // It fails with the last attempt's own error.
+        #expect(outcome.error as? TestError == TestError("3"))
         #expect(retry.attemptErrors.count == 3)
     }
 
@@ -72,8 +69,7 @@ struct RetryProcedureTests {
         queue.add(retry)
         let outcome = try await finished(retry)
         #expect(made.value == [1, 2])
-        let error = try #require(outcome.error as? GroupError)
-        #expect(error.errors.first?.error as? TestError == TestError("2"))
+        #expect(outcome.error as? TestError == TestError("2"))
     }
 
     @Test func waitsBetweenAttemptsAsTheStrategySays() async throws {
