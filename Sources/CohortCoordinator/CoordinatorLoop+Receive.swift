@@ -78,6 +78,10 @@ extension CoordinatorLoop {
         if case .unsupportedVersion = error {
             stats.wrongVersion.bump()
             outbox.send(.error(HandshakeError(refusing: error)), to: routing)
+            // After a handshake error the peer is not in a session (docs/protocol.md §4.5).
+            if let session = peers.close(routing) {
+                endSession(session, routing: routing, reason: "it sent a message of another protocol version")
+            }
             return
         }
         let count = stats.badFrames.add(1, ordering: .relaxed).newValue

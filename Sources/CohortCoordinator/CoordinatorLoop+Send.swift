@@ -26,74 +26,64 @@ extension CoordinatorLoop {
         }
     }
 
-    /// Sends one item, splitting batches over `maxBatch` items or the frame size limit.
+    /// Sends one item: batches in chunks of at most `maxBatch` items, each split further by
+    /// the codec if it would exceed the frame limit.
     private func send(_ item: Outbox.Item, to routing: RoutingID, _ router: Socket) -> Bool {
         switch item {
-        case .toWorker(.dispatch(let tasks)) where tasks.count > 1:
-            return sendBatches(tasks, to: routing, router) { .toWorker(.dispatch($0)) } failSingle: { task in
-                // One attempt too large to send (a huge injected input): it fails, the rest go on.
-                self.failUnsendable(task.task, routing: routing)
-            }
+        case .toWorker(.dispatch(let tasks)) where tasks.count > configuration.maxBatch:
+            return chunks(tasks).allSatisfy { send(.toWorker(.dispatch($0)), to: routing, router) }
         case .toWorker(.cancel(let cancels)) where cancels.count > configuration.maxBatch:
-            return sendBatches(cancels, to: routing, router) { .toWorker(.cancel($0)) } failSingle: { _ in }
+            return chunks(cancels).allSatisfy { send(.toWorker(.cancel($0)), to: routing, router) }
         case .reply(let reply):
             if case .watchEvents(let events) = reply.kind, events.count > configuration.maxBatch {
-                return sendBatches(events, to: routing, router) {
-                    .reply(CoordinatorReply(requestID: reply.requestID, .watchEvents($0)))
-                } failSingle: { _ in }
+                return chunks(events).allSatisfy {
+                    send(.reply(CoordinatorReply(requestID: reply.requestID, .watchEvents($0))), to: routing, router)
+                }
             }
-            fallthrough
         default:
-            switch encode(item) {
-            case .success(let frames):
-                return transmit(frames, to: routing, router)
-            case .failure(let error):
-                logger.error("cannot encode a message", metadata: ["error": "\(error)"])
-                if case .toWorker(.dispatch(let tasks)) = item, let task = tasks.first {
-                    failUnsendable(task.task, routing: routing)
-                    return true
-                }
-                if case .reply(let reply) = item {
-                    let refusal = ProtocolError(code: error.code, message: "the reply is too large to send: \(error)")
-                    return send(.reply(CoordinatorReply(requestID: reply.requestID, .error(refusal))), to: routing, router)
-                }
-                return true
-            }
+            break
         }
-    }
-
-    private func sendBatches<Element>(
-        _ elements: [Element], to routing: RoutingID, _ router: Socket, wrap: ([Element]) -> Outbox.Item,
-        failSingle: (Element) -> Void
-    ) -> Bool {
-        var start = 0
-        var size = min(configuration.maxBatch, elements.count)
-        while start < elements.count {
-            let end = min(start + size, elements.count)
-            switch encode(wrap(Array(elements[start..<end]))) {
-            case .success(let frames):
-                guard transmit(frames, to: routing, router) else { return false }
-                start = end
-            case .failure(.frameTooLarge) where end - start > 1:
-                size = max(1, (end - start) / 2)
-            case .failure(let error):
-                logger.error("cannot encode a batch item", metadata: ["error": "\(error)"])
-                failSingle(elements[start])
-                start += 1
-            }
-        }
-        return true
-    }
-
-    private func encode(_ item: Outbox.Item) -> Result<[[UInt8]], WireError> {
-        do {
+        let message: WireMessage =
             switch item {
-            case .toWorker(let message): return .success(try codec.encode(message))
-            case .reply(let reply): return .success(try codec.encode(reply))
-            case .handshake(let handshake): return .success(try codec.encode(handshake))
+            case .toWorker(let message): .toWorker(message)
+            case .reply(let reply): .coordinatorReply(reply)
+            case .handshake(let handshake): .handshake(handshake)
             }
+        do {
+            for frames in try codec.encodeSplittingBatches(message) {
+                guard transmit(frames, to: routing, router) else { return false }
+            }
+            return true
         } catch {
-            return .failure(error)
+            return undeliverable(item, error, to: routing, router)
+        }
+    }
+
+    /// A message that cannot be encoded even split to single items (one item over the frame
+    /// limit, e.g. a huge injected input or output).
+    private func undeliverable(_ item: Outbox.Item, _ error: WireError, to routing: RoutingID, _ router: Socket) -> Bool {
+        logger.error("cannot encode a message", metadata: ["error": "\(error)"])
+        switch item {
+        case .toWorker(.dispatch(let tasks)) where tasks.count > 1:
+            // Send what fits; fail the attempts that do not.
+            return tasks.allSatisfy { send(.toWorker(.dispatch([$0])), to: routing, router) }
+        case .toWorker(.dispatch(let tasks)):
+            if let task = tasks.first { failUnsendable(task.task, routing: routing) }
+            return true
+        case .reply(let reply):
+            guard case .error = reply.kind else {
+                let refusal = ProtocolError(code: error.code, message: "the reply is too large to send: \(error)")
+                return send(.reply(CoordinatorReply(requestID: reply.requestID, .error(refusal))), to: routing, router)
+            }
+            return true
+        default:
+            return true
+        }
+    }
+
+    private func chunks<Element>(_ elements: [Element]) -> [[Element]] {
+        stride(from: 0, to: elements.count, by: configuration.maxBatch).map {
+            Array(elements[$0..<min($0 + configuration.maxBatch, elements.count)])
         }
     }
 

@@ -34,7 +34,9 @@ extension CoordinatorLoop {
                 do {
                     apply(
                         try scheduler.taskFinished(
-                            AttemptRef(result.task), outcome: AttemptOutcome(result.outcome), worker: worker, now: now))
+                            AttemptRef(result.task), outcome: AttemptOutcome(result.outcome), worker: worker,
+                            startedAt: result.startedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.startedAt),
+                            now: now))
                 } catch {
                     refuseAttempt(result.task, error, to: routing)
                 }

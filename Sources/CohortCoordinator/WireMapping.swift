@@ -5,6 +5,10 @@ import Foundation
 // Conversions between CohortCore's state-machine types and CohortWire's models, in one place.
 
 extension Timestamp {
+    init(_ timestamp: WireTimestamp) {
+        self.init(nanosecondsSinceEpoch: timestamp.nanosecondsSinceEpoch)
+    }
+
     var wire: WireTimestamp { WireTimestamp(nanosecondsSinceEpoch: nanosecondsSinceEpoch) }
 }
 

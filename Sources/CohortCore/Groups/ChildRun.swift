@@ -28,7 +28,7 @@ struct ChildRun: Sendable {
     var stage: Stage = .blocked
     var phase: ChildPhase = .pending
     /// Dependencies (leaves or groups) not finished yet.
-    var remaining: Int32 = 0
+    var remaining: Int32
     /// The latest attempt's number; 0 before the first.
     var attempt: UInt32 = 0
     /// Attempts that count against the retry budget (those that started).
@@ -55,6 +55,10 @@ struct ChildRun: Sendable {
     var retryAt: Timestamp?
 
     var isDone: Bool { stage == .done }
+
+    init(remaining: Int32) {
+        self.remaining = remaining
+    }
 }
 
 /// Why a child was cancelled, which decides what its cancellation does next.

@@ -1,81 +1,122 @@
-/// One accepted group as the scheduler runs it: the flattened spec, the state of every
-/// procedure and nested group, and the dependency edges, reversed for cheap propagation.
+/// The read-only part of a group run: the flattened spec and the dependency edges, reversed.
 ///
 /// Nodes: leaf `i` is node `i`; group `g` (index in `FlatSpec.groups`, 0 the top level) is node
 /// `leafCount + g`. An edge says "this leaf waits for that node"; a group node finishes when
 /// its last procedure does.
-struct GroupRun: Sendable {
-    /// The scheduler's slot of this run.
+final class GroupPlan: Sendable {
     let slot: Int
     let id: String
     let name: String
     /// `hashValue` of the submitted spec, to recognise an idempotent resubmission.
     let fingerprint: Int
     let submittedAt: Timestamp
-    var flat: FlatSpec
-    var children: [ChildRun]
-    var groups: [NestedRun]
+    /// Where it is in the scheduler's submission order (for `cohort status`).
+    let sequence: UInt64
+    let flat: FlatSpec
     /// For each node, the leaves that wait for it.
-    var dependents: [[Int32]]
+    let dependents: [[Int32]]
     /// Path (`tests/unit`, `tests`) → node.
     let nodeByPath: [String: Int]
     /// Each leaf's placement class (kind, labels, exclusivity) in the scheduler's class table.
-    var placement: [Int32]
-    var phase: GroupPhase = .pending
-    var reason: String?
-    var startedAt: Timestamp?
-    var finishedAt: Timestamp?
-    /// A client watches it: the scheduler reports every child change.
-    var watched = false
-    /// Where it is in the scheduler's submission order (for `cohort status`).
-    let sequence: UInt64
+    let placement: [Int32]
+    /// How many nodes each leaf waits for at the start.
+    let remaining: [Int32]
 
-    var leafCount: Int { children.count }
-
-    func node(ofGroup group: Int) -> Int { leafCount + group }
-
-    init(slot: Int, id: String, spec: GroupSpec, sequence: UInt64, now: Timestamp) {
+    init(
+        slot: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
+        now: Timestamp
+    ) {
         self.slot = slot
         self.id = id
         self.name = spec.name
         self.fingerprint = spec.hashValue
         self.submittedAt = now
         self.sequence = sequence
-        var flat = spec.flattened()
+        self.placement = placement
+        var flat = original
         let leafCount = flat.leaves.count
         var nodeByPath: [String: Int] = [:]
         nodeByPath.reserveCapacity(leafCount + flat.groups.count)
         for leaf in flat.leaves { nodeByPath[leaf.path] = leaf.index }
         for group in flat.groups { nodeByPath[group.path] = leafCount + group.index }
         var dependents = [[Int32]](repeating: [], count: leafCount + flat.groups.count)
-        var children = [ChildRun](repeating: ChildRun(), count: leafCount)
+        var remaining = [Int32](repeating: 0, count: leafCount)
         for index in flat.leaves.indices {
             for path in flat.leaves[index].waitsFor {
                 guard let node = nodeByPath[path] else { continue }
                 dependents[node].append(Int32(index))
-                children[index].remaining += 1
+                remaining[index] += 1
             }
             // Kept as edges from here on (`waitsFor` stays, for status reasons): a queued
             // procedure's memory is what counts.
             flat.leaves[index].dependencies = []
-        }
-        self.groups = flat.groups.map { group in
-            NestedRun(unfinished: group.leaves.count, hold: group.exclusive.isEmpty ? .none : .notRequested)
         }
         for index in flat.groups.indices {
             flat.groups[index].waitsFor = []
             flat.groups[index].dependencies = []
         }
         self.flat = flat
-        self.children = children
         self.dependents = dependents
         self.nodeByPath = nodeByPath
-        self.placement = []
+        self.remaining = remaining
+    }
+}
+
+/// One accepted group as the scheduler runs it: the plan, and the state of every procedure
+/// and nested group.
+struct GroupRun: Sendable {
+    /// What never changes once the run is accepted; a reference, so that reading it never
+    /// holds a copy of the per-child arrays below (a copy alive during a mutation would make
+    /// every mutation copy the whole array).
+    let plan: GroupPlan
+    /// The scheduler's slot of this run.
+    var slot: Int { plan.slot }
+    var id: String { plan.id }
+    var name: String { plan.name }
+    var fingerprint: Int { plan.fingerprint }
+    var submittedAt: Timestamp { plan.submittedAt }
+    var sequence: UInt64 { plan.sequence }
+    var flat: FlatSpec { plan.flat }
+    var dependents: [[Int32]] { plan.dependents }
+    var nodeByPath: [String: Int] { plan.nodeByPath }
+    var placement: [Int32] { plan.placement }
+
+    var children: [ChildRun]
+    var groups: [NestedRun]
+    var phase: GroupPhase = .pending
+    var reason: String?
+    var startedAt: Timestamp?
+    var finishedAt: Timestamp?
+    /// A client watches it: the scheduler reports every change of its children.
+    var watched = false
+
+    var leafCount: Int { children.count }
+
+    func node(ofGroup group: Int) -> Int { leafCount + group }
+
+    init(plan: GroupPlan) {
+        self.plan = plan
+        self.children = plan.remaining.map { ChildRun(remaining: $0) }
+        self.groups = plan.flat.groups.map { group in
+            NestedRun(unfinished: group.leaves.count, hold: group.exclusive.isEmpty ? .none : .notRequested)
+        }
     }
 
+    /// Fencing tokens an attempt of `leaf` runs under: its own grant's, plus those its
+    /// enclosing groups hold for it.
+    func tokens(forLeaf leaf: Int, own: [String: UInt64]) -> [String: UInt64] {
+        var tokens = own
+        for group in flat.leaves[leaf].ancestors.reversed() where !groups[group].tokens.isEmpty {
+            tokens.merge(groups[group].tokens) { current, _ in current }
+        }
+        return tokens
+    }
+}
+
+extension GroupPlan {
     /// The path of a node (leaf or group).
     func path(ofNode node: Int) -> String {
-        node < leafCount ? flat.leaves[node].path : flat.groups[node - leafCount].path
+        node < flat.leaves.count ? flat.leaves[node].path : flat.groups[node - flat.leaves.count].path
     }
 
     /// The lock levels for categories `exclusive` of something inside `ancestors` (group
@@ -110,15 +151,5 @@ struct GroupRun: Sendable {
             current = flat.groups[index].parent
         }
         return chain.reversed()
-    }
-
-    /// Fencing tokens an attempt of `leaf` runs under: its own grant's, plus those its
-    /// enclosing groups hold for it.
-    func tokens(forLeaf leaf: Int, own: [String: UInt64]) -> [String: UInt64] {
-        var tokens = own
-        for group in flat.leaves[leaf].ancestors.reversed() where !groups[group].tokens.isEmpty {
-            tokens.merge(groups[group].tokens) { current, _ in current }
-        }
-        return tokens
     }
 }

@@ -28,13 +28,18 @@ extension Scheduler {
     /// budget lasts, after the policy's backoff; otherwise the child finishes with the
     /// outcome. An attempt that was being cancelled finishes the child cancelled (or
     /// succeeded, if it completed before the cancel reached it).
+    /// `startedAt` is when the worker says the attempt started; it stands in for a missing
+    /// ``taskStarted(_:worker:now:)`` (that report is optional on the wire).
     /// - Throws: ``SchedulerError`` `superseded` if the attempt is not current or not this worker's.
     public mutating func taskFinished(
-        _ ref: AttemptRef, outcome: AttemptOutcome, worker: WorkerID, now: Timestamp
+        _ ref: AttemptRef, outcome: AttemptOutcome, worker: WorkerID, startedAt: Timestamp? = nil, now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
         let (slot, leaf) = (location.slot, location.leaf)
+        if runs[slot]!.children[leaf].startedAt == nil {
+            runs[slot]!.children[leaf].startedAt = min(startedAt ?? now, now)
+        }
         runs[slot]!.children[leaf].counted += 1
         let cancelling = runs[slot]!.children[leaf].cancelling
         switch outcome {
@@ -107,7 +112,7 @@ extension Scheduler {
                 }
                 work.append(.unblocked(slot: slot, leaf: leaf))
             case .groupTimeout(let slot, let group):
-                guard let run = runs[slot], !run.groups[group].phase.isFinished else { continue }
+                guard let state = runs[slot]?.groups[group], !state.phase.isFinished else { continue }
                 cancelGroup(slot, group, reason: "timed out", now: now)
             }
         }

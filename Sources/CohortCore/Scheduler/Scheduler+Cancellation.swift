@@ -21,14 +21,16 @@ extension Scheduler {
     public mutating func cancelChild(_ id: String, path: String, reason: String, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
-        guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
-        guard let node = run.nodeByPath[path] else {
+        guard let slot = runByID[id], let plan = runs[slot]?.plan else {
+            throw SchedulerError(.notFound, "no group \"\(id)\"")
+        }
+        guard let node = plan.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
-        if node < run.leafCount {
+        if node < plan.flat.leaves.count {
             cancelLeaf(slot, node, reason: reason, cause: .explicit, now: now)
         } else {
-            cancelGroup(slot, node - run.leafCount, reason: reason, now: now)
+            cancelGroup(slot, node - plan.flat.leaves.count, reason: reason, now: now)
         }
         settle(now: now)
         return takeActions()
@@ -36,25 +38,26 @@ extension Scheduler {
 
     /// Cancels group `group` of a run (0: the whole run) and everything inside it.
     mutating func cancelGroup(_ slot: Int, _ group: Int, reason: String, now: Timestamp) {
-        guard let run = runs[slot], !run.groups[group].phase.isFinished else { return }
-        if run.groups[group].cancelReason == nil { runs[slot]!.groups[group].cancelReason = reason }
+        guard let state = runs[slot]?.groups[group], !state.phase.isFinished else { return }
+        let plan = runs[slot]!.plan
+        if state.cancelReason == nil { runs[slot]!.groups[group].cancelReason = reason }
         // Inner groups count as cancelled too (their outcome is `cancelled`, not `failed`).
-        for inner in run.flat.groups.indices where inner != group && isWithin(run, inner, group) {
-            if runs[slot]!.groups[inner].cancelReason == nil, !run.groups[inner].phase.isFinished {
+        for inner in plan.flat.groups.indices where inner != group && isWithin(plan, inner, group) {
+            if runs[slot]!.groups[inner].cancelReason == nil, !runs[slot]!.groups[inner].phase.isFinished {
                 runs[slot]!.groups[inner].cancelReason = reason
             }
         }
-        for leaf in run.flat.groups[group].leaves {
+        for leaf in plan.flat.groups[group].leaves {
             cancelLeaf(slot, leaf, reason: reason, cause: .group, now: now)
         }
     }
 
     /// Whether group `inner` is inside group `outer`.
-    private func isWithin(_ run: GroupRun, _ inner: Int, _ outer: Int) -> Bool {
-        var current: Int? = run.flat.groups[inner].parent
+    private func isWithin(_ plan: GroupPlan, _ inner: Int, _ outer: Int) -> Bool {
+        var current: Int? = plan.flat.groups[inner].parent
         while let index = current {
             if index == outer { return true }
-            current = run.flat.groups[index].parent
+            current = plan.flat.groups[index].parent
         }
         return false
     }
@@ -68,8 +71,8 @@ extension Scheduler {
         case .dispatched, .started:
             guard child.cancelling == nil, let worker = child.worker else { return }
             runs[slot]!.children[leaf].cancelling = reason
-            let run = runs[slot]!
-            let ref = AttemptRef(id: child.taskID, group: run.id, path: run.flat.leaves[leaf].path, attempt: child.attempt)
+            let plan = runs[slot]!.plan
+            let ref = AttemptRef(id: child.taskID, group: plan.id, path: plan.flat.leaves[leaf].path, attempt: child.attempt)
             actions.append(.cancel(worker, ref, reason: reason))
             withdrawLocalRequests(of: child.taskID, worker: worker, now: now)
         default:

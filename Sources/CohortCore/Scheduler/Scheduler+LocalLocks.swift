@@ -21,17 +21,17 @@ extension Scheduler {
         guard localRequests[holder] == nil else {
             return [.deny(worker, request: request, .denied, reason: "lock request \(request) is already in use")]
         }
-        let run = runs[location.slot]!
-        let leaf = run.flat.leaves[location.leaf]
+        let plan = runs[location.slot]!.plan
+        let leaf = plan.flat.leaves[location.leaf]
         var attemptScoped = Set<String>()
         var others: [String] = []
         for category in Set(categories) {
             if leaf.exclusive.contains(category) { attemptScoped.insert(category) } else { others.append(category) }
         }
         let levels =
-            run.lockLevels(for: others.sorted(), ancestors: leaf.ancestors)
+            plan.lockLevels(for: others.sorted(), ancestors: leaf.ancestors)
             + [LockLevel(scope: .attempt(ref.id), categories: attemptScoped)]
-        let owner = LockOwner(group: run.id, child: leaf.path, attempt: ref.attempt, worker: worker)
+        let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
         localRequests[holder] = ref.id
         localByAttempt[ref.id, default: []].append(request)
         if let grant = locks.request(holder, levels: levels, owner: owner) {

@@ -14,26 +14,27 @@ extension Scheduler {
 
     /// Injection, enclosing groups' holds, placement check, own locks, queue.
     private mutating func leafUnblocked(_ slot: Int, _ leaf: Int, now: Timestamp) {
-        guard let run = runs[slot], !run.children[leaf].isDone else { return }
-        let child = run.children[leaf]
+        guard let child = runs[slot]?.children[leaf], !child.isDone else { return }
         guard child.remaining == 0, child.cancelling == nil else { return }
         switch child.stage {
         case .blocked, .awaitingHold, .parked, .retryWait: break
         default: return
         }
+        let plan = runs[slot]!.plan
 
-        if !child.injected, !run.flat.leaves[leaf].inject.isEmpty {
+        if !child.injected, !plan.flat.leaves[leaf].inject.isEmpty {
             switch injectedInput(slot, leaf) {
             case .success(let input):
                 runs[slot]!.children[leaf].input = input
                 runs[slot]!.children[leaf].injected = true
             case .failure(let failure):
+                if failure.phase == .cancelled { runs[slot]!.children[leaf].cancelCause = .propagated }
                 finishLeaf(slot, leaf, failure.phase, message: failure.message, now: now)
                 return
             }
         }
 
-        for group in run.flat.leaves[leaf].ancestors {
+        for group in plan.flat.leaves[leaf].ancestors {
             switch runs[slot]!.groups[group].hold {
             case .none, .granted:
                 continue
@@ -56,9 +57,9 @@ extension Scheduler {
 
     /// Requests a group's hold; true if granted at once.
     private mutating func requestHold(_ slot: Int, _ group: Int, now: Timestamp) -> Bool {
-        let run = runs[slot]!
-        let levels = run.lockLevels(for: run.flat.groups[group].exclusive, ancestors: run.ancestors(ofGroup: group))
-        let owner = LockOwner(group: run.id, child: run.flat.groups[group].path)
+        let plan = runs[slot]!.plan
+        let levels = plan.lockLevels(for: plan.flat.groups[group].exclusive, ancestors: plan.ancestors(ofGroup: group))
+        let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
         runs[slot]!.groups[group].hold = .requested
         guard let grant = locks.request(.group(run: slot, group: group), levels: levels, owner: owner) else { return false }
         runs[slot]!.groups[group].hold = .granted
@@ -79,7 +80,8 @@ extension Scheduler {
     /// Marks the leaf's enclosing groups started (and arms their timeouts) the first time one
     /// of their leaves is about to start.
     private mutating func markGroupsStarted(_ slot: Int, _ leaf: Int, now: Timestamp) {
-        for group in runs[slot]!.flat.leaves[leaf].ancestors where runs[slot]!.groups[group].startedAt == nil {
+        let plan = runs[slot]!.plan
+        for group in plan.flat.leaves[leaf].ancestors where runs[slot]!.groups[group].startedAt == nil {
             runs[slot]!.groups[group].startedAt = now
             runs[slot]!.groups[group].phase = .running
             if group == 0 {
@@ -88,7 +90,7 @@ extension Scheduler {
             } else {
                 notifyGroup(slot, group)
             }
-            if let timeout = runs[slot]!.flat.groups[group].timeout {
+            if let timeout = plan.flat.groups[group].timeout {
                 timers.schedule(.groupTimeout(slot: slot, group: group), at: now + timeout)
             }
         }
@@ -97,18 +99,18 @@ extension Scheduler {
     /// Parks the leaf if no connected worker can run it; otherwise starts an attempt, asks for
     /// its locks and queues it once they are granted.
     mutating func placeOrPark(_ slot: Int, _ leaf: Int, now: Timestamp) {
-        let placement = Int(runs[slot]!.placement[leaf])
+        let plan = runs[slot]!.plan
+        let placement = Int(plan.placement[leaf])
         if capable[placement].isEmpty {
             parked[placement].append(QueueEntry(slot: slot, leaf: Int32(leaf), taskID: 0))
             setStage(slot, leaf, .parked, .waiting, now: now)
             return
         }
         let taskID = beginAttempt(slot, leaf)
-        let run = runs[slot]!
-        let exclusive = run.flat.leaves[leaf].exclusive
-        if !exclusive.isEmpty {
-            let levels = run.lockLevels(for: exclusive, ancestors: run.flat.leaves[leaf].ancestors)
-            let owner = LockOwner(group: run.id, child: run.flat.leaves[leaf].path, attempt: run.children[leaf].attempt)
+        let flatLeaf = plan.flat.leaves[leaf]
+        if !flatLeaf.exclusive.isEmpty {
+            let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
+            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: runs[slot]!.children[leaf].attempt)
             if locks.request(.attempt(taskID), levels: levels, owner: owner) == nil {
                 setStage(slot, leaf, .locking, .waiting, now: now)
                 return
@@ -130,7 +132,7 @@ extension Scheduler {
 
     /// Locks held: queue the attempt for placement.
     mutating func enqueue(_ slot: Int, _ leaf: Int, now: Timestamp) {
-        let placement = Int(runs[slot]!.placement[leaf])
+        let placement = Int(runs[slot]!.plan.placement[leaf])
         queues[placement].append(QueueEntry(slot: slot, leaf: Int32(leaf), taskID: runs[slot]!.children[leaf].taskID))
         queuedCount += 1
         setStage(slot, leaf, .queued, .ready, now: now)
@@ -138,10 +140,10 @@ extension Scheduler {
 
     /// The leaf's input with its producers' outputs injected, or why it cannot be built.
     private func injectedInput(_ slot: Int, _ leaf: Int) -> Result<JSONValue, InjectionFailure> {
-        let run = runs[slot]!
-        var input = run.flat.leaves[leaf].input
-        for injection in run.flat.leaves[leaf].inject {
-            let producer = run.children[injection.producer]
+        let plan = runs[slot]!.plan
+        var input = plan.flat.leaves[leaf].input
+        for injection in plan.flat.leaves[leaf].inject {
+            let producer = runs[slot]!.children[injection.producer]
             switch producer.phase {
             case .succeeded: break
             case .failed:
@@ -182,8 +184,9 @@ extension Scheduler {
         if phase != .succeeded { runs[slot]!.children[leaf].error = message }
         notifyLeaf(slot, leaf)
 
-        let path = runs[slot]!.flat.leaves[leaf].path
-        for group in runs[slot]!.flat.leaves[leaf].ancestors {
+        let plan = runs[slot]!.plan
+        let path = plan.flat.leaves[leaf].path
+        for group in plan.flat.leaves[leaf].ancestors {
             runs[slot]!.groups[group].unfinished -= 1
             switch phase {
             case .failed:
@@ -198,8 +201,8 @@ extension Scheduler {
         }
         work.append(.nodeFinished(slot: slot, node: leaf))
         // Innermost group first, so a nested group is finished before its parent.
-        for group in runs[slot]!.flat.leaves[leaf].ancestors.reversed() where runs[slot]!.groups[group].unfinished == 0 {
-            work.append(.nodeFinished(slot: slot, node: runs[slot]!.node(ofGroup: group)))
+        for group in plan.flat.leaves[leaf].ancestors.reversed() where runs[slot]!.groups[group].unfinished == 0 {
+            work.append(.nodeFinished(slot: slot, node: plan.flat.leaves.count + group))
         }
     }
 
@@ -244,44 +247,45 @@ extension Scheduler {
     /// A leaf or group finished: its dependents count down, and a failure cancels what the
     /// failure policy (or injection) says.
     private mutating func nodeFinished(_ slot: Int, _ node: Int, now: Timestamp) {
-        guard let run = runs[slot] else { return }
-        let leafCount = run.leafCount
+        guard let plan = runs[slot]?.plan else { return }
+        let leafCount = plan.flat.leaves.count
         let succeeded: Bool
         let policy: ChildFailurePolicy
         let parentGroup: Int?
         let verb: String
         var groupCancelled = false
         if node < leafCount {
-            let child = run.children[node]
+            let child = runs[slot]!.children[node]
             succeeded = child.phase == .succeeded
             verb = child.phase == .failed ? "failed" : "was cancelled"
-            parentGroup = run.flat.leaves[node].group
-            policy = run.flat.groups[run.flat.leaves[node].group].onChildFailure
+            parentGroup = plan.flat.leaves[node].group
+            policy = plan.flat.groups[plan.flat.leaves[node].group].onChildFailure
             groupCancelled = child.cancelCause == .group
         } else {
             let group = node - leafCount
             finishGroup(slot, group, now: now)
-            guard let run = runs[slot], group != 0 else { return }
-            let phase = run.groups[group].phase
-            succeeded = phase == .succeeded
-            verb = phase == .failed ? "failed" : "was cancelled"
-            parentGroup = run.flat.groups[group].parent
-            policy = parentGroup.map { run.flat.groups[$0].onChildFailure } ?? .cancelDependents
-            groupCancelled = run.groups[group].cancelReason != nil
+            guard runs[slot] != nil, group != 0 else { return }
+            let state = runs[slot]!.groups[group]
+            succeeded = state.phase == .succeeded
+            verb = state.phase == .failed ? "failed" : "was cancelled"
+            parentGroup = plan.flat.groups[group].parent
+            policy = parentGroup.map { plan.flat.groups[$0].onChildFailure } ?? .cancelDependents
+            groupCancelled = state.cancelReason != nil
         }
-        let path = runs[slot]!.path(ofNode: node)
+        let path = plan.path(ofNode: node)
 
         if !succeeded, policy == .cancelGroup, !groupCancelled, let parentGroup {
-            let range = runs[slot]!.flat.groups[parentGroup].leaves
             let reason = "cancelled because \"\(path)\" \(verb) (onChildFailure: cancel-group)"
-            for leaf in range { cancelLeaf(slot, leaf, reason: reason, cause: .propagated, now: now) }
+            for leaf in plan.flat.groups[parentGroup].leaves {
+                cancelLeaf(slot, leaf, reason: reason, cause: .propagated, now: now)
+            }
         }
-        for dependent in runs[slot]!.dependents[node] {
+        for dependent in plan.dependents[node] {
             let leaf = Int(dependent)
             guard runs[slot] != nil, !runs[slot]!.children[leaf].isDone else { continue }
             runs[slot]!.children[leaf].remaining -= 1
             if !succeeded {
-                if node < leafCount, runs[slot]!.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
+                if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
                     cancelLeaf(slot, leaf, reason: "producer \"\(path)\" \(verb)", cause: .propagated, now: now)
                     continue
                 }
@@ -301,8 +305,8 @@ extension Scheduler {
     /// Every procedure of a group finished: its outcome, its hold given back; for the top
     /// level, the run's outcome.
     private mutating func finishGroup(_ slot: Int, _ group: Int, now: Timestamp) {
-        guard let run = runs[slot], !run.groups[group].phase.isFinished else { return }
-        let state = run.groups[group]
+        guard let state = runs[slot]?.groups[group], !state.phase.isFinished else { return }
+        let id = runs[slot]!.plan.id
         let phase: GroupPhase =
             state.cancelReason != nil ? .cancelled : state.failed > 0 ? .failed : state.cancelled > 0 ? .cancelled : .succeeded
         runs[slot]!.groups[group].phase = phase
@@ -325,9 +329,7 @@ extension Scheduler {
         runs[slot]!.phase = phase
         runs[slot]!.reason = reason
         runs[slot]!.finishedAt = now
-        runs[slot]!.dependents = []
-        runs[slot]!.placement = []
-        actions.append(.groupFinished(group: run.id, phase, reason: reason))
+        actions.append(.groupFinished(group: id, phase, reason: reason))
         finishedOrder.append(slot)
         while finishedOrder.count > configuration.finishedGroupRetention, let oldest = finishedOrder.popFirst() {
             if let forgotten = runs.removeValue(forKey: oldest) { runByID[forgotten.id] = nil }

@@ -113,27 +113,26 @@ extension Scheduler {
         runs[slot]!.children[leaf].worker = worker
         runs[slot]!.children[leaf].stage = .dispatched
         runs[slot]!.children[leaf].startedAt = nil
-        let run = runs[slot]!
-        let flatLeaf = run.flat.leaves[leaf]
-        let ref = AttemptRef(id: taskID, group: run.id, path: flatLeaf.path, attempt: run.children[leaf].attempt)
+        let plan = runs[slot]!.plan
+        let flatLeaf = plan.flat.leaves[leaf]
+        let ref = AttemptRef(id: taskID, group: plan.id, path: flatLeaf.path, attempt: runs[slot]!.children[leaf].attempt)
         var own: [String: UInt64] = [:]
         if !flatLeaf.exclusive.isEmpty {
             own = locks.tokens(of: .attempt(taskID)) ?? [:]
             locks.setOwner(
-                LockOwner(group: run.id, child: flatLeaf.path, attempt: ref.attempt, worker: worker), of: .attempt(taskID))
+                LockOwner(group: plan.id, child: flatLeaf.path, attempt: ref.attempt, worker: worker), of: .attempt(taskID))
         }
-        let input = (run.children[leaf].input ?? flatLeaf.input).jsonData()
+        let input = (runs[slot]!.children[leaf].input ?? flatLeaf.input).jsonData()
+        let tokens = runs[slot]!.tokens(forLeaf: leaf, own: own)
         actions.append(
             .dispatch(
                 worker,
-                DispatchOrder(
-                    ref: ref, kind: flatLeaf.run, input: input, tokens: run.tokens(forLeaf: leaf, own: own),
-                    timeout: flatLeaf.timeout)))
+                DispatchOrder(ref: ref, kind: flatLeaf.run, input: input, tokens: tokens, timeout: flatLeaf.timeout)))
         notifyLeaf(slot, leaf)
     }
 
     /// Warnings for a new run: kinds (or kinds with labels) no connected worker offers.
-    func placementWarnings(for run: GroupRun) -> [String] {
+    func placementWarnings(for run: GroupPlan) -> [String] {
         var warnings: [String] = []
         var seen = Set<Int32>()
         for index in run.placement where seen.insert(index).inserted && capable[Int(index)].isEmpty {

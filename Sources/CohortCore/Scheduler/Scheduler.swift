@@ -96,19 +96,24 @@ public struct Scheduler: Sendable {
         let slot = nextSlot
         nextSlot += 1
         submissions += 1
-        var run = GroupRun(slot: slot, id: groupID, spec: spec, sequence: submissions, now: now)
-        run.placement = run.flat.leaves.map { leaf in
-            classID(PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty))
+        let flat = spec.flattened()
+        var placement: [Int32] = []
+        placement.reserveCapacity(flat.leaves.count)
+        for leaf in flat.leaves {
+            placement.append(
+                classID(PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty)))
         }
-        let warnings = placementWarnings(for: run)
-        for leaf in run.children.indices {
-            if run.children[leaf].remaining == 0 {
+        let plan = GroupPlan(
+            slot: slot, id: groupID, spec: spec, flat: flat, placement: placement, sequence: submissions, now: now)
+        runs[slot] = GroupRun(plan: plan)
+        let warnings = placementWarnings(for: plan)
+        for leaf in plan.remaining.indices {
+            if plan.remaining[leaf] == 0 {
                 work.append(.unblocked(slot: slot, leaf: leaf))
             } else {
-                run.children[leaf].phase = .waiting
+                runs[slot]!.children[leaf].phase = .waiting
             }
         }
-        runs[slot] = run
         runByID[groupID] = slot
         settle(now: now)
         return SubmitReceipt(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
