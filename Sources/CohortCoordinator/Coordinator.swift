@@ -153,4 +153,6 @@ public struct CoordinatorError: Error, Hashable, Sendable, CustomStringConvertib
 enum LoopCommand: Sendable {
     /// Stop serving: tell peers, close the socket, return from the loop.
     case stop(reason: String)
+    /// A large submission was parsed off the loop thread: accept it (or refuse it).
+    case parsed(ParsedSubmission)
 }

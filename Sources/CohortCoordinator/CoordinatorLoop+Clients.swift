@@ -11,31 +11,7 @@ extension CoordinatorLoop {
 
         switch request.kind {
         case .submit(let submission):
-            guard !stopping else { return fail(ProtocolError(code: .shuttingDown, message: "the coordinator is stopping")) }
-            let spec: GroupSpec
-            do {
-                spec = try SpecParser.parse(
-                    text: submission.document, format: submission.format.core, sourceName: submission.sourceName,
-                    limits: configuration.specLimits)
-            } catch {
-                return fail(error.wire)
-            }
-            do {
-                let receipt = try scheduler.submit(spec, id: submission.groupID, now: now)
-                if !receipt.alreadySubmitted {
-                    logger.info(
-                        "group accepted",
-                        metadata: ["group.id": "\(receipt.id)", "group.name": "\(receipt.name)", "client.id": "\(session.peerID)"])
-                }
-                reply(
-                    .submitted(
-                        Submitted(
-                            id: receipt.id, name: receipt.name, warnings: receipt.warnings,
-                            alreadySubmitted: receipt.alreadySubmitted)))
-                apply(receipt.actions)
-            } catch {
-                fail(error.wire)
-            }
+            submit(submission, requestID: id, from: routing)
 
         case .status(let group?):
             do {

@@ -27,6 +27,8 @@ final class CoordinatorLoop {
     var watchers: [String: [Watch]] = [:]
     var now: Timestamp
     var stopping = false
+    /// Parses large submissions off the loop thread.
+    let parsing = DispatchQueue(label: "cohort.coordinator.spec-parsing")
     /// The most messages read in one turn before the turn's replies are flushed.
     let readsPerTurn = 4096
     /// How long a client session may stay silent (without watches) before it is forgotten.
@@ -93,6 +95,7 @@ final class CoordinatorLoop {
                 for command in mailbox.drain() {
                     switch command {
                     case .stop(let reason): beginStop(reason: reason)
+                    case .parsed(let parsed): accept(parsed)
                     }
                 }
             }

@@ -279,4 +279,39 @@ import Testing
             try silent.finish(first, .succeeded(output: Data("{}".utf8)))
         }
     }
+
+    @Test func largeSpecsAreParsedOffTheLoopAndStillAcceptedOrRejectedWhole() async throws {
+        try await withCoordinator { cluster in
+            let worker = try cluster.worker("w", slots: 64)
+            let client = try cluster.client()
+            let children = (0..<800).map { "  - { name: child-number-\($0), run: echo, with: { padding: \"........\" } }" }
+            let yaml = "name: big\nchildren:\n" + children.joined(separator: "\n")
+            #expect(yaml.utf8.count > 16 * 1024)
+            guard case .submitted(let submitted) = try client.submit(yaml, id: "big") else {
+                Issue.record("the large spec was not accepted")
+                return
+            }
+            #expect(submitted.id == "big")
+            var done = 0
+            while done < 800 {
+                let tasks = try worker.dispatched()
+                let now = WireTimestamp(Date())
+                try worker.send(
+                    .worker(
+                        .results(
+                            tasks.map {
+                                TaskResult(task: $0.task, outcome: .succeeded(output: Data("{}".utf8)), startedAt: now, finishedAt: now)
+                            })))
+                done += tasks.count
+            }
+            _ = try client.waitForStatus("big") { $0.state == .succeeded }
+            let broken = yaml + "\n  - { name: child-number-1, run: echo }"
+            guard case .error(let error) = try client.submit(broken) else {
+                Issue.record("the duplicate name was not refused")
+                return
+            }
+            #expect(error.code == .invalidSpec)
+            #expect(error.specErrors.contains { $0.path == "children[800].name" })
+        }
+    }
 }

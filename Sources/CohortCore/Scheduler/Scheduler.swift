@@ -78,9 +78,12 @@ public struct Scheduler: Sendable {
     /// `spec` must be valid (the coordinator parses and validates every submission with
     /// `SpecParser`). With an `id` that is already known, the same spec is accepted again
     /// idempotently (`alreadySubmitted`, no second copy) and another spec is refused.
+    /// `flat` is `spec.flattened()` if the caller already has it (computed off the hot path).
     /// - Throws: ``SchedulerError`` `conflict` for an id reused with another spec,
     ///   `invalidRequest` for an id that is empty, too long or has spaces or control characters.
-    public mutating func submit(_ spec: GroupSpec, id: String? = nil, now: Timestamp) throws(SchedulerError)
+    public mutating func submit(
+        _ spec: GroupSpec, id: String? = nil, flat: FlatSpec? = nil, now: Timestamp
+    ) throws(SchedulerError)
         -> SubmitReceipt
     {
         if let id {
@@ -96,7 +99,7 @@ public struct Scheduler: Sendable {
         let slot = nextSlot
         nextSlot += 1
         submissions += 1
-        let flat = spec.flattened()
+        let flat = flat ?? spec.flattened()
         var placement: [Int32] = []
         placement.reserveCapacity(flat.leaves.count)
         for leaf in flat.leaves {

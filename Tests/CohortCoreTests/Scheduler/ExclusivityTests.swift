@@ -143,4 +143,33 @@ import Testing
         h.addWorker(2)
         #expect(h.attempt("b")?.tokens["db"] == 2)
     }
+
+    @Test func cancellingAnAttemptWithdrawsItsWaitingLocalRequestsAndTellsTheWorker() throws {
+        var h = SchedulerHarness()
+        let worker = h.addWorker(1, slots: 8)
+        try h.submit(GroupSpec("g", children: [leaf("holder", exclusive: ["db"]), leaf("asker")]), id: "g")
+        let asker = try #require(h.attempt("asker"))
+        #expect(h.scheduler.lockRequested(5, by: worker, for: asker.ref, categories: ["db"], now: h.now).isEmpty)
+        #expect(h.scheduler.lockSnapshot().first?.waiters.map(\.child) == ["asker"])
+        h.record(try h.scheduler.cancelChild("g", path: "asker", reason: "stop", now: h.now))
+        #expect(h.log.contains(.deny(worker, request: 5, .cancelled, reason: "its attempt is being cancelled")))
+        #expect(h.scheduler.lockSnapshot().first?.waiters.isEmpty == true)
+    }
+
+    @Test func aLostWorkersLocalGrantsAreRevokedAndTheNextWaiterIsGranted() throws {
+        var h = SchedulerHarness()
+        let one = h.addWorker(1, slots: 4)
+        let two = h.addWorker(2, slots: 4)
+        try h.submit(GroupSpec("g", children: [leaf("a"), leaf("b")]), id: "g")
+        let a = try #require(h.attempt("a"))
+        let b = try #require(h.attempt("b"))
+        let (first, second) = h.running[a.ref.id]!.worker == one ? (a, b) : (b, a)
+        #expect(h.running[second.ref.id]?.worker == two)
+        let granted = h.scheduler.lockRequested(1, by: one, for: first.ref, categories: ["db"], now: h.now)
+        #expect(granted == [.grant(one, request: 1, tokens: ["db": 1])])
+        #expect(h.scheduler.lockRequested(1, by: two, for: second.ref, categories: ["db"], now: h.now).isEmpty)
+        h.running[first.ref.id] = nil
+        let actions = h.scheduler.workerLost(one, reason: "gone", now: h.now)
+        #expect(actions.contains(.grant(two, request: 1, tokens: ["db": 2])))
+    }
 }
