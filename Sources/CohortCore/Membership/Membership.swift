@@ -25,8 +25,15 @@ public struct Membership: Sendable {
     /// How long a worker may stay silent.
     public var silenceLimit: Duration { heartbeatInterval * liveness }
 
-    /// Registers a session.
+    /// Registers a session; a second READY of the same session updates what it offers and
+    /// keeps its count of attempts in flight.
     public mutating func join(_ record: WorkerRecord) {
+        var record = record
+        if let existing = workers[record.id] {
+            record.inFlight = existing.inFlight
+            record.completed = existing.completed
+            record.joinedAt = existing.joinedAt
+        }
         workers[record.id] = record
     }
 

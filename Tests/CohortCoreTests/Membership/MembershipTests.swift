@@ -36,4 +36,15 @@ import Testing
         #expect(!worker.offers(kind: "shell", labels: ["gpu", "arm"]))
         #expect(!worker.offers(kind: "echo", labels: []))
     }
+
+    @Test func aSecondReadyOfTheSameSessionKeepsItsAttemptsInFlight() {
+        var membership = Membership()
+        membership.join(record(1, now: .zero))
+        membership.addInFlight(3, to: WorkerID(1))
+        var updated = record(1, now: .zero + .seconds(5))
+        updated.slots = 8
+        membership.join(updated)
+        #expect(membership.workers[WorkerID(1)]?.inFlight == 3)
+        #expect(membership.workers[WorkerID(1)]?.slots == 8)
+    }
 }
