@@ -145,7 +145,7 @@ final class CoordinatorLoop {
             }
         }
         for routing in peers.workersToHeartbeat(now: now, interval: configuration.heartbeatInterval)
-        where outbox.queues[routing] == nil {
+        where !outbox.hasItems(for: routing) {
             outbox.send(.heartbeat, to: routing)
         }
         if now - lastClientSweep > .seconds(60) {

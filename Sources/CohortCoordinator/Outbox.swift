@@ -5,86 +5,102 @@ import CohortWire
 /// and watch events of one watch) to a peer merge into one batch. Flushed at the end of
 /// the turn: messages are batched by what a turn produced, never held back on a timer.
 struct Outbox {
+    /// One message to send.
     enum Item {
         case toWorker(CoordinatorToWorker)
         case reply(CoordinatorReply)
         case handshake(Handshake)
     }
 
-    private(set) var queues: [RoutingID: [Item]] = [:]
+    /// A queued entry: a message, or a batch still growing (kept in its own array, so
+    /// appending to it never copies what is already there).
+    private enum Entry {
+        case item(Item)
+        case dispatches(Int)
+        case cancels(Int)
+        case watchEvents(requestID: UInt64, Int)
+    }
+
+    private var queues: [RoutingID: [Entry]] = [:]
     /// Peers in the order they were first given something this turn.
-    private(set) var order: [RoutingID] = []
+    private var order: [RoutingID] = []
+    private var dispatchBatches: [[DispatchTask]] = []
+    private var cancelBatches: [[TaskCancellation]] = []
+    private var watchBatches: [[WatchEvent]] = []
 
     var isEmpty: Bool { order.isEmpty }
 
-    private mutating func append(_ item: Item, to routing: RoutingID) {
+    /// Whether anything is queued for `routing` this turn.
+    func hasItems(for routing: RoutingID) -> Bool { queues[routing] != nil }
+
+    private mutating func append(_ entry: Entry, to routing: RoutingID) {
         if queues[routing] == nil {
             order.append(routing)
-            queues[routing] = [item]
+            queues[routing] = [entry]
         } else {
-            queues[routing]!.append(item)
+            queues[routing]!.append(entry)
         }
     }
 
     mutating func send(_ message: CoordinatorToWorker, to routing: RoutingID) {
-        if let last = queues[routing]?.indices.last {
-            let merged: CoordinatorToWorker?
-            switch message {
-            case .dispatch(let tasks): merged = appending(tasks, toDispatchAt: last, of: routing)
-            case .cancel(let cancels): merged = appending(cancels, toCancelAt: last, of: routing)
-            default: merged = nil
+        let last = queues[routing]?.last
+        switch message {
+        case .dispatch(let tasks):
+            if case .dispatches(let index)? = last {
+                dispatchBatches[index].append(contentsOf: tasks)
+            } else {
+                dispatchBatches.append(tasks)
+                append(.dispatches(dispatchBatches.count - 1), to: routing)
             }
-            if let merged {
-                queues[routing]![last] = .toWorker(merged)
-                return
+        case .cancel(let cancels):
+            if case .cancels(let index)? = last {
+                cancelBatches[index].append(contentsOf: cancels)
+            } else {
+                cancelBatches.append(cancels)
+                append(.cancels(cancelBatches.count - 1), to: routing)
             }
+        default:
+            append(.item(.toWorker(message)), to: routing)
         }
-        append(.toWorker(message), to: routing)
-    }
-
-    /// The batch at `index` with `tasks` added, if it is a dispatch. The slot is cleared
-    /// first, so the batch's array is uniquely referenced and grows in place.
-    private mutating func appending(_ tasks: [DispatchTask], toDispatchAt index: Int, of routing: RoutingID)
-        -> CoordinatorToWorker?
-    {
-        guard case .toWorker(.dispatch(let existing)) = queues[routing]![index] else { return nil }
-        var batch = existing
-        queues[routing]![index] = .toWorker(.heartbeat)
-        batch.append(contentsOf: tasks)
-        return .dispatch(batch)
-    }
-
-    private mutating func appending(_ cancels: [TaskCancellation], toCancelAt index: Int, of routing: RoutingID)
-        -> CoordinatorToWorker?
-    {
-        guard case .toWorker(.cancel(let existing)) = queues[routing]![index] else { return nil }
-        var batch = existing
-        queues[routing]![index] = .toWorker(.heartbeat)
-        batch.append(contentsOf: cancels)
-        return .cancel(batch)
     }
 
     mutating func send(_ reply: CoordinatorReply, to routing: RoutingID) {
-        if let last = queues[routing]?.indices.last, case .watchEvents(let events) = reply.kind,
-            case .reply(let previous) = queues[routing]![last], previous.requestID == reply.requestID,
-            case .watchEvents(let earlier) = previous.kind
-        {
-            queues[routing]![last] = .reply(CoordinatorReply(requestID: reply.requestID, .watchEvents(earlier + events)))
+        guard case .watchEvents(let events) = reply.kind else {
+            append(.item(.reply(reply)), to: routing)
             return
         }
-        append(.reply(reply), to: routing)
+        if case .watchEvents(let requestID, let index)? = queues[routing]?.last, requestID == reply.requestID {
+            watchBatches[index].append(contentsOf: events)
+        } else {
+            watchBatches.append(events)
+            append(.watchEvents(requestID: reply.requestID, watchBatches.count - 1), to: routing)
+        }
     }
 
     mutating func send(_ handshake: Handshake, to routing: RoutingID) {
-        append(.handshake(handshake), to: routing)
+        append(.item(.handshake(handshake)), to: routing)
     }
 
-    /// Takes everything, peers in first-touched order.
+    /// Takes everything, peers in first-touched order, and empties the outbox.
     mutating func take() -> [(RoutingID, [Item])] {
         defer {
             queues.removeAll(keepingCapacity: true)
             order.removeAll(keepingCapacity: true)
+            dispatchBatches.removeAll(keepingCapacity: true)
+            cancelBatches.removeAll(keepingCapacity: true)
+            watchBatches.removeAll(keepingCapacity: true)
         }
-        return order.map { ($0, queues[$0]!) }
+        return order.map { routing in
+            let items = queues[routing]!.map { entry -> Item in
+                switch entry {
+                case .item(let item): item
+                case .dispatches(let index): .toWorker(.dispatch(dispatchBatches[index]))
+                case .cancels(let index): .toWorker(.cancel(cancelBatches[index]))
+                case .watchEvents(let requestID, let index):
+                    .reply(CoordinatorReply(requestID: requestID, .watchEvents(watchBatches[index])))
+                }
+            }
+            return (routing, items)
+        }
     }
 }
