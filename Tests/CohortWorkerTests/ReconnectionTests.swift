@@ -11,22 +11,33 @@ struct ReconnectionTests {
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "reconnecting"
+        configuration.slots = 1
         configuration.reconnectDelay = .milliseconds(100)
         let running = Task { try await Worker(configuration: configuration).run() }
         do {
             let first = try await coordinator.ready()
+            let nap = TaskRef(id: 1, group: "g", path: "nap", attempt: 1)
+            let queued = TaskRef(id: 2, group: "g", path: "later", attempt: 1)
             coordinator.send(.dispatch([
-                DispatchTask(task: TaskRef(id: 1, group: "g", path: "nap", attempt: 1), kind: "sleep",
-                             input: Data(#"{"seconds":60}"#.utf8), fencingTokens: ["db": 3]),
+                DispatchTask(task: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8), fencingTokens: ["db": 3]),
+                DispatchTask(task: queued, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8)),
             ]))
             _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
             let second = try await coordinator.ready(timeout: .seconds(10))
             #expect(second.sessionID != first.sessionID)
-            #expect(second.running.map(\.task.id) == [1])
+            // Both are reported: the running one with its start and its grants, the queued
+            // one without a start (it waits while the coordinator is lost).
+            #expect(second.running.map(\.task) == [nap, queued])
             #expect(second.running.first?.heldTokens == ["db": 3])
             #expect(second.running.first?.startedAt != nil)
-            // The running attempt was never reported as finished.
+            #expect(second.running.last?.startedAt == nil)
             #expect(!coordinator.sawResult(1))
+            // The coordinator answers READY by cancelling what it gave to someone else.
+            coordinator.send(.cancel([TaskCancellation(task: queued, reason: "superseded by attempt 2")]))
+            #expect(try await coordinator.result(2).outcome == .cancelled(reason: "superseded by attempt 2"))
+            #expect(!coordinator.inbox.contains {
+                if case .worker(.started(let starts)) = $0.message { starts.contains { $0.task.id == 2 } } else { false }
+            })
         } catch {
             running.cancel()
             _ = await running.result

@@ -147,6 +147,17 @@ struct WorkerTests {
         }
     }
 
+    @Test func queuedAttemptCancelledWhileEverySlotIsBusyIsReportedAtOnce() async throws {
+        try await WorkerHarness.run(slots: 1) { harness async throws in
+            harness.dispatch("sleep", #"{"seconds":60}"#, id: 1)
+            let queued = harness.dispatch("echo", "{}", id: 2)
+            _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            harness.coordinator.send(.cancel([TaskCancellation(task: queued, reason: "child cancelled")]))
+            #expect(try await harness.coordinator.result(2, timeout: .seconds(2)).outcome == .cancelled(reason: "child cancelled"))
+            #expect(!harness.coordinator.sawResult(1))
+        }
+    }
+
     @Test func timeoutCancelsWithReasonTimedOut() async throws {
         try await WorkerHarness.run { harness async throws in
             harness.dispatch("sleep", #"{"seconds":60}"#, id: 1, timeout: .milliseconds(200))

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Foundation
 
 /// What a child's I/O thread does: feed stdin, capture stdout and stderr, reap the child,
 /// and after a termination wait until the whole process group is gone.
@@ -123,11 +124,15 @@ struct SubprocessIO: Sendable {
         return signal == 0 ? .exited((status >> 8) & 0xFF) : .signalled(signal)
     }
 
-    /// After a termination: waits, bounded by ``groupWait``, until no process of the group
-    /// is left (the SIGKILL after the grace takes care of those that ignore SIGTERM).
+    /// After a termination: waits, bounded by ``groupWait``, until no live process of the
+    /// group is left (the SIGKILL after the grace takes care of those that ignore SIGTERM).
+    /// Members that became the worker's children (when it is a container's PID 1 or a
+    /// subreaper) are reaped on the way, so they do not linger as zombies.
     private func waitForGroupToVanish() {
         let deadline = ContinuousClock.now + groupWait
-        while kill(-pid, 0) == 0 || errno == EPERM {
+        while ProcessGroup.hasLiveMembers(pid) {
+            var status: Int32 = 0
+            while waitpid(-pid, &status, WNOHANG) > 0 {}
             if ContinuousClock.now >= deadline { return }
             usleep(5_000)
         }
@@ -167,5 +172,28 @@ struct TailBuffer {
         let excess = bytes.count - limit
         bytes.removeFirst(excess)
         dropped += excess
+    }
+}
+
+/// Whether a process group still has a process that is not a zombie.
+enum ProcessGroup {
+    static func hasLiveMembers(_ group: pid_t) -> Bool {
+        guard kill(-group, 0) == 0 || errno == EPERM else { return false }
+        #if os(Linux)
+        // A zombie still counts for kill(2); /proc tells them apart.
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return true }
+        for entry in entries where entry.first?.isNumber == true {
+            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")")
+            else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            // After the command: state, ppid, pgrp, …
+            guard fields.count > 2, Int32(fields[2]) == group else { continue }
+            if fields[0] != "Z" && fields[0] != "X" { return true }
+        }
+        return false
+        #else
+        return true
+        #endif
     }
 }

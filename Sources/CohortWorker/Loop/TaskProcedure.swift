@@ -24,6 +24,8 @@ final class TaskProcedure: Procedure, @unchecked Sendable {
         var timeout: DispatchWorkItem?
         var output: Data?
         var startedAt: WireTimestamp?
+        /// The result was reported already (cancelled before it started).
+        var reported = false
     }
 
     let dispatch: DispatchTask
@@ -82,15 +84,28 @@ final class TaskProcedure: Procedure, @unchecked Sendable {
     override func procedureDidCancel(with reason: (any Error)?) {
         context.scope.cancel(reason: Self.describe(reason))
         running.withLock { $0.task }?.cancel()
+        // Not executing yet: it never will (the engine checks the cancel as it starts it), but
+        // it may wait behind busy slots before it finishes. Report it cancelled now, so the
+        // coordinator is not kept waiting by other attempts' work.
+        guard state < .executing else { return }
+        let now = WireTimestamp(Date())
+        let first = running.withLock { running in
+            defer { running.reported = true }
+            return !running.reported
+        }
+        if first {
+            report(.finished(TaskResult(task: dispatch.task, outcome: .cancelled(reason: Self.describe(reason)), startedAt: now, finishedAt: now)))
+        }
     }
 
     override func procedureDidFinish(with outcome: ProcedureOutcome) {
-        let (output, startedAt, timeout) = running.withLock { running in
-            defer { running.task = nil; running.timeout = nil; running.output = nil }
-            return (running.output, running.startedAt, running.timeout)
+        let (output, startedAt, timeout, reported) = running.withLock { running in
+            defer { running.task = nil; running.timeout = nil; running.output = nil; running.reported = true }
+            return (running.output, running.startedAt, running.timeout, running.reported)
         }
         timeout?.cancel()
         context.scope.close()
+        guard !reported else { return }
         let finishedAt = WireTimestamp(Date())
         let result: TaskOutcome =
             switch outcome {

@@ -54,6 +54,7 @@ extension WorkerLoop {
             perform(session.received(.other, now: now), now: now)
         }
         guard session.isReady else { return }
+        defer { resumeAfterAdoption() }
         switch message {
         case .heartbeat, .shutdown:
             break

@@ -25,8 +25,8 @@ final class WorkerLoop {
     struct Attempt {
         let procedure: TaskProcedure
         var startedAt: WireTimestamp?
-        /// Cancelled by the worker itself (stopping, coordinator lost): its result is not
-        /// reported, the coordinator treats the attempt as lost.
+        /// Cancelled because the worker is stopping: its result is not reported, the final
+        /// `disconnect` tells the coordinator to treat it as lost.
         var interrupted = false
     }
 
@@ -57,6 +57,9 @@ final class WorkerLoop {
     var stopDeadline: ContinuousClock.Instant?
     /// How many attempts stopping interrupted (reported in the final `disconnect`).
     var interruptedByStop = 0
+    /// READY was sent in a session that follows a lost one, and the queue holds its
+    /// attempts until the coordinator's first answer (which cancels those it does not adopt).
+    var holdingForAdoption = false
     var failure: WorkerRunError?
     var undecodable = 0
 
@@ -143,12 +146,15 @@ final class WorkerLoop {
     }
 
     private func announce(sessionID: String, peerID: String, now: ContinuousClock.Instant) {
-        let running = attempts.values.compactMap { attempt -> RunningTask? in
-            guard let startedAt = attempt.startedAt, !attempt.interrupted else { return nil }
-            let dispatch = attempt.procedure.dispatch
-            let held = dispatch.fencingTokens.merging(locks.heldTokens(of: dispatch.task.id)) { _, new in new }
-            return RunningTask(task: dispatch.task, startedAt: startedAt, heldTokens: held)
-        }
+        // Every attempt still here, started or still queued (no `startedAt`): the coordinator
+        // adopts each or cancels it, in its answer to READY.
+        let running = attempts.values.filter { !$0.interrupted }.sorted { $0.procedure.dispatch.task.id < $1.procedure.dispatch.task.id }
+            .map { attempt -> RunningTask in
+                let dispatch = attempt.procedure.dispatch
+                let held = dispatch.fencingTokens.merging(locks.heldTokens(of: dispatch.task.id)) { _, new in new }
+                return RunningTask(task: dispatch.task, startedAt: attempt.startedAt, heldTokens: held)
+            }
+        holdingForAdoption = queue.isSuspended
         let ready = WorkerReady(
             name: configuration.name, host: configuration.host, sessionID: sessionID, labels: configuration.labels,
             slots: UInt32(configuration.slots), kinds: registry.kindNames, running: running)
@@ -163,18 +169,26 @@ final class WorkerLoop {
         FileHandle.standardOutput.write(Data(line.utf8))
     }
 
-    /// Closes the connection. Attempts not started yet are cancelled (the coordinator will
-    /// give them to another worker); running ones go on and are reported in the next READY.
+    /// Closes the connection and stops starting new work: the queue is suspended, so queued
+    /// attempts wait and running ones go on. The next READY reports them all; the queue
+    /// resumes once the coordinator has answered it (see ``resumeAfterAdoption()``).
     func disconnect(reason: String) {
         logger.warning("disconnected from the coordinator", metadata: ["reason": "\(reason)"])
         closeSocket()
         unsentResults.append(contentsOf: outbox.results)
         outbox = Outbox()
         blocked = []
-        for (id, attempt) in attempts where attempt.startedAt == nil && !attempt.interrupted {
-            attempts[id]!.interrupted = true
-            attempt.procedure.cancel(with: CancellationReason("the coordinator was lost before it started"))
-        }
+        holdingForAdoption = false
+        if stopDeadline == nil { queue.isSuspended = true }
+    }
+
+    /// The coordinator's first message after a READY that reported attempts has been
+    /// handled (its cancels of the attempts it does not adopt come first): queued attempts
+    /// may start.
+    func resumeAfterAdoption() {
+        guard holdingForAdoption else { return }
+        holdingForAdoption = false
+        queue.isSuspended = false
     }
 
     private func install(_ socket: Socket) {
@@ -205,6 +219,9 @@ final class WorkerLoop {
         for id in attempts.keys { attempts[id]!.interrupted = true }
         interruptedByStop = attempts.count
         queue.cancelAll(with: CancellationReason("worker \(configuration.name) stopped"))
+        // Queued attempts held while the coordinator was lost must run to finish cancelled.
+        holdingForAdoption = false
+        queue.isSuspended = false
     }
 
     private func shutDown() {
