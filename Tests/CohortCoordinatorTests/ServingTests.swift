@@ -314,4 +314,82 @@ import Testing
             #expect(error.specErrors.contains { $0.path == "children[800].name" })
         }
     }
+
+    @Test func aChildCancelCancelsItsDependentsAndAnUnfinishedChildHasNoResult() async throws {
+        try await withCoordinator { cluster in
+            let worker = try cluster.worker("w", slots: 4)
+            let client = try cluster.client()
+            _ = try client.submit(
+                """
+                children:
+                  - { name: a, run: sleep, with: { seconds: 60 } }
+                  - { name: b, run: echo, after: [a] }
+                  - { name: c, run: sleep, with: { seconds: 60 } }
+                """, id: "cc")
+            let tasks = try worker.dispatched()
+            guard case .error(let notYet) = try client.request(.result(group: "cc", path: "a")) else {
+                Issue.record("an unfinished child had a result")
+                return
+            }
+            #expect(notYet.code == .notFound)
+            guard case .cancelAccepted(_, let path) = try client.request(.cancel(group: "cc", path: "a", reason: "")) else {
+                Issue.record("cancel not accepted")
+                return
+            }
+            #expect(path == "a")
+            let cancels = try worker.expect("CANCEL TASKS") { message -> [TaskCancellation]? in
+                if case .toWorker(.cancel(let cancels)) = message { return cancels }
+                return nil
+            }
+            let a = try #require(tasks.first { $0.task.path == "a" })
+            #expect(cancels.map(\.task) == [a.task])
+            try worker.finish(a, .cancelled(reason: cancels[0].reason))
+            let status = try client.waitForStatus("cc") { $0.children.first { $0.path == "b" }?.state == .cancelled }
+            #expect(status.children.first { $0.path == "c" }?.state == .ready)
+            guard case .result(let result) = try client.request(.result(group: "cc", path: "b")),
+                case .cancelled(let reason) = result.outcome
+            else {
+                Issue.record("b has no cancelled result")
+                return
+            }
+            #expect(reason == "dependency \"a\" was cancelled")
+        }
+    }
+
+    @Test func aDisconnectingWorkersAttemptsGoToAnotherWorker() async throws {
+        try await withCoordinator { cluster in
+            let leaving = try cluster.worker("leaving", slots: 1)
+            let client = try cluster.client()
+            _ = try client.submit("children: [{name: a, run: echo}]", id: "dc")
+            let first = try #require(try leaving.dispatched().first)
+            try leaving.send(.worker(.disconnect(reason: "bye")))
+            let staying = try cluster.worker("staying", slots: 1)
+            let again = try #require(try staying.dispatched().first)
+            #expect(again.task.path == "a" && again.task.attempt == 2 && again.task.id != first.task.id)
+            try staying.finish(again, .succeeded(output: Data("{}".utf8)))
+            _ = try client.waitForStatus("dc") { $0.state == .succeeded }
+        }
+    }
+
+    @Test func unwatchStopsTheEventsOfThatGroup() async throws {
+        try await withCoordinator { cluster in
+            let worker = try cluster.worker("w")
+            let client = try cluster.client()
+            _ = try client.submit("children: [{name: a, run: echo}]", id: "uw")
+            _ = try client.request(.watch(group: "uw"))
+            guard case .acknowledged = try client.request(.unwatch(group: "uw")) else {
+                Issue.record("unwatch not acknowledged")
+                return
+            }
+            let task = try #require(try worker.dispatched().first)
+            try worker.finish(task, .succeeded(output: Data("{}".utf8)))
+            _ = try client.waitForStatus("uw") { $0.state == .succeeded }
+            // Nothing but replies to our own status requests arrived: no watch events.
+            while let message = try client.receive(timeout: .milliseconds(100)) {
+                if case .coordinatorReply(let reply) = message, case .watchEvents = reply.kind {
+                    Issue.record("a watch event arrived after unwatch")
+                }
+            }
+        }
+    }
 }
