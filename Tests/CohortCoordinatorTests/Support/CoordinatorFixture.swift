@@ -60,6 +60,19 @@ struct CoordinatorHandle: Sendable {
                     WorkerReady(
                         name: name, host: "localhost", sessionID: UUID().uuidString, labels: labels, slots: slots,
                         kinds: kinds))))
+        // READY has no answer, and another connection's request may overtake it: wait until
+        // the coordinator lists the worker, so tests see it registered.
+        let probe = try client("probe")
+        let deadline = ContinuousClock.now + Deadline.event
+        while ContinuousClock.now < deadline {
+            if case .workers(let workers) = try probe.request(.workers),
+                workers.contains(where: { $0.name == name && $0.state == .ready })
+            {
+                return peer
+            }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        Issue.record("worker \(name) never became ready")
         return peer
     }
 }
