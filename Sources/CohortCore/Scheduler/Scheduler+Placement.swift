@@ -2,8 +2,8 @@ import DequeModule
 import Foundation
 
 /// What a queued attempt needs from a worker: its kind, its labels, and whether it holds its
-/// own locks (then it goes only to a free slot, never into a prefetch window, so a lock is
-/// not held while the attempt waits behind others).
+/// own locks (then it goes only to a free slot, never into a prefetch window, so a granted
+/// lock does not wait in a worker's queue behind other attempts).
 struct PlacementClass: Hashable, Sendable {
     var kind: String
     /// Sorted.

@@ -65,8 +65,8 @@ public struct SubmitReceipt: Hashable, Sendable {
 /// Tunables of the scheduler.
 public struct SchedulerConfiguration: Hashable, Sendable {
     /// Attempts a worker may hold beyond its slots (the prefetch window). Attempts with
-    /// their own `exclusive` categories go only to a worker with a free slot, so a lock is
-    /// never held while its attempt waits in a queue.
+    /// their own `exclusive` categories go only to a worker with a free slot, so a granted
+    /// lock never waits in a worker's queue behind other attempts.
     public var prefetch: Int = 4
     /// How often peers say something.
     public var heartbeatInterval: Duration = .seconds(1)
