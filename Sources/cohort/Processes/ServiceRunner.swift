@@ -10,7 +10,7 @@ enum ServiceRunner {
     static func run(name: String, logger: Logger, _ body: @escaping @Sendable () async throws -> Void) async throws {
         let task = Task { try await body() }
         let trap = SignalTrap { number in
-            logger.notice("stopping", metadata: ["service": "\(name)", "signal": "\(SignalTrap.name(number))"])
+            logger.notice("stopping", metadata: ["service.name": "\(name)", "signal.name": "\(SignalTrap.name(number))"])
             task.cancel()
         }
         defer { trap.cancel() }
