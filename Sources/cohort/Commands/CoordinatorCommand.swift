@@ -60,8 +60,6 @@ struct CoordinatorCommand: AsyncParsableCommand {
             try await ServiceRunner.run(name: "coordinator", logger: logger) {
                 try await coordinator.run()
             }
-        } catch is CancellationError {
-            throw CancellationError()
         } catch {
             Console.error("the coordinator stopped: \(error)")
             throw ExitCode(ExitStatus.unavailable)

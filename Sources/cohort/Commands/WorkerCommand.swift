@@ -84,8 +84,13 @@ struct WorkerCommand: AsyncParsableCommand {
         let logger = log.bootstrap("cohort.worker", default: .info)
         let configuration = try makeConfiguration()
         let worker = Worker(configuration: configuration, registry: ProcedureRegistry(), logger: logger)
-        try await ServiceRunner.run(name: "worker", logger: logger) {
-            try await worker.run()
+        do {
+            try await ServiceRunner.run(name: "worker", logger: logger) {
+                try await worker.run()
+            }
+        } catch {
+            Console.error("the worker stopped: \(error)")
+            throw ExitCode(ExitStatus.unavailable)
         }
     }
 }
