@@ -189,6 +189,16 @@ struct WorkerTests {
         #expect(!coordinator.sawResult(1))
     }
 
+    @Test func malformedEndpointEndsRun() async throws {
+        let running = Task { try await Worker(configuration: WorkerConfiguration(coordinator: "tcp://127.0.0.1:notaport")).run() }
+        do {
+            try await within(.seconds(5), "run() to end") { try await running.value }
+            Issue.record("run() returned normally")
+        } catch let error as WorkerRunError {
+            #expect(error.code == .transport)
+        }
+    }
+
     @Test func invalidConfigurationIsRefusedByRun() async throws {
         var configuration = WorkerConfiguration()
         configuration.slots = 0

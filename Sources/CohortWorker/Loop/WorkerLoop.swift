@@ -137,8 +137,9 @@ final class WorkerLoop {
             try socket.connect(configuration.coordinator)
             install(socket)
         } catch {
-            logger.error("cannot connect to the coordinator", metadata: ["error": "\(error)"])
-            perform([.disconnect(reason: "cannot connect: \(error)")], now: now)
+            // zmq_connect fails only for the endpoint itself (malformed, an unknown transport)
+            // or for want of descriptors: retrying would not help.
+            failure = WorkerRunError(.transport, "cannot connect to \(configuration.coordinator): \(error)")
             return
         }
         let hello = Hello(role: .worker, softwareVersion: Worker.softwareVersion, peerName: configuration.name)
