@@ -1,0 +1,85 @@
+import CohortClient
+import Foundation
+
+/// A coordinator and workers as `cohort` processes on 127.0.0.1, for one measurement.
+final class BenchCluster {
+    let endpoint: String
+    private var pids: [pid_t] = []
+
+    /// Starts the coordinator and `workers` workers of `slots` slots, and waits until every
+    /// worker is connected.
+    init(cohort: String, workers: Int, slots: Int) async throws {
+        let (coordinator, output) = try Self.spawn(cohort, ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"])
+        pids.append(coordinator)
+        let prefix = "cohort coordinator listening on "
+        var found: String?
+        let deadline = ContinuousClock.now + .seconds(20)
+        while found == nil, ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            found = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+            if found == nil { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        guard let found else {
+            Self.stop([coordinator])
+            throw BenchError("the coordinator did not start")
+        }
+        endpoint = found
+        for index in 1...workers {
+            let (worker, _) = try Self.spawn(
+                cohort,
+                ["worker", "--coordinator", endpoint, "--name", "bench-\(index)", "--slots", "\(slots)", "--log-level", "error"])
+            pids.append(worker)
+        }
+        let endpoint = found
+        try await CohortClient.withClient(ClientConfiguration(coordinator: endpoint)) { client in
+            while try await client.workers().filter({ $0.state == .ready }).count < workers {
+                guard ContinuousClock.now < deadline + .seconds(20) else { throw BenchError("the workers did not connect") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+    }
+
+    /// Stops every process (SIGTERM, SIGKILL after 5 s).
+    func stop() {
+        Self.stop(pids.reversed())
+        pids = []
+    }
+
+    deinit { stop() }
+
+    static func stop(_ pids: [pid_t]) {
+        for pid in pids { kill(pid, SIGTERM) }
+        let deadline = ContinuousClock.now + .seconds(5)
+        var remaining = Set(pids)
+        while !remaining.isEmpty, ContinuousClock.now < deadline {
+            for pid in remaining where waitpid(pid, nil, WNOHANG) != 0 { remaining.remove(pid) }
+            usleep(5_000)
+        }
+        for pid in remaining {
+            kill(pid, SIGKILL)
+            waitpid(pid, nil, 0)
+        }
+    }
+
+    /// Starts a process with stdout in a temporary file; returns its pid and the file.
+    static func spawn(_ executable: String, _ arguments: [String]) throws -> (pid_t, String) {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString).out").path
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard rc == 0 else { throw BenchError("cannot start \(executable): \(String(cString: strerror(rc)))") }
+        return (pid, output)
+    }
+}
+
+struct BenchError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

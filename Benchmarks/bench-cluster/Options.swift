@@ -1,0 +1,67 @@
+import Foundation
+
+/// bench-cluster's command line.
+struct Options {
+    var json = false
+    var noops = 10_000
+    var roundTrips = 300
+    var chain = 200
+    var cancelChildren = 100
+    var cancelRuns = 10
+    var handoffs = 200
+    var skipBaseline = false
+    /// Directory holding `cohort` and `bench-zeromq` (default: this executable's).
+    var binaries: String = Options.ownDirectory
+
+    static let usage = """
+        usage: bench-cluster [--json] [--noops N] [--round-trips N] [--chain N] [--cancel N] [--cancel-runs N]
+                             [--handoffs N] [--no-baseline] [--binaries DIR]
+        Starts real `cohort` processes on 127.0.0.1 (a coordinator and 2 workers; 4 for the cancel
+        measurement) and measures, in one run, against the raw ZeroMQ relay of `bench-zeromq --processes`:
+          throughput   N no-op (echo) children in one group, submit to finished (procedures/s)
+          round trip   a one-child group, submit to its finished event (p50, p99)
+          chain        a sequence of N children (per link)
+          cancel       N running `sleep` children on 4 workers, cancel to finished (p50, p99)
+          handoff      N children sharing one exclusive category: a child's end to the next one's start (p50)
+        Build in release mode: swift build -c release --product cohort --product bench-zeromq --product bench-cluster
+        """
+
+    static var ownDirectory: String {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return (path as NSString).deletingLastPathComponent
+    }
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var rest = arguments[...]
+        func number(_ flag: String) -> Int {
+            guard let text = rest.popFirst(), let value = Int(text), value > 0 else { fail("\(flag) takes a positive number") }
+            return value
+        }
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--json": options.json = true
+            case "--noops": options.noops = number(flag)
+            case "--round-trips": options.roundTrips = number(flag)
+            case "--chain": options.chain = number(flag)
+            case "--cancel": options.cancelChildren = number(flag)
+            case "--cancel-runs": options.cancelRuns = number(flag)
+            case "--handoffs": options.handoffs = number(flag)
+            case "--no-baseline": options.skipBaseline = true
+            case "--binaries":
+                guard let directory = rest.popFirst() else { fail("--binaries takes a directory") }
+                options.binaries = directory
+            case "-h", "--help":
+                print(usage)
+                exit(0)
+            default: fail("unknown option \(flag)")
+            }
+        }
+        return options
+    }
+
+    static func fail(_ message: String) -> Never {
+        FileHandle.standardError.write(Data("bench-cluster: \(message)\n\(usage)\n".utf8))
+        exit(64)
+    }
+}
