@@ -136,6 +136,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "bench-cluster",
+            dependencies: ["CohortClient"],
+            path: "Benchmarks/bench-cluster",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "bench-wire",
             dependencies: ["CohortWire"],
             path: "Benchmarks/bench-wire",
