@@ -44,7 +44,7 @@ import Testing
         }
     }
 
-    @Test func aHelloWhoseBodyVersionDiffersFromItsHeaderIsRefused() async throws {
+    @Test func aHelloWhoseBodyVersionDiffersFromItsHeaderIsRefusedAsAnUnsupportedVersion() async throws {
         try await withCoordinator { cluster in
             let peer = try cluster.peer()
             try peer.send(.handshake(.hello(Hello(role: .worker, protocolVersion: 7, softwareVersion: "x", peerName: "w"))))
@@ -52,10 +52,15 @@ import Testing
                 if case .handshake(.error(let error)) = message { return error }
                 return nil
             }
-            // The codec refuses a HELLO whose body and header disagree as a malformed body.
-            #expect(refusal.code == .badFrame)
-            #expect(refusal.message.contains("protocol version 7"))
-            #expect(cluster.coordinator.counters.badFrames == 1)
+            // The peer speaks the body's version: refused as a version mismatch naming both.
+            #expect(refusal.code == .unsupportedVersion)
+            #expect(refusal.message == "protocol version 7 is not supported; this coordinator speaks 1")
+            #expect(refusal.supportedVersions == WireVersion.supported)
+            #expect(cluster.coordinator.counters.wrongVersion == 1)
+            #expect(cluster.coordinator.counters.badFrames == 0)
+            // The coordinator keeps serving the next peer.
+            let worker = try cluster.peer()
+            #expect(try worker.hello(role: .worker, name: "w").peerID.hasPrefix("w-"))
         }
     }
 

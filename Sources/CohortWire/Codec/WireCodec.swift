@@ -123,6 +123,7 @@ public struct WireCodec: Sendable {
             case .success(let message):
                 return message
             case .failure(let error):
+                if let version = error.otherVersion { throw .unsupportedVersion(got: version, family: header.family) }
                 throw error.isUnknownKind
                     ? .unknownKind(header.family, kind: header.kind)
                     : .malformedBody(header.family, reason: error.reason)

@@ -29,7 +29,8 @@ extension Handshake: WireBody {
         case .hello:
             let hello = try Hello(proto: body.decode(Cohort_Wire_V1_Hello.self))
             guard hello.protocolVersion == WireVersion.current else {
-                throw BodyError("hello says protocol version \(hello.protocolVersion) in a version \(WireVersion.current) header")
+                // The peer speaks the body's version: refuse it as a version mismatch, not as garbage.
+                throw BodyError.otherVersion(hello.protocolVersion)
             }
             return .hello(hello)
         case .welcome: return .welcome(try Welcome(proto: body.decode(Cohort_Wire_V1_Welcome.self)))
