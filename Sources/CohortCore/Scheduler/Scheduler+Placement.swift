@@ -30,6 +30,7 @@ extension Scheduler {
         queues.append([])
         parked.append([])
         capable.append(capableWorkers(for: placement))
+        turns.append(0)
         return index
     }
 
@@ -57,7 +58,8 @@ extension Scheduler {
     }
 
     /// Places queued attempts on workers with room, class by class (starting at a rotating
-    /// class, so no class starves another), least loaded worker first.
+    /// class, so no class starves another), least loaded worker first, equally loaded
+    /// workers in turn.
     mutating func schedule(now: Timestamp) {
         guard queuedCount > 0, !classes.isEmpty else { return }
         let count = classes.count
@@ -86,23 +88,32 @@ extension Scheduler {
     }
 
     /// The least loaded capable worker with room for one more attempt of the class.
-    private func pickWorker(_ index: Int) -> WorkerID? {
+    ///
+    /// Lower load (in flight per slot) wins, then fewer in flight. Equally loaded workers take
+    /// turns: the search starts after the worker the class last chose, so work that runs one
+    /// at a time (a shared `exclusive` category, a chain) does not always land on the same
+    /// worker just because every worker is idle when it is placed.
+    private mutating func pickWorker(_ index: Int) -> WorkerID? {
         let extra = classes[index].exclusive ? 0 : configuration.prefetch
-        var best: WorkerRecord?
-        for id in capable[index] {
-            guard let record = membership.workers[id], record.state == .ready,
+        let candidates = capable[index]
+        guard !candidates.isEmpty else { return nil }
+        let start = turns[index] % candidates.count
+        var best: (position: Int, record: WorkerRecord)?
+        for offset in 0..<candidates.count {
+            let position = (start + offset) % candidates.count
+            guard let record = membership.workers[candidates[position]], record.state == .ready,
                 record.inFlight < record.slots + extra
             else { continue }
-            if let current = best {
-                // Lower load (in flight per slot) wins; ties go to fewer in flight, then the lower id.
+            if let current = best?.record {
                 let lhs = record.inFlight * max(current.slots, 1)
                 let rhs = current.inFlight * max(record.slots, 1)
-                if lhs < rhs || (lhs == rhs && record.inFlight < current.inFlight) { best = record }
-            } else {
-                best = record
+                guard lhs < rhs || (lhs == rhs && record.inFlight < current.inFlight) else { continue }
             }
+            best = (position, record)
         }
-        return best?.id
+        guard let best else { return nil }
+        turns[index] = best.position + 1
+        return best.record.id
     }
 
     private mutating func dispatch(_ slot: Int, _ leaf: Int, to worker: WorkerID, now: Timestamp) {
@@ -111,6 +122,7 @@ extension Scheduler {
         attemptsByWorker[worker, default: []].insert(taskID)
         membership.addInFlight(1, to: worker)
         runs[slot]!.children[leaf].worker = worker
+        runs[slot]!.children[leaf].sentAttempt = runs[slot]!.children[leaf].attempt
         runs[slot]!.children[leaf].stage = .dispatched
         runs[slot]!.children[leaf].startedAt = nil
         let plan = runs[slot]!.plan

@@ -50,6 +50,8 @@ public struct Scheduler: Sendable {
     var queues: [Deque<QueueEntry>] = []
     var parked: [[QueueEntry]] = []
     var capable: [[WorkerID]] = []
+    /// Per class: where in `capable` the next search for a worker starts (ties take turns).
+    var turns: [Int] = []
     var queuedCount = 0
     var rotation = 0
 

@@ -34,6 +34,29 @@ import Testing
         #expect(counts == [one: 2, two: 2])
     }
 
+    @Test func equallyLoadedWorkersTakeTurnsForWorkThatRunsOneAtATime() throws {
+        var h = SchedulerHarness()
+        let workers = [h.addWorker(1, slots: 2), h.addWorker(2, slots: 2), h.addWorker(3, slots: 2)]
+        try h.submit(GroupSpec("g", children: (0..<30).map { leaf("c\($0)", exclusive: ["db"]) }), id: "g")
+        // Only the holder of `db` is ever on a worker, so every worker is idle at each placement.
+        while let (_, entry) = h.running.first {
+            #expect(h.running.count == 1)
+            try h.finish(entry.order, .succeeded(output: JSONValue.emptyObject.jsonData()))
+        }
+        #expect(h.finished["g"]?.phase == .succeeded)
+        let counts = Dictionary(grouping: h.dispatches, by: \.worker).mapValues(\.count)
+        #expect(counts == [workers[0]: 10, workers[1]: 10, workers[2]: 10])
+    }
+
+    @Test func aChainMovesAcrossIdleWorkersInTurn() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1)
+        h.addWorker(2)
+        try h.submit(GroupSpec("g", mode: .sequence, children: (0..<4).map { leaf("c\($0)") }), id: "g")
+        for index in 0..<4 { try h.succeed("c\(index)") }
+        #expect(h.dispatches.map(\.worker.rawValue) == [1, 2, 1, 2])
+    }
+
     @Test func aWorkerHoldsAtMostItsSlotsPlusThePrefetchWindow() throws {
         var h = SchedulerHarness(prefetch: 3)
         let worker = h.addWorker(1, slots: 2)
