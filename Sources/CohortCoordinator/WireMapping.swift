@@ -140,7 +140,7 @@ extension Scheduler {
                 holder: lock.holder.map { owner in
                     CohortWire.LockHolder(
                         group: owner.group, child: owner.child, attempt: owner.attempt,
-                        worker: owner.worker.map { workerName($0) ?? $0.description } ?? "")
+                        worker: owner.worker.map { workerName($0) ?? $0.description })
                 },
                 waiters: lock.waiters.map { LockWaiter(group: $0.group, child: $0.child) })
         }

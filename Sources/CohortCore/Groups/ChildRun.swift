@@ -31,6 +31,10 @@ struct ChildRun: Sendable {
     var remaining: Int32
     /// The latest attempt's number; 0 before the first.
     var attempt: UInt32 = 0
+    /// The latest attempt sent to a worker (the one `worker` names); 0 before the first
+    /// dispatch. Status shows this one: an attempt that waits for a lock or a slot, or was
+    /// cancelled before it reached a worker, never started.
+    var sentAttempt: UInt32 = 0
     /// Attempts that count against the retry budget (those that started).
     var counted: UInt32 = 0
     /// The current attempt's id; 0 when there is none.

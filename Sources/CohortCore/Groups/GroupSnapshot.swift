@@ -6,11 +6,12 @@ public struct ChildSnapshot: Hashable, Sendable {
     /// Whether the child is a nested group (its state sums up its children's).
     public var isGroup: Bool
     public var phase: ChildPhase
-    /// The worker session of the latest attempt.
+    /// The worker session of the latest attempt sent to a worker.
     public var worker: WorkerID?
     /// That worker's name.
     public var workerName: String?
-    /// The latest attempt; 0 before the first.
+    /// The latest attempt sent to a worker (the one `worker` names); 0 if none was: the child
+    /// never started.
     public var attempt: UInt32
     /// The failure's message or the cancellation's reason.
     public var error: String?

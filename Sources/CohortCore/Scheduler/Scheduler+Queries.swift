@@ -130,7 +130,7 @@ extension Scheduler {
         }
         return ChildSnapshot(
             name: flatLeaf.name, path: flatLeaf.path, isGroup: false, phase: phase, worker: child.worker,
-            workerName: child.worker.flatMap { workerNames[$0] }, attempt: child.attempt,
+            workerName: child.worker.flatMap { workerNames[$0] }, attempt: child.sentAttempt,
             error: child.isDone || child.stage == .retryWait ? child.error : child.cancelling.map { "cancelling: \($0)" },
             startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason)
     }

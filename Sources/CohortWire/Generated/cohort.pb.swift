@@ -814,7 +814,7 @@ nonisolated struct Cohort_Wire_V1_ChildStatus: Sendable {
   /// Clears the value of `worker`. Subsequent reads from it will return its default value.
   mutating func clearWorker() {self._worker = nil}
 
-  /// 0: never started
+  /// latest attempt sent to a worker; 0: never started
   var attempt: UInt32 = 0
 
   /// failure message or cancellation reason
@@ -1074,6 +1074,7 @@ nonisolated struct Cohort_Wire_V1_LockHolder: Sendable {
 
   var attempt: UInt32 = 0
 
+  /// empty: the holder waits for a free slot (not placed yet)
   var worker: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()

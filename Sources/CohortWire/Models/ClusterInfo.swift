@@ -55,9 +55,11 @@ public struct LockHolder: Hashable, Sendable {
     /// The child's path.
     public var child: String
     public var attempt: UInt32
-    public var worker: String
+    /// The worker the attempt was sent to; nil while it holds its lock but waits for a free
+    /// slot (locks are granted before placement).
+    public var worker: String?
 
-    public init(group: String, child: String, attempt: UInt32, worker: String) {
+    public init(group: String, child: String, attempt: UInt32, worker: String?) {
         self.group = group
         self.child = child
         self.attempt = attempt

@@ -65,7 +65,8 @@ public struct ChildStatus: Hashable, Sendable {
     public var state: ChildState
     /// The worker running (or that ran) its latest attempt.
     public var worker: String?
-    /// Its latest attempt; 0 if it never started.
+    /// The latest attempt sent to a worker (the one `worker` names); 0 if none was: the child
+    /// never started (it waits, or was cancelled before it reached a worker).
     public var attempt: UInt32
     /// The failure's message or the cancellation's reason.
     public var error: String?

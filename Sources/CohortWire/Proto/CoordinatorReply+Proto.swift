@@ -283,7 +283,8 @@ extension LockInfo {
             holder: proto.hasHolder
                 ? LockHolder(
                     group: proto.holder.group, child: proto.holder.child,
-                    attempt: proto.holder.attempt, worker: proto.holder.worker)
+                    attempt: proto.holder.attempt,
+                    worker: proto.holder.worker.isEmpty ? nil : proto.holder.worker)
                 : nil,
             waiters: proto.waiters.map { LockWaiter(group: $0.group, child: $0.child) })
     }
@@ -297,7 +298,7 @@ extension LockInfo {
             message.group = holder.group
             message.child = holder.child
             message.attempt = holder.attempt
-            message.worker = holder.worker
+            message.worker = holder.worker ?? ""
             proto.holder = message
         }
         proto.waiters = waiters.map { waiter in

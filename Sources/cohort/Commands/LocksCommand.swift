@@ -9,7 +9,9 @@ struct LocksCommand: AsyncParsableCommand {
         discussion: """
             One line per mutual-exclusion category held or waited for: the last fencing token \
             granted, the attempt holding it (group/child, attempt, worker) and the children \
-            waiting, first in line first. An idle cluster prints nothing held.
+            waiting, first in line first. An idle cluster prints nothing held. A child's locks \
+            are granted before it is placed on a worker, so a holder that waits for a free slot \
+            shows "(not placed yet)" as its worker (null in --json).
 
             --json shape (stable; fields may be added):
               [{"category", "token", "holder": {"group", "child", "attempt", "worker"} | null,

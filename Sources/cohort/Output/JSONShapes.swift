@@ -119,7 +119,8 @@ enum JSONShapes {
     }
 
     /// `cohort locks --json`: `[{"category", "token", "holder": {"group", "child", "attempt",
-    /// "worker"}, "waiters": [{"group", "child"}]}]`; `holder` is `null` when only waited for.
+    /// "worker"}, "waiters": [{"group", "child"}]}]`; `holder` is `null` when only waited for,
+    /// `holder.worker` is `null` while the holder waits for a free slot (not placed yet).
     static func locks(_ locks: [LockInfo]) -> JSONValue {
         .array(locks.map { lock in
             .object([
@@ -127,7 +128,7 @@ enum JSONShapes {
                 "holder": lock.holder.map { holder in
                     .object([
                         "group": .string(holder.group), "child": .string(holder.child),
-                        "attempt": .int(Int64(holder.attempt)), "worker": .string(holder.worker),
+                        "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
                     ])
                 } ?? .null,
                 "waiters": .array(lock.waiters.map { waiter in

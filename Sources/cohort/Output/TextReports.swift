@@ -45,13 +45,17 @@ enum TextReports {
         return table.text
     }
 
+    /// The WORKER of a lock holder granted its lock but still waiting for a free slot.
+    static let notPlaced = "(not placed yet)"
+
     static func locks(_ locks: [LockInfo]) -> String {
         guard !locks.isEmpty else { return "no locks held or waited for" }
         var table = Table("CATEGORY", "TOKEN", "HOLDER", "WORKER", "WAITERS")
         for lock in locks {
             let holder = lock.holder.map { "\($0.group)/\($0.child) (attempt \($0.attempt))" } ?? "-"
             let waiters = lock.waiters.map { "\($0.group)/\($0.child)" }.joined(separator: ", ")
-            table.add(lock.category, "\(lock.token)", holder, lock.holder?.worker ?? "-", waiters.isEmpty ? "-" : waiters)
+            let worker = lock.holder.map { $0.worker ?? TextReports.notPlaced } ?? "-"
+            table.add(lock.category, "\(lock.token)", holder, worker, waiters.isEmpty ? "-" : waiters)
         }
         return table.text
     }

@@ -63,4 +63,27 @@ import Testing
         #expect(snapshot.children[0].finishedAt == .zero + .seconds(103))
         #expect(snapshot.children[0].workerName == "worker-1")
     }
+
+    @Test func childrenThatNeverReachedAWorkerShowAttemptZero() throws {
+        var h = SchedulerHarness(prefetch: 0)
+        h.addWorker(1, slots: 1)
+        try h.submit(GroupSpec("first", children: [leaf("busy")]), id: "first")
+        // `queued` holds its lock but has no free slot; `blocked` waits for it.
+        try h.submit(
+            GroupSpec("g", children: [leaf("queued", exclusive: ["db"]), leaf("blocked", after: ["queued"])]), id: "g")
+        #expect(try h.child("g", "queued").phase == .ready)
+        #expect(try h.child("g", "queued").attempt == 0)
+        #expect(try h.child("g", "queued").worker == nil)
+        #expect(try h.child("g", "blocked").attempt == 0)
+        try h.succeed("busy")
+        #expect(try h.child("g", "queued").attempt == 1)
+        #expect(try h.child("g", "queued").workerName == "worker-1")
+
+        // Cancelled before it reached a worker: it never started.
+        try h.submit(GroupSpec("late", children: [leaf("never")]), id: "late")
+        h.record(try h.scheduler.cancelGroup("late", reason: "stop", now: h.now))
+        #expect(h.finished["late"]?.phase == .cancelled)
+        #expect(try h.child("late", "never").attempt == 0)
+        #expect(try h.child("g", "blocked").attempt == 0)
+    }
 }
