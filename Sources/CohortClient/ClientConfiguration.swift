@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import ZeroMQ
 
 /// A client's settings, with their defaults.
 ///
@@ -24,6 +25,8 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var probeAfter: Duration = .seconds(10)
     /// The name the coordinator shows for this client in its logs, e.g. `cohort-cli@host`.
     public var peerName: String = ClientConfiguration.defaultPeerName
+    /// CURVE keys for a coordinator that requires them (docs/security.md); `nil`: plaintext.
+    public var curve: CurveClientKeys?
 
     public init() {}
 

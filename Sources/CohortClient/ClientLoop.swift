@@ -50,9 +50,14 @@ final class ClientLoop {
     func run(handshake: CheckedContinuation<Result<Welcome, ClientError>, Never>) {
         let context: Context
         let socket: Socket
+        let monitor: Monitor
         do {
             context = try Context(ioThreads: 1, defaultLinger: .milliseconds(200))
             socket = try context.socket(.dealer)
+            if let curve = configuration.curve { try socket.makeCurveClient(curve) }
+            // Handshake failures (a refused key, CURVE on one side only) are otherwise silent:
+            // libzmq just retries. The monitor turns them into a clear error.
+            monitor = try socket.monitor(.handshakes)
             try socket.connect(endpoint)
         } catch {
             let code: ClientError.Code = error.code == ZeroMQError.Code.invalidArgument ? .rejected : .unreachable
@@ -60,7 +65,9 @@ final class ClientLoop {
             finish(socket: nil, context: nil)
             return
         }
-        switch shakeHands(socket) {
+        let outcome = shakeHands(socket, monitor)
+        monitor.close()
+        switch outcome {
         case .success(let welcome):
             handshake.resume(returning: .success(welcome))
         case .failure(let error):
@@ -76,7 +83,7 @@ final class ClientLoop {
 
     // MARK: - Handshake
 
-    private func shakeHands(_ socket: Socket) -> Result<Welcome, ClientError> {
+    private func shakeHands(_ socket: Socket, _ monitor: Monitor) -> Result<Welcome, ClientError> {
         let hello = Hello(role: .client, softwareVersion: CohortClient.softwareVersion, peerName: configuration.peerName)
         do {
             try socket.send(codec.encode(.handshake(.hello(hello))), wait: .never)
@@ -84,14 +91,28 @@ final class ClientLoop {
             return .failure(ClientError(.internal, "cannot send HELLO to \(endpoint): \(error)"))
         }
         let deadline = clock.now + configuration.connectTimeout
+        let poller = Poller()
+        let events: Int
+        do {
+            try poller.register(socket)
+            events = try poller.register(monitor.socket)
+        } catch {
+            return .failure(ClientError(.internal, "cannot poll the client socket: \(error)"))
+        }
         while clock.now < deadline {
             let frames: [[UInt8]]?
             do {
-                frames = try socket.receiveFrames(wait: .upTo(deadline - clock.now))
+                try poller.poll(timeout: max(deadline - clock.now, .zero))
+                if poller.isReadable(events), let event = try monitor.next(wait: .never),
+                    let failure = handshakeFailure(event)
+                {
+                    return .failure(failure)
+                }
+                frames = try socket.receiveFrames(wait: .never)
             } catch {
                 return .failure(ClientError(.internal, "cannot receive from \(endpoint): \(error)"))
             }
-            guard let frames else { break }
+            guard let frames else { continue }
             switch Result(catching: { () throws(WireError) in try codec.decode(frames: frames) }) {
             case .success(.handshake(.welcome(let welcome))):
                 lastHeard = clock.now
@@ -112,7 +133,18 @@ final class ClientLoop {
         return .failure(ClientError(
             .unreachable,
             "cannot reach the coordinator at \(endpoint): no answer within \(ClientLoop.describe(configuration.connectTimeout))"
+                + (configuration.curve == nil
+                    ? " (if it requires CURVE, give this client its keys: --key and --server-key)"
+                    : " (the CURVE handshake did not complete: check --server-key and that the coordinator uses CURVE)")
         ))
+    }
+
+    /// The error a failed handshake becomes: a refused key is a permission error (exit 77),
+    /// any other failure a protocol mismatch (exit 69).
+    private func handshakeFailure(_ event: MonitorEvent) -> ClientError? {
+        guard let explanation = event.handshakeFailureExplanation(curve: configuration.curve != nil) else { return nil }
+        let code: ClientError.Code = event.kind == .handshakeFailedAuth ? .permissionDenied : .protocolMismatch
+        return ClientError(code, "the coordinator at \(endpoint) refused the handshake: \(explanation)")
     }
 
     /// `5 s`, `500 ms`.

@@ -105,6 +105,16 @@ public final class Coordinator: Sendable {
         }
     }
 
+    /// Re-reads the authorised-keys directory (the CLI calls it on SIGHUP): added keys are
+    /// admitted, and a removed key's connections are refused from their next message on. Logs
+    /// `authorised keys reloaded` when done. Does nothing before ``run()`` or without CURVE.
+    ///
+    /// Thread-safety: any thread.
+    public func reloadAuthorizedKeys() {
+        let mailbox = lifecycle.withLock { $0.mailbox }
+        mailbox?.post(.reloadKeys)
+    }
+
     /// Counters of what the coordinator has seen (bad frames, messages, dispatches…), for
     /// logs, tests and benchmarks. Thread-safety: any thread.
     public var counters: CoordinatorCounters { stats.snapshot() }
@@ -157,4 +167,6 @@ enum LoopCommand: Sendable {
     case stop(reason: String)
     /// A large submission was parsed off the loop thread: accept it (or refuse it).
     case parsed(ParsedSubmission)
+    /// Re-read the authorised keys (SIGHUP).
+    case reloadKeys
 }

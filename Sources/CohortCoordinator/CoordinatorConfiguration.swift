@@ -20,8 +20,20 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     public var prefetch: Int = 4
     /// How long closing the socket may wait for unsent messages when stopping. Default 200 ms.
     public var linger: Duration = .milliseconds(200)
-    /// The largest frame accepted or sent, in bytes. Default 16 MiB (`WireCodec.defaultMaxFrameSize`).
+    /// The largest frame accepted or sent, in bytes; a larger one is read and refused with a
+    /// TOO_LARGE error that names this limit. Default 16 MiB (`WireCodec.defaultMaxFrameSize`).
     public var maxFrameSize: Int = 16 << 20
+    /// The largest frame libzmq reads at all (`ZMQ_MAXMSGSIZE`): a peer that sends more is
+    /// disconnected without an answer (it cannot be read to be answered). At least
+    /// ``maxFrameSize`` + 64. Default `nil`: twice ``maxFrameSize`` (32 MiB).
+    public var maxMessageSize: Int?
+    /// The most bytes of a child's output the coordinator keeps (for `result` and injection); a
+    /// larger output is cut down with a visible marker and flagged `outputTruncated` in status
+    /// and result (docs/security.md, "Limits"). Default 4 MiB.
+    public var maxOutputBytes: Int = 4 << 20
+    /// CURVE encryption and authentication; `nil` (the default): plaintext, every peer may do
+    /// everything (a warning is printed when the endpoint is not loopback).
+    public var curve: CurveServerSettings?
     /// Limits on submitted specs (size, children, depth…). Default `SpecLimits.default`.
     public var specLimits: SpecLimits = .default
     /// How many finished groups are kept for `status` and `result`; the oldest finished are
@@ -40,6 +52,9 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// Whether `run()` prints `cohort coordinator listening on …` to stdout once bound
     /// (it is always logged). Default true: the CLI and scripts read that line.
     public var printsListeningLine: Bool = true
+
+    /// ``maxMessageSize``, or its default: twice ``maxFrameSize``.
+    public var effectiveMaxMessageSize: Int { maxMessageSize ?? 2 * maxFrameSize }
 
     /// The defaults.
     public init() {}
@@ -69,6 +84,13 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         guard (0...100_000).contains(prefetch) else { throw fail("prefetch", "must be between 0 and 100000, not \(prefetch)") }
         guard linger >= .zero else { throw fail("linger", "must not be negative, not \(linger)") }
         guard maxFrameSize >= 4096 else { throw fail("maxFrameSize", "must be at least 4096 bytes, not \(maxFrameSize)") }
+        if let maxMessageSize, maxMessageSize < maxFrameSize + 64 {
+            throw fail("maxMessageSize", "must be at least maxFrameSize + 64 (\(maxFrameSize + 64)), not \(maxMessageSize)")
+        }
+        guard maxOutputBytes >= 1024 else { throw fail("maxOutputBytes", "must be at least 1024 bytes, not \(maxOutputBytes)") }
+        if let curve, curve.authorizedKeysDirectory.isEmpty {
+            throw fail("authorizedKeysDir", "must name a directory when secretKeyFile is set")
+        }
         guard finishedGroupRetention >= 0 else {
             throw fail("finishedGroupRetention", "must not be negative, not \(finishedGroupRetention)")
         }

@@ -5,8 +5,9 @@ import ZeroMQ
 
 /// Decoding, the handshake, and refusing what cannot be served.
 extension CoordinatorLoop {
-    /// One received message: `frames[0]` is the peer's routing id.
-    func handle(_ frames: [[UInt8]]) {
+    /// One received message: `frames[0]` is the peer's routing id; `userID` the key it came
+    /// with (CURVE on).
+    func handle(_ frames: [[UInt8]], userID: String? = nil) {
         guard let routing = frames.first else { return }
         let message: WireMessage
         do {
@@ -16,10 +17,11 @@ extension CoordinatorLoop {
             return
         }
         stats.messagesReceived.bump()
+        guard let principal = authorize(message, from: routing, userID: userID) else { return }
         peers.heard(routing, now: now)
         switch message {
         case .handshake(.hello(let hello)):
-            handleHello(hello, from: routing)
+            handleHello(hello, from: routing, key: principal.key)
         case .clientRequest(let request):
             guard let session = peers[routing], session.role == .client else {
                 refuseWithoutSession(routing, client: request.requestID)
@@ -39,7 +41,7 @@ extension CoordinatorLoop {
         }
     }
 
-    private func handleHello(_ hello: Hello, from routing: RoutingID) {
+    private func handleHello(_ hello: Hello, from routing: RoutingID, key: String?) {
         guard hello.protocolVersion == WireVersion.current else {
             stats.wrongVersion.bump()
             outbox.send(.error(.unsupportedVersion(hello.protocolVersion)), to: routing)
@@ -49,7 +51,7 @@ extension CoordinatorLoop {
             outbox.send(.error(HandshakeError(code: .shuttingDown, message: "the coordinator is stopping")), to: routing)
             return
         }
-        let (session, replaced) = peers.open(routing, role: hello.role, name: hello.peerName, now: now)
+        let (session, replaced) = peers.open(routing, role: hello.role, name: hello.peerName, key: key, now: now)
         if let replaced { endSession(replaced, routing: routing, reason: "a new session began on its connection") }
         logger.debug(
             "peer welcomed",

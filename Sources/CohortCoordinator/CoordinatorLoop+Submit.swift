@@ -63,7 +63,7 @@ extension CoordinatorLoop {
             reply(.error(errors.wire))
         case .success(let (spec, flat)):
             do {
-                let receipt = try scheduler.submit(spec, id: parsed.groupID, flat: flat, now: now)
+                let receipt = try scheduler.submit(spec, id: parsed.groupID, flat: flat, owner: session.key, now: now)
                 if !receipt.alreadySubmitted {
                     logger.info(
                         "group accepted",

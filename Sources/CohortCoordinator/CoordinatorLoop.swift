@@ -27,6 +27,8 @@ final class CoordinatorLoop {
     var watchers: [String: [Watch]] = [:]
     var now: Timestamp
     var stopping = false
+    /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
+    var security: LoopSecurity?
     /// Parses large submissions off the loop thread.
     let parsing = DispatchQueue(label: "cohort.coordinator.spec-parsing")
     /// The most messages read in one turn before the turn's replies are flushed.
@@ -68,14 +70,19 @@ final class CoordinatorLoop {
     func run() throws {
         let context = try Context(ioThreads: 1, defaultLinger: configuration.linger)
         defer { context.terminate() }
+        // The ZAP handler must be bound in the context before the router binds.
+        if let curve = configuration.curve { security = try LoopSecurity(settings: curve, context: context) }
+        defer { security?.stop() }
         let router = try context.socket(.router)
         defer { router.close() }
         try router.set(.routerMandatory, to: true)
         try router.set(.sendHighWaterMark, to: 100_000)
         try router.set(.receiveHighWaterMark, to: 100_000)
-        try router.set(.maxMessageSize, to: Int64(configuration.maxFrameSize) + 64)
+        try router.set(.maxMessageSize, to: Int64(configuration.effectiveMaxMessageSize))
+        try security?.secure(router)
         try router.bind(configuration.endpoint)
         let endpoint = try router.lastEndpoint
+        warnIfExposed(endpoint)
         announce(endpoint)
 
         let poller = Poller()
@@ -86,9 +93,16 @@ final class CoordinatorLoop {
             now = clock.now()
             if poller.isReadable(network) {
                 var reads = 0
-                while reads < readsPerTurn, let frames = try router.receiveFrames(wait: .never) {
-                    reads += 1
-                    handle(frames)
+                if security == nil {
+                    while reads < readsPerTurn, let frames = try router.receiveFrames(wait: .never) {
+                        reads += 1
+                        handle(frames)
+                    }
+                } else {
+                    while reads < readsPerTurn, let message = try router.receiveWithUserID(wait: .never) {
+                        reads += 1
+                        handle(message.frames, userID: message.userID)
+                    }
                 }
             }
             if poller.isReadable(commands) {
@@ -96,6 +110,7 @@ final class CoordinatorLoop {
                     switch command {
                     case .stop(let reason): beginStop(reason: reason)
                     case .parsed(let parsed): accept(parsed)
+                    case .reloadKeys: reloadAuthorizedKeys()
                     }
                 }
             }

@@ -17,6 +17,9 @@ struct PeerSession {
     var lastSent: Timestamp
     /// When the peer last said anything.
     var lastHeard: Timestamp
+    /// The CURVE key (Z85) the session was opened with; `nil` without CURVE. A client's
+    /// groups are owned by it.
+    var key: String? = nil
 }
 
 /// Who is connected: sessions by routing id, and worker sessions' routing ids.
@@ -27,13 +30,15 @@ struct PeerTable {
 
     /// Opens a session for `routing`, replacing any it had; returns the new session and the
     /// replaced one.
-    mutating func open(_ routing: RoutingID, role: PeerRole, name: String, now: Timestamp) -> (PeerSession, replaced: PeerSession?) {
+    mutating func open(
+        _ routing: RoutingID, role: PeerRole, name: String, key: String? = nil, now: Timestamp
+    ) -> (PeerSession, replaced: PeerSession?) {
         let replaced = close(routing)
         nextNumber += 1
         let worker = role == .worker ? WorkerID(nextNumber) : nil
         let session = PeerSession(
             role: role, peerID: role == .worker ? "w-\(nextNumber)" : "c-\(nextNumber)", name: name, worker: worker,
-            lastSent: now, lastHeard: now)
+            lastSent: now, lastHeard: now, key: key)
         sessions[routing] = session
         if let worker { routingOfWorker[worker] = routing }
         return (session, replaced)

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import ZeroMQ
 
 /// A worker's settings, with their defaults.
 ///
@@ -39,6 +40,9 @@ public struct WorkerConfiguration: Sendable, Equatable {
     /// How many bytes of a `shell` child's stdout, and of its stderr, are kept (the last
     /// ones; earlier output is dropped). Default 1 MiB each.
     public var maxCapturedOutput: Int = 1 << 20
+    /// CURVE keys for a coordinator that requires them (docs/security.md); `nil`: plaintext.
+    /// The worker's key must have the `worker` (or `admin`) role there.
+    public var curve: CurveClientKeys?
 
     /// The defaults.
     public init() {}

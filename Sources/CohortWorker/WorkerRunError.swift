@@ -5,6 +5,8 @@ public struct WorkerRunError: Error, Hashable, Sendable, CustomStringConvertible
         case invalidConfiguration
         /// The coordinator refused the worker for good (e.g. another protocol version).
         case refused
+        /// The coordinator refused the worker's key or role (the CLI exits 77).
+        case permissionDenied
         /// ZeroMQ failed (no context, a malformed endpoint, …).
         case transport
     }

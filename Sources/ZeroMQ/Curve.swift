@@ -169,3 +169,37 @@ extension String {
         self = String(decoding: characters[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+/// What a CURVE client needs: its own key pair and the server's public key.
+///
+/// Thread-safety: a plain `Sendable` value.
+public struct CurveClientKeys: Hashable, Sendable {
+    /// This client's key pair; the server admits (or refuses) its public key.
+    public var keyPair: CurveKeyPair
+    /// The server's public key; a server with another key fails the handshake.
+    public var serverKey: CurvePublicKey
+
+    public init(keyPair: CurveKeyPair, serverKey: CurvePublicKey) {
+        self.keyPair = keyPair
+        self.serverKey = serverKey
+    }
+}
+
+extension MonitorEvent {
+    /// What a failed handshake means to a client of a server, in words; `nil` for other events.
+    ///
+    /// `curve` says whether this side used CURVE: a plaintext client that fails the handshake
+    /// is almost always talking to a CURVE server.
+    public func handshakeFailureExplanation(curve: Bool) -> String? {
+        switch kind {
+        case .handshakeFailedAuth:
+            "the server refused this CURVE key (ZAP status \(value)): it is not among the server's authorised keys"
+        case .handshakeFailedProtocol, .handshakeFailedNoDetail:
+            curve
+                ? "the CURVE handshake failed (protocol error \(value)): the server's public key is wrong, or the server does not use CURVE"
+                : "the handshake failed (protocol error \(value)): the server requires CURVE; give this peer its key pair and the server's public key"
+        default:
+            nil
+        }
+    }
+}

@@ -61,6 +61,13 @@ extension Socket {
     /// Makes this socket a CURVE client of the server whose public key is `serverKey`.
     ///
     /// Call before ``connect(_:)``. Thread-safety: the owning thread. Throws ``ZeroMQError``.
+    public func makeCurveClient(_ keys: CurveClientKeys) throws(ZeroMQError) {
+        try makeCurveClient(keyPair: keys.keyPair, serverKey: keys.serverKey)
+    }
+
+    /// Makes this socket a CURVE client of the server whose public key is `serverKey`.
+    ///
+    /// Call before ``connect(_:)``. Throws ``ZeroMQError``.
     public func makeCurveClient(keyPair: CurveKeyPair, serverKey: CurvePublicKey) throws(ZeroMQError) {
         try set(.curveServerKey, to: serverKey)
         try set(.curvePublicKey, to: keyPair.publicKey)

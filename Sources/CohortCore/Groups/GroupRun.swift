@@ -12,6 +12,8 @@ final class GroupPlan: Sendable {
     let submittedAt: Timestamp
     /// Where it is in the scheduler's submission order (for `cohort status`).
     let sequence: UInt64
+    /// The CURVE key (Z85) of the client that submitted it; `nil` without CURVE.
+    let owner: String?
     let flat: FlatSpec
     /// For each node, the leaves that wait for it.
     let dependents: [[Int32]]
@@ -24,7 +26,7 @@ final class GroupPlan: Sendable {
 
     init(
         slot: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
-        now: Timestamp
+        owner: String? = nil, now: Timestamp
     ) {
         self.slot = slot
         self.id = id
@@ -32,6 +34,7 @@ final class GroupPlan: Sendable {
         self.fingerprint = spec.hashValue
         self.submittedAt = now
         self.sequence = sequence
+        self.owner = owner
         self.placement = placement
         var flat = original
         let leafCount = flat.leaves.count

@@ -18,6 +18,13 @@ extension Scheduler {
         return snapshot
     }
 
+    /// The CURVE key (Z85) of the client that submitted group `id`: `.some(nil)` for a group
+    /// submitted without CURVE, `nil` for no such group.
+    public func groupOwner(_ id: String) -> String?? {
+        guard let slot = runByID[id], let run = runs[slot] else { return nil }
+        return .some(run.plan.owner)
+    }
+
     /// One child's status (a procedure or nested group).
     /// - Throws: ``SchedulerError`` `notFound`.
     public func childSnapshot(_ id: String, path: String) throws(SchedulerError) -> ChildSnapshot {

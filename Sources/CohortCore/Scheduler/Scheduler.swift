@@ -81,10 +81,12 @@ public struct Scheduler: Sendable {
     /// `SpecParser`). With an `id` that is already known, the same spec is accepted again
     /// idempotently (`alreadySubmitted`, no second copy) and another spec is refused.
     /// `flat` is `spec.flattened()` if the caller already has it (computed off the hot path).
+    /// `owner` is the CURVE key (Z85) of the client that submitted it, `nil` without CURVE:
+    /// a client key may cancel only groups it owns.
     /// - Throws: ``SchedulerError`` `conflict` for an id reused with another spec,
     ///   `invalidRequest` for an id that is empty, too long or has spaces or control characters.
     public mutating func submit(
-        _ spec: GroupSpec, id: String? = nil, flat: FlatSpec? = nil, now: Timestamp
+        _ spec: GroupSpec, id: String? = nil, flat: FlatSpec? = nil, owner: String? = nil, now: Timestamp
     ) throws(SchedulerError)
         -> SubmitReceipt
     {
@@ -109,7 +111,8 @@ public struct Scheduler: Sendable {
                 classID(PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty)))
         }
         let plan = GroupPlan(
-            slot: slot, id: groupID, spec: spec, flat: flat, placement: placement, sequence: submissions, now: now)
+            slot: slot, id: groupID, spec: spec, flat: flat, placement: placement, sequence: submissions, owner: owner,
+            now: now)
         runs[slot] = GroupRun(plan: plan)
         let warnings = placementWarnings(for: plan)
         for leaf in plan.remaining.indices {

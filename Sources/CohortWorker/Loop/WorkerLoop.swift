@@ -45,6 +45,9 @@ final class WorkerLoop {
     var socket: Socket?
     var poller = Poller()
     var socketIndex: Int?
+    /// Handshake events of ``socket``: a refused key or a CURVE mismatch stops the worker.
+    var monitor: Monitor?
+    var monitorIndex: Int?
     var mailboxIndex = 0
     var attempts: [UInt64: Attempt] = [:]
     var outbox = Outbox()
@@ -103,6 +106,7 @@ final class WorkerLoop {
             let turn = ContinuousClock.now
             if let socketIndex, poller.events(at: socketIndex).contains(.writable) { sendBlocked() }
             if let socketIndex, poller.isReadable(socketIndex) { receiveAll(now: turn) }
+            if let monitorIndex, poller.isReadable(monitorIndex) { checkHandshake() }
             if poller.isReadable(mailboxIndex) {
                 for input in mailbox.drain() { handle(input, now: turn) }
             }
@@ -125,7 +129,9 @@ final class WorkerLoop {
             case .disconnect(let reason):
                 disconnect(reason: reason)
             case .fail(let error):
-                failure = WorkerRunError(.refused, "the coordinator refused this worker: \(error.message)")
+                failure = WorkerRunError(
+                    error.code == .permissionDenied ? .permissionDenied : .refused,
+                    "the coordinator refused this worker: \(error.message)")
             }
         }
     }
@@ -134,8 +140,10 @@ final class WorkerLoop {
         logger.debug("connecting", metadata: ["coordinator": "\(configuration.coordinator)", "session.id": "\(sessionID)"])
         do {
             let socket = try context.socket(.dealer)
+            if let curve = configuration.curve { try socket.makeCurveClient(curve) }
+            let monitor = try socket.monitor(.handshakes)
             try socket.connect(configuration.coordinator)
-            install(socket)
+            install(socket, monitor: monitor)
         } catch {
             // zmq_connect fails only for the endpoint itself (malformed, an unknown transport)
             // or for want of descriptors: retrying would not help.
@@ -192,15 +200,30 @@ final class WorkerLoop {
         queue.isSuspended = false
     }
 
-    private func install(_ socket: Socket) {
+    private func install(_ socket: Socket, monitor: Monitor) {
         closeSocket()
         poller = Poller()
         mailboxIndex = poller.register(mailbox.waker)
         socketIndex = try? poller.register(socket)
+        monitorIndex = try? poller.register(monitor.socket)
         self.socket = socket
+        self.monitor = monitor
+    }
+
+    /// A failed handshake is not retried: the key is refused, or CURVE is on one side only.
+    private func checkHandshake() {
+        while let event = try? monitor?.next(wait: .never) {
+            guard let explanation = event.handshakeFailureExplanation(curve: configuration.curve != nil) else { continue }
+            let code: WorkerRunError.Code = event.kind == .handshakeFailedAuth ? .permissionDenied : .refused
+            failure = WorkerRunError(code, "the coordinator at \(configuration.coordinator) refused the handshake: \(explanation)")
+            return
+        }
     }
 
     private func closeSocket() {
+        monitor?.close()
+        monitor = nil
+        monitorIndex = nil
         socket?.close()
         socket = nil
         socketIndex = nil

@@ -178,7 +178,8 @@ struct WorkerSession {
     }
 
     private mutating func refuse(_ error: HandshakeError, now: Instant) -> [Action] {
-        if error.code == .unsupportedVersion {
+        // Another protocol version, or a key or role the coordinator refuses: retrying cannot help.
+        if error.code == .unsupportedVersion || error.code == .permissionDenied {
             phase = .stopped
             return [.disconnect(reason: "refused: \(error.message)"), .fail(error)]
         }

@@ -12,6 +12,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
             `cohort coordinator listening on ENDPOINT` once bound (with a wildcard port \
             resolved, so scripts can read it). SIGINT or SIGTERM stops it gracefully.
 
+            With --key and --authorized-keys (or secretKeyFile and authorizedKeysDir in the \
+            config file) every connection uses CURVE: encrypted, and only the keys of the \
+            directory get in, each with its role (worker, client, admin). SIGHUP re-reads the \
+            directory without a restart. Without CURVE, a coordinator that listens on anything \
+            but loopback warns at start. See docs/security.md and `cohort keygen --help`.
+
             Settings: built-in defaults < --config FILE (see config/coordinator.yaml, every \
             key documented) < environment (COHORT_COORDINATOR_<KEY>) < flags.
 
@@ -19,6 +25,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
               cohort coordinator                                  # tcp://127.0.0.1:7400
               cohort coordinator --endpoint 'tcp://127.0.0.1:*'   # any free port
               cohort coordinator --config config/coordinator.yaml --endpoint tcp://0.0.0.0:7400
+              cohort keygen --out /etc/cohort --role coordinator
+              cohort coordinator --endpoint tcp://0.0.0.0:7400 \\
+                  --key /etc/cohort/coordinator.key --authorized-keys /etc/cohort/authorized
+              kill -HUP <pid>                                     # re-read the authorised keys
             """
     )
 
@@ -30,6 +40,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A settings file, e.g. config/coordinator.yaml.", valueName: "file"))
     var config: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The coordinator's secret key file, from `cohort keygen --role coordinator`; turns CURVE on.", valueName: "file"))
+    var key: String?
+
+    @Option(
+        name: .customLong("authorized-keys"),
+        help: ArgumentHelp("The directory of authorised public keys (*.pub, `ROLE KEY NAME`); SIGHUP re-reads it.", valueName: "dir"))
+    var authorizedKeys: String?
+
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -38,24 +58,21 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     /// Defaults < --config < environment < flags, validated.
     func makeConfiguration() throws -> CoordinatorConfiguration {
-        var configuration: CoordinatorConfiguration
-        do {
-            configuration = try CoordinatorSettings.load(file: config)
-        } catch {
-            throw ValidationError(error.description)
-        }
-        if let endpoint { configuration.endpoint = endpoint }
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError(error.description)
-        }
-        return configuration
+        try SettingsLoader.resolve(
+            load: { () throws(ConfigError) in
+                try CoordinatorSettings.load(file: config, keyFlags: (key, authorizedKeys))
+            },
+            flags: { configuration in
+                if let endpoint { configuration.endpoint = endpoint }
+            },
+            validate: { configuration throws(CoordinatorConfigurationError) in try configuration.validate() })
     }
 
     func run() async throws {
         let logger = log.bootstrap("cohort.coordinator", default: .info)
         let coordinator = Coordinator(configuration: try makeConfiguration(), logger: logger)
+        let hangups = SignalTrap([SIGHUP], repeatable: true) { _ in coordinator.reloadAuthorizedKeys() }
+        defer { hangups.cancel() }
         do {
             try await ServiceRunner.run(name: "coordinator", logger: logger) {
                 try await coordinator.run()

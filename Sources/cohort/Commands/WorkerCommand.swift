@@ -15,6 +15,10 @@ struct WorkerCommand: AsyncParsableCommand {
             reconnects on its own if the coordinator goes away. SIGINT or SIGTERM stops it \
             gracefully: it takes no new work and stops what it runs.
 
+            With --key and --server-key (or keyFile and serverKey in the config file) the \
+            worker talks CURVE; its key needs the worker role in the coordinator's authorised \
+            keys (docs/security.md). A refused key stops it with exit status 77.
+
             Settings: built-in defaults < --config FILE (see config/worker.yaml, every key \
             documented) < environment (COHORT_COORDINATOR, COHORT_WORKER_<KEY>) < flags.
 
@@ -22,6 +26,8 @@ struct WorkerCommand: AsyncParsableCommand {
               cohort worker                                   # tcp://127.0.0.1:7400, one slot per core
               cohort worker --coordinator tcp://10.0.0.5:7400 --slots 4 --labels linux,gpu
               cohort worker --config config/worker.yaml --name builder-1
+              cohort worker --coordinator tcp://10.0.0.5:7400 \\
+                  --key keys/builder-1.key --server-key keys/coordinator.pub    # CURVE
             """
     )
 
@@ -47,6 +53,8 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A settings file, e.g. config/worker.yaml.", valueName: "file"))
     var config: String?
 
+    @OptionGroup var keys: KeyOptions
+
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -55,29 +63,24 @@ struct WorkerCommand: AsyncParsableCommand {
 
     /// Defaults < --config < environment < flags, validated.
     func makeConfiguration() throws -> WorkerConfiguration {
-        var configuration: WorkerConfiguration
-        do {
-            configuration = try WorkerSettings.load(file: config)
-        } catch {
-            throw ValidationError(error.description)
-        }
-        if let coordinator { configuration.coordinator = coordinator }
-        if let slots { configuration.slots = slots }
-        if !labels.isEmpty { configuration.labels = labels.flatMap(SettingsSource.commaList) }
-        if let name { configuration.name = name }
-        if let killGrace {
-            do {
-                configuration.killGrace = try Duration(specString: killGrace)
-            } catch {
-                throw ValidationError("--kill-grace: \(error)")
-            }
-        }
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError(error.description)
-        }
-        return configuration
+        try SettingsLoader.resolve(
+            load: { () throws(ConfigError) in
+                try WorkerSettings.load(file: config, keyFlags: (keys.key, keys.serverKey))
+            },
+            flags: { configuration in
+                if let coordinator { configuration.coordinator = coordinator }
+                if let slots { configuration.slots = slots }
+                if !labels.isEmpty { configuration.labels = labels.flatMap(SettingsSource.commaList) }
+                if let name { configuration.name = name }
+                if let killGrace {
+                    do {
+                        configuration.killGrace = try Duration(specString: killGrace)
+                    } catch {
+                        throw ValidationError("--kill-grace: \(error)")
+                    }
+                }
+            },
+            validate: { configuration throws(WorkerConfigurationError) in try configuration.validate() })
     }
 
     func run() async throws {
@@ -90,7 +93,8 @@ struct WorkerCommand: AsyncParsableCommand {
             }
         } catch {
             Console.error("the worker stopped: \(error)")
-            throw ExitCode(ExitStatus.unavailable)
+            let permission = (error as? WorkerRunError)?.code == .permissionDenied
+            throw ExitCode(permission ? ExitStatus.permission : ExitStatus.unavailable)
         }
     }
 }

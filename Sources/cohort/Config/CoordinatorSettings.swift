@@ -1,52 +1,49 @@
 import CohortCoordinator
 import Foundation
-import struct CohortCore.SpecLimits
 
 /// `config/coordinator.yaml` and the `COHORT_COORDINATOR_*` environment, as a
 /// ``CoordinatorConfiguration``.
 enum CoordinatorSettings {
-    /// Every key of `config/coordinator.yaml`, as documented there.
-    static let keys = [
-        "endpoint", "heartbeatInterval", "heartbeatLiveness", "prefetch", "linger", "maxFrameSize", "maxBatch",
-        "finishedGroupRetention", "coordinatorID", "specLimits",
-    ]
-
-    /// The keys of the `specLimits` section.
-    static let specLimitKeys = [
-        "maxSpecBytes", "maxChildrenPerGroup", "maxTotalChildren", "maxNestingDepth", "maxDocumentDepth", "maxNodes",
-        "maxRetryAttempts", "maxNameLength",
-    ]
+    /// Every key of `config/coordinator.yaml`, in the order the file documents them.
+    static var settings: [Setting<CoordinatorConfiguration>] { [
+        .string("endpoint", \.endpoint),
+        .duration("heartbeatInterval", \.heartbeatInterval),
+        .int("heartbeatLiveness", \.heartbeatLiveness),
+        .int("prefetch", \.prefetch),
+        .duration("linger", \.linger),
+        .int("maxFrameSize", \.maxFrameSize),
+        .optionalInt("maxMessageSize", \.maxMessageSize),
+        .int("maxOutputBytes", \.maxOutputBytes),
+        .int("maxBatch", \.maxBatch),
+        .int("finishedGroupRetention", \.finishedGroupRetention),
+        .string("coordinatorID", \.coordinatorID),
+        .custom("secretKeyFile"),
+        .custom("authorizedKeysDir"),
+        .int("specLimits.maxSpecBytes", \.specLimits.maxSpecBytes),
+        .int("specLimits.maxChildrenPerGroup", \.specLimits.maxChildrenPerGroup),
+        .int("specLimits.maxTotalChildren", \.specLimits.maxTotalChildren),
+        .int("specLimits.maxNestingDepth", \.specLimits.maxNestingDepth),
+        .int("specLimits.maxDocumentDepth", \.specLimits.maxDocumentDepth),
+        .int("specLimits.maxNodes", \.specLimits.maxNodes),
+        .int("specLimits.maxRetryAttempts", \.specLimits.maxRetryAttempts),
+        .int("specLimits.maxNameLength", \.specLimits.maxNameLength),
+    ] }
 
     /// Defaults < `file` < environment (`COHORT_COORDINATOR_<KEY>`, e.g.
     /// `COHORT_COORDINATOR_ENDPOINT`, `COHORT_COORDINATOR_SPEC_LIMITS_MAX_NODES`). Flags are
-    /// applied by the command afterwards.
+    /// applied by the command afterwards (`keyFlags`: `--key`, `--authorized-keys`).
     /// - Throws: ``ConfigError`` naming the file or variable and the key.
     static func load(
-        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+        file: String?, keyFlags: (secretKeyFile: String?, authorizedKeysDir: String?) = (nil, nil),
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(ConfigError) -> CoordinatorConfiguration {
-        let source = try SettingsSource(
-            file: file, keys: keys, environmentPrefix: "COHORT_COORDINATOR_", sections: ["specLimits": specLimitKeys],
-            environment: environment)
-        var configuration = CoordinatorConfiguration()
-        if let value = try source.string("endpoint") { configuration.endpoint = value }
-        if let value = try source.duration("heartbeatInterval") { configuration.heartbeatInterval = value }
-        if let value = try source.int("heartbeatLiveness") { configuration.heartbeatLiveness = value }
-        if let value = try source.int("prefetch") { configuration.prefetch = value }
-        if let value = try source.duration("linger") { configuration.linger = value }
-        if let value = try source.int("maxFrameSize") { configuration.maxFrameSize = value }
-        if let value = try source.int("maxBatch") { configuration.maxBatch = value }
-        if let value = try source.int("finishedGroupRetention") { configuration.finishedGroupRetention = value }
-        if let value = try source.string("coordinatorID") { configuration.coordinatorID = value }
-        var limits = configuration.specLimits
-        if let value = try source.int("specLimits.maxSpecBytes") { limits.maxSpecBytes = value }
-        if let value = try source.int("specLimits.maxChildrenPerGroup") { limits.maxChildrenPerGroup = value }
-        if let value = try source.int("specLimits.maxTotalChildren") { limits.maxTotalChildren = value }
-        if let value = try source.int("specLimits.maxNestingDepth") { limits.maxNestingDepth = value }
-        if let value = try source.int("specLimits.maxDocumentDepth") { limits.maxDocumentDepth = value }
-        if let value = try source.int("specLimits.maxNodes") { limits.maxNodes = value }
-        if let value = try source.int("specLimits.maxRetryAttempts") { limits.maxRetryAttempts = value }
-        if let value = try source.int("specLimits.maxNameLength") { limits.maxNameLength = value }
-        configuration.specLimits = limits
-        return configuration
+        try SettingsLoader.load(
+            CoordinatorConfiguration(), settings: settings, file: file, environmentPrefix: "COHORT_COORDINATOR_",
+            environment: environment
+        ) { (source, configuration) throws(ConfigError) in
+            let secretKeyFile = try source.string("secretKeyFile"), authorizedKeysDir = try source.string("authorizedKeysDir")
+            configuration.curve = try KeySettings.server(
+                secretKeyFile: keyFlags.secretKeyFile ?? secretKeyFile, authorizedKeysDir: keyFlags.authorizedKeysDir ?? authorizedKeysDir)
+        }
     }
 }

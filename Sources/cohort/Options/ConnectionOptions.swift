@@ -18,6 +18,8 @@ struct ConnectionOptions: ParsableArguments {
         help: ArgumentHelp("Seconds to wait for the coordinator to answer before giving up (exit 69).", valueName: "seconds"))
     var connectTimeout: Double = 5
 
+    @OptionGroup var keys: KeyOptions
+
     /// The endpoint to use, after the flag, the environment and the default.
     var endpoint: String {
         coordinator ?? ProcessInfo.processInfo.environment["COHORT_COORDINATOR"].flatMap { $0.isEmpty ? nil : $0 }
@@ -31,12 +33,19 @@ struct ConnectionOptions: ParsableArguments {
         guard connectTimeout > 0, connectTimeout.isFinite else {
             throw ValidationError("--connect-timeout must be a positive number of seconds")
         }
+        do {
+            _ = try keys.clientKeys()
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     /// The client's settings.
-    var clientConfiguration: ClientConfiguration {
+    /// - Throws: ``ConfigError`` for key files that cannot be read (checked in `validate()`).
+    func clientConfiguration() throws(ConfigError) -> ClientConfiguration {
         var configuration = ClientConfiguration(coordinator: endpoint)
         configuration.connectTimeout = .milliseconds(Int64((connectTimeout * 1000).rounded()))
+        configuration.curve = try keys.clientKeys()
         return configuration
     }
 }

@@ -31,7 +31,7 @@ func withClient(
 ) async throws {
     let status: Int32
     do {
-        status = try await CohortClient.withClient(connection.clientConfiguration, logger: logger, body)
+        status = try await CohortClient.withClient(try connection.clientConfiguration(), logger: logger, body)
     } catch let error as ClientError {
         Console.error(error.description)
         throw ExitCode(error.exitCode)

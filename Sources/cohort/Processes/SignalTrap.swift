@@ -14,7 +14,8 @@ final class SignalTrap: @unchecked Sendable {
     private let signals: [Int32]
 
     /// Starts catching `signals`; `handler` runs on a private queue with the signal's number.
-    init(_ signals: [Int32] = [SIGINT, SIGTERM], handler: @escaping @Sendable (Int32) -> Void) {
+    /// `repeatable` (e.g. SIGHUP for a reload): every signal calls `handler`, none exits.
+    init(_ signals: [Int32] = [SIGINT, SIGTERM], repeatable: Bool = false, handler: @escaping @Sendable (Int32) -> Void) {
         self.signals = signals
         let queue = DispatchQueue(label: "cohort.signals")
         let seen = SignalCounter()
@@ -22,7 +23,7 @@ final class SignalTrap: @unchecked Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
-                if seen.increment() > 1 { exit(128 + number) }
+                if !repeatable, seen.increment() > 1 { exit(128 + number) }
                 handler(number)
             }
             source.resume()

@@ -1,0 +1,80 @@
+import CohortCore
+import CohortWire
+import Foundation
+
+/// Who may do what: every decoded message passes here before it is served (docs/security.md).
+extension CoordinatorLoop {
+    /// The principal `message` is sent under, or `nil` after refusing it: its key is no longer
+    /// authorised (removed, then SIGHUP), or its role lacks the permission the message needs.
+    func authorize(_ message: WireMessage, from routing: RoutingID, userID: String?) -> Principal? {
+        guard let security else { return .anonymous }
+        guard let principal = security.principal(userID: userID) else {
+            refuseRevoked(message, from: routing)
+            return nil
+        }
+        switch message {
+        case .handshake(.hello(let hello)) where hello.role == .worker && !principal.may(.register):
+            deny(routing, principal.refusal(.register, "register as a worker"), requestID: nil)
+            return nil
+        case .clientRequest(let request):
+            guard let needed = requiredPermission(request.kind, principal) else { return principal }
+            deny(routing, principal.refusal(needed.0, needed.1), requestID: request.requestID)
+            return nil
+        default:
+            // Worker messages need a worker session, which needed `register` at HELLO.
+            return principal
+        }
+    }
+
+    /// The permission a client request lacks, with what it was for; `nil` if it may go on.
+    private func requiredPermission(_ kind: ClientRequest.Kind, _ principal: Principal) -> (Permission, String)? {
+        if case .cancel(let group, _, _) = kind, let owner = scheduler.groupOwner(group) {
+            return RequestPolicy.mayCancel(principal, owner: owner).map { ($0, "cancel group \(group), submitted by another key") }
+        }
+        guard let (permission, doing) = RequestPolicy.permission(for: kind), !principal.may(permission) else { return nil }
+        return (permission, doing)
+    }
+
+    /// A refused request: a client gets its request's PERMISSION_DENIED error; a peer without
+    /// a session (or a worker) gets a handshake error and has no session afterwards.
+    private func deny(_ routing: RoutingID, _ message: String, requestID: UInt64?) {
+        stats.refused.bump()
+        logger.warning("permission denied", metadata: ["reason": "\(message)"])
+        if let requestID, peers[routing]?.role == .client {
+            outbox.send(CoordinatorReply(requestID: requestID, .error(ProtocolError(code: .permissionDenied, message: message))), to: routing)
+            return
+        }
+        outbox.send(.error(HandshakeError(code: .permissionDenied, message: message)), to: routing)
+    }
+
+    /// A message whose key was removed from the authorised keys: refused, and the connection's
+    /// session ends (a worker's attempts go elsewhere).
+    private func refuseRevoked(_ message: WireMessage, from routing: RoutingID) {
+        let text = "permission denied: this key is no longer among the coordinator's authorised keys"
+        var requestID: UInt64?
+        if case .clientRequest(let request) = message { requestID = request.requestID }
+        deny(routing, text, requestID: requestID)
+        if let session = peers.close(routing) {
+            endSession(session, routing: routing, reason: "its key is no longer authorised")
+        }
+    }
+
+    /// Re-reads the authorised keys (SIGHUP); the next message of a removed key is refused.
+    func reloadAuthorizedKeys() {
+        guard let security else {
+            logger.notice("no authorised keys to reload: CURVE is off")
+            return
+        }
+        security.reload(logger: logger)
+    }
+
+    /// The loud warning of a plaintext coordinator that other machines can reach.
+    func warnIfExposed(_ endpoint: String) {
+        guard security == nil, configuration.listensBeyondLoopback else { return }
+        let text =
+            "the coordinator listens on \(endpoint) WITHOUT CURVE: anyone who can reach it can register workers, "
+            + "submit, cancel and read every group. Set secretKeyFile and authorizedKeysDir (docs/security.md)."
+        logger.warning("\(text)")
+        FileHandle.standardError.write(Data("cohort: WARNING: \(text)\n".utf8))
+    }
+}

@@ -1,0 +1,90 @@
+import CohortWire
+
+/// What a CURVE key may do, as its role in the authorised-keys directory says.
+///
+/// | role   | register | submit | cancel own | cancel any | read | drain |
+/// |--------|----------|--------|------------|------------|------|-------|
+/// | worker | yes      |        |            |            |      |       |
+/// | client |          | yes    | yes        |            | yes  |       |
+/// | admin  | yes      | yes    | yes        | yes        | yes  | yes   |
+///
+/// docs/security.md has the same table; keep them together.
+public enum Role: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// Registers as a worker (HELLO as worker) and runs what it is sent; nothing else.
+    case worker
+    /// Submits groups, cancels its own, reads status, results, workers and locks.
+    case client
+    /// Everything, including cancelling any group and draining workers.
+    case admin
+
+    /// The permissions the role grants.
+    public var permissions: Set<Permission> {
+        switch self {
+        case .worker: [.register]
+        case .client: [.submit, .cancel, .read]
+        case .admin: Set(Permission.allCases)
+        }
+    }
+
+    public var description: String { rawValue }
+}
+
+/// One thing a peer may be allowed to do. The raw value is the name refusals and docs use.
+public enum Permission: String, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// Say HELLO as a worker and send worker messages (ready, started, results, locks…).
+    case register
+    /// Submit groups.
+    case submit
+    /// Cancel groups (or their children) the key submitted itself.
+    case cancel
+    /// Cancel any group, whoever submitted it.
+    case cancelAny = "cancel-any"
+    /// Status, results, watches, workers and locks.
+    case read
+    /// Drain workers (stop sending them work).
+    case drain
+
+    public var description: String { rawValue }
+}
+
+/// Who sent a message: the authorised key it came with (CURVE on), or nobody in particular
+/// (CURVE off: every peer may do everything, as before security existed).
+struct Principal: Hashable, Sendable {
+    /// The key's Z85 text; `nil` without CURVE.
+    var key: String?
+    /// The key's name (from its entry), for logs and refusals.
+    var name: String
+    var role: Role
+
+    /// A peer of a coordinator without CURVE.
+    static let anonymous = Principal(key: nil, name: "anonymous", role: .admin)
+
+    func may(_ permission: Permission) -> Bool { role.permissions.contains(permission) }
+
+    /// `key "ci-runner" (role client) lacks permission "submit"`.
+    func refusal(_ permission: Permission, _ doing: String) -> String {
+        "permission denied: key \"\(name)\" (role \(role)) lacks permission \"\(permission)\" needed to \(doing)"
+    }
+}
+
+/// The permission each client request needs; `cancel` is refined by the group's owner.
+enum RequestPolicy {
+    static func permission(for kind: ClientRequest.Kind) -> (Permission, String)? {
+        switch kind {
+        case .submit: (.submit, "submit a group")
+        case .status, .result, .watch, .unwatch: (.read, "read groups")
+        case .workers: (.read, "list workers")
+        case .locks: (.read, "list locks")
+        case .cancel: (.cancel, "cancel a group")
+        case .disconnect: nil
+        }
+    }
+
+    /// Whether `principal` may cancel a group whose owner is `owner` (`nil`: submitted
+    /// without CURVE, or unknown): its own with `cancel`, any with `cancel-any`.
+    static func mayCancel(_ principal: Principal, owner: String?) -> Permission? {
+        if principal.may(.cancelAny) { return nil }
+        if principal.may(.cancel), let key = principal.key, key == owner { return nil }
+        return principal.may(.cancel) ? .cancelAny : .cancel
+    }
+}

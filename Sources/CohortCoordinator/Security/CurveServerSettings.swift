@@ -1,0 +1,19 @@
+import ZeroMQ
+
+/// A CURVE coordinator's keys: its own secret key and the directory of authorised public keys.
+///
+/// With these, every connection is encrypted and a ZAP handler admits only the keys of the
+/// directory (re-read by ``Coordinator/reloadAuthorizedKeys()``, e.g. on SIGHUP), each with the
+/// role its entry names (docs/security.md).
+public struct CurveServerSettings: Sendable, Equatable {
+    /// The coordinator's key pair (`cohort keygen --role coordinator`); peers are given its
+    /// public key.
+    public var keyPair: CurveKeyPair
+    /// The directory whose `*.pub` files list the authorised keys, `ROLE KEY NAME` per line.
+    public var authorizedKeysDirectory: String
+
+    public init(keyPair: CurveKeyPair, authorizedKeysDirectory: String) {
+        self.keyPair = keyPair
+        self.authorizedKeysDirectory = authorizedKeysDirectory
+    }
+}
