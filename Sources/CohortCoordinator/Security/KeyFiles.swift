@@ -92,6 +92,8 @@ public enum KeyFiles {
                 }
             case ("public", 2):
                 stated = try publicKey(words[1], origin: origin)
+            case (let word?, _) where roles.contains(word):
+                throw KeyFileError(origin: origin, message: "this is a public key file (ROLE KEY NAME); give the secret .key file")
             default:
                 throw KeyFileError(origin: origin, message: "expected `secret KEY` or `public KEY`")
             }

@@ -32,11 +32,12 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case invalidRequest
 
         /// The `cohort` CLI's exit code for a request that failed with this code
-        /// (DESIGN.md §1: 64 usage error, 65 invalid spec, 69 coordinator unusable).
+        /// (DESIGN.md §1: 64 usage error, 65 invalid spec, 69 coordinator unusable, 77 permission denied).
         public var exitCode: Int32 {
             switch self {
             case .invalidSpec: 65
-            case .notFound, .permissionDenied, .tooLarge, .conflict, .invalidRequest: 64
+            case .permissionDenied: 77
+            case .notFound, .tooLarge, .conflict, .invalidRequest: 64
             case .unsupportedVersion, .badFrame, .shuttingDown, .internal, .handshakeRequired, .superseded: 69
             }
         }

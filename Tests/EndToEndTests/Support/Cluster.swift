@@ -11,9 +11,10 @@ final class Cluster: @unchecked Sendable {
     let endpoint: String
     private(set) var workers: [Subprocess] = []
 
-    /// Starts the coordinator and waits for its `listening on` line.
-    init() throws {
-        coordinator = try Subprocess(Binaries.cohort, ["coordinator", "--endpoint", "tcp://127.0.0.1:*"], name: "coordinator")
+    /// Starts the coordinator (with `arguments` added) and waits for its `listening on` line.
+    init(coordinatorArguments arguments: [String] = []) throws {
+        coordinator = try Subprocess(
+            Binaries.cohort, ["coordinator", "--endpoint", "tcp://127.0.0.1:*"] + arguments, name: "coordinator")
         let prefix = "cohort coordinator listening on "
         do {
             endpoint = try coordinator.waitForLine(timeout: .seconds(20)) { line in

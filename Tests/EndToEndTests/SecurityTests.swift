@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+extension EndToEnd {
+    /// CURVE clusters (docs/security.md): keys made by `cohort keygen`, a coordinator that
+    /// admits only its authorised keys, roles enforced per request.
+    @Suite struct Security {
+        static let echo = "name: hello\nchildren:\n  - name: a\n    run: echo\n    with: { value: 42 }\n"
+        static let sleeper = "name: sleeper\nchildren:\n  - name: nap\n    run: sleep\n    with: { seconds: 60 }\n"
+
+        /// A coordinator with CURVE, worker `w1` with its key, and `keys` for everyone.
+        static func cluster(_ keys: Keys) throws -> Cluster {
+            let cluster = try Cluster(coordinatorArguments: keys.coordinator)
+            do {
+                try cluster.addWorker(name: "w1", slots: 4, extra: keys.peer("w1"))
+            } catch {
+                cluster.stop()
+                throw error
+            }
+            return cluster
+        }
+
+        static func write(_ spec: String) throws -> String { try Scratch.write(spec, name: "spec.yaml") }
+
+        /// Coordinator, worker and client all on CURVE run a group to the end; the worker's and
+        /// the client's keys both got through, and the result is readable.
+        @Test func aCurveClusterRunsAGroupEndToEnd() throws {
+            let keys = try Keys([("w1", "worker"), ("alice", "client")])
+            let cluster = try Self.cluster(keys)
+            defer { cluster.stop() }
+            let run = try cluster.cli(["submit", try Self.write(Self.echo), "--wait", "--json"] + keys.peer("alice"))
+            #expect(run.status == 0, "\(run)")
+            let status = try JSON.object(run.stdout)
+            #expect(status.state == "succeeded")
+            #expect(status.child("a")?["worker"] as? String == "w1")
+            let group = try #require(status["id"] as? String)
+            let result = try cluster.cli(["result", group, "a", "--json"] + keys.peer("alice"))
+            #expect(result.status == 0, "\(result)")
+            #expect(try JSON.object(result.stdout)["value"] as? Int == 42)
+        }
+
+        /// A key the coordinator does not list fails the handshake (exit 77, says so); a
+        /// plaintext client cannot talk to a CURVE coordinator and is told CURVE is required.
+        @Test func anUnknownKeyAndAPlaintextPeerAreRefused() throws {
+            let keys = try Keys([("w1", "worker")], unauthorized: [("mallory", "client"), ("rogue", "worker")])
+            let cluster = try Self.cluster(keys)
+            defer { cluster.stop() }
+            let spec = try Self.write(Self.echo)
+
+            let stranger = try cluster.cli(["submit", spec, "--wait"] + keys.peer("mallory"))
+            #expect(stranger.status == 77, "\(stranger)")
+            #expect(stranger.stderr.contains("refused this CURVE key"), "\(stranger)")
+            #expect(stranger.stderr.contains("not among"), "\(stranger)")
+
+            let plaintext = try cluster.cli(["status", "--connect-timeout", "5"])
+            #expect([69, 77].contains(plaintext.status), "\(plaintext)")
+            #expect(plaintext.stderr.contains("CURVE"), "\(plaintext)")
+            #expect(plaintext.stderr.contains("handshake"), "\(plaintext)")
+
+            // An unknown worker key stops the worker with 77 instead of retrying for ever.
+            let rogue = try Subprocess(
+                Binaries.cohort, ["worker", "--coordinator", cluster.endpoint, "--name", "rogue"] + keys.peer("rogue"),
+                name: "worker rogue")
+            defer { rogue.stop() }
+            #expect(try rogue.wait(timeout: .seconds(20)) == 77, "\(rogue.stderr)")
+            #expect(rogue.stderr.contains("not among"), "\(rogue.stderr)")
+
+        }
+
+        /// Roles: a worker key may not submit; a client key may not register as a worker; both
+        /// refusals exit 77 and name the missing permission.
+        @Test func rolesLimitWhatAKeyMayDo() throws {
+            let keys = try Keys([("w1", "worker"), ("alice", "client")])
+            let cluster = try Self.cluster(keys)
+            defer { cluster.stop() }
+
+            let submit = try cluster.cli(["submit", try Self.write(Self.echo)] + keys.peer("w1"))
+            #expect(submit.status == 77, "\(submit)")
+            #expect(submit.stderr.contains("permission \"submit\""), "\(submit)")
+            let read = try cluster.cli(["status"] + keys.peer("w1"))
+            #expect(read.status == 77, "\(read)")
+            #expect(read.stderr.contains("permission \"read\""), "\(read)")
+
+            let impostor = try Subprocess(
+                Binaries.cohort, ["worker", "--coordinator", cluster.endpoint, "--name", "impostor"] + keys.peer("alice"),
+                name: "worker impostor")
+            defer { impostor.stop() }
+            #expect(try impostor.wait(timeout: .seconds(20)) == 77, "\(impostor.stderr)")
+            #expect(impostor.stderr.contains("permission \"register\""), "\(impostor.stderr)")
+
+            let workers = try cluster.cli(["workers", "--json"] + keys.peer("alice"))
+            #expect(workers.status == 0, "\(workers)")
+            #expect(try JSON.array(workers.stdout).map { $0["name"] as? String } == ["w1"])
+        }
+
+        /// A client may cancel its own group but not another client's (77, names cancel-any);
+        /// an admin may cancel anyone's.
+        @Test func aClientCancelsOnlyItsOwnGroupsAndAnAdminCancelsAny() throws {
+            let keys = try Keys([("w1", "worker"), ("alice", "client"), ("bob", "client"), ("root", "admin")])
+            let cluster = try Self.cluster(keys)
+            defer { cluster.stop() }
+            let spec = try Self.write(Self.sleeper)
+            func submit(as name: String) throws -> String {
+                let result = try cluster.cli(["submit", spec, "--json"] + keys.peer(name))
+                guard result.status == 0, let id = try JSON.object(result.stdout)["id"] as? String else {
+                    throw TestFailure("submit failed: \(result)")
+                }
+                return id
+            }
+            func status(_ group: String) throws -> String? {
+                try JSON.object(try cluster.cli(["status", group, "--json"] + keys.peer("alice")).stdout).state
+            }
+            let first = try submit(as: "alice")
+            let second = try submit(as: "alice")
+
+            let foreign = try cluster.cli(["cancel", first] + keys.peer("bob"))
+            #expect(foreign.status == 77, "\(foreign)")
+            #expect(foreign.stderr.contains("permission \"cancel-any\""), "\(foreign)")
+            #expect(try status(first) != "cancelled")
+
+            let own = try cluster.cli(["cancel", first, "--wait"] + keys.peer("alice"))
+            #expect(own.status == 0 || own.status == 3, "\(own)")
+            let admin = try cluster.cli(["cancel", second, "--wait"] + keys.peer("root"))
+            #expect(admin.status == 0 || admin.status == 3, "\(admin)")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline, try status(first) != "cancelled" || status(second) != "cancelled" {
+                usleep(20_000)
+            }
+            #expect(try status(first) == "cancelled")
+            #expect(try status(second) == "cancelled")
+        }
+
+        /// Removing a key and sending SIGHUP: once the reload is logged, new connections with
+        /// that key fail the handshake, and the connected worker's next message is refused (it
+        /// stops with 77); the other keys go on working.
+        @Test func aKeyRemovedAndSIGHUPSentIsRefusedAfterwards() throws {
+            let keys = try Keys([("w1", "worker"), ("alice", "client"), ("bob", "client")])
+            let cluster = try Self.cluster(keys)
+            defer { cluster.stop() }
+            #expect(try cluster.cli(["status"] + keys.peer("alice")).status == 0)
+
+            try keys.revoke("alice")
+            try keys.revoke("w1")
+            kill(cluster.coordinator.pid, SIGHUP)
+            try cluster.coordinator.waitForStderr(containing: "authorised keys reloaded")
+
+            let refused = try cluster.cli(["status"] + keys.peer("alice"))
+            #expect(refused.status == 77, "\(refused)")
+            #expect(refused.stderr.contains("not among"), "\(refused)")
+            let worker = try #require(cluster.workers.first)
+            #expect(try worker.wait(timeout: .seconds(20)) == 77, "\(worker.stderr)")
+            #expect(worker.stderr.contains("no longer among"), "\(worker.stderr)")
+            #expect(try cluster.cli(["status"] + keys.peer("bob")).status == 0)
+            #expect(cluster.coordinator.isRunning)
+        }
+
+        /// A plaintext coordinator bound beyond loopback warns loudly on stderr at start.
+        @Test func aPlaintextCoordinatorOnAllInterfacesWarns() throws {
+            let coordinator = try Subprocess(Binaries.cohort, ["coordinator", "--endpoint", "tcp://0.0.0.0:*"], name: "coordinator")
+            defer { coordinator.stop() }
+            try coordinator.waitForStderr(containing: "WITHOUT CURVE")
+            #expect(coordinator.stderr.contains("cohort: WARNING"))
+
+            let loopback = try Cluster()
+            defer { loopback.stop() }
+            #expect(!loopback.coordinator.stderr.contains("WITHOUT CURVE"))
+        }
+    }
+}
