@@ -115,6 +115,8 @@ extension CoordinatorLoop {
             return
         }
         let message = "no session: send HELLO first"
+        // A worker declared lost that comes back sends its late reports here.
+        logger.notice("refused a message from a connection without a session", metadata: ["peer.role": "\(requestID == nil ? "worker" : "client")"])
         if let requestID {
             outbox.send(
                 CoordinatorReply(requestID: requestID, .error(ProtocolError(code: .handshakeRequired, message: message))),

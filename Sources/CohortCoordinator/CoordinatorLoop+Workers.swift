@@ -53,13 +53,20 @@ extension CoordinatorLoop {
             logger.info("worker draining", metadata: ["worker.id": "\(worker)", "reason": "\(reason)"])
             apply(scheduler.workerDraining(worker, now: now))
         case .disconnect(let reason):
+            // The worker stopped what it ran before saying goodbye (a drain that timed out, a
+            // stop): its attempts are handed back and run again without using up a retry.
             peers.close(routing)
-            endSession(session, routing: routing, reason: reason.isEmpty ? "it disconnected" : "it disconnected: \(reason)")
+            let reason = reason.isEmpty ? "it disconnected" : "it disconnected: \(reason)"
+            logger.info("worker left", metadata: ["worker.id": "\(worker)", "worker.name": "\(session.name)", "reason": "\(reason)"])
+            apply(scheduler.workerLost(worker, reason: reason, handedBack: true, now: now))
         }
     }
 
     private func refuseAttempt(_ task: TaskRef, _ error: SchedulerError, to routing: RoutingID) {
         stats.refused.bump()
+        logger.notice(
+            "refused a report about an attempt that is not current",
+            metadata: ["task.id": "\(task.id)", "task": "\(task.group)/\(task.path)#\(task.attempt)", "error": "\(error.message)"])
         outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, task: task)), to: routing)
     }
 

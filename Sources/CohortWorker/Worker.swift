@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import ZeroMQ
 
 /// A Cohort worker: connects to the coordinator, runs the attempts it dispatches on a local
@@ -14,8 +15,11 @@ import ZeroMQ
 /// ```
 ///
 /// A service: ``run()`` returns when the worker has stopped, and cancelling the task that
-/// runs it stops it gracefully (no new work, running attempts cancelled and waited for, a
-/// `disconnect` to the coordinator, sockets closed with a short linger).
+/// runs it stops it at once (no new work, running attempts cancelled and waited for, a
+/// `disconnect` to the coordinator that hands them back, sockets closed with a short linger).
+/// ``drain()`` stops it gently: no new work, running attempts finish (for at most
+/// ``WorkerConfiguration/drainTimeout``, then they are cancelled and handed back), then
+/// ``run()`` returns.
 ///
 /// The ZeroMQ connection belongs to a thread of the worker's own; ``run()`` only waits for
 /// it and never blocks a Swift concurrency thread. When the coordinator welcomes the
@@ -34,6 +38,8 @@ public final class Worker: Sendable {
     /// The kinds the worker runs.
     public let registry: ProcedureRegistry
     private let logger: Logger
+    /// The running loop's mailbox, and whether ``drain()`` was called before it existed.
+    private let control = Mutex<(mailbox: Mailbox<LoopInput>?, drainRequested: Bool)>((nil, false))
 
     /// A worker with `configuration`, running the kinds of `registry`.
     public init(
@@ -63,6 +69,12 @@ public final class Worker: Sendable {
         } catch {
             throw WorkerRunError(.transport, "cannot make the worker's wake-up descriptor: \(error)")
         }
+        let drainRequested = control.withLock { control in
+            control.mailbox = mailbox
+            return control.drainRequested
+        }
+        defer { control.withLock { $0.mailbox = nil } }
+        if drainRequested { mailbox.post(.drain) }
         let (configuration, registry, logger) = (self.configuration, self.registry, self.logger)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -83,5 +95,18 @@ public final class Worker: Sendable {
         } onCancel: {
             mailbox.post(.stop)
         }
+    }
+
+    /// Drains the worker: it tells the coordinator it takes no new work, lets what it runs
+    /// (and what it was already sent) finish, and ``run()`` returns once nothing is left. What
+    /// still runs after ``WorkerConfiguration/drainTimeout`` is cancelled and handed back to
+    /// the coordinator, which runs it again elsewhere without using up a retry. Cancelling
+    /// ``run()``'s task meanwhile stops at once. Safe from any thread, at any time.
+    public func drain() {
+        let mailbox = control.withLock { control in
+            control.drainRequested = true
+            return control.mailbox
+        }
+        mailbox?.post(.drain)
     }
 }

@@ -37,6 +37,10 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var reconnectDelay: Duration = .seconds(1)
     /// The longest wait between reconnection attempts. Default 32 s.
     public var maxReconnectDelay: Duration = .seconds(32)
+    /// How long a draining worker (``Worker/drain()``, SIGTERM to `cohort worker`) lets its
+    /// running attempts finish; then it cancels them and hands them back to the coordinator,
+    /// which runs them again elsewhere without using up a retry. Default 60 s.
+    public var drainTimeout: Duration = .seconds(60)
     /// How many bytes of a `shell` child's stdout, and of its stderr, are kept (the last
     /// ones; earlier output is dropped). Default 1 MiB each.
     public var maxCapturedOutput: Int = 1 << 20
@@ -80,6 +84,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
         guard maxReconnectDelay >= reconnectDelay else {
             throw fail("maxReconnectDelay", "must be at least reconnectDelay (\(reconnectDelay)), not \(maxReconnectDelay)")
         }
+        guard drainTimeout >= .zero else { throw fail("drainTimeout", "must not be negative, not \(drainTimeout)") }
         guard maxCapturedOutput > 0 else { throw fail("maxCapturedOutput", "must be positive, not \(maxCapturedOutput)") }
     }
 

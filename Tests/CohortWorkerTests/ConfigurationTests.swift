@@ -14,6 +14,7 @@ struct ConfigurationTests {
         #expect(configuration.heartbeatLiveness == 3)
         #expect(configuration.reconnectDelay == .seconds(1))
         #expect(configuration.maxReconnectDelay == .seconds(32))
+        #expect(configuration.drainTimeout == .seconds(60))
         try configuration.validate()
     }
 
@@ -30,6 +31,7 @@ struct ConfigurationTests {
         case "heartbeatLiveness": configuration.heartbeatLiveness = 0
         case "maxReconnectDelay": configuration.maxReconnectDelay = .milliseconds(10)
         case "maxCapturedOutput": configuration.maxCapturedOutput = 0
+        case "drainTimeout": configuration.drainTimeout = .seconds(-1)
         default: Issue.record("no way to break \(setting)")
         }
         return configuration
@@ -37,7 +39,7 @@ struct ConfigurationTests {
 
     @Test(arguments: [
         "coordinator", "name", "slots", "labels", "killGrace", "heartbeatInterval", "heartbeatLiveness",
-        "maxReconnectDelay", "maxCapturedOutput",
+        "maxReconnectDelay", "maxCapturedOutput", "drainTimeout",
     ])
     func validateNamesTheSettingAtFault(setting: String) {
         let configuration = Self.breaking(setting)

@@ -184,7 +184,7 @@ struct WorkerTests {
         let draining = try await coordinator.workerMessage("draining") { if case .draining(let r) = $0 { r } else { nil } }
         #expect(draining.contains("stopping-worker"))
         let goodbye = try await coordinator.workerMessage("disconnect") { if case .disconnect(let r) = $0 { r } else { nil } }
-        #expect(goodbye.contains("1 attempts interrupted"))
+        #expect(goodbye.contains("1 attempts handed back"))
         // The interrupted attempt is not reported: the coordinator gives it to another worker.
         #expect(!coordinator.sawResult(1))
     }

@@ -57,6 +57,9 @@ struct ChildRun: Sendable {
     var finishedAt: Timestamp?
     /// When a retry waiting for its backoff may go.
     var retryAt: Timestamp?
+    /// The errors of its earlier attempts that ended in error, `attempt 1: exit code 2`; the
+    /// final error names them all. Empty (no allocation) for a child that never retried.
+    var attemptErrors: [String] = []
 
     var isDone: Bool { stage == .done }
 

@@ -86,12 +86,13 @@ extension Scheduler {
         let group = runs[slot]!.flat.leaves[leaf].ancestors
         let cancelled = group.contains { runs[slot]!.groups[$0].cancelReason != nil }
         guard child.counted < budget(slot, leaf), !cancelled, let policy = runs[slot]!.flat.leaves[leaf].retry else {
-            finishLeaf(slot, leaf, phase, message: message, now: now)
+            finishLeaf(slot, leaf, phase, message: everyAttemptsError(slot, leaf, last: message), now: now)
             return
         }
         endAttempt(child.taskID, now: now)
         let delay = policy.delay(afterFailedAttempt: Int(child.counted), unitRandom: random.unit())
         runs[slot]!.children[leaf].error = message
+        runs[slot]!.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
         runs[slot]!.children[leaf].retryAt = now + delay
         setStage(slot, leaf, .retryWait, .waiting, now: now)
         if delay <= .zero {
@@ -99,6 +100,14 @@ extension Scheduler {
         } else {
             timers.schedule(.retry(slot: slot, leaf: leaf, attempt: child.attempt), at: now + delay)
         }
+    }
+
+    /// The final error of a child whose attempt ended with `last`: `last` alone after a single
+    /// attempt, else every attempt's error, `attempt 1: exit code 2; attempt 2: timed out; …`.
+    func everyAttemptsError(_ slot: Int, _ leaf: Int, last: String) -> String {
+        let child = runs[slot]!.children[leaf]
+        guard !child.attemptErrors.isEmpty else { return last }
+        return (child.attemptErrors + ["attempt \(child.attempt): \(last)"]).joined(separator: "; ")
     }
 
     /// Passes time: due retries start, groups past their timeout are cancelled (`timed out`),

@@ -16,6 +16,7 @@ extension Scheduler {
         runs[slot]!.children[leaf].output = output
         runs[slot]!.children[leaf].input = nil
         runs[slot]!.children[leaf].cancelling = nil
+        runs[slot]!.children[leaf].attemptErrors = []
         if phase != .succeeded { runs[slot]!.children[leaf].error = message }
         notifyLeaf(slot, leaf)
 

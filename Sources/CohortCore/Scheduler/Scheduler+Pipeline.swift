@@ -76,8 +76,8 @@ extension Scheduler {
         for leaf in waiting { work.append(.unblocked(slot: slot, leaf: Int(leaf))) }
     }
 
-    /// Marks the leaf's enclosing groups started (and arms their timeouts) the first time one
-    /// of their leaves is about to start.
+    /// Marks the leaf's enclosing groups started (and arms nested groups' timeouts; the top
+    /// level's runs from its submission) the first time one of their leaves is about to start.
     private mutating func markGroupsStarted(_ slot: Int, _ leaf: Int, now: Timestamp) {
         let plan = runs[slot]!.plan
         for group in plan.flat.leaves[leaf].ancestors where runs[slot]!.groups[group].startedAt == nil {
@@ -89,7 +89,7 @@ extension Scheduler {
             } else {
                 notifyGroup(slot, group)
             }
-            if let timeout = plan.flat.groups[group].timeout {
+            if group != 0, let timeout = plan.flat.groups[group].timeout {
                 timers.schedule(.groupTimeout(slot: slot, group: group), at: now + timeout)
             }
         }

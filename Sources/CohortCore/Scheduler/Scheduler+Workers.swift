@@ -66,16 +66,23 @@ extension Scheduler {
     }
 
     /// The worker left (said goodbye, or its connection is gone): as lost.
-    public mutating func workerLost(_ id: WorkerID, reason: String, now: Timestamp) -> [SchedulerAction] {
-        loseWorker(id, reason: reason, now: now)
+    ///
+    /// `handedBack`: the worker stopped its attempts itself before it left (it said
+    /// `disconnect` after a drain timeout or a stop), so they get new attempts without using
+    /// up their retry budget; a worker that is lost (silent, unreachable, killed) uses one
+    /// attempt of each attempt it had started.
+    public mutating func workerLost(
+        _ id: WorkerID, reason: String, handedBack: Bool = false, now: Timestamp
+    ) -> [SchedulerAction] {
+        loseWorker(id, reason: reason, handedBack: handedBack, now: now)
         settle(now: now)
         return takeActions()
     }
 
     /// Revokes the session's grants and lock requests; each of its attempts gets a new attempt
-    /// (if it never started, or within the retry budget) or finishes: cancelled if it was
-    /// being cancelled, else failed naming the worker.
-    mutating func loseWorker(_ id: WorkerID, reason: String, now: Timestamp) {
+    /// (if it never started, was handed back, or within the retry budget) or finishes:
+    /// cancelled if it was being cancelled, else failed naming the worker and every attempt's error.
+    mutating func loseWorker(_ id: WorkerID, reason: String, handedBack: Bool = false, now: Timestamp) {
         guard let record = membership.remove(id) else { return }
         let taskIDs = (attemptsByWorker.removeValue(forKey: id) ?? []).sorted()
         for taskID in taskIDs {
@@ -90,15 +97,17 @@ extension Scheduler {
                 finishLeaf(slot, leaf, .cancelled, message: cancelling, now: now)
                 continue
             }
-            if child.stage == .started { runs[slot]!.children[leaf].counted += 1 }
+            let counts = child.stage == .started && !handedBack
+            if counts { runs[slot]!.children[leaf].counted += 1 }
             let cancelled = runs[slot]!.flat.leaves[leaf].ancestors.contains { runs[slot]!.groups[$0].cancelReason != nil }
-            if runs[slot]!.children[leaf].counted < budget(slot, leaf), !cancelled {
+            if runs[slot]!.children[leaf].counted < budget(slot, leaf) || !counts, !cancelled {
                 endAttempt(taskID, now: now)
                 runs[slot]!.children[leaf].error = message
+                if counts { runs[slot]!.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
                 setStage(slot, leaf, .retryWait, .waiting, now: now)
                 work.append(.unblocked(slot: slot, leaf: leaf))
             } else {
-                finishLeaf(slot, leaf, .failed, message: message, now: now)
+                finishLeaf(slot, leaf, .failed, message: everyAttemptsError(slot, leaf, last: message), now: now)
             }
         }
         let holders = localRequests.keys.filter { if case .local(id, _) = $0 { true } else { false } }

@@ -123,6 +123,8 @@ public struct Scheduler: Sendable {
             }
         }
         runByID[groupID] = slot
+        // The group's own deadline runs from its submission (a nested group's from its start).
+        if let timeout = flat.groups[0].timeout { timers.schedule(.groupTimeout(slot: slot, group: 0), at: now + timeout) }
         settle(now: now)
         return SubmitReceipt(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
     }

@@ -134,6 +134,8 @@ extension WorkerLoop {
             }
         case .stop:
             beginStopping(now: now)
+        case .drain:
+            beginDraining(now: now)
         }
     }
 }

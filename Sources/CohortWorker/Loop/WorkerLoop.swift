@@ -11,6 +11,8 @@ enum LoopInput: Sendable {
     case lock(LockMessage)
     /// `Worker.run()`'s task was cancelled: stop.
     case stop
+    /// `Worker.drain()`: take no new work, finish what runs, then stop.
+    case drain
 }
 
 /// The worker's I/O loop: owns the DEALER socket to the coordinator, on one dedicated
@@ -58,6 +60,8 @@ final class WorkerLoop {
     /// Frames a send could not queue (the socket was full), sent first when it is writable.
     var blocked: [[[UInt8]]] = []
     var stopDeadline: ContinuousClock.Instant?
+    /// Set while draining: when what still runs is cancelled and handed back.
+    var drainDeadline: ContinuousClock.Instant?
     /// How many attempts stopping interrupted (reported in the final `disconnect`).
     var interruptedByStop = 0
     /// READY was sent in a session that follows a lost one, and the queue holds its
@@ -95,8 +99,15 @@ final class WorkerLoop {
         while failure == nil {
             let now = ContinuousClock.now
             if let stopDeadline, attempts.isEmpty || now >= stopDeadline { break }
+            if stopDeadline == nil, let drainDeadline {
+                // Drained once nothing runs and every result reached the coordinator (or the
+                // coordinator stayed away until the deadline).
+                if attempts.isEmpty, unsentResults.isEmpty || now >= drainDeadline { break }
+                if now >= drainDeadline { beginStopping(now: now, reason: "its drain timeout (\(configuration.drainTimeout)) passed") }
+            }
             flush(now: now)
             var deadline = session.nextDeadline
+            if stopDeadline == nil, let drainDeadline { deadline = deadline.map { min($0, drainDeadline) } ?? drainDeadline }
             if let stopDeadline { deadline = deadline.map { min($0, stopDeadline) } ?? stopDeadline }
             do {
                 try poller.poll(timeout: deadline.map { max($0 - ContinuousClock.now, .zero) })
@@ -168,6 +179,9 @@ final class WorkerLoop {
             name: configuration.name, host: configuration.host, sessionID: sessionID, labels: configuration.labels,
             slots: UInt32(configuration.slots), kinds: registry.kindNames, running: running)
         send(.worker(.ready(ready)), now: now)
+        if drainDeadline != nil || stopDeadline != nil {
+            send(.worker(.draining(reason: "worker \(configuration.name) is draining")), now: now)
+        }
         for request in locks.outstandingRequests() { outbox.locks.append(.request(request)) }
         outbox.locks.append(contentsOf: unsentLockMessages)
         unsentLockMessages = []
@@ -233,13 +247,26 @@ final class WorkerLoop {
 
     // MARK: Stopping
 
+    /// Starts draining: the coordinator is told to send no new work; what runs (and what it
+    /// sent already) finishes; the loop ends once nothing is left, or stops at the drain
+    /// timeout (see ``run()``).
+    func beginDraining(now: ContinuousClock.Instant) {
+        guard drainDeadline == nil, stopDeadline == nil else { return }
+        drainDeadline = now + configuration.drainTimeout
+        logger.notice("draining", metadata: ["running": "\(attempts.count)", "drain.timeout": "\(configuration.drainTimeout)"])
+        if session.isReady { send(.worker(.draining(reason: "worker \(configuration.name) is draining")), now: now) }
+    }
+
     /// Starts stopping: no new work, every attempt cancelled; the loop ends when they have
-    /// finished (or the kill grace and a margin have passed).
-    func beginStopping(now: ContinuousClock.Instant) {
+    /// finished (or the kill grace and a margin have passed), and the final `disconnect`
+    /// hands the interrupted attempts back to the coordinator.
+    func beginStopping(now: ContinuousClock.Instant, reason: String = "it was told to stop") {
         guard stopDeadline == nil else { return }
         stopDeadline = now + configuration.killGrace + .seconds(3)
-        logger.info("stopping", metadata: ["running": "\(attempts.count)"])
-        if session.isReady { send(.worker(.draining(reason: "worker \(configuration.name) is stopping")), now: now) }
+        logger.notice("stopping", metadata: ["running": "\(attempts.count)", "reason": "\(reason)"])
+        if session.isReady, drainDeadline == nil {
+            send(.worker(.draining(reason: "worker \(configuration.name) is stopping")), now: now)
+        }
         for id in attempts.keys { attempts[id]!.interrupted = true }
         interruptedByStop = attempts.count
         queue.cancelAll(with: CancellationReason("worker \(configuration.name) stopped"))
@@ -252,7 +279,11 @@ final class WorkerLoop {
         let now = ContinuousClock.now
         if session.isReady {
             flush(now: now)
-            send(.worker(.disconnect(reason: "worker \(configuration.name) stopped; \(interruptedByStop) attempts interrupted")), now: now)
+            let reason =
+                interruptedByStop == 0
+                ? "worker \(configuration.name) stopped" : "worker \(configuration.name) stopped; \(interruptedByStop) attempts handed back"
+            send(.worker(.disconnect(reason: reason)), now: now)
+            logger.notice("stopped", metadata: ["handedBack": "\(interruptedByStop)"])
         }
         session.stop()
         closeSocket()

@@ -71,7 +71,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap("cohort.coordinator", default: .info)
         let coordinator = Coordinator(configuration: try makeConfiguration(), logger: logger)
-        let hangups = SignalTrap([SIGHUP], repeatable: true) { _ in coordinator.reloadAuthorizedKeys() }
+        let hangups = SignalTrap([SIGHUP], repeatable: true) { _, _ in coordinator.reloadAuthorizedKeys() }
         defer { hangups.cancel() }
         do {
             try await ServiceRunner.run(name: "coordinator", logger: logger) {

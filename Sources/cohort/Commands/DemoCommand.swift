@@ -39,7 +39,7 @@ struct DemoCommand: AsyncParsableCommand {
         let cluster = DemoCluster(executable: DemoCluster.ownExecutable, logDirectory: directory)
         Console.out("cohort demo: logs in \(directory)")
         let work = Task { try await Self.runDemo(cluster: cluster, logger: logger) }
-        let trap = SignalTrap { number in
+        let trap = SignalTrap { number, _ in
             Console.err("cohort demo: \(SignalTrap.name(number)); stopping the demo's processes")
             work.cancel()
         }

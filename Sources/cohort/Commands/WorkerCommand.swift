@@ -12,8 +12,14 @@ struct WorkerCommand: AsyncParsableCommand {
             The worker connects to the coordinator, offers its slots and labels, and runs \
             children with the built-in kinds shell, sleep, echo and fail. It prints \
             `cohort worker NAME ready (session ID)` once the coordinator has welcomed it, and \
-            reconnects on its own if the coordinator goes away. SIGINT or SIGTERM stops it \
-            gracefully: it takes no new work and stops what it runs.
+            reconnects on its own if the coordinator goes away (backoff 1 s doubling to 32 s, \
+            reporting what it still runs).
+
+            SIGTERM or SIGINT drains it: it tells the coordinator to send no more work, lets \
+            running children finish, then exits 0. Children still running after \
+            --drain-timeout are cancelled and handed back to the coordinator, which runs them \
+            again elsewhere without using up a retry. A second signal stops at once (running \
+            children cancelled and handed back); a third exits immediately.
 
             With --key and --server-key (or keyFile and serverKey in the config file) the \
             worker talks CURVE; its key needs the worker role in the coordinator's authorised \
@@ -28,6 +34,7 @@ struct WorkerCommand: AsyncParsableCommand {
               cohort worker --config config/worker.yaml --name builder-1
               cohort worker --coordinator tcp://10.0.0.5:7400 \\
                   --key keys/builder-1.key --server-key keys/coordinator.pub    # CURVE
+              cohort worker --drain-timeout 10m                # kill -TERM waits up to 10 minutes
             """
     )
 
@@ -49,6 +56,13 @@ struct WorkerCommand: AsyncParsableCommand {
         name: .customLong("kill-grace"),
         help: ArgumentHelp("Time between SIGTERM and SIGKILL for a cancelled shell child, e.g. 5s.", valueName: "duration"))
     var killGrace: String?
+
+    @Option(
+        name: .customLong("drain-timeout"),
+        help: ArgumentHelp(
+            "After SIGTERM, how long running children may finish before they are handed back, e.g. 60s.",
+            valueName: "duration"))
+    var drainTimeout: String?
 
     @Option(name: .long, help: ArgumentHelp("A settings file, e.g. config/worker.yaml.", valueName: "file"))
     var config: String?
@@ -72,15 +86,18 @@ struct WorkerCommand: AsyncParsableCommand {
                 if let slots { configuration.slots = slots }
                 if !labels.isEmpty { configuration.labels = labels.flatMap(SettingsSource.commaList) }
                 if let name { configuration.name = name }
-                if let killGrace {
-                    do {
-                        configuration.killGrace = try Duration(specString: killGrace)
-                    } catch {
-                        throw ValidationError("--kill-grace: \(error)")
-                    }
-                }
+                if let killGrace { configuration.killGrace = try Self.duration(killGrace, flag: "--kill-grace") }
+                if let drainTimeout { configuration.drainTimeout = try Self.duration(drainTimeout, flag: "--drain-timeout") }
             },
             validate: { configuration throws(WorkerConfigurationError) in try configuration.validate() })
+    }
+
+    private static func duration(_ text: String, flag: String) throws -> Duration {
+        do {
+            return try Duration(specString: text)
+        } catch {
+            throw ValidationError("\(flag): \(error)")
+        }
     }
 
     func run() async throws {
@@ -88,7 +105,7 @@ struct WorkerCommand: AsyncParsableCommand {
         let configuration = try makeConfiguration()
         let worker = Worker(configuration: configuration, registry: ProcedureRegistry(), logger: logger)
         do {
-            try await ServiceRunner.run(name: "worker", logger: logger) {
+            try await ServiceRunner.run(name: "worker", logger: logger, drain: { worker.drain() }) {
                 try await worker.run()
             }
         } catch {

@@ -18,6 +18,7 @@ enum WorkerSettings {
         .duration("reconnectDelay", \.reconnectDelay),
         .duration("maxReconnectDelay", \.maxReconnectDelay),
         .int("maxCapturedOutput", \.maxCapturedOutput),
+        .duration("drainTimeout", \.drainTimeout),
     ] }
 
     /// Defaults < `file` < environment (`COHORT_WORKER_<KEY>`; `COHORT_COORDINATOR`,

@@ -6,12 +6,23 @@ import Logging
 /// gracefully.
 enum ServiceRunner {
     /// Runs `body` in a task that the first SIGINT/SIGTERM cancels; a second signal exits at once.
+    /// With `drain`, the first signal calls `drain` instead (the service winds down and
+    /// returns on its own), the second cancels the task (stop at once), the third exits.
     /// A stop by signal counts as success.
-    static func run(name: String, logger: Logger, _ body: @escaping @Sendable () async throws -> Void) async throws {
+    static func run(
+        name: String, logger: Logger, drain: (@Sendable () -> Void)? = nil,
+        _ body: @escaping @Sendable () async throws -> Void
+    ) async throws {
         let task = Task { try await body() }
-        let trap = SignalTrap { number in
-            logger.notice("stopping", metadata: ["service.name": "\(name)", "signal.name": "\(SignalTrap.name(number))"])
-            task.cancel()
+        let trap = SignalTrap(exitAfter: drain == nil ? 2 : 3) { number, count in
+            let signal = SignalTrap.name(number)
+            if let drain, count == 1 {
+                logger.notice("draining", metadata: ["service.name": "\(name)", "signal.name": "\(signal)"])
+                drain()
+            } else {
+                logger.notice("stopping", metadata: ["service.name": "\(name)", "signal.name": "\(signal)"])
+                task.cancel()
+            }
         }
         defer { trap.cancel() }
         do {

@@ -4,8 +4,8 @@ import Foundation
 /// Turns SIGINT and SIGTERM into a call on a dispatch queue instead of the default exit, so a
 /// command can stop gracefully (cancel its service task, stop the processes it started).
 ///
-/// A second signal while the first is being handled exits at once with 128 + the signal, so an
-/// impatient Ctrl-C still works. Keep the trap alive as long as it should catch signals;
+/// The `exitAfter`-th signal (the second by default) exits at once with 128 + the signal, so
+/// an impatient Ctrl-C still works. Keep the trap alive as long as it should catch signals;
 /// ``cancel()`` restores the default handling.
 final class SignalTrap: @unchecked Sendable {
     // @unchecked: both properties are immutable after init; dispatch sources are thread-safe
@@ -13,9 +13,13 @@ final class SignalTrap: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
     private let signals: [Int32]
 
-    /// Starts catching `signals`; `handler` runs on a private queue with the signal's number.
-    /// `repeatable` (e.g. SIGHUP for a reload): every signal calls `handler`, none exits.
-    init(_ signals: [Int32] = [SIGINT, SIGTERM], repeatable: Bool = false, handler: @escaping @Sendable (Int32) -> Void) {
+    /// Starts catching `signals`; `handler` runs on a private queue with the signal's number
+    /// and how many signals were caught so far (1 for the first). `repeatable` (e.g. SIGHUP
+    /// for a reload): every signal calls `handler`, none exits; otherwise the `exitAfter`-th exits.
+    init(
+        _ signals: [Int32] = [SIGINT, SIGTERM], repeatable: Bool = false, exitAfter: Int = 2,
+        handler: @escaping @Sendable (Int32, Int) -> Void
+    ) {
         self.signals = signals
         let queue = DispatchQueue(label: "cohort.signals")
         let seen = SignalCounter()
@@ -23,8 +27,9 @@ final class SignalTrap: @unchecked Sendable {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
             source.setEventHandler {
-                if !repeatable, seen.increment() > 1 { exit(128 + number) }
-                handler(number)
+                let count = seen.increment()
+                if !repeatable, count >= exitAfter { exit(128 + number) }
+                handler(number, count)
             }
             source.resume()
             return source

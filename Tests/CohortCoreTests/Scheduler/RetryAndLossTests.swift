@@ -21,7 +21,7 @@ import Testing
         try h.fail("a", error: "third")
         #expect(h.running.isEmpty)
         #expect(try h.child("g", "a").phase == .failed)
-        #expect(try h.child("g", "a").error == "third")
+        #expect(try h.child("g", "a").error == "attempt 1: first; attempt 2: second; attempt 3: third")
         #expect(h.finished["g"]?.phase == .failed)
     }
 
@@ -48,7 +48,7 @@ import Testing
         try h.finish(try #require(h.attempt("a")), .cancelled(reason: "timed out"))
         try h.finish(try #require(h.attempt("a")), .cancelled(reason: "timed out"))
         #expect(try h.child("g", "a").phase == .cancelled)
-        #expect(try h.child("g", "a").error == "timed out")
+        #expect(try h.child("g", "a").error == "attempt 1: timed out; attempt 2: timed out")
     }
 
     @Test func aLostWorkersAttemptsGetNewAttemptsElsewhere() throws {
