@@ -270,8 +270,22 @@ final class ClientLoop {
     }
 
     private func route(_ reply: CoordinatorReply) {
+        if case .error(let error) = reply.kind, error.code == .handshakeRequired {
+            // A coordinator restarted on the same endpoint does not know this session: every
+            // pending call (a watch of a group the old one ran, too) fails rather than hangs.
+            fatal = ClientError(
+                .connectionLost, "the coordinator at \(endpoint) no longer knows this client: it restarted (\(error.message))")
+            return
+        }
         if reply.requestID == 0 {
-            if case .error(let error) = reply.kind { fatal = ClientError(error) }
+            if case .error(let error) = reply.kind {
+                // Sent to every client as the coordinator stops (SIGTERM): what is pending fails
+                // with a message that says so, rather than waiting for a timeout.
+                fatal =
+                    error.code == .shuttingDown
+                    ? ClientError(.shuttingDown, "the coordinator at \(endpoint) is shutting down (\(error.message))")
+                    : ClientError(error)
+            }
             return
         }
         guard let entry = pending[reply.requestID] else { return }

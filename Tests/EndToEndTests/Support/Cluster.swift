@@ -7,23 +7,54 @@ import Testing
 /// even one that fails.
 final class Cluster: @unchecked Sendable {
     // @unchecked: a cluster belongs to one test; `workers` is appended to before any sharing.
-    let coordinator: Subprocess
+    private(set) var coordinator: Subprocess
     let endpoint: String
     private(set) var workers: [Subprocess] = []
+    /// Every coordinator started (a restart adds one), stopped with the cluster.
+    private var coordinators: [Subprocess] = []
+    /// The coordinator's extra environment (`COHORT_COORDINATOR_HEARTBEAT_INTERVAL`, …).
+    let coordinatorEnvironment: [String: String]
+    /// The coordinator's extra arguments, given again on a restart.
+    let coordinatorArguments: [String]
 
-    /// Starts the coordinator (with `arguments` added) and waits for its `listening on` line.
-    init(coordinatorArguments arguments: [String] = []) throws {
-        coordinator = try Subprocess(
-            Binaries.cohort, ["coordinator", "--endpoint", "tcp://127.0.0.1:*"] + arguments, name: "coordinator")
+    /// Starts the coordinator and waits for its `listening on` line.
+    /// - Parameters:
+    ///   - arguments: added to `cohort coordinator` (e.g. `--config FILE`).
+    ///   - heartbeat: the coordinator's heartbeat interval (its WELCOME gives it to the
+    ///     workers), e.g. `200ms` to detect losses fast; nil for the default.
+    ///   - endpoint: where it binds; a fixed port lets a test restart it on the same endpoint.
+    init(coordinatorArguments arguments: [String] = [], heartbeat: String? = nil, endpoint: String = "tcp://127.0.0.1:*") throws {
+        var environment: [String: String] = [:]
+        if let heartbeat { environment["COHORT_COORDINATOR_HEARTBEAT_INTERVAL"] = heartbeat }
+        coordinatorEnvironment = environment
+        coordinatorArguments = arguments
+        (coordinator, self.endpoint) = try Self.startCoordinator(endpoint: endpoint, arguments: arguments, environment: environment)
+        coordinators = [coordinator]
+    }
+
+    private static func startCoordinator(
+        endpoint: String, arguments: [String], environment: [String: String]
+    ) throws -> (Subprocess, String) {
+        let coordinator = try Subprocess(
+            Binaries.cohort, ["coordinator", "--endpoint", endpoint] + arguments, name: "coordinator", environment: environment)
         let prefix = "cohort coordinator listening on "
         do {
-            endpoint = try coordinator.waitForLine(timeout: .seconds(20)) { line in
+            let bound = try coordinator.waitForLine(timeout: .seconds(20)) { line in
                 line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : nil
             }
+            return (coordinator, bound)
         } catch {
             coordinator.stop()
             throw error
         }
+    }
+
+    /// Starts a new coordinator on the same endpoint (the old one must have exited).
+    func restartCoordinator() throws {
+        let (restarted, _) = try Self.startCoordinator(
+            endpoint: endpoint, arguments: coordinatorArguments, environment: coordinatorEnvironment)
+        coordinator = restarted
+        coordinators.append(restarted)
     }
 
     /// Starts a `cohort worker` and waits until it is ready.
@@ -59,11 +90,11 @@ final class Cluster: @unchecked Sendable {
     /// Stops the workers, then the coordinator. Idempotent.
     func stop() {
         for worker in workers { worker.stop() }
-        coordinator.stop()
+        for coordinator in coordinators { coordinator.stop() }
     }
 
     /// Every pid this cluster started.
-    var pids: [pid_t] { [coordinator.pid] + workers.map(\.pid) }
+    var pids: [pid_t] { coordinators.map(\.pid) + workers.map(\.pid) }
 
     // MARK: - Talking to it through the CLI
 
