@@ -6,8 +6,9 @@ import Testing
 @Suite(.timeLimit(.minutes(1)))
 struct ReconnectionTests {
     @Test func silentCoordinatorIsLostAndANewSessionReportsWhatStillRuns() async throws {
-        // The fake never heartbeats: after interval × liveness of silence the worker gives up on it.
-        let coordinator = try FakeCoordinator(heartbeat: false, interval: .milliseconds(100), liveness: 10)
+        // The fake never heartbeats: after interval × liveness of silence (3 s, so that a loaded
+        // machine answers the second session before it too is lost) the worker gives up on it.
+        let coordinator = try FakeCoordinator(heartbeat: false, interval: .milliseconds(100), liveness: 30)
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "reconnecting"
