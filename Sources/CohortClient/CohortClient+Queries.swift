@@ -22,17 +22,24 @@ extension CohortClient {
     /// - Throws: ``ClientError/Code/notFound`` for an unknown group or child; the coordinator's
     ///   refusal for a child that has not finished.
     public func result(_ group: String, child: String?) async throws(ClientError) -> ChildOutcome {
+        try await resultDetail(group, child: child).outcome
+    }
+
+    /// A finished child's result, and whether the coordinator cut its output down to its
+    /// `maxOutputBytes` (a marker in the output shows where).
+    /// - Throws: as ``result(_:child:)``.
+    public func resultDetail(_ group: String, child: String?) async throws(ClientError) -> (outcome: ChildOutcome, outputTruncated: Bool) {
         let reply = try await connection.request(.result(group: group, path: child))
         guard case .result(let result) = reply else { throw unexpected(reply, for: "result") }
         switch result.outcome {
         case .succeeded(let output):
             do {
-                return .succeeded(output.isEmpty ? .null : try JSONValue(jsonData: output))
+                return (.succeeded(output.isEmpty ? .null : try JSONValue(jsonData: output)), result.outputTruncated)
             } catch {
                 throw ClientError(.protocolMismatch, "the output of \(group)/\(child ?? "") is not JSON: \(error)")
             }
-        case .failed(let error): return .failed(error)
-        case .cancelled(let reason): return .cancelled(reason)
+        case .failed(let error): return (.failed(error), false)
+        case .cancelled(let reason): return (.cancelled(reason), false)
         }
     }
 

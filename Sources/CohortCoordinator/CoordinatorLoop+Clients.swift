@@ -25,7 +25,8 @@ extension CoordinatorLoop {
         case .result(let group, let path):
             do {
                 let outcome = try scheduler.result(group, path: path)
-                reply(.result(ResultReply(group: group, path: path, outcome: outcome.wire)))
+                let truncated = path.flatMap { try? scheduler.childSnapshot(group, path: $0) }?.outputTruncated ?? false
+                reply(.result(ResultReply(group: group, path: path, outcome: outcome.wire, outputTruncated: truncated)))
             } catch {
                 fail(error.wire)
             }

@@ -90,7 +90,7 @@ extension CoordinatorLoop {
         if count <= 10 || count % 1000 == 0 {
             logger.warning("refused undecodable message", metadata: ["error": "\(error)", "frames.bad": "\(count)"])
         }
-        refuse(routing, code: error.code, message: error.description)
+        refuse(routing, code: error.code, message: Self.refusalText(error))
     }
 
     /// Answers a refused message the way the peer can read: within a session by its family's

@@ -27,6 +27,10 @@ extension CoordinatorLoop {
             outbox.send(CoordinatorReply(requestID: requestID, .error(refusal)), to: routing)
             return
         }
+        if let refusal = oversizedSpec(submission) {
+            outbox.send(CoordinatorReply(requestID: requestID, .error(refusal)), to: routing)
+            return
+        }
         let limits = configuration.specLimits
         let parse: @Sendable () -> Result<(GroupSpec, FlatSpec), SpecErrors> = {
             do throws(SpecErrors) {

@@ -32,11 +32,12 @@ extension CoordinatorLoop {
             stats.results.bump(UInt64(results.count))
             for result in results {
                 do {
+                    let kept = keptOutcome(result.outcome, task: result.task)
                     apply(
                         try scheduler.taskFinished(
-                            AttemptRef(result.task), outcome: AttemptOutcome(result.outcome), worker: worker,
+                            AttemptRef(result.task), outcome: kept.outcome, worker: worker,
                             startedAt: result.startedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.startedAt),
-                            now: now))
+                            outputTruncated: kept.truncated, now: now))
                 } catch {
                     refuseAttempt(result.task, error, to: routing)
                 }

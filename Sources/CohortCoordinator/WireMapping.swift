@@ -78,7 +78,8 @@ extension ChildSnapshot {
     var wire: ChildStatus {
         ChildStatus(
             name: name, path: path, state: phase.wire, worker: workerName ?? worker?.description, attempt: attempt,
-            error: error, startedAt: startedAt?.wire, finishedAt: finishedAt?.wire, waitingReason: waitingReason)
+            error: error, startedAt: startedAt?.wire, finishedAt: finishedAt?.wire, waitingReason: waitingReason,
+            outputTruncated: outputTruncated)
     }
 }
 

@@ -69,12 +69,19 @@ struct ShellTests {
         }
     }
 
-    @Test func capturedOutputKeepsTheLastBytes() async throws {
+    /// Never silently: the kept last bytes follow a marker line, and the output is flagged.
+    @Test func capturedOutputKeepsTheLastBytesAfterAMarker() async throws {
         try await WorkerHarness.run(configure: { $0.maxCapturedOutput = 1000 }) { harness async throws in
             harness.dispatch("shell", Self.shell("seq 1 10000"), id: 1)
-            let stdout = try await harness.output(1)["stdout"]?.stringValue ?? ""
-            #expect(stdout.utf8.count == 1000)
+            let output = try await harness.output(1)
+            let stdout = output["stdout"]?.stringValue ?? ""
+            let total = (1...10000).map { "\($0)\n" }.joined().utf8.count
+            let marker = "[cohort: \(total - 1000) earlier bytes dropped: the output was over maxCapturedOutput]\n"
+            #expect(stdout.hasPrefix(marker))
+            #expect(stdout.utf8.count == marker.utf8.count + 1000)
             #expect(stdout.hasSuffix("9999\n10000\n"))
+            #expect(output["stdoutTruncated"] == true)
+            #expect(output["stderrTruncated"] == nil)
         }
     }
 

@@ -49,6 +49,8 @@ struct ChildRun: Sendable {
     var error: String?
     /// The output, once succeeded.
     var output: Data?
+    /// The coordinator cut the output down to its size limit (a marker shows where).
+    var outputTruncated = false
     /// The reason of a cancel sent to the current attempt, which has not reported back yet.
     var cancelling: String?
     /// Why it was cancelled before it could finish on its own (group cancel, dependency).

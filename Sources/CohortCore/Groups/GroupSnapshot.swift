@@ -19,12 +19,15 @@ public struct ChildSnapshot: Hashable, Sendable {
     public var finishedAt: Timestamp?
     /// What a `waiting` child waits for.
     public var waitingReason: String?
+    /// The coordinator cut its output down to `maxOutputBytes` (a marker in it shows where).
+    public var outputTruncated: Bool
 
     public init(
         name: String, path: String, isGroup: Bool = false, phase: ChildPhase, worker: WorkerID? = nil,
         workerName: String? = nil, attempt: UInt32 = 0, error: String? = nil, startedAt: Timestamp? = nil,
-        finishedAt: Timestamp? = nil, waitingReason: String? = nil
+        finishedAt: Timestamp? = nil, waitingReason: String? = nil, outputTruncated: Bool = false
     ) {
+        self.outputTruncated = outputTruncated
         self.name = name
         self.path = path
         self.isGroup = isGroup

@@ -32,7 +32,8 @@ extension Scheduler {
     /// ``taskStarted(_:worker:now:)`` (that report is optional on the wire).
     /// - Throws: ``SchedulerError`` `superseded` if the attempt is not current or not this worker's.
     public mutating func taskFinished(
-        _ ref: AttemptRef, outcome: AttemptOutcome, worker: WorkerID, startedAt: Timestamp? = nil, now: Timestamp
+        _ ref: AttemptRef, outcome: AttemptOutcome, worker: WorkerID, startedAt: Timestamp? = nil,
+        outputTruncated: Bool = false, now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
@@ -44,6 +45,7 @@ extension Scheduler {
         let cancelling = runs[slot]!.children[leaf].cancelling
         switch outcome {
         case .succeeded(let output):
+            runs[slot]!.children[leaf].outputTruncated = outputTruncated
             finishLeaf(slot, leaf, .succeeded, output: output, now: now)
         case .failed(let error) where cancelling == nil:
             retryOrFinish(slot, leaf, .failed, message: error, now: now)

@@ -139,7 +139,8 @@ extension Scheduler {
             name: flatLeaf.name, path: flatLeaf.path, isGroup: false, phase: phase, worker: child.worker,
             workerName: child.worker.flatMap { workerNames[$0] }, attempt: child.sentAttempt,
             error: child.isDone || child.stage == .retryWait ? child.error : child.cancelling.map { "cancelling: \($0)" },
-            startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason)
+            startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason,
+            outputTruncated: child.outputTruncated)
     }
 
     func groupSnapshot(_ run: GroupRun, _ group: Int) -> ChildSnapshot {

@@ -840,6 +840,9 @@ nonisolated struct Cohort_Wire_V1_ChildStatus: Sendable {
   /// Clears the value of `waitingReason`. Subsequent reads from it will return its default value.
   mutating func clearWaitingReason() {self._waitingReason = nil}
 
+  /// the coordinator cut its output down to maxOutputBytes
+  var outputTruncated: Bool = false
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -911,6 +914,9 @@ nonisolated struct Cohort_Wire_V1_ResultReply: Sendable {
   var hasOutcome: Bool {self._outcome != nil}
   /// Clears the value of `outcome`. Subsequent reads from it will return its default value.
   mutating func clearOutcome() {self._outcome = nil}
+
+  /// the output was cut down to maxOutputBytes (a marker shows where)
+  var outputTruncated: Bool = false
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2359,7 +2365,7 @@ nonisolated extension Cohort_Wire_V1_GroupList: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ChildStatus"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}path\0\u{1}state\0\u{1}worker\0\u{1}attempt\0\u{1}error\0\u{3}started_at\0\u{3}finished_at\0\u{3}waiting_reason\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}path\0\u{1}state\0\u{1}worker\0\u{1}attempt\0\u{1}error\0\u{3}started_at\0\u{3}finished_at\0\u{3}waiting_reason\0\u{3}output_truncated\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2376,6 +2382,7 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
       case 7: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
       case 8: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self._waitingReason) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.outputTruncated) }()
       default: break
       }
     }
@@ -2413,6 +2420,9 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
     try { if let v = self._waitingReason {
       try visitor.visitSingularStringField(value: v, fieldNumber: 9)
     } }()
+    if self.outputTruncated != false {
+      try visitor.visitSingularBoolField(value: self.outputTruncated, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2426,6 +2436,7 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
     if lhs.startedAt != rhs.startedAt {return false}
     if lhs.finishedAt != rhs.finishedAt {return false}
     if lhs._waitingReason != rhs._waitingReason {return false}
+    if lhs.outputTruncated != rhs.outputTruncated {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2502,7 +2513,7 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ResultReply"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}outcome\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}outcome\0\u{3}output_truncated\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2514,6 +2525,7 @@ nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftPr
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
       case 4: try { try decoder.decodeSingularMessageField(value: &self._outcome) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.outputTruncated) }()
       default: break
       }
     }
@@ -2536,6 +2548,9 @@ nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftPr
     try { if let v = self._outcome {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
     } }()
+    if self.outputTruncated != false {
+      try visitor.visitSingularBoolField(value: self.outputTruncated, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2544,6 +2559,7 @@ nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftPr
     if lhs.group != rhs.group {return false}
     if lhs._path != rhs._path {return false}
     if lhs._outcome != rhs._outcome {return false}
+    if lhs.outputTruncated != rhs.outputTruncated {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

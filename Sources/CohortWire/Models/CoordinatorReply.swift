@@ -55,10 +55,13 @@ public struct ResultReply: Hashable, Sendable {
     public var group: String
     public var path: String?
     public var outcome: TaskOutcome
+    /// The output was cut down to the coordinator's `maxOutputBytes` (a marker in it shows where).
+    public var outputTruncated: Bool
 
-    public init(group: String, path: String?, outcome: TaskOutcome) {
+    public init(group: String, path: String?, outcome: TaskOutcome, outputTruncated: Bool = false) {
         self.group = group
         self.path = path
         self.outcome = outcome
+        self.outputTruncated = outputTruncated
     }
 }

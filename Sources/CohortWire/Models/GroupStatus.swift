@@ -74,12 +74,16 @@ public struct ChildStatus: Hashable, Sendable {
     public var finishedAt: WireTimestamp?
     /// What a `waiting` child waits for, e.g. `lock repo held by release/checkout`.
     public var waitingReason: String?
+    /// The coordinator cut the child's output down to its `maxOutputBytes` (a marker in the
+    /// output shows where).
+    public var outputTruncated: Bool
 
     public init(
         name: String, path: String, state: ChildState, worker: String? = nil, attempt: UInt32 = 0,
         error: String? = nil, startedAt: WireTimestamp? = nil, finishedAt: WireTimestamp? = nil,
-        waitingReason: String? = nil
+        waitingReason: String? = nil, outputTruncated: Bool = false
     ) {
+        self.outputTruncated = outputTruncated
         self.name = name
         self.path = path
         self.state = state

@@ -49,6 +49,7 @@ extension CoordinatorReply: WireBody {
             proto.group = result.group
             if let path = result.path { proto.path = path }
             proto.outcome = result.outcome.proto
+            proto.outputTruncated = result.outputTruncated
             return try serialize(proto)
         case .cancelAccepted(let group, let path):
             var proto = Cohort_Wire_V1_CancelAccepted()
@@ -109,7 +110,8 @@ extension CoordinatorReply: WireBody {
             let proto = try body.decode(Cohort_Wire_V1_ResultReply.self)
             guard proto.hasOutcome else { throw BodyError("result has no outcome") }
             return CoordinatorReply(requestID: proto.requestID, .result(ResultReply(
-                group: proto.group, path: proto.hasPath ? proto.path : nil, outcome: try TaskOutcome(proto: proto.outcome))))
+                group: proto.group, path: proto.hasPath ? proto.path : nil, outcome: try TaskOutcome(proto: proto.outcome),
+                outputTruncated: proto.outputTruncated)))
         case .cancelAccepted:
             let proto = try body.decode(Cohort_Wire_V1_CancelAccepted.self)
             return CoordinatorReply(requestID: proto.requestID, .cancelAccepted(group: proto.group, path: proto.hasPath ? proto.path : nil))
@@ -193,7 +195,8 @@ extension ChildStatus {
             error: proto.hasError ? proto.error : nil,
             startedAt: .optional(proto.startedAt),
             finishedAt: .optional(proto.finishedAt),
-            waitingReason: proto.hasWaitingReason ? proto.waitingReason : nil)
+            waitingReason: proto.hasWaitingReason ? proto.waitingReason : nil,
+            outputTruncated: proto.outputTruncated)
     }
 
     var proto: Cohort_Wire_V1_ChildStatus {
@@ -207,6 +210,7 @@ extension ChildStatus {
         proto.startedAt = startedAt.wireValue
         proto.finishedAt = finishedAt.wireValue
         if let waitingReason { proto.waitingReason = waitingReason }
+        proto.outputTruncated = outputTruncated
         return proto
     }
 }

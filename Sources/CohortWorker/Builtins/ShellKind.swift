@@ -40,20 +40,30 @@ enum ShellKind {
                 metadata: ["stdout.dropped": "\(termination.droppedStdout)", "stderr.dropped": "\(termination.droppedStderr)"])
         }
         if Task.isCancelled { throw CancellationError() }
-        let stderr = String(decoding: termination.stderr, as: UTF8.self)
+        let stderr = captured(termination.stderr, dropped: termination.droppedStderr)
         switch termination.status {
         case .exited(0):
-            let output: JSONValue = [
+            var output: [String: JSONValue] = [
                 "exitCode": 0,
-                "stdout": .string(String(decoding: termination.stdout, as: UTF8.self)),
+                "stdout": .string(captured(termination.stdout, dropped: termination.droppedStdout)),
                 "stderr": .string(stderr),
             ]
-            return output.jsonData()
+            // Never silent: a cut stream says so in its text and in a flag.
+            if termination.droppedStdout > 0 { output["stdoutTruncated"] = true }
+            if termination.droppedStderr > 0 { output["stderrTruncated"] = true }
+            return JSONValue.object(output).jsonData()
         case .exited(let code):
             throw ShellError(message: "exited with code \(code)\(tail(of: stderr))")
         case .signalled(let signal):
             throw ShellError(message: "killed by signal \(signal)\(tail(of: stderr))")
         }
+    }
+
+    /// The kept bytes of a stream, after a marker line when earlier bytes were dropped.
+    static func captured(_ bytes: [UInt8], dropped: Int) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard dropped > 0 else { return text }
+        return "[cohort: \(dropped) earlier bytes dropped: the output was over maxCapturedOutput]\n" + text
     }
 
     /// `: <last lines of stderr>`, at most 20 lines and 2000 characters; empty if stderr is.

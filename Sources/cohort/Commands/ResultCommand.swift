@@ -1,5 +1,6 @@
 import ArgumentParser
 import CohortClient
+import enum CohortCore.OutputLimit
 
 /// `cohort result GROUP [CHILD]`: a finished child's output.
 struct ResultCommand: AsyncParsableCommand {
@@ -31,7 +32,12 @@ struct ResultCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap("cohort.result")
         try await withClient(connection, logger: logger) { client in
-            let outcome = try await client.result(group, child: child)
+            let (outcome, truncated) = try await client.resultDetail(group, child: child)
+            if truncated {
+                Console.err(
+                    "cohort: warning: this output was cut down to the coordinator's maxOutputBytes; "
+                        + "\"\(OutputLimit.markerText)…\" marks where")
+            }
             switch outcome {
             case .succeeded(let value):
                 Console.out(value.jsonString(pretty: !output.json))

@@ -91,7 +91,7 @@ enum JSONShapes {
             "name": .string(child.name), "path": .string(child.path), "state": .string(child.state.word),
             "worker": optional(child.worker), "attempt": .int(Int64(child.attempt)), "error": optional(child.error),
             "startedAt": optional(child.startedAt), "finishedAt": optional(child.finishedAt),
-            "waitingReason": optional(child.waitingReason),
+            "waitingReason": optional(child.waitingReason), "outputTruncated": .bool(child.outputTruncated),
         ])
     }
 

@@ -1,0 +1,37 @@
+import CohortCore
+import CohortWire
+import Foundation
+
+/// Limits against abuse (docs/security.md, "Limits"): outputs kept per child, spec size, frame size.
+extension CoordinatorLoop {
+    /// A worker's outcome as the coordinator keeps it: an output over `maxOutputBytes` is cut
+    /// down with a visible marker (``OutputLimit``), and flagged.
+    func keptOutcome(_ outcome: TaskOutcome, task: TaskRef) -> (outcome: AttemptOutcome, truncated: Bool) {
+        guard case .succeeded(let output) = outcome, output.count > configuration.maxOutputBytes else {
+            return (AttemptOutcome(outcome), false)
+        }
+        let (kept, _) = OutputLimit.fit(output, limit: configuration.maxOutputBytes)
+        logger.warning(
+            "output truncated",
+            metadata: [
+                "task.id": "\(task.id)", "output.bytes": "\(output.count)", "output.kept": "\(kept.count)",
+                "limit": "maxOutputBytes=\(configuration.maxOutputBytes)",
+            ])
+        return (.succeeded(output: kept), true)
+    }
+
+    /// The TOO_LARGE refusal of a spec over `specLimits.maxSpecBytes`, before any parsing.
+    func oversizedSpec(_ submission: Submission) -> ProtocolError? {
+        let bytes = submission.document.utf8.count
+        let limit = configuration.specLimits.maxSpecBytes
+        guard bytes > limit else { return nil }
+        return ProtocolError(
+            code: .tooLarge, message: "the spec is \(bytes) bytes, over this coordinator's limit of \(limit) bytes (specLimits.maxSpecBytes)")
+    }
+
+    /// What a refused frame is told, naming the setting for a frame over the size limit.
+    static func refusalText(_ error: WireError) -> String {
+        guard case .frameTooLarge(_, let size, let limit) = error else { return error.description }
+        return "the message is \(size) bytes, over this coordinator's limit of \(limit) bytes (maxFrameSize)"
+    }
+}
