@@ -18,6 +18,13 @@ struct JSONReader {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position = 0
     private var depth = 0
+    /// How deep containers nested: 1 for `[1]`, 0 for a lone scalar.
+    private(set) var deepest = 0
+    /// Values read, containers and scalars alike.
+    private(set) var valueCount = 0
+    /// Object members whose name an earlier member of the same object already had (the later
+    /// one wins; a spec reader counts this as a fault).
+    private(set) var repeatedKeys = 0
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) {
         self.bytes = bytes
@@ -63,6 +70,7 @@ struct JSONReader {
     }
 
     private mutating func readValue() throws(JSONParseError) -> JSONValue {
+        valueCount += 1
         guard position < bytes.count else { throw error("expected a value, found the end of the text") }
         switch bytes[position] {
         case UInt8(ascii: "{"): return try readObject()
@@ -88,6 +96,7 @@ struct JSONReader {
 
     private mutating func enter() throws(JSONParseError) {
         depth += 1
+        deepest = max(deepest, depth)
         if depth > JSONReader.maxDepth { throw error("nested deeper than \(JSONReader.maxDepth) levels") }
     }
 
@@ -140,7 +149,7 @@ struct JSONReader {
             }
             position += 1
             skipWhitespace()
-            members[key] = try readValue()
+            if members.updateValue(try readValue(), forKey: key) != nil { repeatedKeys += 1 }
             skipWhitespace()
             guard position < bytes.count else { throw error("expected \",\" or \"}\", found the end of the text") }
             let byte = bytes[position]

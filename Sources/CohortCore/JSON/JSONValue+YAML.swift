@@ -31,6 +31,10 @@ extension JSONValue {
 
 /// Turns a Yams node tree into a `JSONValue`, collecting errors and, on request, the position of
 /// every value by its spec path, so later errors can name a line.
+///
+/// Paths are only built when `recordsMarks` is set: a spec without faults never needs them, and
+/// building one string per value is most of the conversion's cost. A converter without marks
+/// that finds a fault is simply run again with them (``SpecParser`` does so) to name its path.
 struct YAMLConverter {
     let maxNodes: Int
     let maxDepth: Int
@@ -71,7 +75,7 @@ struct YAMLConverter {
 
         switch node {
         case .scalar(let scalar):
-            return JSONValue(scalar: scalar, node: node)
+            return JSONValue(yamlScalar: scalar)
         case .alias:
             // Yams resolves aliases while composing; an alias node only appears in hand-built trees.
             return .null
@@ -79,7 +83,7 @@ struct YAMLConverter {
             var elements: [JSONValue] = []
             elements.reserveCapacity(sequence.count)
             for (index, element) in sequence.enumerated() {
-                elements.append(convert(element, path: "\(path)[\(index)]", depth: depth + 1))
+                elements.append(convert(element, path: recordsMarks ? "\(path)[\(index)]" : path, depth: depth + 1))
             }
             return .array(elements)
         case .mapping(let mapping):
@@ -89,6 +93,7 @@ struct YAMLConverter {
 
     private mutating func convert(_ mapping: Node.Mapping, path: String, depth: Int) -> [String: JSONValue] {
         var members: [String: JSONValue] = [:]
+        members.reserveCapacity(mapping.count)
         var merged: [String: JSONValue] = [:]
         for (keyNode, valueNode) in mapping {
             guard case .scalar(let keyScalar) = keyNode else {
@@ -97,12 +102,12 @@ struct YAMLConverter {
                     keyNode.mark)
                 continue
             }
-            if keyNode.tag.rawValue == Tag.Name.merge.rawValue {
+            if keyScalar.isMergeKey {
                 merge(valueNode, into: &merged, path: path, depth: depth)
                 continue
             }
             let key = keyScalar.string
-            let childPath = path.isEmpty ? key : "\(path).\(key)"
+            let childPath = recordsMarks ? (path.isEmpty ? key : "\(path).\(key)") : path
             members[key] = convert(valueNode, path: childPath, depth: depth + 1)
         }
         // Explicit keys win over merged ones, as YAML's merge key specifies.
@@ -122,26 +127,77 @@ struct YAMLConverter {
     }
 }
 
+// MARK: - Scalars
+
+extension Node.Scalar {
+    /// A `<<` key: tagged as a merge, or written plain (the parser may run without resolver
+    /// rules, which leaves a plain `<<` tagged as a string).
+    var isMergeKey: Bool {
+        tag.rawValue == Tag.Name.merge.rawValue || (string == "<<" && (style == .plain || style == .any))
+    }
+}
+
 extension JSONValue {
-    fileprivate init(scalar: Node.Scalar, node: Node) {
-        let tag = node.tag.rawValue
-        switch tag {
+    /// The value of one scalar with Yams' default rules (YAML 1.1 core types), whether or not
+    /// the parser resolved its tag.
+    ///
+    /// A plain scalar without an explicit tag is resolved here: a quick look at its first
+    /// character rules out every typed form for most scalars (names, kinds, commands), and only
+    /// the rest go through Yams' default resolver, whose rules are regular expressions and cost
+    /// microseconds per scalar. So `SpecParser` can run Yams with the basic resolver, which
+    /// resolves nothing, and get the same values.
+    init(yamlScalar scalar: Node.Scalar) {
+        var tagName = scalar.tag.rawValue
+        if tagName == Tag.Name.implicit.rawValue {
+            guard YAMLScalarTyping.mayBeTyped(scalar.string) else {
+                self = .string(scalar.string)
+                return
+            }
+            tagName = Resolver.default.resolveTag(of: .scalar(scalar)).rawValue
+        }
+        let typed = Node.scalar(Node.Scalar(scalar.string, Tag(Tag.Name(rawValue: tagName)), scalar.style))
+        switch tagName {
         case Tag.Name.null.rawValue:
             self = .null
         case Tag.Name.bool.rawValue:
-            self = node.bool.map(JSONValue.bool) ?? .string(scalar.string)
+            self = typed.bool.map(JSONValue.bool) ?? .string(scalar.string)
         case Tag.Name.int.rawValue:
-            if let value = node.int {
+            if let value = typed.int {
                 self = .int(Int64(value))
-            } else if let value = node.float {
+            } else if let value = typed.float {
                 self = .double(value)
             } else {
                 self = .string(scalar.string)
             }
         case Tag.Name.float.rawValue:
-            self = node.float.map(JSONValue.double) ?? .string(scalar.string)
+            self = typed.float.map(JSONValue.double) ?? .string(scalar.string)
         default:
             self = .string(scalar.string)
+        }
+    }
+}
+
+/// Which plain scalars Yams' default rules could give a type other than string.
+enum YAMLScalarTyping {
+    /// False when no default rule can match `text`, so it is a string; true when one might.
+    ///
+    /// The rules (Resolver.Rule.bool, .int, .float, .merge, .null, .timestamp, .value) each
+    /// match only texts that start with one of a few characters: booleans (`yes`, `No`, `TRUE`,
+    /// `off`… at most 5 characters) with y, n, t, f or o; null with n or `~` (at most 4) or the
+    /// empty text; numbers and timestamps with a digit, a sign or a dot; merge `<<`; value `=`.
+    static func mayBeTyped(_ text: String) -> Bool {
+        var bytes = text.utf8.makeIterator()
+        guard let first = bytes.next() else { return true }
+        switch first {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."),
+            UInt8(ascii: "<"), UInt8(ascii: "="):
+            return true
+        case UInt8(ascii: "y"), UInt8(ascii: "Y"), UInt8(ascii: "n"), UInt8(ascii: "N"), UInt8(ascii: "t"),
+            UInt8(ascii: "T"), UInt8(ascii: "f"), UInt8(ascii: "F"), UInt8(ascii: "o"), UInt8(ascii: "O"),
+            UInt8(ascii: "~"):
+            return text.utf8.count <= 5
+        default:
+            return false
         }
     }
 }

@@ -6,6 +6,10 @@ public enum SpecNames {
     public static func problem(withChildName name: String, maxLength: Int = SpecLimits.default.maxNameLength)
         -> String?
     {
+        // Printable ASCII without spaces or `/` (nearly every name): valid if short enough.
+        if !name.isEmpty, name.utf8.count <= maxLength, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x2F }) {
+            return nil
+        }
         if name.isEmpty { return "a name cannot be empty" }
         if name.contains("/") { return "a name cannot contain \"/\" (it separates the parts of a child's path)" }
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {

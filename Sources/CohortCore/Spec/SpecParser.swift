@@ -19,14 +19,28 @@ public enum SpecParser {
     public static func parse(
         text: String, format: SpecFormat = .yaml, sourceName: String? = nil, limits: SpecLimits = .default
     ) throws(SpecErrors) -> GroupSpec {
+        if format == .json, let value = plainJSON(text, limits: limits) {
+            // Faults are rare: only then is the text read again as YAML, for positions.
+            return try build(value, format: format, sourceName: sourceName, limits: limits) {
+                guard let (_, node) = try? document(text: text, format: format, limits: limits) else { return [:] }
+                var converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
+                _ = converter.convert(node)
+                return converter.marks
+            }
+        }
         let value: JSONValue
-        let marks: [String: Mark]
+        let node: Node
         do {
-            (value, marks) = try document(text: text, format: format, limits: limits)
+            (value, node) = try document(text: text, format: format, limits: limits)
         } catch {
             throw SpecErrors(error.errors, sourceName: sourceName)
         }
-        return try build(value, format: format, sourceName: sourceName, limits: limits, marks: marks)
+        // Positions are only needed to name the line of a fault: found again only then.
+        return try build(value, format: format, sourceName: sourceName, limits: limits) {
+            var converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
+            _ = converter.convert(node)
+            return converter.marks
+        }
     }
 
     /// Reads the file at `path` and parses it, the format chosen by its extension (`.json` is
@@ -58,7 +72,7 @@ public enum SpecParser {
     public static func parse(
         json value: JSONValue, sourceName: String? = nil, limits: SpecLimits = .default
     ) throws(SpecErrors) -> GroupSpec {
-        try build(value, format: .json, sourceName: sourceName, limits: limits, marks: [:])
+        try build(value, format: .json, sourceName: sourceName, limits: limits) { [:] }
     }
 
     // MARK: - Steps
@@ -69,9 +83,25 @@ public enum SpecParser {
             "the spec is \(bytes) bytes; the limit is \(limits.maxSpecBytes) bytes (limit maxSpecBytes)")
     }
 
-    /// Text → JSON value, with the position of every value by its spec path.
+    /// The value of a JSON document read with the JSON reader, several times faster than YAML,
+    /// or nil when only the YAML path can say what it is or what is wrong with it: not strict
+    /// JSON (YAML accepts more), a member name repeated in an object, or over a size limit.
+    /// On documents it accepts, both paths give the same value.
+    private static func plainJSON(_ text: String, limits: SpecLimits) -> JSONValue? {
+        var text = text
+        guard text.utf8.count <= limits.maxSpecBytes else { return nil }
+        return text.withUTF8 { bytes -> JSONValue? in
+            var reader = JSONReader(bytes)
+            guard let value = try? reader.readDocument(), reader.repeatedKeys == 0, reader.valueCount <= limits.maxNodes,
+                reader.deepest <= limits.maxDocumentDepth
+            else { return nil }
+            return value
+        }
+    }
+
+    /// Text → JSON value, and the YAML tree it came from (to find positions for errors).
     private static func document(text: String, format: SpecFormat, limits: SpecLimits) throws(SpecErrors)
-        -> (JSONValue, [String: Mark])
+        -> (JSONValue, Node)
     {
         let bytes = text.utf8.count
         if bytes > limits.maxSpecBytes { throw SpecErrors([tooLarge(bytes: bytes, limits: limits)]) }
@@ -87,7 +117,10 @@ public enum SpecParser {
         let node: Node?
         do {
             // `.utf8` explicitly: the default encoding consults (and prints) an environment variable.
-            node = try Parser(yaml: text, resolver: .default, constructor: .default, encoding: .utf8).singleRoot()
+            // The basic resolver (no rules): Yams' default rules are regular expressions run on
+            // every scalar; `JSONValue(yamlScalar:)` applies the same rules, only where they can
+            // match. (Mapping keys are then compared as strings: `1` and `"1"` are one key.)
+            node = try Parser(yaml: text, resolver: .basic, constructor: .default, encoding: .utf8).singleRoot()
         } catch let error as YamlError {
             throw SpecErrors([syntaxError(error, format: format)])
         } catch {
@@ -96,8 +129,13 @@ public enum SpecParser {
         guard let node else {
             throw SpecErrors([SpecError(.syntax, path: "", "the spec is empty")])
         }
-        var converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
-        let value = converter.convert(node)
+        var converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: false)
+        var value = converter.convert(node)
+        if !converter.errors.isEmpty {
+            // Again with paths, to name where each fault is.
+            converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
+            value = converter.convert(node)
+        }
         if !converter.errors.isEmpty {
             throw SpecErrors(
                 converter.errors.map { error in
@@ -105,7 +143,7 @@ public enum SpecParser {
                     return SpecError(code, path: error.path, error.message, line: error.line, column: error.column)
                 })
         }
-        return (value, converter.marks)
+        return (value, node)
     }
 
     private static func syntaxError(_ error: YamlError, format: SpecFormat) -> SpecError {
@@ -142,9 +180,10 @@ public enum SpecParser {
         }
     }
 
-    /// JSON value → model, then validation; errors positioned by `marks` and sorted.
+    /// JSON value → model, then validation; errors positioned by `marks()` and sorted.
     private static func build(
-        _ value: JSONValue, format: SpecFormat, sourceName: String?, limits: SpecLimits, marks: [String: Mark]
+        _ value: JSONValue, format: SpecFormat, sourceName: String?, limits: SpecLimits,
+        marks: () -> [String: Mark]
     ) throws(SpecErrors) -> GroupSpec {
         let defaultName = sourceName.map { SpecFormat.splitName($0).base }.flatMap { $0.isEmpty ? nil : $0 }
         var reader = SpecReader(format: format)
@@ -155,6 +194,7 @@ public enum SpecParser {
         let semantic = validator.errors.filter { !isUnder($0.path, anyOf: placeholders) }
         var errors = reader.errors + semantic
         guard !errors.isEmpty else { return spec }
+        let marks = marks()
         if !marks.isEmpty {
             for index in errors.indices {
                 if let mark = mark(for: errors[index].path, in: marks) {

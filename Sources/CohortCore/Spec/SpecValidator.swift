@@ -158,6 +158,8 @@ struct SpecValidator {
     private mutating func checkKind(_ kind: String, path: String) {
         if kind.isEmpty {
             fail(.invalidValue, path, "a procedure kind cannot be empty (built in: shell, sleep, echo, fail)")
+        } else if kind.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
+            return  // printable ASCII without spaces: the usual case, checked without Unicode tables
         } else if kind.contains(where: {
             $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control }
         }) {

@@ -174,6 +174,37 @@ import Testing
         #expect(error.line != nil)
     }
 
+    /// JSON documents are read with the JSON reader (fast) and must mean what the YAML path
+    /// reads from the same text.
+    @Test func jsonIsReadAsTheYAMLPathReadsIt() throws {
+        let design = try SpecParser.parse(text: Self.design, sourceName: "release.yaml")
+        for text in [design.specText(pretty: false), design.specText(pretty: true)] {
+            #expect(try SpecParser.parse(text: text, format: .json) == design)
+            #expect(try SpecParser.parse(text: text, format: .json) == SpecParser.parse(text: text, format: .yaml))
+        }
+        let numbers = """
+            {"name": "n", "children": [{"name": "a", "run": "echo",
+              "with": {"i": 12, "neg": -3, "f": 1.5, "e": 1e3, "big": 99999999999999999999, "t": true, "z": null,
+                       "s": "yes", "u": "\\u00e9\\n"}}]}
+            """
+        #expect(try SpecParser.parse(text: numbers, format: .json) == SpecParser.parse(text: numbers, format: .yaml))
+    }
+
+    @Test func faultsInJSONCarryTheirLine() throws {
+        let errors = specErrors(
+            "{\"name\": \"g\",\n \"children\": [\n  {\"name\": \"a\", \"run\": \"echo\",\n   \"after\": [\"nope\"]}]}",
+            format: .json)
+        let error = try #require(errors.first)
+        #expect(error.path == "children[0].after[0]")
+        #expect(error.line == 4)
+        let repeated = try #require(
+            specErrors("{\"name\": \"a\",\n \"name\": \"b\", \"children\": [{\"name\": \"x\", \"run\": \"echo\"}]}", format: .json).first)
+        #expect(repeated.code == .syntax)
+        #expect(repeated.message.contains("duplicate key \"name\""))
+        // Beyond strict JSON, the YAML path still reads it.
+        #expect(try SpecParser.parse(text: "{name: g, children: [{name: a, run: echo}]} # yaml", format: .json).name == "g")
+    }
+
     @Test func anEmptyDocumentIsRejected() {
         #expect(specErrors("").first?.message == "the spec is empty")
         #expect(specErrors("# only a comment\n").first?.message == "the spec is empty")
