@@ -87,10 +87,10 @@ struct SpecReader {
         }
         checkFields(object, path: path, allowed: SpecReader.childFields)
         var child = placeholder
-        let name = join(path, "name")
-        if let value = string(object, "name", path: name) {
+        if let value = string(object, "name", path: join(path, "name")) {
             child.name = value
         } else {
+            let name = join(path, "name")
             if object["name"] == nil || object["name"] == .null {
                 fail(.missingField, name, "missing; every child needs a name")
             }
@@ -153,8 +153,9 @@ struct SpecReader {
 
     // MARK: Retry and inject
 
-    mutating func retry(_ value: JSONValue?, path: String) -> RetryPolicy? {
+    mutating func retry(_ value: JSONValue?, path: @autoclosure () -> String) -> RetryPolicy? {
         guard let value, value != .null else { return nil }
+        let path = path()
         // `retry: 3` is short for `retry: { attempts: 3 }`.
         if value.isNumber {
             guard let attempts = wholeNumber(value, path: join(path, "attempts")) else { return nil }
@@ -189,8 +190,9 @@ struct SpecReader {
         return policy
     }
 
-    private mutating func injections(_ value: JSONValue?, path: String) -> [Injection] {
+    private mutating func injections(_ value: JSONValue?, path: @autoclosure () -> String) -> [Injection] {
         guard let value, value != .null else { return [] }
+        let path = path()
         guard case .array(let elements) = value else {
             wrongType(path, expected: "\(aList) of injections ({from, select, into})", got: value)
             placeholders.insert(path)
@@ -275,6 +277,7 @@ struct SpecReader {
     private mutating func checkFields(
         _ object: [String: JSONValue], path: String, allowed: [String], misplaced: [String: String] = [:]
     ) {
+        guard object.keys.contains(where: { !allowed.contains($0) }) else { return }
         for key in object.keys.sorted() where !allowed.contains(key) {
             let fieldPath = join(path, key)
             if let hint = misplaced[key] {
@@ -289,17 +292,20 @@ struct SpecReader {
         }
     }
 
-    private mutating func string(_ object: [String: JSONValue], _ key: String, path: String) -> String? {
+    // The paths below are built only for a fault: a spec of 10,000 children has tens of
+    // thousands of fields, and building each one's path is most of the reading.
+
+    private mutating func string(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String) -> String? {
         guard let value = object[key], value != .null else { return nil }
         guard case .string(let text) = value else {
-            wrongType(path, expected: "a string", got: value)
+            wrongType(path(), expected: "a string", got: value)
             return nil
         }
         return text
     }
 
     /// A list of strings; a single string is accepted as a list of one (`after: build`).
-    private mutating func stringList(_ object: [String: JSONValue], _ key: String, path: String) -> [String] {
+    private mutating func stringList(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String) -> [String] {
         guard let value = object[key], value != .null else { return [] }
         switch value {
         case .string(let text):
@@ -307,19 +313,20 @@ struct SpecReader {
         case .array(let elements):
             return elements.enumerated().map { index, element in
                 if case .string(let text) = element { return text }
-                wrongType("\(path)[\(index)]", expected: "a string", got: element)
-                placeholders.insert("\(path)[\(index)]")
+                wrongType("\(path())[\(index)]", expected: "a string", got: element)
+                placeholders.insert("\(path())[\(index)]")
                 return ""
             }
         default:
-            wrongType(path, expected: "\(aList) of strings", got: value)
-            placeholders.insert(path)
+            wrongType(path(), expected: "\(aList) of strings", got: value)
+            placeholders.insert(path())
             return []
         }
     }
 
-    private mutating func duration(_ object: [String: JSONValue], _ key: String, path: String) -> Duration? {
+    private mutating func duration(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String) -> Duration? {
         guard let value = object[key], value != .null else { return nil }
+        let path = path()
         switch value {
         case .string(let text):
             do {

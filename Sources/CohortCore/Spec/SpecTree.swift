@@ -5,10 +5,6 @@ struct SpecTree {
         var name: String
         /// `tests/unit`; `""` for the top-level group.
         var path: String
-        /// Where the child is in the spec, `children[3]`; `""` for the top-level group.
-        var specPath: String
-        /// Where a group's children list is: `children` at the top, `children[3].group.children` below.
-        var childrenSpecPath: String
         var parent: Int?
         var indexInParent: Int
         /// 0 for the top-level group, 1 for its children…
@@ -36,7 +32,7 @@ struct SpecTree {
     init(_ spec: GroupSpec) {
         nodes.append(
             Node(
-                name: spec.name, path: "", specPath: "", childrenSpecPath: "children", parent: nil, indexInParent: 0,
+                name: spec.name, path: "", parent: nil, indexInParent: 0,
                 depth: 0, mode: spec.mode, onChildFailure: spec.onChildFailure, child: nil))
         addChildren(spec.children, to: 0)
         nodes[0].subtreeEnd = nodes.count
@@ -47,10 +43,8 @@ struct SpecTree {
         for (offset, child) in children.enumerated() {
             let index = nodes.count
             let parentNode = nodes[parent]
-            let specPath = "\(parentNode.childrenSpecPath)[\(offset)]"
             var node = Node(
-                name: child.name, path: parentNode.isTop ? child.name : "\(parentNode.path)/\(child.name)",
-                specPath: specPath, childrenSpecPath: "\(specPath).group.children", parent: parent,
+                name: child.name, path: parentNode.isTop ? child.name : "\(parentNode.path)/\(child.name)", parent: parent,
                 indexInParent: offset, depth: parentNode.depth + 1, mode: .parallel,
                 onChildFailure: .cancelDependents, child: child)
             if case .group(let group) = child.body {
@@ -69,6 +63,18 @@ struct SpecTree {
             nodes[index].subtreeEnd = nodes.count
             nodes[index].leaves = firstLeaf..<leafNodes.count
         }
+    }
+
+    /// Where the child is in the spec, `children[3]`; `""` for the top-level group. Built on
+    /// demand, for error messages.
+    func specPath(of node: Int) -> String {
+        guard let parent = nodes[node].parent else { return "" }
+        return "\(childrenSpecPath(of: parent))[\(nodes[node].indexInParent)]"
+    }
+
+    /// Where a group's children list is: `children` at the top, `children[3].group.children` below.
+    func childrenSpecPath(of node: Int) -> String {
+        nodes[node].isTop ? "children" : "\(specPath(of: node)).group.children"
     }
 
     /// Whether `node` is `ancestor` or inside it.

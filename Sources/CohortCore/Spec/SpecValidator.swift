@@ -29,7 +29,7 @@ struct SpecValidator {
         }
         for index in tree.nodes.indices {
             let node = tree.nodes[index]
-            if node.isGroup { checkGroup(node, in: tree) }
+            if node.isGroup { checkGroup(index, in: tree) }
             if let child = node.child { checkChild(child, node: index, in: tree) }
         }
         checkCycles(tree)
@@ -37,11 +37,12 @@ struct SpecValidator {
 
     // MARK: Groups
 
-    private mutating func checkGroup(_ node: SpecTree.Node, in tree: SpecTree) {
-        let path = node.childrenSpecPath
+    private mutating func checkGroup(_ index: Int, in tree: SpecTree) {
+        let node = tree.nodes[index]
+        let path = tree.childrenSpecPath(of: index)
         if node.depth == limits.maxNestingDepth + 1 {
             fail(
-                .limitExceeded, node.specPath,
+                .limitExceeded, tree.specPath(of: index),
                 "groups nest deeper than \(limits.maxNestingDepth) levels (limit maxNestingDepth)")
         }
         if node.children.isEmpty {
@@ -70,7 +71,7 @@ struct SpecValidator {
     // MARK: Children
 
     private mutating func checkChild(_ child: ChildSpec, node: Int, in tree: SpecTree) {
-        let path = tree.nodes[node].specPath
+        let path = tree.specPath(of: node)
         if let problem = SpecNames.problem(withChildName: child.name, maxLength: limits.maxNameLength) {
             fail(.invalidValue, "\(path).name", problem)
         }
@@ -131,7 +132,11 @@ struct SpecValidator {
         }
     }
 
-    private mutating func checkInjections(_ injections: [Injection], node: Int, in tree: SpecTree, path: String) {
+    private mutating func checkInjections(
+        _ injections: [Injection], node: Int, in tree: SpecTree, path: @autoclosure () -> String
+    ) {
+        guard !injections.isEmpty else { return }
+        let path = path()
         var firstInto: [JSONPath: Int] = [:]
         for (offset, injection) in injections.enumerated() {
             let entry = "\(path).inject[\(offset)]"
@@ -155,15 +160,15 @@ struct SpecValidator {
         }
     }
 
-    private mutating func checkKind(_ kind: String, path: String) {
+    private mutating func checkKind(_ kind: String, path: @autoclosure () -> String) {
         if kind.isEmpty {
-            fail(.invalidValue, path, "a procedure kind cannot be empty (built in: shell, sleep, echo, fail)")
+            fail(.invalidValue, path(), "a procedure kind cannot be empty (built in: shell, sleep, echo, fail)")
         } else if kind.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) {
             return  // printable ASCII without spaces: the usual case, checked without Unicode tables
         } else if kind.contains(where: {
             $0.isWhitespace || $0.unicodeScalars.contains { $0.properties.generalCategory == .control }
         }) {
-            fail(.invalidValue, path, "a procedure kind cannot contain spaces or control characters")
+            fail(.invalidValue, path(), "a procedure kind cannot contain spaces or control characters")
         }
     }
 
@@ -192,13 +197,17 @@ struct SpecValidator {
 
     // MARK: Values
 
-    private mutating func checkTimeout(_ timeout: Duration?, path: String) {
+    // Paths are passed unbuilt (`@autoclosure`): they are only needed for a fault.
+
+    private mutating func checkTimeout(_ timeout: Duration?, path: @autoclosure () -> String) {
         if let timeout, timeout <= .zero {
-            fail(.invalidDuration, path, "a timeout must be longer than zero")
+            fail(.invalidDuration, path(), "a timeout must be longer than zero")
         }
     }
 
-    private mutating func checkCategories(_ categories: [String], path: String) {
+    private mutating func checkCategories(_ categories: [String], path: @autoclosure () -> String) {
+        guard !categories.isEmpty else { return }
+        let path = path()
         var fences: [String: String] = [:]
         for (offset, category) in categories.enumerated() {
             if let problem = SpecNames.problem(withCategory: category, maxLength: limits.maxNameLength) {
@@ -215,7 +224,9 @@ struct SpecValidator {
         }
     }
 
-    private mutating func checkLabels(_ labels: [String], path: String) {
+    private mutating func checkLabels(_ labels: [String], path: @autoclosure () -> String) {
+        guard !labels.isEmpty else { return }
+        let path = path()
         for (offset, label) in labels.enumerated() {
             if let problem = SpecNames.problem(withLabel: label, maxLength: limits.maxNameLength) {
                 fail(.invalidValue, "\(path)[\(offset)]", problem)
@@ -243,7 +254,7 @@ struct SpecValidator {
             }
             let prefix = tree.nodes[group].isTop ? "" : tree.nodes[group].path + "/"
             let names = (cycle + [cycle[0]]).map { String(tree.nodes[$0].path.dropFirst(prefix.count)) }
-            fail(.cycle, tree.nodes[group].childrenSpecPath, "cycle \(names.joined(separator: " -> "))")
+            fail(.cycle, tree.childrenSpecPath(of: group), "cycle \(names.joined(separator: " -> "))")
         }
     }
 }
