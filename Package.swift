@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "CohortCoordinator", targets: ["CohortCoordinator"]),
         .library(name: "CohortWorker", targets: ["CohortWorker"]),
         .library(name: "CohortClient", targets: ["CohortClient"]),
+        .library(name: "CohortJournal", targets: ["CohortJournal"]),
         .executable(name: "cohort", targets: ["cohort"]),
     ],
     dependencies: [
@@ -25,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The coordinator's journal: SQLite through GRDB (links the system libsqlite3).
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The local engine: procedures, queues, groups, conditions, observers, injection. No I/O.
@@ -64,10 +67,20 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The coordinator's journal: accepted groups and their state in SQLite (WAL), so a
+        // restarted coordinator carries on (DESIGN.md §3, docs/operations.md "The journal").
+        .target(
+            name: "CohortJournal",
+            dependencies: ["CohortCore", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+
         // The coordinator: a ROUTER loop on its own thread driving CohortCore's state machines.
         .target(
             name: "CohortCoordinator",
-            dependencies: ["CohortCore", "CohortWire", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CohortCore", "CohortWire", "CohortJournal", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
 
@@ -92,7 +105,7 @@ let package = Package(
         .executableTarget(
             name: "cohort",
             dependencies: [
-                "CohortClient", "CohortCoordinator", "CohortWorker", "CohortCore",
+                "CohortClient", "CohortCoordinator", "CohortJournal", "CohortWorker", "CohortCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -112,6 +125,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore"], swiftSettings: strict),
+        .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore"], swiftSettings: strict),
         .testTarget(name: "CohortCoordinatorTests", dependencies: ["CohortCoordinator", "CohortWire", "ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "CohortWorkerTests", dependencies: ["CohortWorker", "CohortWire", "ZeroMQ"], swiftSettings: strict),
         // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the

@@ -5,11 +5,21 @@ import Foundation
 final class BenchCluster {
     let endpoint: String
     private var pids: [pid_t] = []
+    /// The coordinator's own journal directory (nil without a journal), removed by ``stop()``.
+    private var stateDir: String?
 
-    /// Starts the coordinator and `workers` workers of `slots` slots, and waits until every
-    /// worker is connected.
-    init(cohort: String, workers: Int, slots: Int) async throws {
-        let (coordinator, output) = try Self.spawn(cohort, ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"])
+    /// Starts the coordinator (with a journal in a temporary state directory of its own, or
+    /// none) and `workers` workers of `slots` slots, and waits until every worker is connected.
+    init(cohort: String, workers: Int, slots: Int, journal: Bool = true) async throws {
+        var arguments = ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"]
+        if journal {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString)").path
+            stateDir = directory
+            arguments += ["--state-dir", directory]
+        } else {
+            arguments += ["--no-journal"]
+        }
+        let (coordinator, output) = try Self.spawn(cohort, arguments)
         pids.append(coordinator)
         let prefix = "cohort coordinator listening on "
         var found: String?
@@ -43,6 +53,8 @@ final class BenchCluster {
     func stop() {
         Self.stop(pids.reversed())
         pids = []
+        if let stateDir { try? FileManager.default.removeItem(atPath: stateDir) }
+        stateDir = nil
     }
 
     deinit { stop() }

@@ -10,15 +10,19 @@ struct Options {
     var cancelRuns = 10
     var handoffs = 200
     var skipBaseline = false
+    /// Run the coordinator without its journal (and skip the journal's cost comparison).
+    var noJournal = false
     /// Directory holding `cohort` and `bench-zeromq` (default: this executable's).
     var binaries: String = Options.ownDirectory
 
     static let usage = """
         usage: bench-cluster [--json] [--noops N] [--round-trips N] [--chain N] [--cancel N] [--cancel-runs N]
-                             [--handoffs N] [--no-baseline] [--binaries DIR]
+                             [--handoffs N] [--no-baseline] [--no-journal] [--binaries DIR]
         Starts real `cohort` processes on 127.0.0.1 (a coordinator and 2 workers; 4 for the cancel
         measurement) and measures, in one run, against the raw ZeroMQ relay of `bench-zeromq --processes`:
-          throughput   N no-op (echo) children in one group, submit to finished (procedures/s)
+          throughput   N no-op (echo) children in one group, submit to finished (procedures/s), journal on;
+                       and the same without the journal (a second coordinator, --no-journal), for its cost
+        --no-journal runs every measurement without the journal.
           round trip   a one-child group, submit to its finished event (p50, p99)
           chain        a sequence of N children (per link)
           cancel       N running `sleep` children on 4 workers, cancel to finished (p50, p99)
@@ -48,6 +52,7 @@ struct Options {
             case "--cancel-runs": options.cancelRuns = number(flag)
             case "--handoffs": options.handoffs = number(flag)
             case "--no-baseline": options.skipBaseline = true
+            case "--no-journal": options.noJournal = true
             case "--binaries":
                 guard let directory = rest.popFirst() else { fail("--binaries takes a directory") }
                 options.binaries = directory

@@ -11,6 +11,8 @@ struct Baseline: Codable {
 struct Report: Codable {
     var baseline: Baseline?
     var throughputPerSecond: Double
+    /// The same throughput with the coordinator's journal off (same run); nil with --no-journal.
+    var throughputWithoutJournalPerSecond: Double?
     var roundTrip: Latency
     var chainPerLinkMicros: Double
     var cancel: Latency
@@ -34,7 +36,17 @@ func measure(_ options: Options) async throws -> Report {
     let cohort = options.binaries + "/cohort"
     let baseline = options.skipBaseline ? nil : try measureBaseline(options)
 
-    let two = try await BenchCluster(cohort: cohort, workers: 2, slots: 8)
+    var withoutJournal: Double?
+    if !options.noJournal {
+        let bare = try await BenchCluster(cohort: cohort, workers: 2, slots: 8, journal: false)
+        defer { bare.stop() }
+        withoutJournal = try await CohortClient.withClient(ClientConfiguration(coordinator: bare.endpoint)) { client in
+            try await Measurements.throughput(client, count: options.noops)
+        }
+        bare.stop()
+    }
+
+    let two = try await BenchCluster(cohort: cohort, workers: 2, slots: 8, journal: !options.noJournal)
     defer { two.stop() }
     let (throughput, roundTrip, chain, handoff) = try await CohortClient.withClient(ClientConfiguration(coordinator: two.endpoint)) { client in
         (
@@ -47,13 +59,13 @@ func measure(_ options: Options) async throws -> Report {
     two.stop()
 
     let slots = (options.cancelChildren + 3) / 4
-    let four = try await BenchCluster(cohort: cohort, workers: 4, slots: slots)
+    let four = try await BenchCluster(cohort: cohort, workers: 4, slots: slots, journal: !options.noJournal)
     defer { four.stop() }
     let cancel = try await CohortClient.withClient(ClientConfiguration(coordinator: four.endpoint)) { client in
         try await Measurements.cancels(client, children: options.cancelChildren, runs: options.cancelRuns)
     }
     return Report(
-        baseline: baseline, throughputPerSecond: throughput, roundTrip: roundTrip, chainPerLinkMicros: chain * 1e6,
+        baseline: baseline, throughputPerSecond: throughput, throughputWithoutJournalPerSecond: withoutJournal, roundTrip: roundTrip, chainPerLinkMicros: chain * 1e6,
         cancel: cancel, handoff: handoff)
 }
 
@@ -79,8 +91,13 @@ func printTable(_ report: Report, _ options: Options) {
     }
     row("measurement", "value", "ratio to the relay", "target")
     row(
-        "throughput, \(options.noops) no-ops", "\(format(report.throughputPerSecond, 0)) procedures/s",
+        "throughput, \(options.noops) no-ops\(options.noJournal ? ", no journal" : ", journal on")", "\(format(report.throughputPerSecond, 0)) procedures/s",
         ratio(report.throughputPerSecond, pipelined, " of pipelined"), "≥ 50000/s and ≥ 0.2×")
+    if let bare = report.throughputWithoutJournalPerSecond {
+        row(
+            "  same, journal off", "\(format(bare, 0)) procedures/s",
+            "journal costs \(format(100 * (1 - report.throughputPerSecond / bare)))%", "")
+    }
     row("submit → finished, p50", "\(format(report.roundTrip.p50Micros)) µs", ratio(report.roundTrip.p50Micros, relay), "≤ 1.5×")
     row("submit → finished, p99", "\(format(report.roundTrip.p99Micros)) µs", "", "≤ 1000 µs")
     row("chain of \(options.chain), per link", "\(format(report.chainPerLinkMicros)) µs", ratio(report.chainPerLinkMicros, relay), "≤ 1.5×")

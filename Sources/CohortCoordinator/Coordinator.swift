@@ -1,4 +1,5 @@
 import CohortCore
+import CohortJournal
 import Foundation
 import Logging
 import Synchronization
@@ -65,9 +66,12 @@ public final class Coordinator: Sendable {
                 let thread = Thread {
                     // The loop and its socket live and die on this thread.
                     let result = Result {
+                        var configuration = configuration
+                        let journal = try Coordinator.openJournal(&configuration)
+                        defer { journal?.journal.close() }
                         try CoordinatorLoop(
                             configuration: configuration, logger: logger, mailbox: mailbox, stats: stats,
-                            onBound: onBound
+                            journal: journal, onBound: onBound
                         ).run()
                     }
                     continuation.resume(with: result)
@@ -78,6 +82,17 @@ public final class Coordinator: Sendable {
         } onCancel: {
             mailbox.post(.stop(reason: "coordinator stopping"))
         }
+    }
+
+    /// Locks the state directory and opens its journal; the journal's epoch becomes the
+    /// coordinator's, and every fencing token is above `epoch << 32` (docs/scheduling.md).
+    static func openJournal(_ configuration: inout CoordinatorConfiguration) throws(JournalError) -> JournalWriter? {
+        guard let path = configuration.stateDirectory else { return nil }
+        let directory = try StateDirectory(path: path)
+        let journal = try Journal(directory: directory, synchronous: configuration.journalSynchronous)
+        configuration.epoch = journal.epoch
+        configuration.tokenFloor = max(configuration.tokenFloor, journal.epoch << 32)
+        return JournalWriter(journal: journal, directory: directory)
     }
 
     /// The endpoint the coordinator listens on, with a wildcard port resolved

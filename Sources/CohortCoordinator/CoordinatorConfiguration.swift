@@ -1,4 +1,5 @@
 import CohortCore
+import CohortJournal
 
 /// The coordinator's settings, with their defaults.
 ///
@@ -49,6 +50,19 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// Every fencing token is larger than this. Default 0; the journal will set it from the
     /// epoch so tokens after a restart exceed every token before it.
     public var tokenFloor: UInt64 = 0
+    /// The state directory: the journal (`journal.sqlite`) and its lock. Nil (the library's
+    /// default) runs without a journal: nothing survives a restart. `cohort coordinator`
+    /// defaults to `$XDG_STATE_HOME/cohort` or `~/.local/state/cohort`.
+    public var stateDirectory: String?
+    /// How hard each journal commit waits for the disk. Default `full` (survives a power
+    /// loss); `normal` survives a crash of the coordinator only (docs/operations.md).
+    public var journalSynchronous: JournalSynchronous = .full
+    /// After a restart, how long attempts that were running wait for their worker to report
+    /// them before they get a new attempt. Default 10 s (workers notice a lost coordinator
+    /// after `heartbeatInterval × heartbeatLiveness` and reconnect within about a second).
+    public var restartGrace: Duration = .seconds(10)
+    /// How long finished groups stay in the journal before they are pruned. Default 7 days.
+    public var retention: Duration = .seconds(7 * 24 * 3600)
     /// Whether `run()` prints `cohort coordinator listening on …` to stdout once bound
     /// (it is always logged). Default true: the CLI and scripts read that line.
     public var printsListeningLine: Bool = true
@@ -96,6 +110,9 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         }
         guard maxBatch >= 1 else { throw fail("maxBatch", "must be at least 1, not \(maxBatch)") }
         guard !coordinatorID.isEmpty else { throw fail("coordinatorID", "must not be empty") }
+        if let stateDirectory, stateDirectory.isEmpty { throw fail("stateDir", "must not be empty") }
+        guard restartGrace >= .zero else { throw fail("restartGrace", "must not be negative, not \(restartGrace)") }
+        guard retention >= .zero else { throw fail("retention", "must not be negative, not \(retention)") }
     }
 }
 

@@ -40,6 +40,7 @@ extension CoordinatorLoop {
                     } else {
                         try scheduler.cancelGroup(group, reason: why, now: now)
                     }
+                journalCancel(group, path: path, reason: why)
                 logger.info("cancel accepted", metadata: ["group.id": "\(group)", "child.path": "\(path ?? "")"])
                 reply(.cancelAccepted(group: group, path: path))
                 apply(actions)

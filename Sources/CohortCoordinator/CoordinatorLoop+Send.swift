@@ -12,6 +12,8 @@ extension CoordinatorLoop {
         var rounds = 0
         while !outbox.isEmpty, rounds < 8 {
             rounds += 1
+            // Nothing goes out before what it reports is in the journal.
+            guard commitJournal() else { return }
             for (routing, items) in outbox.take() {
                 var delivered = true
                 for item in items where delivered {

@@ -74,6 +74,7 @@ extension CoordinatorLoop {
     /// Turns the scheduler's actions into messages for this turn.
     func apply(_ actions: [SchedulerAction]) {
         for action in actions {
+            journal(action)
             switch action {
             case .dispatch(let worker, let order):
                 guard let routing = peers.routingOfWorker[worker] else { continue }

@@ -19,6 +19,8 @@ final class CoordinatorLoop {
     let codec: WireCodec
     let clock = LoopClock()
     let epoch: UInt64
+    /// The journal, when the coordinator has a state directory (CoordinatorLoop+Journal.swift).
+    let journalWriter: JournalWriter?
 
     var scheduler: Scheduler
     var peers = PeerTable()
@@ -44,8 +46,9 @@ final class CoordinatorLoop {
 
     init(
         configuration: CoordinatorConfiguration, logger: Logger, mailbox: Mailbox<LoopCommand>,
-        stats: CoordinatorStatistics, onBound: @escaping @Sendable (String) -> Void
+        stats: CoordinatorStatistics, journal: JournalWriter? = nil, onBound: @escaping @Sendable (String) -> Void
     ) {
+        self.journalWriter = journal
         self.configuration = configuration
         self.logger = logger
         self.mailbox = mailbox
@@ -80,6 +83,7 @@ final class CoordinatorLoop {
         try router.set(.receiveHighWaterMark, to: 100_000)
         try router.set(.maxMessageSize, to: Int64(configuration.effectiveMaxMessageSize))
         try security?.secure(router)
+        try restoreFromJournal()
         try router.bind(configuration.endpoint)
         let endpoint = try router.lastEndpoint
         warnIfExposed(endpoint)
@@ -115,8 +119,10 @@ final class CoordinatorLoop {
                 }
             }
             if !stopping { housekeeping() }
+            _ = commitJournal()
             flush(router)
         }
+        if let failure = journalWriter?.failure { throw failure }
         logger.info(
             "coordinator stopped",
             metadata: [
@@ -163,6 +169,7 @@ final class CoordinatorLoop {
         where !outbox.hasItems(for: routing) {
             outbox.send(.heartbeat, to: routing)
         }
+        pruneJournalIfDue()
         if now - lastClientSweep > .seconds(60) {
             lastClientSweep = now
             let watching = Set(watchers.values.flatMap { $0.map(\.routing) })

@@ -6,11 +6,18 @@ extension EndToEnd {
         /// The shipped config files load as they are (every key documented there is known).
         @Test func shippedConfigFilesLoad() throws {
             let root = Binaries.repositoryRoot
+            let stateDir = Scratch.file("state")
             let coordinator = try Subprocess(
                 Binaries.cohort,
-                ["coordinator", "--config", "\(root)/config/coordinator.yaml", "--endpoint", "tcp://127.0.0.1:*"],
+                [
+                    "coordinator", "--config", "\(root)/config/coordinator.yaml", "--endpoint", "tcp://127.0.0.1:*",
+                    "--state-dir", stateDir,
+                ],
                 name: "coordinator")
-            defer { coordinator.stop() }
+            defer {
+                coordinator.stop()
+                try? FileManager.default.removeItem(atPath: stateDir)
+            }
             let endpoint = try coordinator.waitForLine(timeout: .seconds(20)) { line in
                 line.hasPrefix("cohort coordinator listening on ") ? String(line.dropFirst(32)) : nil
             }

@@ -76,6 +76,23 @@ public struct LockTable: Sendable {
         return advance(holder) ? Grant(holder: holder, tokens: requests[holder]!.tokens) : nil
     }
 
+    /// Rebuilds a grant a restarted coordinator finds in its journal: requests `levels` for
+    /// `holder` and, if granted at once, gives it the journaled `tokens` (those it held before
+    /// the restart) instead of new ones. Returns false, with nothing kept, if the request
+    /// would wait (the journal contradicts itself; the caller treats the grant as lost).
+    public mutating func restoreGrant(
+        _ holder: LockHolder, levels: [LockLevel], owner: LockOwner?, tokens: [String: UInt64]
+    ) -> Bool {
+        guard request(holder, levels: levels, owner: owner) != nil else {
+            _ = remove(holder)
+            return false
+        }
+        for (category, token) in tokens where requests[holder]!.tokens[category] != nil {
+            requests[holder]!.tokens[category] = token
+        }
+        return true
+    }
+
     /// Releases `holder`'s grant, or withdraws its waiting request, and returns the requests
     /// this completes, in the order they were completed. Unknown holders do nothing.
     ///

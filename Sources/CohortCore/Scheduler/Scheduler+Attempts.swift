@@ -9,6 +9,7 @@ extension Scheduler {
     public mutating func taskStarted(_ ref: AttemptRef, worker: WorkerID, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
+        claimOrphan(ref, by: worker)
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
         let (slot, leaf) = (location.slot, location.leaf)
@@ -35,6 +36,7 @@ extension Scheduler {
         _ ref: AttemptRef, outcome: AttemptOutcome, worker: WorkerID, startedAt: Timestamp? = nil,
         outputTruncated: Bool = false, now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
+        claimOrphan(ref, by: worker)
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
         let (slot, leaf) = (location.slot, location.leaf)
@@ -127,6 +129,7 @@ extension Scheduler {
                 cancelGroup(slot, group, reason: "timed out", now: now)
             }
         }
+        if let orphanDeadline, orphanDeadline <= now { expireOrphans(now: now) }
         for worker in membership.expired(now: now) {
             loseWorker(worker, reason: "missed its heartbeats for \(membership.silenceLimit)", now: now)
         }

@@ -78,7 +78,7 @@ extension Scheduler {
 
     /// Marks the leaf's enclosing groups started (and arms nested groups' timeouts; the top
     /// level's runs from its submission) the first time one of their leaves is about to start.
-    private mutating func markGroupsStarted(_ slot: Int, _ leaf: Int, now: Timestamp) {
+    mutating func markGroupsStarted(_ slot: Int, _ leaf: Int, now: Timestamp) {
         let plan = runs[slot]!.plan
         for group in plan.flat.leaves[leaf].ancestors where runs[slot]!.groups[group].startedAt == nil {
             runs[slot]!.groups[group].startedAt = now

@@ -29,6 +29,7 @@ extension Scheduler {
             actions.append(.cancel(worker, ref, reason: supersededReason(ref)))
             return
         }
+        orphans.remove(ref.id)
         attemptsByWorker[old]?.remove(ref.id)
         membership.addInFlight(-1, to: old)
         attemptsByWorker[worker, default: []].insert(ref.id)

@@ -66,10 +66,23 @@ public struct Scheduler: Sendable {
     /// Actions gathered during the current event.
     var actions: [SchedulerAction] = []
 
+    // The journal (Scheduler+Restore.swift).
+    /// Whether finished children are collected for ``takeFinishedChildren()`` (the journal is on).
+    public var recordsFinishes = false
+    /// Children finished since the last ``takeFinishedChildren()``: slot, leaf.
+    var finished: [(slot: Int, leaf: Int)] = []
+    /// Attempts restored from the journal that no worker has reported yet.
+    var orphans: Set<UInt64> = []
+    /// When orphans nobody reported get new attempts.
+    var orphanDeadline: Timestamp?
+
     public init(configuration: SchedulerConfiguration = SchedulerConfiguration()) {
         self.configuration = configuration
         self.membership = Membership(heartbeatInterval: configuration.heartbeatInterval, liveness: configuration.liveness)
         self.locks = LockTable(tokenFloor: configuration.tokenFloor)
+        // Attempt ids start above the floor too, so a restarted coordinator (a larger epoch)
+        // never hands out an id an earlier incarnation used.
+        self.nextTaskID = configuration.tokenFloor + 1
         self.random = SplitMix64(seed: configuration.randomSeed)
     }
 
@@ -100,10 +113,21 @@ public struct Scheduler: Sendable {
             }
         }
         let groupID = id ?? freshID(for: spec.name)
+        submissions += 1
+        let plan = addRun(
+            spec, id: groupID, flat: flat ?? spec.flattened(), sequence: submissions, owner: owner, submittedAt: now)
+        let warnings = placementWarnings(for: plan)
+        settle(now: now)
+        return SubmitReceipt(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
+    }
+
+    /// Adds a run and queues the propagation work of the leaves that wait for nothing; the
+    /// caller settles. Shared by ``submit(_:id:flat:owner:now:)`` and ``restore(_:lastTokens:grace:now:)``.
+    mutating func addRun(
+        _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp
+    ) -> GroupPlan {
         let slot = nextSlot
         nextSlot += 1
-        submissions += 1
-        let flat = flat ?? spec.flattened()
         var placement: [Int32] = []
         placement.reserveCapacity(flat.leaves.count)
         for leaf in flat.leaves {
@@ -111,10 +135,9 @@ public struct Scheduler: Sendable {
                 classID(PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty)))
         }
         let plan = GroupPlan(
-            slot: slot, id: groupID, spec: spec, flat: flat, placement: placement, sequence: submissions, owner: owner,
-            now: now)
+            slot: slot, id: groupID, spec: spec, flat: flat, placement: placement, sequence: sequence, owner: owner,
+            now: submittedAt)
         runs[slot] = GroupRun(plan: plan)
-        let warnings = placementWarnings(for: plan)
         for leaf in plan.remaining.indices {
             if plan.remaining[leaf] == 0 {
                 work.append(.unblocked(slot: slot, leaf: leaf))
@@ -123,10 +146,12 @@ public struct Scheduler: Sendable {
             }
         }
         runByID[groupID] = slot
-        // The group's own deadline runs from its submission (a nested group's from its start).
-        if let timeout = flat.groups[0].timeout { timers.schedule(.groupTimeout(slot: slot, group: 0), at: now + timeout) }
-        settle(now: now)
-        return SubmitReceipt(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
+        // The group's own deadline runs from its submission (a nested group's from its start),
+        // across restarts too.
+        if let timeout = flat.groups[0].timeout {
+            timers.schedule(.groupTimeout(slot: slot, group: 0), at: submittedAt + timeout)
+        }
+        return plan
     }
 
     /// Whether a group with this id is known (running or kept after finishing).
@@ -141,7 +166,7 @@ public struct Scheduler: Sendable {
 
     /// When the scheduler next needs ``tick(now:)``: the earliest timer or liveness expiry.
     public var nextDeadline: Timestamp? {
-        [timers.next, membership.nextExpiry()].compactMap { $0 }.min()
+        [timers.next, membership.nextExpiry(), orphanDeadline].compactMap { $0 }.min()
     }
 
     /// How many groups have not finished.

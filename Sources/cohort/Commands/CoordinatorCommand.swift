@@ -1,5 +1,6 @@
 import ArgumentParser
 import CohortCoordinator
+import CohortJournal
 import Foundation
 
 /// `cohort coordinator`: run the coordinator until SIGINT or SIGTERM.
@@ -18,6 +19,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
             directory without a restart. Without CURVE, a coordinator that listens on anything \
             but loopback warns at start. See docs/security.md and `cohort keygen --help`.
 
+            Every accepted group is journaled in STATE-DIR/journal.sqlite before the client \
+            gets its id; a restarted coordinator reloads what had not finished and workers \
+            reconnect on their own (docs/journal.md). One coordinator per state directory. \
+            Exit 74: the journal is damaged or cannot be written (it is never replaced); \
+            75: another coordinator holds the state directory; 73: the directory cannot be \
+            created; 65: the journal is of another schema version.
+
             Settings: built-in defaults < --config FILE (see config/coordinator.yaml, every \
             key documented) < environment (COHORT_COORDINATOR_<KEY>) < flags.
 
@@ -29,6 +37,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
               cohort coordinator --endpoint tcp://0.0.0.0:7400 \\
                   --key /etc/cohort/coordinator.key --authorized-keys /etc/cohort/authorized
               kill -HUP <pid>                                     # re-read the authorised keys
+              cohort coordinator --state-dir /var/lib/cohort      # where the journal lives
             """
     )
 
@@ -50,6 +59,17 @@ struct CoordinatorCommand: AsyncParsableCommand {
         help: ArgumentHelp("The directory of authorised public keys (*.pub, `ROLE KEY NAME`); SIGHUP re-reads it.", valueName: "dir"))
     var authorizedKeys: String?
 
+    @Option(
+        name: .customLong("state-dir"),
+        help: ArgumentHelp(
+            "The journal's directory (default $XDG_STATE_HOME/cohort or ~/.local/state/cohort).", valueName: "dir"))
+    var stateDir: String?
+
+    @Flag(
+        name: .customLong("no-journal"),
+        help: "Keep nothing on disk: accepted groups are lost if the coordinator stops (benchmarks, throwaway runs).")
+    var noJournal = false
+
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -64,6 +84,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             },
             flags: { configuration in
                 if let endpoint { configuration.endpoint = endpoint }
+                if let stateDir { configuration.stateDirectory = stateDir }
+                if noJournal { configuration.stateDirectory = nil }
             },
             validate: { configuration throws(CoordinatorConfigurationError) in try configuration.validate() })
     }
@@ -77,6 +99,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
             try await ServiceRunner.run(name: "coordinator", logger: logger) {
                 try await coordinator.run()
             }
+        } catch let error as JournalError {
+            Console.error("the coordinator cannot use its journal: \(error)")
+            throw ExitCode(error.exitCode)
         } catch {
             Console.error("the coordinator stopped: \(error)")
             throw ExitCode(ExitStatus.unavailable)

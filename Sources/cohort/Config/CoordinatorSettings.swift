@@ -1,4 +1,5 @@
 import CohortCoordinator
+import CohortJournal
 import Foundation
 
 /// `config/coordinator.yaml` and the `COHORT_COORDINATOR_*` environment, as a
@@ -19,6 +20,10 @@ enum CoordinatorSettings {
         .string("coordinatorID", \.coordinatorID),
         .custom("secretKeyFile"),
         .custom("authorizedKeysDir"),
+        .optionalString("stateDir", \.stateDirectory),
+        .custom("journalSynchronous"),
+        .duration("restartGrace", \.restartGrace),
+        .duration("retention", \.retention),
         .int("specLimits.maxSpecBytes", \.specLimits.maxSpecBytes),
         .int("specLimits.maxChildrenPerGroup", \.specLimits.maxChildrenPerGroup),
         .int("specLimits.maxTotalChildren", \.specLimits.maxTotalChildren),
@@ -41,6 +46,17 @@ enum CoordinatorSettings {
             CoordinatorConfiguration(), settings: settings, file: file, environmentPrefix: "COHORT_COORDINATOR_",
             environment: environment
         ) { (source, configuration) throws(ConfigError) in
+            if configuration.stateDirectory == nil {
+                configuration.stateDirectory = StateDirectory.defaultPath(environment: environment)
+            }
+            if let value = try source.string("journalSynchronous") {
+                guard let mode = JournalSynchronous(rawValue: value.lowercased()) else {
+                    throw ConfigError(
+                        origin: source.origin("journalSynchronous"), key: "journalSynchronous",
+                        message: "must be full or normal, not \"\(value)\"")
+                }
+                configuration.journalSynchronous = mode
+            }
             let secretKeyFile = try source.string("secretKeyFile"), authorizedKeysDir = try source.string("authorizedKeysDir")
             configuration.curve = try KeySettings.server(
                 secretKeyFile: keyFlags.secretKeyFile ?? secretKeyFile, authorizedKeysDir: keyFlags.authorizedKeysDir ?? authorizedKeysDir)

@@ -20,6 +20,9 @@ final class DemoCluster: Sendable {
         self.logDirectory = logDirectory
     }
 
+    /// The coordinator's journal, a directory of its own so demos never share one (removed by ``stop(grace:say:)``).
+    var stateDirectory: String { logDirectory + "/state" }
+
     /// Every pid started so far, coordinator first.
     var pids: [pid_t] { started.withLock { $0.map(\.pid) } }
 
@@ -30,7 +33,9 @@ final class DemoCluster: Sendable {
     func start(say: (String) -> Void) async throws -> String {
         try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
         let coordinator = try spawn(
-            "coordinator", ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "info"], log: "coordinator.log")
+            "coordinator", [
+                "coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", stateDirectory, "--log-level", "info",
+            ], log: "coordinator.log")
         let prefix = "cohort coordinator listening on "
         let endpoint = try await coordinator.firstLine(within: .seconds(20)) { line in
             line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces) : nil
@@ -83,6 +88,7 @@ final class DemoCluster: Sendable {
             }
         }
         await coordinator.stop(grace: grace)
+        try? FileManager.default.removeItem(atPath: stateDirectory)
         let statuses = processes.map { "\($0.name) (pid \($0.pid)) exit \($0.reap().map(String.init) ?? "?")" }
         say("stopped " + statuses.joined(separator: ", "))
     }

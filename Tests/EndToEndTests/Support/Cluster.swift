@@ -16,6 +16,9 @@ final class Cluster: @unchecked Sendable {
     let coordinatorEnvironment: [String: String]
     /// The coordinator's extra arguments, given again on a restart.
     let coordinatorArguments: [String]
+    /// The coordinator's own state directory (its journal), kept across restarts and removed
+    /// by ``stop()``: parallel tests never share one.
+    let stateDir = Scratch.file("state")
 
     /// Starts the coordinator and waits for its `listening on` line.
     /// - Parameters:
@@ -27,8 +30,9 @@ final class Cluster: @unchecked Sendable {
         var environment: [String: String] = [:]
         if let heartbeat { environment["COHORT_COORDINATOR_HEARTBEAT_INTERVAL"] = heartbeat }
         coordinatorEnvironment = environment
-        coordinatorArguments = arguments
-        (coordinator, self.endpoint) = try Self.startCoordinator(endpoint: endpoint, arguments: arguments, environment: environment)
+        coordinatorArguments = arguments + ["--state-dir", stateDir]
+        (coordinator, self.endpoint) = try Self.startCoordinator(
+            endpoint: endpoint, arguments: coordinatorArguments, environment: environment)
         coordinators = [coordinator]
     }
 
@@ -49,7 +53,14 @@ final class Cluster: @unchecked Sendable {
         }
     }
 
-    /// Starts a new coordinator on the same endpoint (the old one must have exited).
+    /// Kills the coordinator with SIGKILL (no goodbye, no checkpoint) and waits for it to die.
+    func killCoordinator() throws {
+        kill(coordinator.pid, SIGKILL)
+        _ = try coordinator.wait(timeout: .seconds(10))
+    }
+
+    /// Starts a new coordinator on the same endpoint and state directory (the old one must
+    /// have exited).
     func restartCoordinator() throws {
         let (restarted, _) = try Self.startCoordinator(
             endpoint: endpoint, arguments: coordinatorArguments, environment: coordinatorEnvironment)
@@ -91,6 +102,7 @@ final class Cluster: @unchecked Sendable {
     func stop() {
         for worker in workers { worker.stop() }
         for coordinator in coordinators { coordinator.stop() }
+        try? FileManager.default.removeItem(atPath: stateDir)
     }
 
     /// Every pid this cluster started.

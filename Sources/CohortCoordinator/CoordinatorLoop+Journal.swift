@@ -1,0 +1,113 @@
+import CohortCore
+import CohortJournal
+import Foundation
+
+/// The loop's journal: what a turn changed is collected while it runs and written in one
+/// transaction before the turn's messages go out, so "accepted" means "on disk" (a client
+/// never holds a group id the journal does not have, a worker never runs an attempt the
+/// journal does not know).
+final class JournalWriter {
+    let journal: Journal
+    /// Kept for the life of the loop: it holds the state directory's lock.
+    let directory: StateDirectory?
+    var batch = JournalBatch()
+    /// Fencing counters as last written.
+    var writtenTokens: [String: UInt64] = [:]
+    var lastPrune: Timestamp?
+    /// Set when a write failed: the loop stops with it.
+    var failure: JournalError?
+
+    init(journal: Journal, directory: StateDirectory?) {
+        self.journal = journal
+        self.directory = directory
+    }
+}
+
+extension CoordinatorLoop {
+    /// Reloads the journal's groups into the scheduler. Runs before the endpoint is bound.
+    func restoreFromJournal() throws(JournalError) {
+        guard let writer = journalWriter else { return }
+        scheduler.recordsFinishes = true
+        let cutoff = now + (Duration.zero - configuration.retention)
+        let contents = try writer.journal.load(finishedSince: cutoff)
+        writer.writtenTokens = contents.lastTokens
+        let actions = scheduler.restore(
+            contents.groups, lastTokens: contents.lastTokens, grace: configuration.restartGrace, now: now)
+        apply(actions)
+        let unfinished = contents.groups.count { $0.outcome == nil }
+        logger.info(
+            "journal loaded",
+            metadata: [
+                "journal.path": "\(writer.journal.path)", "journal.epoch": "\(writer.journal.epoch)",
+                "groups.unfinished": "\(unfinished)", "groups.finished": "\(contents.groups.count - unfinished)",
+                "attempts.awaitingWorkers": "\(scheduler.orphanCount)",
+            ])
+    }
+
+    /// A group was accepted (not an idempotent resubmission).
+    func journalSubmitted(_ id: String, spec: GroupSpec, owner: String?) {
+        journalWriter?.batch.submissions.append(JournalBatch.Submission(id: id, spec: spec, submittedAt: now, owner: owner))
+    }
+
+    /// A client asked to cancel a group (`path` nil or empty) or a child.
+    func journalCancel(_ group: String, path: String?, reason: String) {
+        journalWriter?.batch.cancels.append((group, path ?? "", reason, now))
+    }
+
+    /// Records what an action means for the journal: dispatches and group outcomes.
+    func journal(_ action: SchedulerAction) {
+        guard let writer = journalWriter else { return }
+        switch action {
+        case .dispatch(let worker, let order):
+            writer.batch.dispatches.append(
+                ChildRecord(
+                    group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, taskID: order.ref.id,
+                    state: .inFlight, worker: scheduler.workerName(worker), tokens: order.tokens))
+        case .groupFinished(let group, let phase, let reason):
+            writer.batch.outcomes.append((group, phase, reason, now))
+        default:
+            break
+        }
+    }
+
+    /// Writes the turn's changes in one transaction. False if the journal failed: the loop
+    /// then sends nothing more and stops with the error.
+    func commitJournal() -> Bool {
+        guard let writer = journalWriter else { return true }
+        guard writer.failure == nil else { return false }
+        writer.batch.finishes += scheduler.takeFinishedChildren()
+        let tokens = scheduler.locks.lastTokens
+        if tokens != writer.writtenTokens {
+            for (category, token) in tokens where writer.writtenTokens[category] != token {
+                writer.batch.fencing[category] = token
+            }
+            writer.writtenTokens = tokens
+        }
+        guard !writer.batch.isEmpty else { return true }
+        do {
+            try writer.journal.write(writer.batch)
+            writer.batch.removeAll()
+            return true
+        } catch {
+            logger.critical("the journal cannot be written; stopping", metadata: ["error": "\(error)"])
+            writer.failure = error
+            stopping = true
+            return false
+        }
+    }
+
+    /// Prunes finished groups older than the retention, once an hour.
+    func pruneJournalIfDue() {
+        guard let writer = journalWriter, writer.failure == nil else { return }
+        if let last = writer.lastPrune, now - last < .seconds(3600) { return }
+        writer.lastPrune = now
+        do {
+            let pruned = try writer.journal.prune(finishedBefore: now + (Duration.zero - configuration.retention))
+            if !pruned.isEmpty {
+                logger.info("pruned finished groups from the journal", metadata: ["groups.pruned": "\(pruned.count)"])
+            }
+        } catch {
+            logger.error("pruning the journal failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// One child's record in the coordinator's journal: an attempt that was dispatched, or the
+/// child's outcome. The scheduler produces the outcomes (``Scheduler/takeFinishedChildren()``);
+/// the coordinator writes dispatches from its ``SchedulerAction/dispatch(_:_:)`` actions.
+public struct ChildRecord: Hashable, Sendable {
+    /// Where the record stands.
+    public enum State: Hashable, Sendable {
+        /// Sent to a worker and not reported back: the attempt may still run.
+        case inFlight
+        /// The child finished with this phase (`succeeded`, `failed` or `cancelled`).
+        case finished(ChildPhase)
+    }
+
+    public var group: String
+    /// The child's path, `tests/unit`.
+    public var path: String
+    /// The attempt's number; 0 for a child that finished without ever getting one.
+    public var attempt: UInt32
+    /// The attempt's id (``AttemptRef/id``); 0 when there is none.
+    public var taskID: UInt64
+    public var state: State
+    /// The output (UTF-8 JSON), once succeeded.
+    public var output: Data?
+    /// The failure message or cancellation reason.
+    public var error: String?
+    /// The name of the worker that ran (or runs) the attempt.
+    public var worker: String?
+    /// Category → fencing token of the locks the attempt runs under (its own and its groups').
+    public var tokens: [String: UInt64]
+    public var startedAt: Timestamp?
+    public var finishedAt: Timestamp?
+
+    public init(
+        group: String, path: String, attempt: UInt32, taskID: UInt64, state: State, output: Data? = nil,
+        error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:], startedAt: Timestamp? = nil,
+        finishedAt: Timestamp? = nil
+    ) {
+        self.group = group
+        self.path = path
+        self.attempt = attempt
+        self.taskID = taskID
+        self.state = state
+        self.output = output
+        self.error = error
+        self.worker = worker
+        self.tokens = tokens
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+    }
+}
+
+/// A group as the journal kept it, for ``Scheduler/restore(_:lastTokens:grace:now:)``.
+public struct RestoredGroup: Sendable {
+    public var id: String
+    public var spec: GroupSpec
+    /// Submission order (the journal's order of acceptance).
+    public var sequence: UInt64
+    public var submittedAt: Timestamp
+    /// The CURVE key (Z85) of the client that submitted it; nil without CURVE.
+    public var owner: String?
+    /// The outcome, if the group had finished.
+    public var outcome: (phase: GroupPhase, reason: String?, finishedAt: Timestamp)?
+    /// The latest record of each child that has one (children without one had not started).
+    public var children: [ChildRecord]
+    /// Cancels asked for (by a client), oldest first: path (`""` for the whole group), reason.
+    public var cancels: [(path: String, reason: String)]
+
+    public init(
+        id: String, spec: GroupSpec, sequence: UInt64, submittedAt: Timestamp, owner: String? = nil,
+        outcome: (phase: GroupPhase, reason: String?, finishedAt: Timestamp)? = nil, children: [ChildRecord] = [],
+        cancels: [(path: String, reason: String)] = []
+    ) {
+        self.id = id
+        self.spec = spec
+        self.sequence = sequence
+        self.submittedAt = submittedAt
+        self.owner = owner
+        self.outcome = outcome
+        self.children = children
+        self.cancels = cancels
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+
+/// The journal's side of the scheduler: what finished (to write down), and rebuilding the
+/// state a restarted coordinator finds in its journal.
+///
+/// Restoring follows the journal's records, not a guess:
+/// - every group is accepted again with its spec, id and submission order, so `--id`
+///   resubmissions stay idempotent;
+/// - children that had finished keep their outcome, output, attempt number and worker (their
+///   dependents and consumers go on as if nothing happened);
+/// - attempts that were in flight become *orphans*: they keep their id, number and lock grants
+///   (the same fencing tokens), and wait for a worker to report them (in READY's `running`, or
+///   by a result). An orphan nobody reports within the grace period gets a new attempt, which
+///   does not count against the child's retry budget (losing the coordinator is not the
+///   child's failure);
+/// - cancels asked for before the restart are applied again.
+extension Scheduler {
+    /// A past worker session, as restored attempts and outcomes name it: ids from 2⁶² up,
+    /// which a coordinator's session counter never reaches.
+    static let pastSessionBase: UInt64 = 1 << 62
+
+    /// Whether `worker` is a session of an earlier coordinator incarnation.
+    static func isPastSession(_ worker: WorkerID) -> Bool { worker.rawValue >= pastSessionBase }
+
+    /// Children that finished since the last call, as journal records (outcome, output, attempt,
+    /// worker). Empty unless ``recordsFinishes`` is set.
+    public mutating func takeFinishedChildren() -> [ChildRecord] {
+        guard !finished.isEmpty else { return [] }
+        defer { finished.removeAll(keepingCapacity: true) }
+        return finished.compactMap { slot, leaf in
+            guard let run = runs[slot] else { return nil }
+            let child = run.children[leaf]
+            return ChildRecord(
+                group: run.id, path: run.flat.leaves[leaf].path, attempt: child.attempt, taskID: 0,
+                state: .finished(child.phase), output: child.output, error: child.phase == .succeeded ? nil : child.error,
+                worker: child.worker.flatMap { workerNames[$0] }, startedAt: child.startedAt, finishedAt: child.finishedAt)
+        }
+    }
+
+    /// How many restored attempts no worker has reported yet.
+    public var orphanCount: Int { orphans.count }
+
+    /// Rebuilds the journal's groups. Call it once, on a fresh scheduler, before any worker joins.
+    ///
+    /// `lastTokens` are the journaled fencing counters (kept so `cohort locks` goes on from
+    /// them; the epoch's token floor already makes every new token larger). Attempts in flight
+    /// wait `grace` for a worker to report them. Returns the actions the replay produced
+    /// (`groupFinished` of groups whose last child had finished, cancels for orphans being
+    /// cancelled, which reach them once a worker reports them).
+    public mutating func restore(
+        _ groups: [RestoredGroup], lastTokens: [String: UInt64], grace: Duration, now: Timestamp
+    ) -> [SchedulerAction] {
+        locks.lastTokens = lastTokens
+        var pastSessions: [String: WorkerID] = [:]
+        func session(_ name: String?) -> WorkerID? {
+            guard let name else { return nil }
+            if let id = pastSessions[name] { return id }
+            let id = WorkerID(Self.pastSessionBase + UInt64(pastSessions.count))
+            pastSessions[name] = id
+            workerNames[id] = name
+            return id
+        }
+        var finishes: [(slot: Int, leaf: Int, record: ChildRecord, phase: ChildPhase)] = []
+        var cancels: [(slot: Int, path: String, reason: String)] = []
+        for group in groups.sorted(by: { $0.sequence < $1.sequence }) where runByID[group.id] == nil {
+            submissions = max(submissions, group.sequence)
+            let plan = addRun(
+                group.spec, id: group.id, flat: group.spec.flattened(), sequence: group.sequence, owner: group.owner,
+                submittedAt: group.submittedAt)
+            for record in group.children {
+                guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
+                runs[plan.slot]!.children[leaf].attempt = record.attempt
+                runs[plan.slot]!.children[leaf].counted = record.attempt
+                runs[plan.slot]!.children[leaf].worker = session(record.worker)
+                runs[plan.slot]!.children[leaf].startedAt = record.startedAt
+                switch record.state {
+                case .inFlight:
+                    restoreOrphan(plan, leaf, record, now: now)
+                case .finished(let phase):
+                    finishes.append((plan.slot, leaf, record, phase))
+                }
+            }
+            cancels += group.cancels.map { (plan.slot, $0.path, $0.reason) }
+        }
+        // Outcomes in the order they happened, so propagation replays as it ran.
+        finishes.sort { ($0.record.finishedAt ?? now) < ($1.record.finishedAt ?? now) }
+        for finish in finishes {
+            finishLeaf(
+                finish.slot, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
+                now: finish.record.finishedAt ?? now)
+            drainWork(now: finish.record.finishedAt ?? now)
+        }
+        for cancel in cancels {
+            guard let plan = runs[cancel.slot]?.plan, let node = plan.nodeByPath[cancel.path] else { continue }
+            if node < plan.flat.leaves.count {
+                cancelLeaf(cancel.slot, node, reason: cancel.reason, cause: .explicit, now: now)
+            } else {
+                cancelGroup(cancel.slot, node - plan.flat.leaves.count, reason: cancel.reason, now: now)
+            }
+        }
+        settle(now: now)
+        // Finished groups keep the time and reason they finished with.
+        for group in groups {
+            guard let outcome = group.outcome, let slot = runByID[group.id], runs[slot]!.phase.isFinished else { continue }
+            runs[slot]!.reason = outcome.reason
+            runs[slot]!.finishedAt = outcome.finishedAt
+            runs[slot]!.groups[0].finishedAt = outcome.finishedAt
+        }
+        if !orphans.isEmpty { orphanDeadline = now + grace }
+        finished.removeAll()
+        return takeActions()
+    }
+
+    /// An attempt that was in flight: current again, on its past session, with its grants.
+    private mutating func restoreOrphan(_ plan: GroupPlan, _ leaf: Int, _ record: ChildRecord, now: Timestamp) {
+        let slot = plan.slot
+        let flatLeaf = plan.flat.leaves[leaf]
+        markGroupsStarted(slot, leaf, now: now)
+        // Enclosing groups' holds first: the attempt's own levels may be in their tables.
+        for group in flatLeaf.ancestors where runs[slot]!.groups[group].hold == .notRequested {
+            let exclusive = plan.flat.groups[group].exclusive
+            let levels = plan.lockLevels(for: exclusive, ancestors: plan.ancestors(ofGroup: group))
+            let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
+            let tokens = record.tokens.filter { exclusive.contains($0.key) }
+            guard locks.restoreGrant(.group(run: slot, group: group), levels: levels, owner: owner, tokens: tokens)
+            else { continue }
+            runs[slot]!.groups[group].hold = .granted
+            runs[slot]!.groups[group].tokens = locks.tokens(of: .group(run: slot, group: group)) ?? [:]
+        }
+        let worker = runs[slot]!.children[leaf].worker ?? WorkerID(Self.pastSessionBase - 1)
+        if !flatLeaf.exclusive.isEmpty {
+            let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
+            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: record.attempt, worker: worker)
+            let tokens = record.tokens.filter { flatLeaf.exclusive.contains($0.key) }
+            _ = locks.restoreGrant(.attempt(record.taskID), levels: levels, owner: owner, tokens: tokens)
+        }
+        runs[slot]!.children[leaf].worker = worker
+        runs[slot]!.children[leaf].taskID = record.taskID
+        runs[slot]!.children[leaf].counted = record.attempt - 1
+        runs[slot]!.children[leaf].stage = .started
+        runs[slot]!.children[leaf].phase = .running
+        runs[slot]!.children[leaf].injected = true
+        attempts[record.taskID] = AttemptLocation(slot: slot, leaf: leaf, dispatched: true)
+        attemptsByWorker[worker, default: []].insert(record.taskID)
+        nextTaskID = max(nextTaskID, record.taskID + 1)
+        orphans.insert(record.taskID)
+    }
+
+    /// A worker reports a restored attempt by its result (or start) without having listed it in
+    /// READY (it finished while the coordinator was away): the worker adopts it first.
+    mutating func claimOrphan(_ ref: AttemptRef, by worker: WorkerID) {
+        guard orphans.contains(ref.id), let location = attempts[ref.id],
+            let child = runs[location.slot]?.children[location.leaf], child.attempt == ref.attempt,
+            let old = child.worker, Self.isPastSession(old)
+        else { return }
+        orphans.remove(ref.id)
+        attemptsByWorker[old]?.remove(ref.id)
+        attemptsByWorker[worker, default: []].insert(ref.id)
+        membership.addInFlight(1, to: worker)
+        runs[location.slot]!.children[location.leaf].worker = worker
+    }
+
+    /// The grace period is over: every orphan nobody reported gets a new attempt (or, if it was
+    /// being cancelled, finishes cancelled).
+    mutating func expireOrphans(now: Timestamp) {
+        orphanDeadline = nil
+        let expired = orphans.sorted()
+        orphans = []
+        for taskID in expired {
+            guard let location = attempts[taskID], let child = runs[location.slot]?.children[location.leaf] else {
+                continue
+            }
+            let (slot, leaf) = (location.slot, location.leaf)
+            if let worker = child.worker { attemptsByWorker[worker]?.remove(taskID) }
+            attempts[taskID]!.dispatched = false
+            if let cancelling = child.cancelling {
+                finishLeaf(slot, leaf, .cancelled, message: cancelling, now: now)
+                continue
+            }
+            endAttempt(taskID, now: now)
+            runs[slot]!.children[leaf].error =
+                "attempt \(child.attempt) was not reported by any worker after the coordinator restarted"
+            setStage(slot, leaf, .retryWait, .waiting, now: now)
+            work.append(.unblocked(slot: slot, leaf: leaf))
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import CohortCore
+import Foundation
+import GRDB
+
+/// Reading the journal back at start.
+extension Journal {
+    /// Limits for specs read back: they were checked when accepted, and lowering a limit since
+    /// must not make an accepted group unreadable.
+    static let restoreLimits = SpecLimits(
+        maxSpecBytes: .max / 2, maxChildrenPerGroup: .max / 2, maxTotalChildren: .max / 2, maxNestingDepth: .max / 2,
+        maxDocumentDepth: .max / 2, maxNodes: .max / 2, maxRetryAttempts: .max / 2, maxNameLength: .max / 2)
+
+    /// Every unfinished group, and the finished ones that finished at or after `cutoff` (all of
+    /// them if nil), each with the latest record of every child; and the fencing counters.
+    /// - Throws: ``JournalError`` `damaged` naming the file and the record that cannot be read.
+    public func load(finishedSince cutoff: Timestamp? = nil) throws(JournalError) -> JournalContents {
+        do {
+            return try database.read { db in try load(db, cutoff: cutoff) }
+        } catch let error as JournalError {
+            throw error
+        } catch {
+            throw JournalError(.damaged, path: path, "the journal cannot be read: \(Self.describe(error))")
+        }
+    }
+
+    private func load(_ db: Database, cutoff: Timestamp?) throws -> JournalContents {
+        var groups: [RestoredGroup] = []
+        var index: [String: Int] = [:]
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT seq, id, spec, submitted_at, state, reason, finished_at, owner FROM groups
+                WHERE finished_at IS NULL OR finished_at >= ? ORDER BY seq
+                """,
+            arguments: [cutoff?.nanosecondsSinceEpoch ?? Int64.min])
+        while let row = try rows.next() {
+            let id: String = row["id"]
+            let spec: GroupSpec
+            do {
+                spec = try SpecParser.parse(text: row["spec"], format: .json, limits: Self.restoreLimits)
+            } catch {
+                throw damage("group \"\(id)\" has a spec that cannot be read: \(error)")
+            }
+            var outcome: (phase: GroupPhase, reason: String?, finishedAt: Timestamp)?
+            if let finished: Int64 = row["finished_at"] {
+                guard let phase = GroupPhase(rawValue: row["state"]), phase.isFinished else {
+                    throw damage("group \"\(id)\" finished with an unknown state \"\(row["state"] as String)\"")
+                }
+                outcome = (phase, row["reason"], Timestamp(nanosecondsSinceEpoch: finished))
+            }
+            index[id] = groups.count
+            groups.append(
+                RestoredGroup(
+                    id: id, spec: spec, sequence: UInt64(max(row["seq"] as Int64, 0)),
+                    submittedAt: Timestamp(nanosecondsSinceEpoch: row["submitted_at"]), owner: row["owner"],
+                    outcome: outcome))
+        }
+        // The latest record of each child: rows come by path and attempt, the last one wins.
+        let attempts = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT group_id, path, attempt, task_id, state, worker, tokens, output, error, started_at, finished_at
+                FROM attempts ORDER BY group_id, path, attempt
+                """)
+        var latest: [String: [String: ChildRecord]] = [:]
+        while let row = try attempts.next() {
+            let group: String = row["group_id"]
+            guard index[group] != nil else { continue }
+            let record = try childRecord(row, group: group)
+            latest[group, default: [:]][record.path] = record
+        }
+        for (group, children) in latest {
+            groups[index[group]!].children = children.values.sorted { $0.path < $1.path }
+        }
+        let cancels = try Row.fetchCursor(db, sql: "SELECT group_id, path, reason FROM cancels ORDER BY rowid")
+        while let row = try cancels.next() {
+            guard let position = index[row["group_id"]] else { continue }
+            groups[position].cancels.append((row["path"], row["reason"]))
+        }
+        var lastTokens: [String: UInt64] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT category, last_token FROM fencing") {
+            lastTokens[row["category"]] = UInt64(bitPattern: row["last_token"])
+        }
+        return JournalContents(groups: groups, lastTokens: lastTokens)
+    }
+
+    private func childRecord(_ row: Row, group: String) throws -> ChildRecord {
+        let path: String = row["path"]
+        let stateText: String = row["state"]
+        let state: ChildRecord.State
+        switch stateText {
+        case "in-flight", "ended": state = .inFlight
+        default:
+            guard let phase = ChildPhase(rawValue: stateText), phase.isFinished else {
+                throw damage("child \"\(group)/\(path)\" has an unknown state \"\(stateText)\"")
+            }
+            state = .finished(phase)
+        }
+        var tokens: [String: UInt64] = [:]
+        if let text: String = row["tokens"] {
+            guard case .object(let object)? = try? JSONValue(jsonString: text) else {
+                throw damage("child \"\(group)/\(path)\" has unreadable tokens \(text)")
+            }
+            for (category, value) in object {
+                if case .int(let token) = value { tokens[category] = UInt64(bitPattern: token) }
+            }
+        }
+        return ChildRecord(
+            group: group, path: path, attempt: UInt32(clamping: row["attempt"] as Int64),
+            taskID: UInt64(bitPattern: row["task_id"]), state: state, output: row["output"], error: row["error"],
+            worker: row["worker"], tokens: tokens,
+            startedAt: (row["started_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)),
+            finishedAt: (row["finished_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)))
+    }
+
+    private func damage(_ message: String) -> JournalError {
+        JournalError(.damaged, path: path, message)
+    }
+}

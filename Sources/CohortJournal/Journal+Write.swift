@@ -1,0 +1,126 @@
+import CohortCore
+import Foundation
+import GRDB
+
+/// Writing a turn's changes, and pruning.
+extension Journal {
+    /// Writes everything one loop turn changed in one transaction.
+    /// - Throws: ``JournalError`` `damaged` if SQLite refuses (disk full, I/O error); the
+    ///   coordinator then stops rather than answer for what is not on disk.
+    public func write(_ batch: JournalBatch) throws(JournalError) {
+        guard !batch.isEmpty else { return }
+        do {
+            try database.inTransaction(.immediate) { db in
+                try Self.write(batch, in: db)
+                return .commit
+            }
+        } catch {
+            throw JournalError(.damaged, path: path, "cannot write the journal: \(Self.describe(error))")
+        }
+    }
+
+    private static func write(_ batch: JournalBatch, in db: Database) throws {
+        if !batch.submissions.isEmpty {
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO groups (id, name, spec, fingerprint, submitted_at, state, owner)
+                    VALUES (?, ?, ?, ?, ?, 'pending', ?)
+                    """)
+            for submission in batch.submissions {
+                let text = submission.spec.specText(pretty: false)
+                try insert.execute(arguments: [
+                    submission.id, submission.spec.name, text, fingerprint(text),
+                    submission.submittedAt.nanosecondsSinceEpoch, submission.owner,
+                ])
+            }
+        }
+        if !batch.dispatches.isEmpty {
+            let insert = try db.cachedStatement(
+                sql: """
+                    INSERT OR REPLACE INTO attempts (group_id, path, attempt, task_id, state, worker, tokens, started_at)
+                    VALUES (?, ?, ?, ?, 'in-flight', ?, ?, ?)
+                    """)
+            let supersede = try db.cachedStatement(
+                sql: """
+                    UPDATE attempts SET state = 'ended' WHERE group_id = ? AND path = ? AND attempt < ? AND state = 'in-flight'
+                    """)
+            for record in batch.dispatches {
+                try insert.execute(arguments: [
+                    record.group, record.path, Int64(record.attempt), Int64(bitPattern: record.taskID), record.worker,
+                    tokensText(record.tokens), record.startedAt?.nanosecondsSinceEpoch,
+                ])
+                if record.attempt > 1 {
+                    try supersede.execute(arguments: [record.group, record.path, Int64(record.attempt)])
+                }
+            }
+        }
+        if !batch.finishes.isEmpty {
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO attempts (group_id, path, attempt, task_id, state, worker, output, error, started_at, finished_at)
+                    VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (group_id, path, attempt) DO UPDATE SET
+                        state = excluded.state, worker = coalesce(excluded.worker, worker), output = excluded.output,
+                        error = excluded.error, started_at = coalesce(excluded.started_at, started_at),
+                        finished_at = excluded.finished_at
+                    """)
+            for record in batch.finishes {
+                guard case .finished(let phase) = record.state else { continue }
+                try upsert.execute(arguments: [
+                    record.group, record.path, Int64(record.attempt), phase.rawValue, record.worker, record.output,
+                    record.error, record.startedAt?.nanosecondsSinceEpoch, record.finishedAt?.nanosecondsSinceEpoch,
+                ])
+            }
+        }
+        if !batch.outcomes.isEmpty {
+            let update = try db.cachedStatement(sql: "UPDATE groups SET state = ?, reason = ?, finished_at = ? WHERE id = ?")
+            for outcome in batch.outcomes {
+                try update.execute(arguments: [
+                    outcome.phase.rawValue, outcome.reason, outcome.at.nanosecondsSinceEpoch, outcome.id,
+                ])
+            }
+        }
+        if !batch.cancels.isEmpty {
+            let insert = try db.cachedStatement(sql: "INSERT INTO cancels (group_id, path, reason, at) VALUES (?, ?, ?, ?)")
+            for cancel in batch.cancels {
+                try insert.execute(arguments: [cancel.group, cancel.path, cancel.reason, cancel.at.nanosecondsSinceEpoch])
+            }
+        }
+        if !batch.fencing.isEmpty {
+            let upsert = try db.cachedStatement(
+                sql: """
+                    INSERT INTO fencing (category, last_token) VALUES (?, ?)
+                    ON CONFLICT (category) DO UPDATE SET last_token = max(last_token, excluded.last_token)
+                    """)
+            for (category, token) in batch.fencing {
+                try upsert.execute(arguments: [category, Int64(bitPattern: token)])
+            }
+        }
+    }
+
+    static func tokensText(_ tokens: [String: UInt64]) -> String? {
+        guard !tokens.isEmpty else { return nil }
+        return JSONValue.object(tokens.mapValues { .int(Int64(bitPattern: $0)) }).jsonString(pretty: false)
+    }
+
+    /// Deletes the groups that finished before `cutoff`, with their attempts and cancels, and
+    /// returns their ids.
+    /// - Throws: ``JournalError`` `damaged` if SQLite refuses.
+    @discardableResult
+    public func prune(finishedBefore cutoff: Timestamp) throws(JournalError) -> [String] {
+        do {
+            return try database.write { db in
+                let time = cutoff.nanosecondsSinceEpoch
+                let ids = try String.fetchAll(
+                    db, sql: "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [time])
+                let doomed = "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?"
+                try db.execute(sql: "DELETE FROM attempts WHERE group_id IN (\(doomed))", arguments: [time])
+                try db.execute(sql: "DELETE FROM cancels WHERE group_id IN (\(doomed))", arguments: [time])
+                try db.execute(sql: "DELETE FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [time])
+                return ids
+            }
+        } catch {
+            throw JournalError(.damaged, path: path, "cannot prune the journal: \(Self.describe(error))")
+        }
+    }
+}

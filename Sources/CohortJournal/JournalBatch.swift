@@ -1,0 +1,56 @@
+import CohortCore
+import Foundation
+
+/// What one turn of the coordinator's loop changed, written in one transaction
+/// (``Journal/write(_:)``) before the turn's replies are sent.
+public struct JournalBatch: Sendable {
+    /// A group accepted this turn.
+    public struct Submission: Sendable {
+        public var id: String
+        public var spec: GroupSpec
+        public var submittedAt: Timestamp
+        /// The submitting client's public key (Z85), when the cluster uses CURVE.
+        public var owner: String?
+
+        public init(id: String, spec: GroupSpec, submittedAt: Timestamp, owner: String? = nil) {
+            self.id = id
+            self.spec = spec
+            self.submittedAt = submittedAt
+            self.owner = owner
+        }
+    }
+
+    public var submissions: [Submission] = []
+    /// Attempts sent to workers (state ``ChildRecord/State/inFlight``).
+    public var dispatches: [ChildRecord] = []
+    /// Children that finished.
+    public var finishes: [ChildRecord] = []
+    /// Groups that finished: id, outcome, reason, when.
+    public var outcomes: [(id: String, phase: GroupPhase, reason: String?, at: Timestamp)] = []
+    /// Cancels clients asked for: group, path (`""` for the whole group), reason, when.
+    public var cancels: [(group: String, path: String, reason: String, at: Timestamp)] = []
+    /// Fencing counters that moved: category → last token.
+    public var fencing: [String: UInt64] = [:]
+
+    public init() {}
+
+    public var isEmpty: Bool {
+        submissions.isEmpty && dispatches.isEmpty && finishes.isEmpty && outcomes.isEmpty && cancels.isEmpty
+            && fencing.isEmpty
+    }
+
+    public mutating func removeAll() {
+        submissions.removeAll(keepingCapacity: true)
+        dispatches.removeAll(keepingCapacity: true)
+        finishes.removeAll(keepingCapacity: true)
+        outcomes.removeAll(keepingCapacity: true)
+        cancels.removeAll(keepingCapacity: true)
+        fencing.removeAll(keepingCapacity: true)
+    }
+}
+
+/// What ``Journal/load(finishedSince:)`` found: every group to restore and the fencing counters.
+public struct JournalContents: Sendable {
+    public var groups: [RestoredGroup]
+    public var lastTokens: [String: UInt64]
+}

@@ -1,0 +1,41 @@
+/// Why the journal cannot be used. The coordinator stops at start with it rather than run
+/// without (or over) its journal; `exitCode` is the sysexits status `cohort coordinator` exits
+/// with (docs/operations.md, "The journal").
+public struct JournalError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Code: Hashable, Sendable {
+        /// The journal file is not a readable SQLite database of Cohort's (truncated, garbage,
+        /// an integrity check failed), or a write to it failed.
+        case damaged
+        /// The journal was written by a schema version this coordinator does not know.
+        case schemaVersion
+        /// Another coordinator holds the state directory's lock.
+        case locked
+        /// The state directory cannot be created, opened or written.
+        case unusable
+    }
+
+    public var code: Code
+    /// The file or directory at fault.
+    public var path: String
+    public var message: String
+
+    public init(_ code: Code, path: String, _ message: String) {
+        self.code = code
+        self.path = path
+        self.message = message
+    }
+
+    /// The sysexits status: 74 (`EX_IOERR`) for a damaged or unwritable journal, 65
+    /// (`EX_DATAERR`) for an unknown schema version, 75 (`EX_TEMPFAIL`) when another
+    /// coordinator holds the state directory, 73 (`EX_CANTCREAT`) when it cannot be created.
+    public var exitCode: Int32 {
+        switch code {
+        case .damaged: 74
+        case .schemaVersion: 65
+        case .locked: 75
+        case .unusable: 73
+        }
+    }
+
+    public var description: String { "\(path): \(message)" }
+}
