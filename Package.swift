@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore"], swiftSettings: strict),
-        .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore"], swiftSettings: strict),
+        .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(name: "CohortCoordinatorTests", dependencies: ["CohortCoordinator", "CohortWire", "ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "CohortWorkerTests", dependencies: ["CohortWorker", "CohortWire", "ZeroMQ"], swiftSettings: strict),
         // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the

@@ -1,0 +1,198 @@
+import Foundation
+import Testing
+
+@testable import CohortCore
+
+/// A restarted coordinator's scheduler, rebuilt from what the journal kept (the records the
+/// coordinator writes: dispatches from actions, outcomes from `takeFinishedChildren()`).
+@Suite struct RestoreTests {
+    /// What the coordinator's journal would hold after the harness's events so far.
+    struct Journal {
+        var specs: [String: GroupSpec] = [:]
+        var latest: [String: [String: ChildRecord]] = [:]
+        var outcomes: [String: (GroupPhase, String?, Timestamp)] = [:]
+        var cancels: [String: [(path: String, reason: String)]] = [:]
+        var tokens: [String: UInt64] = [:]
+        var seen = 0
+
+        mutating func absorb(_ harness: inout SchedulerHarness) {
+            for action in harness.log[seen...] {
+                switch action {
+                case .dispatch(let worker, let order):
+                    latest[order.ref.group, default: [:]][order.ref.path] = ChildRecord(
+                        group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, taskID: order.ref.id,
+                        state: .inFlight, worker: harness.scheduler.workerName(worker), tokens: order.tokens)
+                case .groupFinished(let group, let phase, let reason):
+                    outcomes[group] = (phase, reason, harness.now)
+                default: break
+                }
+            }
+            seen = harness.log.count
+            for record in harness.scheduler.takeFinishedChildren() {
+                latest[record.group, default: [:]][record.path] = record
+            }
+            tokens = harness.scheduler.locks.lastTokens
+        }
+
+        func groups() -> [RestoredGroup] {
+            specs.keys.sorted().enumerated().map { index, id in
+                RestoredGroup(
+                    id: id, spec: specs[id]!, sequence: UInt64(index + 1), submittedAt: .zero,
+                    outcome: outcomes[id].map { ($0.0, $0.1, $0.2) }, children: Array((latest[id] ?? [:]).values),
+                    cancels: cancels[id] ?? [])
+            }
+        }
+    }
+
+    static let epochFloor: UInt64 = 2 << 32
+
+    /// A scheduler of the next incarnation with the journal's groups restored.
+    func restarted(_ journal: Journal, grace: Duration = .seconds(10), at now: Timestamp) -> SchedulerHarness {
+        var harness = SchedulerHarness { $0.tokenFloor = Self.epochFloor }
+        harness.now = now
+        harness.scheduler.recordsFinishes = true
+        harness.record(harness.scheduler.restore(journal.groups(), lastTokens: journal.tokens, grace: grace, now: now))
+        return harness
+    }
+
+    func firstRun() throws -> (SchedulerHarness, Journal) {
+        var harness = SchedulerHarness()
+        harness.scheduler.recordsFinishes = true
+        var journal = Journal()
+        harness.addWorker(1)
+        let spec = GroupSpec(
+            "release",
+            children: [
+                leaf("version", with: ["value": "1.2.3"]),
+                leaf(
+                    "build", "shell", after: ["version"], exclusive: ["repo"],
+                    inject: [Injection(from: "version", select: "value", into: "env.VERSION")]),
+                leaf("publish", after: ["build"], inject: [Injection(from: "version", select: "value", into: "v")]),
+            ])
+        try harness.submit(spec, id: "r1")
+        journal.specs["r1"] = spec
+        try harness.succeed("version", output: ["value": "1.2.3"])
+        #expect(harness.attempt("build") != nil)
+        journal.absorb(&harness)
+        return (harness, journal)
+    }
+
+    @Test func finishedChildrenKeepTheirOutcomeAndConsumersStillGetTheirOutput() throws {
+        let (_, journal) = try firstRun()
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        let version = try harness.child("r1", "version")
+        #expect(version.phase == .succeeded)
+        #expect(version.attempt == 1)
+        #expect(version.workerName == "worker-1")
+        #expect(try harness.scheduler.result("r1", path: "version") == .succeeded(output: (["value": "1.2.3"] as JSONValue).jsonData()))
+        #expect(try harness.child("r1", "build").phase == .running)
+        // The worker comes back and reports the attempt it still runs: it carries on.
+        let build = try #require(journal.latest["r1"]?["build"])
+        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        harness.record(
+            harness.scheduler.workerReady(
+                WorkerID(1), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
+                running: [ref], now: harness.now))
+        #expect(harness.scheduler.orphanCount == 0)
+        harness.record(
+            try harness.scheduler.taskFinished(
+                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(1), now: harness.now))
+        let publish = try #require(harness.attempt("publish"))
+        #expect(try JSONValue(jsonData: publish.input) == ["v": "1.2.3"])
+        try harness.succeed("publish")
+        #expect(harness.finished["r1"]?.phase == .succeeded)
+        #expect(try harness.child("r1", "build").attempt == 1)
+    }
+
+    @Test func aResultOfAnUnlistedOrphanIsAccepted() throws {
+        let (_, journal) = try firstRun()
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        harness.addWorker(7)
+        let build = try #require(journal.latest["r1"]?["build"])
+        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        // It finished while the coordinator was away, so the worker did not list it in READY.
+        harness.record(
+            try harness.scheduler.taskFinished(
+                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(7), now: harness.now))
+        #expect(try harness.child("r1", "build").phase == .succeeded)
+        #expect(harness.attempt("publish") != nil)
+    }
+
+    @Test func anOrphanNobodyReportsGetsANewAttemptAfterTheGracePeriod() throws {
+        let (_, journal) = try firstRun()
+        var harness = restarted(journal, grace: .seconds(10), at: Timestamp.zero + .seconds(5))
+        harness.addWorker(2)
+        #expect(harness.attempt("build") == nil)
+        harness.advance(.seconds(9))
+        #expect(harness.attempt("build") == nil)
+        harness.advance(.seconds(2))
+        let second = try #require(harness.attempt("build"))
+        #expect(second.ref.attempt == 2)
+        let first = try #require(journal.latest["r1"]?["build"])
+        #expect(second.ref.id > first.taskID)
+        // A new grant: its token is above the new epoch's floor, so above every earlier one.
+        #expect(second.tokens["repo"]! > Self.epochFloor)
+        #expect(second.tokens["repo"]! > first.tokens["repo"]!)
+        // A late result of the first attempt is refused.
+        #expect(throws: SchedulerError.self) {
+            try harness.scheduler.taskFinished(
+                AttemptRef(id: first.taskID, group: "r1", path: "build", attempt: 1),
+                outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(2), now: harness.now)
+        }
+    }
+
+    @Test func aRestoredGrantKeepsItsTokenAndExcludesOthers() throws {
+        var (first, journal) = try firstRun()
+        let other = GroupSpec("other", children: [leaf("touch", "shell", exclusive: ["repo"])])
+        try first.submit(other, id: "o1")
+        journal.specs["o1"] = other
+        journal.absorb(&first)
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        let build = try #require(journal.latest["r1"]?["build"])
+        harness.addWorker(1)
+        // `touch` waits for repo, which the orphan still holds with its old token.
+        #expect(harness.attempt("touch") == nil)
+        #expect(harness.scheduler.locks.snapshot().first?.holder?.child == "build")
+        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        harness.record(
+            try harness.scheduler.taskFinished(
+                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(1), now: harness.now))
+        let touch = try #require(harness.attempt("touch"))
+        #expect(touch.tokens["repo"]! > Self.epochFloor)
+    }
+
+    @Test func resubmittingARestoredIDIsIdempotent() throws {
+        let (_, journal) = try firstRun()
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        let receipt = try harness.submit(journal.specs["r1"]!, id: "r1")
+        #expect(receipt.alreadySubmitted)
+        #expect(throws: SchedulerError.self) {
+            try harness.scheduler.submit(GroupSpec("x", children: [leaf("a")]), id: "r1", now: harness.now)
+        }
+    }
+
+    @Test func finishedGroupsComeBackFinishedAndCancelsAreReapplied() throws {
+        var (first, journal) = try firstRun()
+        let done = GroupSpec("done", children: [leaf("only")])
+        try first.submit(done, id: "d1")
+        journal.specs["d1"] = done
+        try first.succeed("only", group: "d1")
+        journal.absorb(&first)
+        journal.cancels["r1"] = [(path: "", reason: "cancelled by alice")]
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        #expect(try harness.scheduler.groupSnapshot("d1").phase == .succeeded)
+        #expect(try harness.scheduler.groupSnapshot("r1").phase == .running)
+        // The orphan is being cancelled: the cancel reaches it once its worker reports it.
+        let build = try #require(journal.latest["r1"]?["build"])
+        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        harness.record(
+            harness.scheduler.workerReady(
+                WorkerID(1), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
+                running: [ref], now: harness.now))
+        #expect(harness.cancels[build.taskID] == "cancelled by alice")
+        harness.record(
+            try harness.scheduler.taskFinished(
+                ref, outcome: .cancelled(reason: "cancelled by alice"), worker: WorkerID(1), now: harness.now))
+        #expect(harness.finished["r1"]?.phase == .cancelled)
+    }
+}

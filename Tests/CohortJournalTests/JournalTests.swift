@@ -1,0 +1,217 @@
+import CohortCore
+import Foundation
+import GRDB
+import Testing
+
+@testable import CohortJournal
+
+/// A state directory of its own under the temporary directory, removed at the end.
+func withStateDirectory<T>(_ body: (String) throws -> T) throws -> T {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-journal-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
+}
+
+let sampleSpec = try! SpecParser.parse(
+    text: """
+        name: release
+        children:
+          - { name: version, run: echo, with: { value: "1.2.3" } }
+          - { name: build, run: shell, after: [version], exclusive: [repo], with: { command: [make] } }
+        """)
+
+func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: seconds * 1_000_000_000) }
+
+@Suite struct JournalTests {
+    @Test func theEpochGrowsAtEveryOpen() throws {
+        try withStateDirectory { path in
+            for expected in 1...3 as ClosedRange<UInt64> {
+                let directory = try StateDirectory(path: path)
+                let journal = try Journal(directory: directory)
+                #expect(journal.epoch == expected)
+                journal.close()
+            }
+        }
+    }
+
+    @Test func whatATurnWroteIsLoadedBack() throws {
+        try withStateDirectory { path in
+            do {
+                let journal = try Journal(directory: try StateDirectory(path: path))
+                defer { journal.close() }
+                var batch = JournalBatch()
+                batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(10)))
+                batch.submissions.append(.init(id: "done", spec: sampleSpec, submittedAt: at(11)))
+                batch.dispatches.append(
+                    ChildRecord(
+                        group: "r1", path: "build", attempt: 2, taskID: 1 << 32 | 7, state: .inFlight, worker: "w1",
+                        tokens: ["repo": 1 << 32 | 3]))
+                batch.finishes.append(
+                    ChildRecord(
+                        group: "r1", path: "version", attempt: 1, taskID: 0, state: .finished(.succeeded),
+                        output: Data(#"{"value":"1.2.3"}"#.utf8), worker: "w2", startedAt: at(12), finishedAt: at(13)))
+                batch.outcomes.append(("done", .cancelled, "cancelled by alice", at(14)))
+                batch.cancels.append(("done", "", "cancelled by alice", at(14)))
+                batch.fencing["repo"] = 1 << 32 | 3
+                try journal.write(batch)
+            }
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            let contents = try journal.load()
+            #expect(contents.groups.map(\.id) == ["r1", "done"])
+            #expect(contents.lastTokens == ["repo": 1 << 32 | 3])
+            let r1 = try #require(contents.groups.first)
+            #expect(r1.spec == sampleSpec)
+            #expect(r1.outcome == nil)
+            #expect(r1.submittedAt == at(10))
+            let build = try #require(r1.children.first { $0.path == "build" })
+            #expect(build.state == .inFlight)
+            #expect(build.attempt == 2)
+            #expect(build.taskID == 1 << 32 | 7)
+            #expect(build.tokens == ["repo": 1 << 32 | 3])
+            let version = try #require(r1.children.first { $0.path == "version" })
+            #expect(version.state == .finished(.succeeded))
+            #expect(version.output == Data(#"{"value":"1.2.3"}"#.utf8))
+            #expect(version.worker == "w2")
+            #expect(version.finishedAt == at(13))
+            let done = contents.groups[1]
+            #expect(done.outcome?.phase == .cancelled)
+            #expect(done.outcome?.reason == "cancelled by alice")
+            #expect(done.cancels.map(\.reason) == ["cancelled by alice"])
+        }
+    }
+
+    @Test func aLaterAttemptSupersedesTheEarlierInFlightOne() throws {
+        try withStateDirectory { path in
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            var batch = JournalBatch()
+            batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
+            batch.dispatches.append(ChildRecord(group: "r1", path: "version", attempt: 1, taskID: 5, state: .inFlight))
+            try journal.write(batch)
+            batch = JournalBatch()
+            batch.dispatches.append(ChildRecord(group: "r1", path: "version", attempt: 2, taskID: 9, state: .inFlight))
+            try journal.write(batch)
+            let states = try journal.database.read { db in
+                try String.fetchAll(db, sql: "SELECT state FROM attempts ORDER BY attempt")
+            }
+            #expect(states == ["ended", "in-flight"])
+            #expect(try journal.load().groups[0].children.map(\.attempt) == [2])
+        }
+    }
+
+    @Test func aSecondCoordinatorCannotTakeTheStateDirectory() throws {
+        try withStateDirectory { path in
+            let first = try StateDirectory(path: path)
+            let error = #expect(throws: JournalError.self) { try StateDirectory(path: path) }
+            #expect(error?.code == .locked)
+            #expect(error?.message.contains("pid \(getpid())") == true)
+            #expect(error?.exitCode == 75)
+            _ = first
+        }
+    }
+
+    @Test func pruningDeletesOnlyGroupsFinishedBeforeTheCutoff() throws {
+        try withStateDirectory { path in
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            var batch = JournalBatch()
+            for id in ["old", "recent", "running"] {
+                batch.submissions.append(.init(id: id, spec: sampleSpec, submittedAt: at(1)))
+                batch.finishes.append(
+                    ChildRecord(group: id, path: "version", attempt: 1, taskID: 0, state: .finished(.succeeded), finishedAt: at(2)))
+            }
+            batch.outcomes.append(("old", .succeeded, nil, at(100)))
+            batch.outcomes.append(("recent", .succeeded, nil, at(300)))
+            try journal.write(batch)
+            #expect(try journal.prune(finishedBefore: at(200)) == ["old"])
+            #expect(try journal.load().groups.map(\.id) == ["recent", "running"])
+            let orphans = try journal.database.read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM attempts WHERE group_id = 'old'")
+            }
+            #expect(orphans == 0)
+            // Loading with a retention cutoff leaves older finished groups out.
+            #expect(try journal.load(finishedSince: at(400)).groups.map(\.id) == ["running"])
+        }
+    }
+}
+
+@Suite struct DamagedJournalTests {
+    /// A journal with one group, closed (its write-ahead log checkpointed into the file).
+    func writtenJournal(_ path: String) throws -> String {
+        let journal = try Journal(directory: try StateDirectory(path: path))
+        var batch = JournalBatch()
+        for index in 0..<50 {
+            batch.submissions.append(.init(id: "g\(index)", spec: sampleSpec, submittedAt: at(1)))
+        }
+        try journal.write(batch)
+        journal.close()
+        return journal.path
+    }
+
+    func openError(_ path: String) -> JournalError? {
+        #expect(throws: JournalError.self) {
+            let directory = try StateDirectory(path: path)
+            _ = try Journal(directory: directory)
+        }
+    }
+
+    @Test func aTruncatedJournalIsRefusedNamingTheFile() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+            let handle = try #require(FileHandle(forUpdatingAtPath: file))
+            try handle.truncate(atOffset: UInt64(size / 2))
+            try handle.close()
+            let error = try #require(openError(path))
+            #expect(error.code == .damaged)
+            #expect(error.path == file)
+            #expect(error.exitCode == 74)
+            // Nothing was replaced: the damaged file is still there, as it was.
+            #expect(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int == size / 2)
+        }
+    }
+
+    @Test func anEmptyJournalFileIsRefused() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            try Data().write(to: URL(fileURLWithPath: file))
+            let error = try #require(openError(path))
+            #expect(error.code == .damaged)
+            #expect(error.description.contains(file))
+        }
+    }
+
+    @Test func aJournalFullOfGarbageIsRefused() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            var generator = SystemRandomNumberGenerator()
+            try Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: URL(fileURLWithPath: file))
+            let error = try #require(openError(path))
+            #expect(error.code == .damaged)
+            #expect(error.description.contains(file))
+        }
+    }
+
+    @Test func anotherSchemaVersionIsRefused() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            let journal = try Journal.openExisting(at: file)
+            try journal.database.write { db in try db.execute(sql: "UPDATE meta SET value = '99' WHERE key = 'schemaVersion'") }
+            journal.close()
+            let error = try #require(openError(path))
+            #expect(error.code == .schemaVersion)
+            #expect(error.message.contains("99"))
+        }
+    }
+
+    @Test func aWriteAheadLogWithoutItsJournalIsRefused() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            try FileManager.default.moveItem(atPath: file, toPath: file + "-wal")
+            let error = try #require(openError(path))
+            #expect(error.code == .damaged)
+            #expect(!FileManager.default.fileExists(atPath: file))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// Test 1, crash safety: while 50 `shell` children run on 3 workers, the coordinator is killed
+/// with SIGKILL at a random moment and started again on the same endpoint and state directory.
+/// The group finishes `succeeded`; every child ran once, or again as a new attempt recorded as
+/// such. `scripts/crash-rounds N` runs more rounds (`COHORT_CRASH_ROUNDS`).
+extension EndToEnd {
+    @Suite struct DurabilityCrash {
+        static var rounds: Int { ProcessInfo.processInfo.environment["COHORT_CRASH_ROUNDS"].flatMap(Int.init) ?? 3 }
+
+        @Test func aGroupSurvivesTheCoordinatorKilledAtRandomMoments() throws {
+            // A short grace, so attempts whose result died with the coordinator are retried soon.
+            let config = try Scratch.write("restartGrace: 3s\n", name: "coordinator.yaml")
+            let cluster = try Cluster(coordinatorArguments: ["--config", config])
+            defer { cluster.stop() }
+            try cluster.addWorkers(3, slots: 4)
+            var generator = SystemRandomNumberGenerator()
+            for round in 1...Self.rounds {
+                let seed = UInt64.random(in: 0...UInt64.max, using: &generator)
+                try crashRound(cluster, round: round, seed: seed)
+            }
+        }
+
+        /// One group, one kill at a moment drawn from `seed` (printed, to replay a failure).
+        func crashRound(_ cluster: Cluster, round: Int, seed: UInt64) throws {
+            var random = SeededRandom(seed: seed)
+            let log = Scratch.file("done-\(round).log")
+            let children = (1...50).map { index in
+                // Each child takes 50–250 ms, then appends "name attempt" to the log.
+                let pause = String(format: "0.%02d", 5 + Int(random.next() % 21))
+                return "  - { name: c\(index), run: shell, with: { command: [sh, -c, "
+                    + "'sleep \(pause); echo \"$COHORT_CHILD $COHORT_ATTEMPT\" >> \(log)'] } }"
+            }
+            let id = try cluster.submit("name: crash-\(round)\nchildren:\n" + children.joined(separator: "\n") + "\n")
+            let moment = Duration.milliseconds(Int(random.next() % 1200))
+            // The random instant of the crash (the point of the test), not a wait for things to settle.
+            usleep(UInt32(moment.components.attoseconds / 1_000_000_000_000) + UInt32(moment.components.seconds) * 1_000_000)
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            let final = try cluster.waitForStatus(id, timeout: .seconds(60)) { status in
+                ["succeeded", "failed", "cancelled"].contains(status.state ?? "")
+            }
+            let context = "round \(round), seed \(seed), killed after \(moment)"
+            #expect(final.state == "succeeded", "\(context): \(final)")
+
+            // What ran, from the children themselves: child → attempts that completed.
+            let lines = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n")
+            var runs: [String: [Int]] = [:]
+            for line in lines {
+                let parts = line.split(separator: " ")
+                guard parts.count == 2, let attempt = Int(parts[1]) else {
+                    Issue.record("\(context): malformed line \(line)")
+                    continue
+                }
+                runs[String(parts[0]), default: []].append(attempt)
+            }
+            let again = runs.values.filter { $0.count > 1 }.count
+            let adopted = final.children.filter { ($0["attempt"] as? Int ?? 0) > 1 }.count
+            print("\(context): \(lines.count) completions, \(again) children ran twice, \(adopted) finished on a later attempt")
+            for child in final.children {
+                let name = child["name"] as? String ?? "?"
+                let attempts = runs[name] ?? []
+                #expect(!attempts.isEmpty, "\(context): \(name) never completed")
+                // No attempt ran twice: a second run is a new attempt, and the status says so.
+                #expect(Set(attempts).count == attempts.count, "\(context): \(name) completed attempts \(attempts)")
+                #expect(child["attempt"] as? Int == attempts.max(), "\(context): \(name) status \(child), ran \(attempts)")
+            }
+        }
+    }
+}
+
+/// SplitMix64: the round's random choices, reproducible from its seed.
+struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+/// The journal through real processes: a coordinator killed with SIGKILL and started again on
+/// the same endpoint and state directory carries on with what it had accepted.
+extension EndToEnd {
+    @Suite struct Durability {
+        /// Test 2: accepted means durable. The group id a client holds survives a `kill -9` that
+        /// follows at once, and the group runs after the restart.
+        @Test func aGroupIsOnDiskBeforeItsIDIsReturned() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            // No worker yet: nothing but the journal can keep the group.
+            let id = try cluster.submit(
+                "name: durable\nchildren:\n  - { name: a, run: echo, with: { v: 1 } }\n  - { name: b, run: echo, after: [a] }\n")
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            let status = try cluster.status(id)
+            #expect(["pending", "running"].contains(status.state ?? ""), "\(status)")
+            #expect(status.children.count == 2)
+            try cluster.addWorker(name: "w1")
+            let final = try cluster.waitForStatus(id) { $0.state == "succeeded" }
+            #expect(final.children.map { $0["state"] as? String } == ["succeeded", "succeeded"])
+        }
+
+        /// `--id` idempotency holds across a restart: the same spec is accepted again as already
+        /// submitted, another spec under that id is refused.
+        @Test func aClientChosenIDStaysIdempotentAcrossARestart() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            let spec = try Scratch.write("name: same\nchildren:\n  - { name: a, run: echo }\n", name: "same.yaml")
+            let other = try Scratch.write("name: other\nchildren:\n  - { name: b, run: echo }\n", name: "other.yaml")
+            let first = try cluster.cli(["submit", spec, "--id", "release-42", "--json"])
+            #expect(first.status == 0, "\(first)")
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            let again = try cluster.cli(["submit", spec, "--id", "release-42", "--json"])
+            #expect(again.status == 0, "\(again)")
+            #expect(try JSON.object(again.stdout)["alreadySubmitted"] as? Bool == true)
+            let conflicting = try cluster.cli(["submit", other, "--id", "release-42", "--json"])
+            #expect(conflicting.status != 0, "\(conflicting)")
+            #expect(conflicting.stderr.contains("release-42"), "\(conflicting.stderr)")
+        }
+
+        /// Test 3: every fencing token after a restart is larger than every token before it.
+        @Test func tokensAfterARestartAreLargerThanEveryTokenBefore() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            func tokens(_ name: String) throws -> [UInt64] {
+                let children = (1...5).map { index in
+                    "  - { name: c\(index), run: shell, exclusive: [db], with: { command: [sh, -c, 'echo $COHORT_FENCE_DB'] } }"
+                }
+                let (status, final) = try cluster.submitAndWait("name: \(name)\nchildren:\n" + children.joined(separator: "\n") + "\n")
+                #expect(status == 0, "\(final)")
+                return try (1...5).map { index in
+                    let result = try cluster.cli(["result", final["id"] as! String, "c\(index)", "--json"])
+                    let stdout = try JSON.object(result.stdout)["stdout"] as? String ?? ""
+                    return try #require(UInt64(stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(result)")
+                }
+            }
+            let before = try tokens("before")
+            #expect(Set(before).count == 5)
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            let after = try tokens("after")
+            #expect(after.min()! > before.max()!, "before \(before), after \(after)")
+        }
+
+        /// Test 4: a truncated journal and one filled with garbage stop the coordinator at start
+        /// with an error naming the file (exit 74); the file is left as it was.
+        @Test(arguments: ["truncated", "garbage"])
+        func aDamagedJournalStopsTheCoordinatorNamingTheFile(damage: String) throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            for index in 0..<20 {
+                _ = try cluster.submit("name: g\(index)\nchildren:\n  - { name: a, run: echo }\n")
+            }
+            cluster.coordinator.stop()  // a clean stop: the journal is checkpointed into its file
+            let file = cluster.stateDir + "/journal.sqlite"
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+            if damage == "truncated" {
+                let handle = try #require(FileHandle(forUpdatingAtPath: file))
+                try handle.truncate(atOffset: UInt64(size / 2))
+                try handle.close()
+            } else {
+                try Data((0..<size).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: file))
+            }
+            let damaged = try FileManager.default.contentsOfItem(atPath: file)
+            let result = try cohort(
+                ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", cluster.stateDir], timeout: .seconds(30))
+            #expect(result.status == 74, "\(result)")
+            #expect(result.stderr.contains(file), "\(result.stderr)")
+            #expect(!result.stdout.contains("listening"), "\(result.stdout)")
+            #expect(try FileManager.default.contentsOfItem(atPath: file) == damaged)
+        }
+
+        /// One state directory, one coordinator: a second one stops at once naming the first's pid.
+        @Test func aSecondCoordinatorOnTheSameStateDirectoryIsRefused() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            let result = try cohort(
+                ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", cluster.stateDir], timeout: .seconds(30))
+            #expect(result.status == 75, "\(result)")
+            #expect(result.stderr.contains("pid \(cluster.coordinator.pid)"), "\(result.stderr)")
+        }
+    }
+}
+
+extension FileManager {
+    func contentsOfItem(atPath path: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: path))
+    }
+}
