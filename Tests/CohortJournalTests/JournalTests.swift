@@ -40,7 +40,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 let journal = try Journal(directory: try StateDirectory(path: path))
                 defer { journal.close() }
                 var batch = JournalBatch()
-                batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(10)))
+                batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(10), owner: "client-key"))
                 batch.submissions.append(.init(id: "done", spec: sampleSpec, submittedAt: at(11)))
                 batch.dispatches.append(
                     ChildRecord(
@@ -64,6 +64,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             #expect(r1.spec == sampleSpec)
             #expect(r1.outcome == nil)
             #expect(r1.submittedAt == at(10))
+            #expect(r1.owner == "client-key")
             let build = try #require(r1.children.first { $0.path == "build" })
             #expect(build.state == .inFlight)
             #expect(build.attempt == 2)

@@ -95,6 +95,46 @@ extension EndToEnd {
             #expect(try FileManager.default.contentsOfItem(atPath: file) == damaged)
         }
 
+        /// `cohort prune` deletes finished groups from the journal (next to a running
+        /// coordinator), never unfinished ones; a restart no longer knows the pruned ones.
+        @Test func pruneDeletesFinishedGroupsOnly() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            let waiting = try cluster.submit("name: waiting\nchildren:\n  - { name: a, run: echo, requires: [gpu] }\n")
+            try cluster.addWorker(name: "w1")
+            let (status, done) = try cluster.submitAndWait("name: done\nchildren:\n  - { name: a, run: echo }\n")
+            #expect(status == 0)
+            let doneID = try #require(done["id"] as? String)
+            let pruned = try cohort(["prune", "--state-dir", cluster.stateDir, "--older-than", "0s", "--json"])
+            #expect(pruned.status == 0, "\(pruned)")
+            let report = try JSON.object(pruned.stdout)
+            #expect(report["pruned"] as? [String] == [doneID], "\(report)")
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            #expect(try cluster.cli(["status", doneID, "--json"]).status != 0)
+            try cluster.addWorker(name: "w2", labels: ["gpu"])
+            _ = try cluster.waitForStatus(waiting) { $0.state == "succeeded" }
+        }
+
+        /// Finished groups older than `retention` are pruned by the coordinator itself.
+        @Test func finishedGroupsOlderThanTheRetentionArePrunedAutomatically() throws {
+            let config = try Scratch.write("retention: 7d\n", name: "coordinator.yaml")
+            let cluster = try Cluster(coordinatorArguments: ["--config", config])
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            let (_, done) = try cluster.submitAndWait("name: done\nchildren:\n  - { name: a, run: echo }\n")
+            let doneID = try #require(done["id"] as? String)
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            #expect(try cluster.status(doneID).state == "succeeded")
+            try "retention: 0s\n".write(toFile: config, atomically: true, encoding: .utf8)
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            #expect(try cluster.cli(["status", doneID, "--json"]).status != 0)
+            let left = try cohort(["prune", "--state-dir", cluster.stateDir, "--older-than", "0s", "--json"])
+            #expect(try JSON.object(left.stdout)["pruned"] as? [String] == [], "\(left)")
+        }
+
         /// One state directory, one coordinator: a second one stops at once naming the first's pid.
         @Test func aSecondCoordinatorOnTheSameStateDirectoryIsRefused() throws {
             let cluster = try Cluster()

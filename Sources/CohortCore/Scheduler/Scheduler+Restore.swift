@@ -22,8 +22,8 @@ extension Scheduler {
     /// Whether `worker` is a session of an earlier coordinator incarnation.
     static func isPastSession(_ worker: WorkerID) -> Bool { worker.rawValue >= pastSessionBase }
 
-    /// Children that finished since the last call, as journal records (outcome, output, attempt,
-    /// worker). Empty unless ``recordsFinishes`` is set.
+    /// Children that finished since the last call, as journal records (outcome, output, the
+    /// latest attempt sent to a worker, its worker). Empty unless ``recordsFinishes`` is set.
     public mutating func takeFinishedChildren() -> [ChildRecord] {
         guard !finished.isEmpty else { return [] }
         defer { finished.removeAll(keepingCapacity: true) }
@@ -31,7 +31,7 @@ extension Scheduler {
             guard let run = runs[slot] else { return nil }
             let child = run.children[leaf]
             return ChildRecord(
-                group: run.id, path: run.flat.leaves[leaf].path, attempt: child.attempt, taskID: 0,
+                group: run.id, path: run.flat.leaves[leaf].path, attempt: child.sentAttempt, taskID: 0,
                 state: .finished(child.phase), output: child.output, error: child.phase == .succeeded ? nil : child.error,
                 worker: child.worker.flatMap { workerNames[$0] }, startedAt: child.startedAt, finishedAt: child.finishedAt)
         }
@@ -70,6 +70,7 @@ extension Scheduler {
             for record in group.children {
                 guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
                 runs[plan.slot]!.children[leaf].attempt = record.attempt
+                runs[plan.slot]!.children[leaf].sentAttempt = record.attempt
                 runs[plan.slot]!.children[leaf].counted = record.attempt
                 runs[plan.slot]!.children[leaf].worker = session(record.worker)
                 runs[plan.slot]!.children[leaf].startedAt = record.startedAt

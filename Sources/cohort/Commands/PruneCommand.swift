@@ -1,0 +1,86 @@
+import ArgumentParser
+import CohortCoordinator
+import CohortCore
+import CohortJournal
+import Foundation
+
+/// `cohort prune`: delete finished groups older than a cutoff from a coordinator's journal.
+struct PruneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prune",
+        abstract: "Delete finished groups older than a cutoff from the coordinator's journal.",
+        discussion: """
+            The coordinator prunes groups that finished more than `retention` ago (default 7d) \
+            by itself, once an hour. This does it by hand, on the journal file of a state \
+            directory, whether the coordinator runs or not (only finished groups are touched; \
+            a running coordinator forgets them from memory at its next start). Unfinished \
+            groups are never pruned. See docs/journal.md.
+
+            Examples:
+              cohort prune                                   # the default state directory, older than 7d
+              cohort prune --state-dir /var/lib/cohort --older-than 1d
+              cohort prune --config config/coordinator.yaml --older-than 0s --json
+            """
+    )
+
+    @Option(
+        name: .customLong("state-dir"),
+        help: ArgumentHelp("The coordinator's state directory (default: as `cohort coordinator`).", valueName: "dir"))
+    var stateDir: String?
+
+    @Option(
+        name: .customLong("older-than"),
+        help: ArgumentHelp("Prune groups that finished longer ago than this (default: the retention, 7d).", valueName: "duration"))
+    var olderThan: String?
+
+    @Option(name: .long, help: ArgumentHelp("The coordinator's settings file, for stateDir and retention.", valueName: "file"))
+    var config: String?
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        _ = try settings()
+    }
+
+    /// The journal file and the age to prune from: flags < the coordinator's settings.
+    private func settings() throws -> (journal: String, age: Duration) {
+        let configuration: CoordinatorConfiguration
+        do {
+            configuration = try CoordinatorSettings.load(file: config)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        var age = configuration.retention
+        if let olderThan {
+            do {
+                age = try Duration(specString: olderThan)
+            } catch {
+                throw ValidationError("--older-than: \(error.description)")
+            }
+        }
+        let directory = stateDir ?? configuration.stateDirectory ?? StateDirectory.defaultPath()
+        return (directory + "/journal.sqlite", age)
+    }
+
+    func run() throws {
+        let (path, age) = try settings()
+        let now = Date()
+        let cutoff = now.addingTimeInterval(-Double(age.components.seconds))
+        do {
+            let journal = try Journal.openExisting(at: path)
+            defer { journal.close() }
+            let pruned = try journal.prune(
+                finishedBefore: Timestamp(nanosecondsSinceEpoch: Int64(cutoff.timeIntervalSince1970 * 1e9)))
+            let before = ISO8601DateFormatter().string(from: cutoff)
+            if output.json {
+                let report: JSONValue = ["journal": .string(path), "finishedBefore": .string(before), "pruned": .array(pruned.map(JSONValue.string))]
+                Console.out(report.jsonString(pretty: false))
+            } else {
+                Console.out("pruned \(pruned.count) finished group\(pruned.count == 1 ? "" : "s") (finished before \(before)) from \(path)")
+            }
+        } catch {
+            Console.error("cannot prune: \(error)")
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
