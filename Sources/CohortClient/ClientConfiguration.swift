@@ -23,6 +23,12 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// with a status request; a probe unanswered for as long again ends the watch with
     /// ``ClientError/Code/connectionLost``. Default 10 s.
     public var probeAfter: Duration = .seconds(10)
+    /// How long open requests and watches wait for a coordinator whose connection dropped
+    /// (it crashed or was killed) to come back; the client says HELLO again meanwhile, and a
+    /// restarted coordinator (which reloads its journal) answers them. Past it they fail with
+    /// ``ClientError/Code/connectionLost``. A coordinator that announces it is shutting down
+    /// (SIGTERM) fails them at once instead. Default 30 s.
+    public var reconnectTimeout: Duration = .seconds(30)
     /// The name the coordinator shows for this client in its logs, e.g. `cohort-cli@host`.
     public var peerName: String = ClientConfiguration.defaultPeerName
     /// CURVE keys for a coordinator that requires them (docs/security.md); `nil`: plaintext.

@@ -15,6 +15,8 @@ final class ClientLoop {
         var responder: Responder
         /// When a one-answer request gives up; `nil` for watches.
         var deadline: ContinuousClock.Instant?
+        /// The request, to send again after a reconnection.
+        var kind: ClientRequest.Kind
     }
 
     private let configuration: ClientConfiguration
@@ -36,6 +38,8 @@ final class ClientLoop {
     private var abandoned: Set<UInt64> = []
     /// Set when the connection cannot go on (the coordinator refused us or shut down).
     private var fatal: ClientError?
+    /// Set while the coordinator is gone (restarting) and the client says HELLO again.
+    private var reconnecting: (since: ContinuousClock.Instant, lastHello: ContinuousClock.Instant)?
 
     init(configuration: ClientConfiguration, inbox: ClientInbox, logger: Logger) {
         self.configuration = configuration
@@ -159,8 +163,13 @@ final class ClientLoop {
     private func serve(_ socket: Socket) {
         let poller = Poller()
         let network: Int
+        // A dropped connection (the coordinator died or restarts) is seen at once, not after a probe.
+        let monitor = try? socket.monitor(.disconnections)
+        defer { monitor?.close() }
+        var disconnections: Int?
         do {
             network = try poller.register(socket)
+            if let monitor { disconnections = try poller.register(monitor.socket) }
         } catch {
             fatal = ClientError(.internal, "cannot poll the client socket: \(error)")
             return
@@ -169,9 +178,14 @@ final class ClientLoop {
         while closers.isEmpty, fatal == nil {
             do {
                 try poller.poll(timeout: pollTimeout())
+                if let disconnections, let monitor, poller.isReadable(disconnections) {
+                    while let event = try monitor.next(wait: .never) {
+                        if event.kind == .disconnected { coordinatorLost(socket, "its connection dropped") }
+                    }
+                }
                 if poller.isReadable(network) {
                     while let frames = try socket.receiveFrames(wait: .never) {
-                        receive(frames)
+                        receive(frames, socket)
                     }
                 }
                 if poller.isReadable(wakeups) {
@@ -234,7 +248,7 @@ final class ClientLoop {
             }
             let deadline: ContinuousClock.Instant? =
                 if case .reply = responder { clock.now + configuration.requestTimeout } else { nil }
-            pending[id] = Pending(responder: responder, deadline: deadline)
+            pending[id] = Pending(responder: responder, deadline: deadline, kind: kind)
         case .unwatch(let id, let group):
             guard pending.removeValue(forKey: id) != nil else { return }
             try? send(ClientRequest(requestID: internalID(), .unwatch(group: group)), socket)
@@ -249,7 +263,7 @@ final class ClientLoop {
         }
     }
 
-    private func receive(_ frames: [[UInt8]]) {
+    private func receive(_ frames: [[UInt8]], _ socket: Socket) {
         lastHeard = clock.now
         probe = nil
         let message: WireMessage
@@ -261,7 +275,16 @@ final class ClientLoop {
         }
         switch message {
         case .coordinatorReply(let reply):
+            if case .error(let error) = reply.kind, error.code == .handshakeRequired, !pending.isEmpty {
+                // The coordinator restarted and does not know this session: say HELLO again;
+                // the request waits to be sent again. (A coordinator that says it is shutting
+                // down, SIGTERM, fails what is pending at once: it may not come back.)
+                coordinatorLost(socket, error.message)
+                return
+            }
             route(reply)
+        case .handshake(.welcome(let welcome)) where reconnecting != nil:
+            reconnected(welcome, socket)
         case .handshake(.error(let refusal)):
             fatal = ClientError(refusal: refusal, endpoint: endpoint)
         default:
@@ -329,6 +352,19 @@ final class ClientLoop {
             probe = nil
             return
         }
+        if let reconnecting {
+            if now - reconnecting.since >= configuration.reconnectTimeout {
+                let lost = ClientError(
+                    .connectionLost,
+                    "the coordinator at \(endpoint) went away and was not back within \(ClientLoop.describe(configuration.reconnectTimeout))")
+                for entry in pending.values { fail(entry.responder, lost) }
+                pending = [:]
+                self.reconnecting = nil
+            } else if now - reconnecting.lastHello >= .seconds(1) {
+                sayHelloAgain(socket)
+            }
+            return
+        }
         if let probe {
             if now - probe.sentAt >= configuration.probeAfter {
                 let lost = ClientError(.connectionLost, "the coordinator at \(endpoint) stopped answering")
@@ -340,6 +376,48 @@ final class ClientLoop {
             let id = internalID()
             if (try? send(ClientRequest(requestID: id, .workers), socket)) != nil {
                 probe = (id, now)
+            }
+        }
+    }
+
+    // MARK: - Reconnecting
+
+    /// The coordinator went away (it stops, restarts or died): with requests or watches open,
+    /// say HELLO again until it is back (a restarted coordinator reloads its journal), at most
+    /// ``ClientConfiguration/reconnectTimeout``.
+    private func coordinatorLost(_ socket: Socket, _ why: String) {
+        guard reconnecting == nil, !pending.isEmpty else { return }
+        logger.info("the coordinator went away; reconnecting", metadata: ["coordinator.endpoint": "\(endpoint)", "reason": "\(why)"])
+        probe = nil
+        reconnecting = (clock.now, clock.now)
+        sayHelloAgain(socket)
+    }
+
+    private func sayHelloAgain(_ socket: Socket) {
+        reconnecting?.lastHello = clock.now
+        let hello = Hello(role: .client, softwareVersion: CohortClient.softwareVersion, peerName: configuration.peerName)
+        _ = try? socket.send(codec.encode(.handshake(.hello(hello))), wait: .never)
+    }
+
+    /// Welcomed again: open requests and watches are sent again under their ids (a watch starts
+    /// over with a fresh snapshot). A submission without a group id is not sent again (it might
+    /// have been accepted already); it fails with ``ClientError/Code/connectionLost``.
+    private func reconnected(_ welcome: Welcome, _ socket: Socket) {
+        reconnecting = nil
+        logger.info("reconnected", metadata: ["coordinator.endpoint": "\(endpoint)", "coordinator.epoch": "\(welcome.epoch)"])
+        for (id, entry) in pending.sorted(by: { $0.key < $1.key }) {
+            if case .submit(let submission) = entry.kind, submission.groupID == nil {
+                pending[id] = nil
+                fail(entry.responder, ClientError(
+                    .connectionLost,
+                    "the coordinator at \(endpoint) restarted before it answered; the group may have been accepted (use --id to resubmit safely)"))
+                continue
+            }
+            do {
+                try send(ClientRequest(requestID: id, entry.kind), socket)
+            } catch {
+                pending[id] = nil
+                fail(entry.responder, error)
             }
         }
     }

@@ -135,6 +135,28 @@ extension EndToEnd {
             #expect(try JSON.object(left.stdout)["pruned"] as? [String] == [], "\(left)")
         }
 
+        /// A watching client (`cohort submit --wait`) rides out a `kill -9` and restart of the
+        /// coordinator: it reconnects, watches again and ends with the group's outcome.
+        @Test func aWaitingClientContinuesAcrossARestart() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            let spec = try Scratch.write(
+                "name: long\nmode: sequence\nchildren:\n  - { name: a, run: sleep, with: { seconds: 1 } }\n"
+                    + "  - { name: b, run: sleep, with: { seconds: 1 } }\n",
+                name: "long.yaml")
+            let waiter = try Subprocess(
+                Binaries.cohort, ["submit", spec, "--id", "long-1", "--wait", "--json", "--coordinator", cluster.endpoint],
+                name: "waiter")
+            defer { waiter.stop() }
+            try cluster.waitForStatus("long-1") { $0.child("a")?["state"] as? String == "running" }
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            let status = try waiter.wait(timeout: .seconds(40))
+            #expect(status == 0, "stdout: \(waiter.stdout)\nstderr: \(waiter.stderr)")
+            #expect(try JSON.object(waiter.stdout).state == "succeeded", "\(waiter.stdout)")
+        }
+
         /// One state directory, one coordinator: a second one stops at once naming the first's pid.
         @Test func aSecondCoordinatorOnTheSameStateDirectoryIsRefused() throws {
             let cluster = try Cluster()
