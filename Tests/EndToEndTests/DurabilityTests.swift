@@ -149,7 +149,13 @@ extension EndToEnd {
                 Binaries.cohort, ["submit", spec, "--id", "long-1", "--wait", "--json", "--coordinator", cluster.endpoint],
                 name: "waiter")
             defer { waiter.stop() }
-            try cluster.waitForStatus("long-1") { $0.child("a")?["state"] as? String == "running" }
+            // The waiter submits on its own: wait until the group is there and running.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                let result = try cluster.cli(["status", "long-1", "--json"])
+                if result.status == 0, try JSON.object(result.stdout).child("a")?["state"] as? String == "running" { break }
+                usleep(50_000)
+            }
             try cluster.killCoordinator()
             try cluster.restartCoordinator()
             let status = try waiter.wait(timeout: .seconds(40))
