@@ -82,8 +82,9 @@ extension EndToEnd {
             let firstHolder = try #require(Self.lines(tokens).first?.split(separator: " "))
             let firstToken = try #require(UInt64(firstHolder[2]))
 
-            try cluster.addWorker(name: "survivor", slots: 8)
+            // Killed at once (its children sleep 3 s); their new attempts wait for a worker.
             kill(doomed.pid, SIGKILL)
+            try cluster.addWorker(name: "survivor", slots: 8)
             let status = try cluster.waitForStatus(group, timeout: .seconds(40)) { $0.state == "succeeded" || $0.state == "failed" }
             #expect(status.state == "succeeded", "\(status)")
 
@@ -114,22 +115,23 @@ extension EndToEnd {
             let firstSession = try #require(try Self.session(of: "frozen", in: cluster))
 
             let started = Scratch.file("started")
+            let tokens = Scratch.file("tokens")
             let spec = """
                 name: thaw
                 children:
                   - name: a
                     run: shell
                     retry: { attempts: 2 }
-                    with: { command: ["sh", "-c", "echo $COHORT_WORKER >> \(started); sleep 1.5; echo from $COHORT_WORKER"] }
+                    exclusive: [db]
+                    with: { command: ["sh", "-c", "echo $COHORT_WORKER >> \(started); echo $COHORT_FENCE_DB >> \(tokens); sleep 1.5; echo from $COHORT_WORKER"] }
 
                 """
             let group = try cluster.submit(spec, name: "thaw.yaml")
             try Self.waitUntil("the child to start on the frozen worker") { Self.lines(started) == ["frozen"] }
-            try cluster.addWorker(name: "other", slots: 2)
-
             kill(frozen.pid, SIGSTOP)
             var thawed = false
             defer { if !thawed { kill(frozen.pid, SIGCONT) } }
+            try cluster.addWorker(name: "other", slots: 2)
             try Self.waitUntil("the child to run again on the other worker") { Self.lines(started) == ["frozen", "other"] }
             // Still frozen: lost for the coordinator. Its own attempt finishes meanwhile (the
             // shell child is not frozen), and its result waits in the frozen worker.
@@ -144,6 +146,12 @@ extension EndToEnd {
             #expect(status.child("a")?["attempt"] as? Int == 2)
             let result = try cluster.cli(["result", group, "a", "--json"])
             #expect(result.stdout.contains("from other"), "\(result)")
+            // The lock the frozen attempt held was revoked: the new attempt's token is larger,
+            // and the late result (which would release it) did not free the new holder's lock.
+            let fences = Self.lines(tokens).compactMap { UInt64($0) }
+            #expect(fences.count == 2 && fences[1] > fences[0], "tokens \(fences)")
+            let locks = try cluster.cli(["locks", "--json"])
+            #expect(locks.status == 0 && !locks.stdout.contains("\"thaw"), "nothing of the group holds a lock: \(locks.stdout)")
 
             // It rejoins with a new session, having had its late report refused.
             var rejoined: String?
@@ -339,12 +347,11 @@ extension EndToEnd {
 
                 """, name: "last-job.yaml")
             try Self.waitUntil("the child to start") { Self.lines(started) == ["started"] }
-            try cluster.addWorker(name: "staying", slots: 4)
-
             kill(draining.pid, SIGTERM)
             try Self.waitUntil("the coordinator to see the worker draining") {
                 try Self.workers(cluster).contains { $0["name"] as? String == "leaving" && $0["state"] as? String == "draining" }
             }
+            try cluster.addWorker(name: "staying", slots: 4)
             let (code, other) = try cluster.submitAndWait(
                 "name: more\nchildren:\n" + (1...6).map { "  - name: m\($0)\n    run: echo\n" }.joined(), name: "more.yaml",
                 timeout: .seconds(30))
@@ -356,6 +363,38 @@ extension EndToEnd {
             #expect(status.child("job")?["worker"] as? String == "leaving")
             #expect(status.child("job")?["attempt"] as? Int == 1)
             #expect(try draining.wait(timeout: .seconds(15)) == 0)
+        }
+
+        /// A drain that outlasts `--drain-timeout`: the child still running is cancelled, its
+        /// process is gone, and it is handed back: it runs again on another worker although it
+        /// has no retry budget, and the drained worker exits 0.
+        @Test func aChildStillRunningAtTheDrainTimeoutIsHandedBackWithoutUsingARetry() throws {
+            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            defer { cluster.stop() }
+            let leaving = try cluster.addWorker(name: "leaving", slots: 2, extra: ["--drain-timeout", "1s"])
+            let pidFile = Scratch.file("pid")
+            let group = try cluster.submit(
+                """
+                name: handed-back
+                children:
+                  - name: job
+                    run: shell
+                    with: { command: ["sh", "-c", "if [ $COHORT_WORKER = leaving ]; then echo $$ > \(pidFile); exec sleep 30; fi; echo ran on $COHORT_WORKER"] }
+
+                """, name: "handed-back.yaml")
+            try Self.waitUntil("the child to start on the leaving worker") { !Self.lines(pidFile).isEmpty }
+            let pid = try #require(pid_t(Self.lines(pidFile)[0]))
+            let signalled = ContinuousClock.now
+            kill(leaving.pid, SIGTERM)
+            #expect(try leaving.wait(timeout: .seconds(15)) == 0)
+            #expect(ContinuousClock.now - signalled < .seconds(1 + 2 + 3), "drain timeout, kill grace, margin")
+            #expect(Cancellation.isGone(pid), "the handed-back child's process is gone")
+            try cluster.addWorker(name: "taking-over", slots: 2)
+            let status = try cluster.waitForStatus(group, timeout: .seconds(20)) { $0.state == "succeeded" || $0.state == "failed" }
+            #expect(status.state == "succeeded", "\(status)")
+            #expect(status.child("job")?["worker"] as? String == "taking-over")
+            #expect(status.child("job")?["attempt"] as? Int == 2)
+            #expect(leaving.stderr.contains("handed back") || leaving.stderr.contains("handedBack"), "\(leaving.stderr)")
         }
     }
 }

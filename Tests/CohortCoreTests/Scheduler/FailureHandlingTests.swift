@@ -182,6 +182,45 @@ import Testing
         #expect(try #require(h.attempt("waiter")).tokens["db"]! > nextToken)
     }
 
+    @Test func exponentialBackoffDoublesUpToItsCapAndJitterShortensEachWait() {
+        let policy = RetryPolicy(attempts: 6, backoff: .seconds(1), strategy: .exponential, maxBackoff: .seconds(5))
+        #expect((1...5).map { policy.delay(afterFailedAttempt: $0, unitRandom: 0.9) } == [1, 2, 4, 5, 5].map { Duration.seconds($0) })
+        let fixed = RetryPolicy(attempts: 3, backoff: .seconds(2))
+        #expect(fixed.delay(afterFailedAttempt: 2, unitRandom: 0.5) == .seconds(2))
+        var jittered = policy
+        jittered.jitter = 0.5
+        #expect(jittered.delay(afterFailedAttempt: 2, unitRandom: 0) == .seconds(2))
+        #expect(jittered.delay(afterFailedAttempt: 2, unitRandom: 0.5) == .milliseconds(1500))
+        #expect(jittered.delay(afterFailedAttempt: 2, unitRandom: 0.999_999) > .seconds(1))
+    }
+
+    /// The times (after each failure) at which the next attempts of an exponential, jittered
+    /// retry are dispatched, with the scheduler's generator seeded by `seed`.
+    private func retryWaits(seed: UInt64) throws -> [Duration] {
+        var h = SchedulerHarness { $0.randomSeed = seed }
+        h.addWorker(1)
+        let policy = RetryPolicy(attempts: 4, backoff: .seconds(1), strategy: .exponential, jitter: 0.5)
+        try h.submit(GroupSpec("g", children: [leaf("a", retry: policy)]), id: "g")
+        var waits: [Duration] = []
+        for _ in 1...3 {
+            try h.fail("a")
+            let failedAt = h.now
+            while h.attempt("a") == nil { h.advance(.milliseconds(10)) }
+            waits.append(h.now - failedAt)
+        }
+        return waits
+    }
+
+    @Test func jitteredExponentialRetriesWaitWithinTheirWindowReproduciblyForASeed() throws {
+        let waits = try retryWaits(seed: 42)
+        for (index, wait) in waits.enumerated() {
+            let full = Duration.seconds(1 << index)
+            #expect(wait >= full * 0.5 && wait <= full + .milliseconds(10), "retry \(index + 1) waited \(wait)")
+        }
+        #expect(try retryWaits(seed: 42) == waits, "the same seed, the same waits")
+        #expect(try retryWaits(seed: 7) != waits, "another seed, other waits")
+    }
+
     private func grantedTokens(_ log: [SchedulerAction], request: UInt64) -> [String: UInt64] {
         for case .grant(_, let id, let tokens) in log where id == request { return tokens }
         return [:]
