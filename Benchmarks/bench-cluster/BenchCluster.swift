@@ -10,8 +10,9 @@ final class BenchCluster {
 
     /// Starts the coordinator (with a journal in a temporary state directory of its own, or
     /// none) and `workers` workers of `slots` slots, and waits until every worker is connected.
-    init(cohort: String, workers: Int, slots: Int, journal: Bool = true) async throws {
-        var arguments = ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"]
+    /// `keys` makes it a CURVE cluster.
+    init(cohort: String, workers: Int, slots: Int, journal: Bool = true, keys: BenchKeys? = nil) async throws {
+        var arguments = ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"] + (keys?.coordinator ?? [])
         if journal {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString)").path
             stateDir = directory
@@ -37,11 +38,12 @@ final class BenchCluster {
         for index in 1...workers {
             let (worker, _) = try Self.spawn(
                 cohort,
-                ["worker", "--coordinator", endpoint, "--name", "bench-\(index)", "--slots", "\(slots)", "--log-level", "error"])
+                ["worker", "--coordinator", endpoint, "--name", "bench-\(index)", "--slots", "\(slots)", "--log-level", "error"]
+                    + (keys?.worker ?? []))
             pids.append(worker)
         }
         let endpoint = found
-        try await CohortClient.withClient(ClientConfiguration(coordinator: endpoint)) { client in
+        try await CohortClient.withClient(keys?.client(endpoint) ?? ClientConfiguration(coordinator: endpoint)) { client in
             while try await client.workers().filter({ $0.state == .ready }).count < workers {
                 guard ContinuousClock.now < deadline + .seconds(20) else { throw BenchError("the workers did not connect") }
                 try await Task.sleep(for: .milliseconds(20))

@@ -12,12 +12,14 @@ struct Options {
     var skipBaseline = false
     /// Run the coordinator without its journal (and skip the journal's cost comparison).
     var noJournal = false
+    /// Compare a plaintext and a CURVE cluster instead of the usual measurements.
+    var curve = false
     /// Directory holding `cohort` and `bench-zeromq` (default: this executable's).
     var binaries: String = Options.ownDirectory
 
     static let usage = """
         usage: bench-cluster [--json] [--noops N] [--round-trips N] [--chain N] [--cancel N] [--cancel-runs N]
-                             [--handoffs N] [--no-baseline] [--no-journal] [--binaries DIR]
+                             [--handoffs N] [--no-baseline] [--no-journal] [--curve] [--binaries DIR]
         Starts real `cohort` processes on 127.0.0.1 (a coordinator and 2 workers; 4 for the cancel
         measurement) and measures, in one run, against the raw ZeroMQ relay of `bench-zeromq --processes`:
           throughput   N no-op (echo) children in one group, submit to finished (procedures/s), journal on;
@@ -27,6 +29,8 @@ struct Options {
           chain        a sequence of N children (per link)
           cancel       N running `sleep` children on 4 workers, cancel to finished (p50, p99)
           handoff      N children sharing one exclusive category: a child's end to the next one's start (p50)
+        --curve instead compares a plaintext and a CURVE cluster (docs/security.md) in the same run:
+        connection setup, throughput and round trip, as the CURVE/plaintext ratio.
         Build in release mode: swift build -c release --product cohort --product bench-zeromq --product bench-cluster
         """
 
@@ -53,6 +57,7 @@ struct Options {
             case "--handoffs": options.handoffs = number(flag)
             case "--no-baseline": options.skipBaseline = true
             case "--no-journal": options.noJournal = true
+            case "--curve": options.curve = true
             case "--binaries":
                 guard let directory = rest.popFirst() else { fail("--binaries takes a directory") }
                 options.binaries = directory

@@ -108,6 +108,15 @@ func printTable(_ report: Report, _ options: Options) {
 }
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+if options.curve {
+    do {
+        try await CurveComparison.run(options)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("bench-cluster: \(error)\n".utf8))
+        exit(70)
+    }
+}
 do {
     let report = try await measure(options)
     if options.json {

@@ -74,7 +74,7 @@ final class ClientConnection: Sendable {
             reply = try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { continuation in
                     if !inbox.post(.request(id: id, kind, .reply(continuation))) {
-                        continuation.resume(throwing: ClientError.closed)
+                        continuation.resume(throwing: inbox.endedWith)
                     }
                 }
             } onCancel: {
@@ -99,7 +99,7 @@ final class ClientConnection: Sendable {
             if case .cancelled = termination { _ = inbox.post(.unwatch(id: id, group: group)) }
         }
         if !inbox.post(.request(id: id, .watch(group: group), .stream(continuation))) {
-            continuation.finish(throwing: ClientError.closed)
+            continuation.finish(throwing: inbox.endedWith)
         }
         return stream
     }

@@ -9,6 +9,8 @@ import ZeroMQ
 final class ClientInbox: Sendable {
     let mailbox: Mailbox<ClientConnection.Command>
     private let sealed = Mutex(false)
+    /// Why the loop ended, for commands refused afterwards.
+    private let ending = Mutex<ClientError?>(nil)
 
     init() throws(ZeroMQError) {
         mailbox = try Mailbox()
@@ -31,9 +33,14 @@ final class ClientInbox: Sendable {
         mailbox.drain()
     }
 
-    /// Refuses further posts and returns what was still queued.
-    func seal() -> [ClientConnection.Command] {
-        sealed.withLock { sealed in
+    /// Why a refused command cannot be served: what ended the loop (the coordinator refused
+    /// the client, …), or ``ClientError/closed``.
+    var endedWith: ClientError { ending.withLock { $0 } ?? .closed }
+
+    /// Refuses further posts, remembering `reason`, and returns what was still queued.
+    func seal(reason: ClientError) -> [ClientConnection.Command] {
+        ending.withLock { $0 = reason }
+        return sealed.withLock { sealed in
             sealed = true
             return mailbox.drain()
         }

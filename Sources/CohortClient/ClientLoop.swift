@@ -434,7 +434,7 @@ final class ClientLoop {
         let ending = fatal ?? ClientError.closed
         for entry in pending.values { fail(entry.responder, ending) }
         pending = [:]
-        for command in inbox.seal() {
+        for command in inbox.seal(reason: ending) {
             switch command {
             case .request(_, _, let responder): fail(responder, ending)
             case .unwatch, .abandon: break

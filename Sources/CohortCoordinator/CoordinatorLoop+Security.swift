@@ -66,6 +66,26 @@ extension CoordinatorLoop {
             return
         }
         security.reload(logger: logger)
+        // Sessions of removed keys end now, not at their next message: a watching client is
+        // told (its watches end with PERMISSION_DENIED), a worker's attempts go elsewhere.
+        let text = "permission denied: this key is no longer among the coordinator's authorised keys"
+        for (routing, session) in peers.sessions where session.key != nil && security.principal(userID: session.key) == nil {
+            stats.refused.bump()
+            switch session.role {
+            case .client:
+                let refusal = ProtocolError(code: .permissionDenied, message: text)
+                for (_, list) in watchers {
+                    for watch in list where watch.routing == routing {
+                        outbox.send(CoordinatorReply(requestID: watch.requestID, .error(refusal)), to: routing)
+                    }
+                }
+                outbox.send(CoordinatorReply(requestID: 0, .error(refusal)), to: routing)
+            case .worker:
+                outbox.send(.error(HandshakeError(code: .permissionDenied, message: text)), to: routing)
+            }
+            peers.close(routing)
+            endSession(session, routing: routing, reason: "its key is no longer authorised")
+        }
     }
 
     /// The loud warning of a plaintext coordinator that other machines can reach.

@@ -74,7 +74,12 @@ final class CoordinatorLoop {
         let context = try Context(ioThreads: 1, defaultLinger: configuration.linger)
         defer { context.terminate() }
         // The ZAP handler must be bound in the context before the router binds.
-        if let curve = configuration.curve { security = try LoopSecurity(settings: curve, context: context) }
+        if let curve = configuration.curve {
+            let security = try LoopSecurity(settings: curve, context: context)
+            self.security = security
+            logger.info(
+                "CURVE on", metadata: ["keys.count": "\(security.keys.count)", "keys.directory": "\(curve.authorizedKeysDirectory)"])
+        }
         defer { security?.stop() }
         let router = try context.socket(.router)
         defer { router.close() }

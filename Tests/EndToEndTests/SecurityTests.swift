@@ -131,13 +131,21 @@ extension EndToEnd {
         }
 
         /// Removing a key and sending SIGHUP: once the reload is logged, new connections with
-        /// that key fail the handshake, and the connected worker's next message is refused (it
-        /// stops with 77); the other keys go on working.
+        /// that key fail the handshake, and its open sessions end at once: the connected worker
+        /// is refused (it stops with 77) and a watching client's watch ends with 77; the other
+        /// keys go on working.
         @Test func aKeyRemovedAndSIGHUPSentIsRefusedAfterwards() throws {
             let keys = try Keys([("w1", "worker"), ("alice", "client"), ("bob", "client")])
             let cluster = try Self.cluster(keys)
             defer { cluster.stop() }
             #expect(try cluster.cli(["status"] + keys.peer("alice")).status == 0)
+            let watcher = try Subprocess(
+                Binaries.cohort,
+                ["submit", try Self.write(Self.sleeper), "--watch", "--coordinator", cluster.endpoint] + keys.peer("alice"),
+                name: "watcher")
+            defer { watcher.stop() }
+            // The header follows the watch's snapshot: from then on the coordinator has the watch.
+            _ = try watcher.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("watching ") ? true : nil }
 
             try keys.revoke("alice")
             try keys.revoke("w1")
@@ -150,6 +158,8 @@ extension EndToEnd {
             let worker = try #require(cluster.workers.first)
             #expect(try worker.wait(timeout: .seconds(20)) == 77, "\(worker.stderr)")
             #expect(worker.stderr.contains("no longer among"), "\(worker.stderr)")
+            #expect(try watcher.wait(timeout: .seconds(20)) == 77, "\(watcher.stdout)\n\(watcher.stderr)")
+            #expect(watcher.stderr.contains("no longer among"), "\(watcher.stderr)")
             #expect(try cluster.cli(["status"] + keys.peer("bob")).status == 0)
             #expect(cluster.coordinator.isRunning)
         }

@@ -16,4 +16,11 @@ public struct CurveServerSettings: Sendable, Equatable {
         self.keyPair = keyPair
         self.authorizedKeysDirectory = authorizedKeysDirectory
     }
+
+    /// Reads the authorised-keys directory as the coordinator will at start; returns how many
+    /// keys it authorises.
+    /// - Throws: ``KeyFileError`` naming the directory, or the file and line at fault.
+    public func checkAuthorizedKeys() throws(KeyFileError) -> Int {
+        try AuthorizedKeys.load(directory: authorizedKeysDirectory, strict: true).keys.count
+    }
 }

@@ -87,7 +87,14 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 if let stateDir { configuration.stateDirectory = stateDir }
                 if noJournal { configuration.stateDirectory = nil }
             },
-            validate: { configuration throws(CoordinatorConfigurationError) in try configuration.validate() })
+            validate: { configuration throws(CoordinatorConfigurationError) in
+                try configuration.validate()
+                do throws(KeyFileError) {
+                    _ = try configuration.curve?.checkAuthorizedKeys()
+                } catch {
+                    throw CoordinatorConfigurationError(setting: "authorizedKeysDir", message: error.description)
+                }
+            })
     }
 
     func run() async throws {
