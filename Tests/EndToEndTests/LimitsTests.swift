@@ -26,9 +26,12 @@ extension EndToEnd {
             return cluster
         }
 
+        /// `count` echo children; `padding` characters in the first one's input make the spec
+        /// (as the client sends it, JSON) that much larger.
         static func children(_ count: Int, padding: Int = 0) -> String {
-            var spec = "name: many\n" + (padding > 0 ? "# " + String(repeating: "p", count: padding) + "\n" : "") + "children:\n"
+            var spec = "name: many\nchildren:\n"
             for index in 0..<count { spec += "  - name: c\(index)\n    run: echo\n" }
+            if padding > 0 { spec += "    with: { value: \"\(String(repeating: "p", count: padding))\" }\n" }
             return spec
         }
 
