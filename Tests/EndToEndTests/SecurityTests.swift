@@ -57,6 +57,12 @@ extension EndToEnd {
             #expect(plaintext.stderr.contains("CURVE"), "\(plaintext)")
             #expect(plaintext.stderr.contains("handshake"), "\(plaintext)")
 
+            // The wrong coordinator key: the handshake fails at once, and says what to check.
+            let wrongServer = try cluster.cli(
+                ["status", "--key", "\(keys.directory)/w1.key", "--server-key", "\(keys.directory)/mallory.pub"])
+            #expect(wrongServer.status == 69, "\(wrongServer)")
+            #expect(wrongServer.stderr.contains("public key is wrong"), "\(wrongServer)")
+
             // An unknown worker key stops the worker with 77 instead of retrying for ever.
             let rogue = try Subprocess(
                 Binaries.cohort, ["worker", "--coordinator", cluster.endpoint, "--name", "rogue"] + keys.peer("rogue"),
