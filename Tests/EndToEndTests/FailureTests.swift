@@ -396,6 +396,39 @@ extension EndToEnd {
             #expect(status.child("job")?["attempt"] as? Int == 2)
             #expect(leaving.stderr.contains("handed back") || leaving.stderr.contains("handedBack"), "\(leaving.stderr)")
         }
+
+        /// A second SIGTERM during a drain stops the worker at once: its child (which would run
+        /// 30 s) is cancelled and handed back, and the worker exits 0 within the kill grace.
+        @Test func aSecondSigtermStopsADrainingWorkerAtOnce() throws {
+            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            defer { cluster.stop() }
+            let leaving = try cluster.addWorker(name: "leaving", slots: 2, extra: ["--drain-timeout", "10m"])
+            let pidFile = Scratch.file("pid")
+            let group = try cluster.submit(
+                """
+                name: impatient
+                children:
+                  - name: job
+                    run: shell
+                    with: { command: ["sh", "-c", "if [ $COHORT_WORKER = leaving ]; then echo $$ > \(pidFile); exec sleep 30; fi; echo done"] }
+
+                """, name: "impatient.yaml")
+            try Self.waitUntil("the child to start on the leaving worker") { !Self.lines(pidFile).isEmpty }
+            kill(leaving.pid, SIGTERM)
+            try Self.waitUntil("the coordinator to see the worker draining") {
+                try Self.workers(cluster).contains { $0["name"] as? String == "leaving" && $0["state"] as? String == "draining" }
+            }
+            #expect(leaving.isRunning, "a drain waits for the child")
+            let signalled = ContinuousClock.now
+            kill(leaving.pid, SIGTERM)
+            #expect(try leaving.wait(timeout: .seconds(15)) == 0)
+            #expect(ContinuousClock.now - signalled < .seconds(2 + 3), "kill grace and margin, not the 10 min drain")
+            #expect(Cancellation.isGone(pid_t(Self.lines(pidFile)[0]) ?? 0))
+            try cluster.addWorker(name: "taking-over", slots: 2)
+            let status = try cluster.waitForStatus(group, timeout: .seconds(20)) { $0.state == "succeeded" || $0.state == "failed" }
+            #expect(status.state == "succeeded", "\(status)")
+            #expect(status.child("job")?["attempt"] as? Int == 2)
+        }
     }
 }
 
