@@ -4,11 +4,12 @@ import Testing
 /// Issue 5's failure scenarios with real processes: a worker killed, a worker frozen past its
 /// liveness, the coordinator stopped and restarted, timeouts and retries, a worker drained.
 ///
-/// The coordinator heartbeats every 200 ms (its WELCOME gives the workers the same interval),
-/// so a silent peer is lost after 600 ms and each test stays quick.
+/// The coordinator heartbeats every 200 ms with a liveness of 5 (its WELCOME gives the workers
+/// the same), so a silent peer is lost after 1 s: quick, yet no false loss on a loaded machine.
 extension EndToEnd {
     @Suite struct Failures {
         static let heartbeat = "200ms"
+        static let liveness = 5
 
         /// The lines of `file` (none while it does not exist).
         static func lines(_ file: String) -> [String] {
@@ -53,7 +54,7 @@ extension EndToEnd {
         /// another waiting for it): they finish on the other worker, the group succeeds, none
         /// runs twice to completion, and the lock goes to the next holder with a larger token.
         @Test func aKilledWorkersChildrenFinishElsewhereAndItsLockGoesOnWithALargerToken() throws {
-            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let doomed = try cluster.addWorker(name: "doomed", slots: 8)
 
@@ -109,7 +110,7 @@ extension EndToEnd {
         /// late result is refused (the child keeps the other worker's output), and it rejoins
         /// with a new session and takes new work.
         @Test func aFrozenWorkersLateResultIsRefusedAndItRejoinsWithANewSession() throws {
-            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let frozen = try cluster.addWorker(name: "frozen", labels: ["frozen"], slots: 2)
             let firstSession = try #require(try Self.session(of: "frozen", in: cluster))
@@ -184,7 +185,7 @@ extension EndToEnd {
         /// the coordinator exits 0; a new one on the same endpoint gets the workers back on
         /// their own, with new sessions, and runs new groups.
         @Test func aCoordinatorStoppedAndRestartedGetsItsWorkersBackAndClientsAClearError() throws {
-            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let worker = try cluster.addWorker(name: "loyal", slots: 2)
             let file = try Scratch.write(
@@ -223,7 +224,7 @@ extension EndToEnd {
         /// endpoint by themselves, and the waiting client does too (issue 6: the replacement
         /// reloads the group from its journal): it follows the group to its end, here a cancel.
         @Test func aKilledCoordinatorLeavesNoClientHangingAndItsWorkersReconnect() throws {
-            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let workers = [try cluster.addWorker(name: "k1", slots: 2), try cluster.addWorker(name: "k2", slots: 2)]
             let file = try Scratch.write(
@@ -333,7 +334,7 @@ extension EndToEnd {
         /// SIGTERM to a worker running a 2 s child: the child finishes there, nothing new goes
         /// there, and the worker exits 0.
         @Test func aDrainedWorkerFinishesItsChildTakesNothingNewAndExitsZero() throws {
-            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let draining = try cluster.addWorker(name: "leaving", slots: 4)
             let started = Scratch.file("started")
@@ -369,7 +370,7 @@ extension EndToEnd {
         /// process is gone, and it is handed back: it runs again on another worker although it
         /// has no retry budget, and the drained worker exits 0.
         @Test func aChildStillRunningAtTheDrainTimeoutIsHandedBackWithoutUsingARetry() throws {
-            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let leaving = try cluster.addWorker(name: "leaving", slots: 2, extra: ["--drain-timeout", "1s"])
             let pidFile = Scratch.file("pid")
@@ -400,7 +401,7 @@ extension EndToEnd {
         /// A second SIGTERM during a drain stops the worker at once: its child (which would run
         /// 30 s) is cancelled and handed back, and the worker exits 0 within the kill grace.
         @Test func aSecondSigtermStopsADrainingWorkerAtOnce() throws {
-            let cluster = try Cluster(heartbeat: Self.heartbeat)
+            let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let leaving = try cluster.addWorker(name: "leaving", slots: 2, extra: ["--drain-timeout", "10m"])
             let pidFile = Scratch.file("pid")

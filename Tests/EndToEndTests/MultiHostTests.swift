@@ -66,7 +66,7 @@ extension EndToEnd {
         /// rejoins with a new session.
         @Test(.enabled(if: NetworkNamespaces.available, "\(NetworkNamespaces.unavailableReason ?? "")"))
         func aHostCutOffMidRunHasItsWorkRerunElsewhereAndRejoins() throws {
-            let up = try netns(["up", "3", "--id", id, "--cohort", Binaries.cohort, "--heartbeat", "200ms", "--slots", "4"])
+            let up = try netns(["up", "3", "--id", id, "--cohort", Binaries.cohort, "--heartbeat", "200ms", "--liveness", "5", "--slots", "4"])
             defer { _ = try? netns(["down", id]) }
             try #require(up.status == 0, "netns-cluster up failed: \(up)")
             let cutSession = try #require(try connectedSession(of: "host-2"))

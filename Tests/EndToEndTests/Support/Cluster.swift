@@ -25,10 +25,15 @@ final class Cluster: @unchecked Sendable {
     ///   - arguments: added to `cohort coordinator` (e.g. `--config FILE`).
     ///   - heartbeat: the coordinator's heartbeat interval (its WELCOME gives it to the
     ///     workers), e.g. `200ms` to detect losses fast; nil for the default.
+    ///   - liveness: silent intervals before a peer is lost; nil for the default (3).
     ///   - endpoint: where it binds; a fixed port lets a test restart it on the same endpoint.
-    init(coordinatorArguments arguments: [String] = [], heartbeat: String? = nil, endpoint: String = "tcp://127.0.0.1:*") throws {
+    init(
+        coordinatorArguments arguments: [String] = [], heartbeat: String? = nil, liveness: Int? = nil,
+        endpoint: String = "tcp://127.0.0.1:*"
+    ) throws {
         var environment: [String: String] = [:]
         if let heartbeat { environment["COHORT_COORDINATOR_HEARTBEAT_INTERVAL"] = heartbeat }
+        if let liveness { environment["COHORT_COORDINATOR_HEARTBEAT_LIVENESS"] = "\(liveness)" }
         coordinatorEnvironment = environment
         coordinatorArguments = arguments + ["--state-dir", stateDir]
         (coordinator, self.endpoint) = try Self.startCoordinator(
