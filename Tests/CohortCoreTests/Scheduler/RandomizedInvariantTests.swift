@@ -30,6 +30,8 @@ import Testing
         }
         var checker = InvariantChecker(flats: flats)
         try checker.check(&h, from: 0)
+        /// Attempts of lost workers, whose late reports are sent now and then.
+        var late: [(WorkerID, DispatchOrder)] = []
 
         var steps = 0
         while h.finished.count < flats.count {
@@ -59,10 +61,31 @@ import Testing
                 let paths = flats[group]!.leaves.map(\.path) + flats[group]!.groups.map(\.path).filter { !$0.isEmpty }
                 let path = paths[random.int(0...(paths.count - 1))]
                 h.record(try h.scheduler.cancelChild(group, path: path, reason: "random child cancel", now: h.now))
+            case 62..<65 where !late.isEmpty && random.int(0...2) == 0:
+                // A lost worker's late report: refused, and it changes nothing.
+                let (worker, order) = late.removeFirst()
+                let before = try h.scheduler.childSnapshot(order.ref.group, path: order.ref.path)
+                #expect(throws: SchedulerError.self) {
+                    try h.scheduler.taskFinished(order.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: worker, now: h.now)
+                }
+                h.record(h.scheduler.lockReleased(UInt64(random.int(1...3)), by: worker, now: h.now))
+                let after = try h.scheduler.childSnapshot(order.ref.group, path: order.ref.path)
+                #expect(after.phase == before.phase && after.attempt == before.attempt)
+            case 62..<65 where random.int(0...2) == 0:
+                // A worker drains (a new one joins so there is room): nothing new may go to it.
+                let ready = h.scheduler.membership.workers.values.filter { $0.state == .ready }.map(\.id).sorted()
+                if let worker = ready.first { h.record(h.scheduler.workerDraining(worker, now: h.now)) }
+                workerNumber += 1
+                h.addWorker(workerNumber, slots: random.int(1...3))
             case 62..<65 where h.scheduler.membership.workers.count > 1:
+                // A worker is lost, or leaves handing its attempts back.
                 let victim = h.scheduler.membership.workers.keys.sorted()[0]
-                for (id, entry) in h.running where entry.worker == victim { h.running[id] = nil }
-                h.record(h.scheduler.workerLost(victim, reason: "random loss", now: h.now))
+                for (id, entry) in h.running where entry.worker == victim {
+                    h.running[id] = nil
+                    late.append((victim, entry.order))
+                }
+                h.record(
+                    h.scheduler.workerLost(victim, reason: "random loss", handedBack: random.int(0...1) == 0, now: h.now))
                 workerNumber += 1
                 h.addWorker(workerNumber, slots: random.int(1...3))
             case 65..<75:
@@ -146,7 +169,8 @@ struct InvariantChecker {
         }
         for action in h.log[from...] {
             switch action {
-            case .dispatch(_, let order):
+            case .dispatch(let worker, let order):
+                #expect(h.scheduler.membership.workers[worker]?.state == .ready, "\(order.ref) dispatched to \(worker), not ready")
                 let flat = try #require(flats[order.ref.group])
                 let leaf = try #require(flat.leaf(at: order.ref.path))
                 // Dependencies before dependents.
