@@ -84,6 +84,15 @@ extension CoordinatorLoop {
         case .disconnect:
             peers.close(routing)
             dropWatches(of: routing)
+
+        case .drain(let name):
+            guard let worker = scheduler.workerRecords().first(where: { $0.name == name || $0.id.description == name }) else {
+                return fail(ProtocolError(code: .notFound, message: "no worker named \"\(name)\""))
+            }
+            logger.info(
+                "worker draining", metadata: ["worker.id": "\(worker.id)", "worker.name": "\(worker.name)", "reason": "asked by a client"])
+            apply(scheduler.workerDraining(worker.id, now: now))
+            reply(.acknowledged)
         }
     }
 

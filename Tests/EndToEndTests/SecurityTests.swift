@@ -136,6 +136,29 @@ extension EndToEnd {
             #expect(try status(second) == "cancelled")
         }
 
+        /// Draining a worker is an admin's: a client key exits 77 naming `drain`; an admin's
+        /// drain marks the worker draining and it gets no new work.
+        @Test func onlyAnAdminMayDrainAWorker() throws {
+            let keys = try Keys([("w1", "worker"), ("alice", "client"), ("root", "admin")])
+            let cluster = try Self.cluster(keys)
+            defer { cluster.stop() }
+            let refused = try cluster.cli(["drain", "w1"] + keys.peer("alice"))
+            #expect(refused.status == 77, "\(refused)")
+            #expect(refused.stderr.contains("permission \"drain\""), "\(refused)")
+            let unknown = try cluster.cli(["drain", "nobody"] + keys.peer("root"))
+            #expect(unknown.status == 64, "\(unknown)")
+
+            let drained = try cluster.cli(["drain", "w1", "--json"] + keys.peer("root"))
+            #expect(drained.status == 0, "\(drained)")
+            #expect(try JSON.object(drained.stdout)["draining"] as? Bool == true)
+            let workers = try JSON.array(try cluster.cli(["workers", "--json"] + keys.peer("alice")).stdout)
+            #expect(workers.first?["state"] as? String == "draining")
+            let submitted = try cluster.cli(["submit", try Self.write(Self.echo), "--json"] + keys.peer("alice"))
+            let group = try #require(try JSON.object(submitted.stdout)["id"] as? String)
+            let status = try JSON.object(try cluster.cli(["status", group, "--json"] + keys.peer("alice")).stdout)
+            #expect(status.child("a")?["worker"] is NSNull, "a draining worker gets no new work: \(status)")
+        }
+
         /// Removing a key and sending SIGHUP: once the reload is logged, new connections with
         /// that key fail the handshake, and its open sessions end at once: the connected worker
         /// is refused (it stops with 77) and a watching client's watch ends with 77; the other
@@ -174,8 +197,8 @@ extension EndToEnd {
         @Test func aPlaintextCoordinatorOnAllInterfacesWarns() throws {
             let coordinator = try Subprocess(Binaries.cohort, ["coordinator", "--endpoint", "tcp://0.0.0.0:*"], name: "coordinator")
             defer { coordinator.stop() }
-            try coordinator.waitForStderr(containing: "WITHOUT CURVE")
-            #expect(coordinator.stderr.contains("cohort: WARNING"))
+            try coordinator.waitForStderr(containing: "cohort: WARNING")
+            #expect(coordinator.stderr.contains("WITHOUT CURVE"))
 
             let loopback = try Cluster()
             defer { loopback.stop() }

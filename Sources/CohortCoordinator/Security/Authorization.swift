@@ -76,6 +76,7 @@ enum RequestPolicy {
         case .workers: (.read, "list workers")
         case .locks: (.read, "list locks")
         case .cancel: (.cancel, "cancel a group")
+        case .drain: (.drain, "drain a worker")
         case .disconnect: nil
         }
     }

@@ -741,6 +741,22 @@ nonisolated struct Cohort_Wire_V1_ClientDisconnect: Sendable {
   init() {}
 }
 
+/// Stop giving a worker work (admin keys only); answered by Acknowledged.
+nonisolated struct Cohort_Wire_V1_DrainRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  /// the worker's name, or its session id (w-3)
+  var worker: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 nonisolated struct Cohort_Wire_V1_Submitted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2228,6 +2244,41 @@ nonisolated extension Cohort_Wire_V1_ClientDisconnect: SwiftProtobuf.Message, Sw
   static func ==(lhs: Cohort_Wire_V1_ClientDisconnect, rhs: Cohort_Wire_V1_ClientDisconnect) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_DrainRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".DrainRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}worker\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.worker) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.worker.isEmpty {
+      try visitor.visitSingularStringField(value: self.worker, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_DrainRequest, rhs: Cohort_Wire_V1_DrainRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.worker != rhs.worker {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

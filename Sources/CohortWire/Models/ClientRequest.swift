@@ -30,6 +30,9 @@ public struct ClientRequest: Hashable, Sendable {
         case locks
         /// The client is leaving; its watches end. Not answered.
         case disconnect(reason: String)
+        /// Stop giving the worker (its name or session id) new work; what it runs finishes.
+        /// Needs an admin key with CURVE. Answered by `acknowledged`.
+        case drain(worker: String)
     }
 }
 

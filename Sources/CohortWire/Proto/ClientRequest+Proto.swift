@@ -1,11 +1,11 @@
-// Client-request family <-> Submit (kind 1) … ClientDisconnect (kind 9).
+// Client-request family <-> Submit (kind 1) … ClientDisconnect (kind 9), DrainRequest (kind 10).
 // Every body carries the request id as field 1.
 
 extension ClientRequest: WireBody {
     static var family: WireFamily { .clientRequest }
 
     enum WireKind: UInt8 {
-        case submit = 1, status, result, cancel, watch, unwatch, workers, locks, disconnect
+        case submit = 1, status, result, cancel, watch, unwatch, workers, locks, disconnect, drain
     }
 
     var wireKind: UInt8 {
@@ -19,6 +19,7 @@ extension ClientRequest: WireBody {
         case .workers: .workers
         case .locks: .locks
         case .disconnect: .disconnect
+        case .drain: .drain
         }
         return kind.rawValue
     }
@@ -77,6 +78,11 @@ extension ClientRequest: WireBody {
             proto.requestID = requestID
             proto.reason = reason
             return try serialize(proto)
+        case .drain(let worker):
+            var proto = Cohort_Wire_V1_DrainRequest()
+            proto.requestID = requestID
+            proto.worker = worker
+            return try serialize(proto)
         }
     }
 
@@ -119,6 +125,9 @@ extension ClientRequest: WireBody {
         case .disconnect:
             let proto = try body.decode(Cohort_Wire_V1_ClientDisconnect.self)
             return ClientRequest(requestID: proto.requestID, .disconnect(reason: proto.reason))
+        case .drain:
+            let proto = try body.decode(Cohort_Wire_V1_DrainRequest.self)
+            return ClientRequest(requestID: proto.requestID, .drain(worker: proto.worker))
         case nil:
             throw .unknownKind
         }

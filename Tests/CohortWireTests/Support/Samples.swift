@@ -44,6 +44,7 @@ enum Samples {
         ("workers", .clientRequest(ClientRequest(requestID: 9, .workers))),
         ("locks", .clientRequest(ClientRequest(requestID: 10, .locks))),
         ("disconnect", .clientRequest(ClientRequest(requestID: 11, .disconnect(reason: "bye")))),
+        ("drain", .clientRequest(ClientRequest(requestID: 12, .drain(worker: "build-1")))),
 
         ("submitted", .coordinatorReply(CoordinatorReply(requestID: 1, .submitted(Submitted(
             id: "g-7f3a", name: "release", warnings: [#"no connected worker offers kind "resize""#],
@@ -143,6 +144,7 @@ enum Samples {
             case .workers: "workers"
             case .locks: "locks"
             case .disconnect: "disconnect"
+            case .drain: "drain"
             }
         case .coordinatorReply(let reply):
             switch reply.kind {
@@ -183,5 +185,5 @@ enum Samples {
     }
 
     /// The number of message kinds `kind(of:)` distinguishes.
-    static let kindCount = 3 + 9 + 10 + 9 + 7
+    static let kindCount = 3 + 10 + 10 + 9 + 7
 }
