@@ -67,7 +67,7 @@ extension CoordinatorLoop {
         stats.refused.bump()
         logger.notice(
             "refused a report about an attempt that is not current",
-            metadata: ["task.id": "\(task.id)", "task": "\(task.group)/\(task.path)#\(task.attempt)", "error": "\(error.message)"])
+            metadata: ["task.id": "\(task.id)", "task.ref": "\(task.group)/\(task.path)#\(task.attempt)", "error": "\(error.message)"])
         outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, task: task)), to: routing)
     }
 

@@ -283,7 +283,7 @@ final class WorkerLoop {
                 interruptedByStop == 0
                 ? "worker \(configuration.name) stopped" : "worker \(configuration.name) stopped; \(interruptedByStop) attempts handed back"
             send(.worker(.disconnect(reason: reason)), now: now)
-            logger.notice("stopped", metadata: ["handedBack": "\(interruptedByStop)"])
+            logger.notice("stopped", metadata: ["attempts.handedBack": "\(interruptedByStop)"])
         }
         session.stop()
         closeSocket()
