@@ -195,8 +195,13 @@ extension EndToEnd {
 
         /// A plaintext coordinator bound beyond loopback warns loudly on stderr at start.
         @Test func aPlaintextCoordinatorOnAllInterfacesWarns() throws {
-            let coordinator = try Subprocess(Binaries.cohort, ["coordinator", "--endpoint", "tcp://0.0.0.0:*"], name: "coordinator")
-            defer { coordinator.stop() }
+            let stateDir = Scratch.file("state")
+            let coordinator = try Subprocess(
+                Binaries.cohort, ["coordinator", "--endpoint", "tcp://0.0.0.0:*", "--state-dir", stateDir], name: "coordinator")
+            defer {
+                coordinator.stop()
+                try? FileManager.default.removeItem(atPath: stateDir)
+            }
             try coordinator.waitForStderr(containing: "cohort: WARNING")
             #expect(coordinator.stderr.contains("WITHOUT CURVE"))
 

@@ -21,7 +21,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
             Every accepted group is journaled in STATE-DIR/journal.sqlite before the client \
             gets its id; a restarted coordinator reloads what had not finished and workers \
-            reconnect on their own (docs/journal.md). One coordinator per state directory. \
+            reconnect on their own (docs/operations.md, "The journal"). One coordinator per state directory. \
             Exit 74: the journal is damaged or cannot be written (it is never replaced); \
             75: another coordinator holds the state directory; 73: the directory cannot be \
             created; 65: the journal is of another schema version.

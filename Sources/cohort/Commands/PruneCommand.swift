@@ -14,7 +14,7 @@ struct PruneCommand: ParsableCommand {
             by itself, once an hour. This does it by hand, on the journal file of a state \
             directory, whether the coordinator runs or not (only finished groups are touched; \
             a running coordinator forgets them from memory at its next start). Unfinished \
-            groups are never pruned. See docs/journal.md.
+            groups are never pruned. See docs/operations.md, "The journal".
 
             Examples:
               cohort prune                                   # the default state directory, older than 7d
