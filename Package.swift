@@ -71,7 +71,10 @@ let package = Package(
         // restarted coordinator carries on (DESIGN.md §3, docs/operations.md "The journal").
         .target(
             name: "CohortJournal",
-            dependencies: ["CohortCore", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "CohortCore", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
             swiftSettings: strict
         ),
 
@@ -126,7 +129,7 @@ let package = Package(
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore"], swiftSettings: strict),
         .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "CohortCoordinatorTests", dependencies: ["CohortCoordinator", "CohortWire", "ZeroMQ"], swiftSettings: strict),
+        .testTarget(name: "CohortCoordinatorTests", dependencies: ["CohortCoordinator", "CohortJournal", "CohortWire", "ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "CohortWorkerTests", dependencies: ["CohortWorker", "CohortWire", "ZeroMQ"], swiftSettings: strict),
         // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the
         // executables so that `swift build --build-tests` builds them).

@@ -44,11 +44,16 @@ extension Journal {
                 sql: """
                     UPDATE attempts SET state = 'ended' WHERE group_id = ? AND path = ? AND attempt < ? AND state = 'in-flight'
                     """)
+            var row = BoundStatement(insert)
             for record in batch.dispatches {
-                try insert.execute(arguments: [
-                    record.group, record.path, Int64(record.attempt), Int64(bitPattern: record.taskID), record.worker,
-                    tokensText(record.tokens), record.startedAt?.nanosecondsSinceEpoch,
-                ])
+                row.bind(record.group)
+                row.bind(record.path)
+                row.bind(Int64(record.attempt))
+                row.bind(Int64(bitPattern: record.taskID))
+                row.bind(record.worker)
+                row.bind(tokensText(record.tokens))
+                row.bind(record.startedAt?.nanosecondsSinceEpoch)
+                try row.run()
                 if record.attempt > 1 {
                     try supersede.execute(arguments: [record.group, record.path, Int64(record.attempt)])
                 }
@@ -64,12 +69,19 @@ extension Journal {
                         error = excluded.error, started_at = coalesce(excluded.started_at, started_at),
                         finished_at = excluded.finished_at
                     """)
+            var row = BoundStatement(upsert)
             for record in batch.finishes {
                 guard case .finished(let phase) = record.state else { continue }
-                try upsert.execute(arguments: [
-                    record.group, record.path, Int64(record.attempt), phase.rawValue, record.worker, record.output,
-                    record.error, record.startedAt?.nanosecondsSinceEpoch, record.finishedAt?.nanosecondsSinceEpoch,
-                ])
+                row.bind(record.group)
+                row.bind(record.path)
+                row.bind(Int64(record.attempt))
+                row.bind(phase.rawValue)
+                row.bind(record.worker)
+                row.bind(record.output)
+                row.bind(record.error)
+                row.bind(record.startedAt?.nanosecondsSinceEpoch)
+                row.bind(record.finishedAt?.nanosecondsSinceEpoch)
+                try row.run()
             }
         }
         if !batch.outcomes.isEmpty {
