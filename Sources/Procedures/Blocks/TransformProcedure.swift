@@ -4,54 +4,27 @@
 open class TransformProcedure<Input: Sendable, Output: Sendable>: Procedure, InputProcedure, OutputProcedure,
     @unchecked Sendable
 {
+    /// The work: synchronous here, `async` for ``AsyncTransformProcedure``.
+    enum Transform: Sendable {
+        case sync(@Sendable (Input) throws -> Output)
+        case async(@Sendable (Input) async throws -> Output)
+    }
+
     private let storage: ResultStorage<Input, Output>
-    private let transform: @Sendable (Input) throws -> Output
+    private let transform: Transform
+    /// The running closure of an `async` transform, to cancel it.
+    private let task = Protected<Task<Void, Never>?>(nil)
 
     public init(input: Input? = nil, transform: @escaping @Sendable (Input) throws -> Output) {
         storage = ResultStorage(input: input)
-        self.transform = transform
+        self.transform = .sync(transform)
         super.init()
     }
 
-    public var input: Pending<Input> {
-        get { storage.input.withLock { $0 } }
-        set { storage.input.withLock { $0 = newValue } }
-    }
-
-    public var output: Pending<ProcedureResult<Output>> {
-        get { storage.output.withLock { $0 } }
-        set { storage.output.withLock { $0 = newValue } }
-    }
-
-    open override func execute() {
-        guard let input = input.value else {
-            let error = ProcedureError(.requirementNotSatisfied, "\(name) has no input")
-            output = .ready(.failure(error))
-            finish(with: error)
-            return
-        }
-        do {
-            output = .ready(.success(try transform(input)))
-            finish()
-        } catch {
-            output = .ready(.failure(error))
-            finish(with: error)
-        }
-    }
-}
-
-/// Turns an input into an output with an `async throws` closure, cancelled cooperatively
-/// like `AsyncResultProcedure`.
-open class AsyncTransformProcedure<Input: Sendable, Output: Sendable>: Procedure, InputProcedure, OutputProcedure,
-    @unchecked Sendable
-{
-    private let storage: ResultStorage<Input, Output>
-    private let transform: @Sendable (Input) async throws -> Output
-    private let task = Protected<Task<Void, Never>?>(nil)
-
-    public init(input: Input? = nil, transform: @escaping @Sendable (Input) async throws -> Output) {
+    /// For ``AsyncTransformProcedure``: it finishes when its closure returns.
+    init(input: Input?, asyncTransform: @escaping @Sendable (Input) async throws -> Output) {
         storage = ResultStorage(input: input)
-        self.transform = transform
+        self.transform = .async(asyncTransform)
         super.init()
         isAutomaticFinishingDisabled = true
     }
@@ -73,21 +46,44 @@ open class AsyncTransformProcedure<Input: Sendable, Output: Sendable>: Procedure
             finish(with: error)
             return
         }
-        let running = Task {
+        switch transform {
+        case .sync(let transform):
             do {
-                let value = try await transform(input)
-                output = .ready(.success(value))
+                output = .ready(.success(try transform(input)))
                 finish()
             } catch {
                 output = .ready(.failure(error))
                 finish(with: error)
             }
+        case .async(let transform):
+            let running = Task {
+                do {
+                    let value = try await transform(input)
+                    output = .ready(.success(value))
+                    finish()
+                } catch {
+                    output = .ready(.failure(error))
+                    finish(with: error)
+                }
+            }
+            task.value = running
+            if isCancelled { running.cancel() }
         }
-        task.value = running
-        if isCancelled { running.cancel() }
     }
 
     open override func procedureDidCancel(with reason: (any Error)?) {
         task.value?.cancel()
+    }
+}
+
+/// Turns an input into an output with an `async throws` closure, cancelled cooperatively
+/// like `AsyncResultProcedure`: cancelling the procedure cancels the closure's task, and the
+/// procedure finishes when the closure returns. Input, output and a missing input behave as
+/// in ``TransformProcedure``, whose machinery it shares.
+open class AsyncTransformProcedure<Input: Sendable, Output: Sendable>: TransformProcedure<Input, Output>,
+    @unchecked Sendable
+{
+    public init(input: Input? = nil, transform: @escaping @Sendable (Input) async throws -> Output) {
+        super.init(input: input, asyncTransform: transform)
     }
 }
