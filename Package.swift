@@ -135,7 +135,7 @@ let package = Package(
         // executables so that `swift build --build-tests` builds them).
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["cohort", "custom-worker", "CohortCore"],
+            dependencies: ["cohort", "custom-worker", "CohortCore", "CohortClient"],
             swiftSettings: strict
         ),
 
