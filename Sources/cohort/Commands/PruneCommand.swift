@@ -17,7 +17,7 @@ struct PruneCommand: ParsableCommand {
             groups are never pruned. See docs/operations.md, "The journal".
 
             Examples:
-              cohort prune                                   # the default state directory, older than 7d
+              cohort prune                  # the default state dir, finished over 7d ago
               cohort prune --state-dir /var/lib/cohort --older-than 1d
               cohort prune --config config/coordinator.yaml --older-than 0s --json
             """

@@ -161,6 +161,58 @@ import Testing
         #expect(touch.tokens["repo"]! > Self.epochFloor)
     }
 
+    @Test func anOrphanBeingCancelledThatNobodyReportsFinishesCancelled() throws {
+        var (_, journal) = try firstRun()
+        journal.cancels["r1"] = [(path: "build", reason: "cancelled by bob")]
+        var harness = restarted(journal, grace: .seconds(10), at: Timestamp.zero + .seconds(5))
+        harness.addWorker(2)
+        harness.advance(.seconds(11))
+        let build = try harness.child("r1", "build")
+        #expect(build.phase == .cancelled)
+        #expect(build.error == "cancelled by bob")
+        #expect(harness.attempt("build") == nil)
+        #expect(harness.finished["r1"]?.phase == .cancelled)
+    }
+
+    @Test func attemptNumbersContinueAfterARestart() throws {
+        var first = SchedulerHarness()
+        first.scheduler.recordsFinishes = true
+        var journal = Journal()
+        first.addWorker(1)
+        let spec = GroupSpec("flaky", children: [leaf("try", "shell", retry: RetryPolicy(attempts: 5))])
+        try first.submit(spec, id: "f1")
+        journal.specs["f1"] = spec
+        try first.fail("try")
+        first.advance(.seconds(60))
+        #expect(first.attempt("try")?.ref.attempt == 2)
+        journal.absorb(&first)
+        var harness = restarted(journal, grace: .seconds(1), at: first.now + .seconds(1))
+        harness.addWorker(3)
+        harness.advance(.seconds(2))
+        // Attempt 2 was in flight and nobody reported it: attempt 3 now, not a second attempt 2.
+        let third = try #require(harness.attempt("try"))
+        #expect(third.ref.attempt == 3)
+        try harness.succeed("try", group: "f1")
+        #expect(try harness.child("f1", "try").attempt == 3)
+    }
+
+    @Test func aGroupTimeoutStillRunsFromItsSubmission() throws {
+        var first = SchedulerHarness()
+        first.scheduler.recordsFinishes = true
+        var journal = Journal()
+        let spec = GroupSpec("slow", timeout: .seconds(30), children: [leaf("wait", "sleep")])
+        try first.submit(spec, id: "s1")
+        journal.specs["s1"] = spec
+        journal.absorb(&first)
+        // Restarted 20 s after submission: the group times out 10 s later, not 30.
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(20))
+        harness.advance(.seconds(9))
+        #expect(harness.finished["s1"] == nil)
+        harness.advance(.seconds(2))
+        #expect(harness.finished["s1"]?.phase == .cancelled)
+        #expect(harness.finished["s1"]?.reason == "timed out")
+    }
+
     @Test func resubmittingARestoredIDIsIdempotent() throws {
         let (_, journal) = try firstRun()
         var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
