@@ -1,5 +1,6 @@
 import CohortCore
 import CohortJournal
+import CohortWire
 import Foundation
 
 /// The loop's journal: what a turn changed is collected while it runs and written in one
@@ -67,6 +68,25 @@ extension CoordinatorLoop {
             writer.batch.outcomes.append((group, phase, reason, now))
         default:
             break
+        }
+    }
+
+    /// Results a worker sent while the coordinator was down arrive, after a restart, on a
+    /// connection without a session (before the worker says HELLO again). Those of restored
+    /// attempts are accepted (a key that may register as a worker is required with CURVE),
+    /// so a finished child does not run again after the grace period.
+    func acceptOrphanResults(_ message: WorkerMessage, principal: Principal) {
+        guard case .results(let results) = message, scheduler.orphanCount > 0, principal.may(.register) else { return }
+        for result in results {
+            let kept = keptOutcome(result.outcome, task: result.task)
+            let startedAt = result.startedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.startedAt)
+            if let actions = try? scheduler.orphanFinished(
+                AttemptRef(result.task), outcome: kept.outcome, startedAt: startedAt, outputTruncated: kept.truncated,
+                now: now)
+            {
+                stats.results.bump()
+                apply(actions)
+            }
         }
     }
 

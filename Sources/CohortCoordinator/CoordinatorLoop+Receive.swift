@@ -30,6 +30,7 @@ extension CoordinatorLoop {
             handleClient(request, from: routing, session: session)
         case .worker(let message):
             guard let session = peers[routing], session.role == .worker, let worker = session.worker else {
+                acceptOrphanResults(message, principal: principal)
                 refuseWithoutSession(routing, client: nil)
                 return
             }

@@ -161,6 +161,23 @@ extension Scheduler {
         runs[location.slot]!.children[location.leaf].worker = worker
     }
 
+    /// A result for a restored attempt that arrived on a connection without a session: a
+    /// worker's result sent while the coordinator was down reaches the restarted one before
+    /// the worker has said HELLO again. The attempt's id names it (ids are unique across
+    /// incarnations), so it is accepted as its past session's.
+    /// - Throws: ``SchedulerError`` `notFound` unless `ref` is an orphan; what
+    ///   ``taskFinished(_:outcome:worker:startedAt:outputTruncated:now:)`` throws.
+    public mutating func orphanFinished(
+        _ ref: AttemptRef, outcome: AttemptOutcome, startedAt: Timestamp? = nil, outputTruncated: Bool = false,
+        now: Timestamp
+    ) throws(SchedulerError) -> [SchedulerAction] {
+        guard orphans.contains(ref.id), let location = attempts[ref.id],
+            let worker = runs[location.slot]?.children[location.leaf].worker
+        else { throw SchedulerError(.notFound, "attempt \(ref) is not a restored attempt awaiting its worker") }
+        return try taskFinished(
+            ref, outcome: outcome, worker: worker, startedAt: startedAt, outputTruncated: outputTruncated, now: now)
+    }
+
     /// The grace period is over: every orphan nobody reported gets a new attempt (or, if it was
     /// being cancelled, finishes cancelled).
     mutating func expireOrphans(now: Timestamp) {

@@ -118,6 +118,22 @@ import Testing
         #expect(harness.attempt("publish") != nil)
     }
 
+    @Test func aResultThatArrivesBeforeItsWorkerSaysHelloIsAccepted() throws {
+        let (_, journal) = try firstRun()
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        let build = try #require(journal.latest["r1"]?["build"])
+        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        harness.record(try harness.scheduler.orphanFinished(ref, outcome: .succeeded(output: Data("{}".utf8)), now: harness.now))
+        let child = try harness.child("r1", "build")
+        #expect(child.phase == .succeeded)
+        #expect(child.workerName == "worker-1")
+        #expect(harness.scheduler.orphanCount == 0)
+        // Only orphans: a second copy, or any other attempt, is refused.
+        #expect(throws: SchedulerError.self) {
+            try harness.scheduler.orphanFinished(ref, outcome: .succeeded(output: Data("{}".utf8)), now: harness.now)
+        }
+    }
+
     @Test func anOrphanNobodyReportsGetsANewAttemptAfterTheGracePeriod() throws {
         let (_, journal) = try firstRun()
         var harness = restarted(journal, grace: .seconds(10), at: Timestamp.zero + .seconds(5))
