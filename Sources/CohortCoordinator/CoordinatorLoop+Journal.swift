@@ -12,8 +12,6 @@ final class JournalWriter {
     /// Kept for the life of the loop: it holds the state directory's lock.
     let directory: StateDirectory?
     var batch = JournalBatch()
-    /// Fencing counters as last written.
-    var writtenTokens: [String: UInt64] = [:]
     var lastPrune: Timestamp?
     /// Set when a write failed: the loop stops with it.
     var failure: JournalError?
@@ -21,6 +19,15 @@ final class JournalWriter {
     init(journal: Journal, directory: StateDirectory?) {
         self.journal = journal
         self.directory = directory
+    }
+
+    /// Fencing counters move with every grant; the largest token of each category a turn sent
+    /// out (in a dispatch or a worker's local grant) is written. (A token never sent out needs
+    /// no record: the epoch alone keeps later tokens larger.)
+    func noteTokens(_ tokens: [String: UInt64]) {
+        for (category, token) in tokens where token > batch.fencing[category] ?? 0 {
+            batch.fencing[category] = token
+        }
     }
 }
 
@@ -31,7 +38,6 @@ extension CoordinatorLoop {
         scheduler.recordsFinishes = true
         let cutoff = now + (Duration.zero - configuration.retention)
         let contents = try writer.journal.load(finishedSince: cutoff)
-        writer.writtenTokens = contents.lastTokens
         let actions = scheduler.restore(
             contents.groups, lastTokens: contents.lastTokens, grace: configuration.restartGrace, now: now)
         apply(actions)
@@ -64,6 +70,9 @@ extension CoordinatorLoop {
                 ChildRecord(
                     group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, taskID: order.ref.id,
                     state: .inFlight, worker: scheduler.workerName(worker), tokens: order.tokens))
+            writer.noteTokens(order.tokens)
+        case .grant(_, _, let tokens):
+            writer.noteTokens(tokens)
         case .groupFinished(let group, let phase, let reason):
             writer.batch.outcomes.append((group, phase, reason, now))
         default:
@@ -96,13 +105,6 @@ extension CoordinatorLoop {
         guard let writer = journalWriter else { return true }
         guard writer.failure == nil else { return false }
         writer.batch.finishes += scheduler.takeFinishedChildren()
-        let tokens = scheduler.locks.lastTokens
-        if tokens != writer.writtenTokens {
-            for (category, token) in tokens where writer.writtenTokens[category] != token {
-                writer.batch.fencing[category] = token
-            }
-            writer.writtenTokens = tokens
-        }
         guard !writer.batch.isEmpty else { return true }
         do {
             try writer.journal.write(writer.batch)

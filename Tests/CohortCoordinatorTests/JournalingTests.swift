@@ -45,6 +45,26 @@ import Testing
         }
     }
 
+    /// The fencing counter of a category is on disk with the dispatch that carries its token.
+    @Test func fencingCountersAreJournaledWithTheirDispatch() async throws {
+        try await withStateDirectory { path in
+            try await withCoordinator(configure: { $0.stateDirectory = path }) { handle in
+                let worker = try handle.worker("w1")
+                let client = try handle.client()
+                _ = try client.submit("name: locked\nchildren:\n  - { name: a, run: echo, exclusive: [db] }\n")
+                guard case .toWorker(.dispatch(let tasks))? = try worker.receive(timeout: Deadline.event) else {
+                    Issue.record("no dispatch")
+                    return
+                }
+                let token = try #require(tasks.first?.fencingTokens["db"])
+                let journal = try Journal.openExisting(at: path + "/journal.sqlite")
+                defer { journal.close() }
+                #expect(try journal.load().lastTokens["db"] == token)
+                #expect(token > journal.epoch << 32)
+            }
+        }
+    }
+
     /// Two coordinators cannot share a state directory; the second one's run() throws at once.
     @Test func aSecondCoordinatorOnTheStateDirectoryFails() async throws {
         try await withStateDirectory { path in
