@@ -95,6 +95,8 @@ final class ClientLoop {
             return .failure(ClientError(.internal, "cannot send HELLO to \(endpoint): \(error)"))
         }
         let deadline = clock.now + configuration.connectTimeout
+        var brokenHandshakes = 0
+        var lastHandshakeFailure: ClientError?
         let poller = Poller()
         let events: Int
         do {
@@ -107,10 +109,12 @@ final class ClientLoop {
             let frames: [[UInt8]]?
             do {
                 try poller.poll(timeout: max(deadline - clock.now, .zero))
-                if poller.isReadable(events), let event = try monitor.next(wait: .never),
-                    let failure = handshakeFailure(event)
-                {
-                    return .failure(failure)
+                while poller.isReadable(events), let event = try monitor.next(wait: .never) {
+                    guard let failure = handshakeFailure(event) else { continue }
+                    // A broken connection looks like a refusal once; three in a row are one.
+                    brokenHandshakes += event.isDefiniteHandshakeFailure ? 3 : 1
+                    lastHandshakeFailure = failure
+                    if brokenHandshakes >= 3 { return .failure(failure) }
                 }
                 frames = try socket.receiveFrames(wait: .never)
             } catch {
@@ -134,6 +138,7 @@ final class ClientLoop {
                 logger.debug("ignored undecodable frames before WELCOME", metadata: ["wire.error": "\(error)"])
             }
         }
+        if let lastHandshakeFailure { return .failure(lastHandshakeFailure) }
         return .failure(ClientError(
             .unreachable,
             "cannot reach the coordinator at \(endpoint): no answer within \(ClientLoop.describe(configuration.connectTimeout))"

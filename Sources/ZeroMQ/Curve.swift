@@ -188,18 +188,31 @@ public struct CurveClientKeys: Hashable, Sendable {
 extension MonitorEvent {
     /// What a failed handshake means to a client of a server, in words; `nil` for other events.
     ///
-    /// `curve` says whether this side used CURVE: a plaintext client that fails the handshake
-    /// is almost always talking to a CURVE server.
+    /// `curve` says whether this side used CURVE. A server closes the connection during the
+    /// handshake (``Kind/handshakeFailedNoDetail``, errno `EPIPE`) when one side uses CURVE and
+    /// the other does not, or the client has the wrong server key; but a connection that broke
+    /// for any other reason (the server restarting) looks the same, so callers should count on
+    /// it only when it repeats. ``Kind/handshakeFailedAuth`` is a definite refusal.
     public func handshakeFailureExplanation(curve: Bool) -> String? {
         switch kind {
         case .handshakeFailedAuth:
             "the server refused this CURVE key (ZAP status \(value)): it is not among the server's authorised keys"
-        case .handshakeFailedProtocol, .handshakeFailedNoDetail:
+        case .handshakeFailedNoDetail, .handshakeFailedProtocol:
             curve
-                ? "the CURVE handshake failed (protocol error \(value)): the server's public key is wrong, or the server does not use CURVE"
-                : "the handshake failed (protocol error \(value)): the server requires CURVE; give this peer its key pair and the server's public key"
+                ? "the CURVE handshake failed (\(detail)): the server's public key is wrong, or the server does not use CURVE"
+                : "the handshake failed (\(detail)): the server requires CURVE; give this peer its key pair and the server's public key"
         default:
             nil
         }
+    }
+
+    /// Whether the handshake failed for certain (a refused key, a protocol error), not
+    /// possibly because the connection broke.
+    public var isDefiniteHandshakeFailure: Bool {
+        kind == .handshakeFailedAuth || kind == .handshakeFailedProtocol
+    }
+
+    private var detail: String {
+        kind == .handshakeFailedProtocol ? "protocol error \(value)" : "the server closed the connection, errno \(value)"
     }
 }

@@ -224,12 +224,18 @@ final class WorkerLoop {
         self.monitor = monitor
     }
 
-    /// A failed handshake is not retried: the key is refused, or CURVE is on one side only.
+    /// A refused key or a protocol error stops the worker (retrying cannot help); a connection
+    /// closed during the handshake (CURVE on one side only, or the coordinator restarting) is
+    /// logged and retried.
     private func checkHandshake() {
         while let event = try? monitor?.next(wait: .never) {
             guard let explanation = event.handshakeFailureExplanation(curve: configuration.curve != nil) else { continue }
-            let code: WorkerRunError.Code = event.kind == .handshakeFailedAuth ? .permissionDenied : .refused
-            failure = WorkerRunError(code, "the coordinator at \(configuration.coordinator) refused the handshake: \(explanation)")
+            let text = "the coordinator at \(configuration.coordinator) refused the handshake: \(explanation)"
+            guard event.isDefiniteHandshakeFailure else {
+                logger.warning("handshake failed; retrying", metadata: ["reason": "\(text)"])
+                continue
+            }
+            failure = WorkerRunError(event.kind == .handshakeFailedAuth ? .permissionDenied : .refused, text)
             return
         }
     }

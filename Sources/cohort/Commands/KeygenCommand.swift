@@ -14,7 +14,7 @@ struct KeygenCommand: ParsableCommand {
             A cluster with CURVE is encrypted, and the coordinator admits only the public keys \
             in its authorised-keys directory, each with a role:
               worker  registers as a worker and runs work, nothing else
-              client  submits groups, cancels its own, reads status, results, workers, locks
+              client  submits groups, cancels its own, reads status and results
               admin   everything, including cancelling any group and draining workers
             The coordinator's own key has the role coordinator.
 
@@ -27,8 +27,8 @@ struct KeygenCommand: ParsableCommand {
               cohort keygen --out keys --role coordinator
               cohort keygen --out keys --role worker --name builder-1
               cohort keygen --out keys --role client --name ci
-              mkdir -p keys/authorized && cp keys/builder-1.pub keys/ci.pub keys/authorized/
-              cohort coordinator --key keys/coordinator.key --authorized-keys keys/authorized
+              mkdir -p keys/auth && cp keys/builder-1.pub keys/ci.pub keys/auth/
+              cohort coordinator --key keys/coordinator.key --authorized-keys keys/auth
               cohort worker --key keys/builder-1.key --server-key keys/coordinator.pub
               cohort submit release.yaml --key keys/ci.key --server-key keys/coordinator.pub
             """
