@@ -173,3 +173,23 @@ import ZeroMQ
         #expect(exposed("tcp://*:7400"))
     }
 }
+
+@Suite struct LimitSettingsTests {
+    @Test func maxMessageSizeMustLeaveRoomForMaxFrameSizeAndDefaultsToTwiceIt() throws {
+        var configuration = CoordinatorConfiguration()
+        configuration.maxFrameSize = 8192
+        #expect(configuration.effectiveMaxMessageSize == 16384)
+        configuration.maxMessageSize = 8192
+        let error = #expect(throws: CoordinatorConfigurationError.self) { try configuration.validate() }
+        #expect(error?.setting == "maxMessageSize")
+        configuration.maxMessageSize = 8192 + 64
+        try configuration.validate()
+    }
+
+    @Test func maxOutputBytesHasAFloor() {
+        var configuration = CoordinatorConfiguration()
+        configuration.maxOutputBytes = 100
+        let error = #expect(throws: CoordinatorConfigurationError.self) { try configuration.validate() }
+        #expect(error?.setting == "maxOutputBytes")
+    }
+}
