@@ -30,14 +30,14 @@ extension EndToEnd {
 
         /// A shell child holding `categories` that records its interval and tokens in `file`.
         static func recordingChild(
-            _ name: String, categories: [String], file: String, sleep: String = "0.05", requires: String? = nil
+            _ name: String, categories: [String], file: String, sleep: String = "0.05"
         ) -> String {
             let fences = categories.map { "\($0)=$COHORT_FENCE_\($0.uppercased())" }.joined(separator: " ")
             let script = "s=$(date +%s%N); sleep \(sleep); e=$(date +%s%N); echo \"\(name) $s $e \(fences)\" >> \(file)"
             return """
                   - name: \(name)
                     run: shell
-                    exclusive: [\(categories.joined(separator: ", "))]\(requires.map { "\n    requires: [\($0)]" } ?? "")
+                    exclusive: [\(categories.joined(separator: ", "))]
                     with: { command: ["sh", "-c", \(quoted(script))] }
 
                 """
