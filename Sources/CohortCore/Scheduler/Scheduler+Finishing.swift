@@ -18,7 +18,7 @@ extension Scheduler {
         runs[slot]!.children[leaf].cancelling = nil
         runs[slot]!.children[leaf].attemptErrors = []
         if phase != .succeeded { runs[slot]!.children[leaf].error = message }
-        if recordsFinishes { finished.append((slot, leaf)) }
+        if recordsFinishes { recordFinish(slot, leaf) }
         notifyLeaf(slot, leaf)
 
         let plan = runs[slot]!.plan

@@ -27,14 +27,18 @@ extension Scheduler {
     public mutating func takeFinishedChildren() -> [ChildRecord] {
         guard !finished.isEmpty else { return [] }
         defer { finished.removeAll(keepingCapacity: true) }
-        return finished.compactMap { slot, leaf in
-            guard let run = runs[slot] else { return nil }
-            let child = run.children[leaf]
-            return ChildRecord(
-                group: run.id, path: run.flat.leaves[leaf].path, attempt: child.sentAttempt, taskID: 0,
-                state: .finished(child.phase), output: child.output, error: child.phase == .succeeded ? nil : child.error,
-                worker: child.worker.flatMap { workerNames[$0] }, startedAt: child.startedAt, finishedAt: child.finishedAt)
-        }
+        return finished
+    }
+
+    /// Records a leaf that just finished (its phase, output, error and times are set).
+    mutating func recordFinish(_ slot: Int, _ leaf: Int) {
+        let child = runs[slot]!.children[leaf]
+        finished.append(
+            ChildRecord(
+                group: runs[slot]!.plan.id, path: runs[slot]!.plan.flat.leaves[leaf].path, attempt: child.sentAttempt,
+                taskID: 0, state: .finished(child.phase), output: child.output,
+                error: child.phase == .succeeded ? nil : child.error, worker: child.worker.flatMap { workerNames[$0] },
+                startedAt: child.startedAt, finishedAt: child.finishedAt))
     }
 
     /// How many restored attempts no worker has reported yet.

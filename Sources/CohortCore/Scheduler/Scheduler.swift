@@ -69,8 +69,9 @@ public struct Scheduler: Sendable {
     // The journal (Scheduler+Restore.swift).
     /// Whether finished children are collected for ``takeFinishedChildren()`` (the journal is on).
     public var recordsFinishes = false
-    /// Children finished since the last ``takeFinishedChildren()``: slot, leaf.
-    var finished: [(slot: Int, leaf: Int)] = []
+    /// Children finished since the last ``takeFinishedChildren()``, recorded as they finish
+    /// (a run forgotten in the same event, `finishedGroupRetention`, keeps its records).
+    var finished: [ChildRecord] = []
     /// Attempts restored from the journal that no worker has reported yet.
     var orphans: Set<UInt64> = []
     /// When orphans nobody reported get new attempts.

@@ -229,6 +229,22 @@ import Testing
         #expect(harness.finished["s1"]?.reason == "timed out")
     }
 
+    @Test func aGroupForgottenAsItFinishesStillHasItsOutcomesRecorded() throws {
+        var first = SchedulerHarness { $0.finishedGroupRetention = 0 }
+        first.scheduler.recordsFinishes = true
+        var journal = Journal()
+        first.addWorker(1)
+        let spec = GroupSpec("short", children: [leaf("only")])
+        try first.submit(spec, id: "s1")
+        journal.specs["s1"] = spec
+        try first.succeed("only", output: ["v": 1])
+        #expect(!first.scheduler.contains(group: "s1"))
+        journal.absorb(&first)
+        #expect(journal.latest["s1"]?["only"]?.state == .finished(.succeeded))
+        let harness = restarted(journal, at: first.now + .seconds(1))
+        #expect(harness.scheduler.orphanCount == 0)
+    }
+
     @Test func resubmittingARestoredIDIsIdempotent() throws {
         let (_, journal) = try firstRun()
         var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
