@@ -46,7 +46,10 @@ public final class Coordinator: Sendable {
     ///
     /// - Throws: ``CoordinatorConfigurationError`` for invalid settings, `ZeroMQError` when the
     ///   endpoint cannot be bound (e.g. the port is in use), ``CoordinatorError`` when `run()`
-    ///   is called a second time. Returns normally after a cancellation-initiated stop.
+    ///   is called a second time, `JournalError` (with ``CoordinatorConfiguration/stateDirectory``)
+    ///   when another coordinator holds the state directory, the journal is damaged or of
+    ///   another schema version, or a write to it fails while serving. Returns normally after a
+    ///   cancellation-initiated stop.
     public func run() async throws {
         try configuration.validate()
         let mailbox: Mailbox<LoopCommand> = try Mailbox()
