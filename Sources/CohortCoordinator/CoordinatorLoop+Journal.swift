@@ -105,6 +105,7 @@ extension CoordinatorLoop {
         guard let writer = journalWriter else { return true }
         guard writer.failure == nil else { return false }
         writer.batch.finishes += scheduler.takeFinishedChildren()
+        writer.batch.localLocks += scheduler.takeLocalLockChanges()
         guard !writer.batch.isEmpty else { return true }
         do {
             try writer.journal.write(writer.batch)

@@ -59,7 +59,8 @@ extension Journal {
         let attempts = try Row.fetchCursor(
             db,
             sql: """
-                SELECT group_id, path, attempt, task_id, state, worker, tokens, output, error, started_at, finished_at
+                SELECT group_id, path, attempt, task_id, state, worker, tokens, output, error, started_at, finished_at,
+                    output_truncated
                 FROM attempts ORDER BY group_id, path, attempt
                 """)
         var latest: [String: [String: ChildRecord]] = [:]
@@ -76,6 +77,19 @@ extension Journal {
         while let row = try cancels.next() {
             guard let position = index[row["group_id"]] else { continue }
             groups[position].cancels.append((row["path"], row["reason"]))
+        }
+        let locals = try Row.fetchCursor(
+            db, sql: "SELECT task_id, request, group_id, path, attempt, tokens FROM local_locks ORDER BY task_id, request")
+        while let row = try locals.next() {
+            let group: String = row["group_id"]
+            guard let position = index[group] else { continue }
+            let path: String = row["path"]
+            let tokens = try tokens(row["tokens"], of: "\(group)/\(path)")
+            groups[position].localLocks.append(
+                LocalLockRecord(
+                    group: group, path: path, attempt: UInt32(clamping: row["attempt"] as Int64),
+                    taskID: UInt64(bitPattern: row["task_id"]), request: UInt64(bitPattern: row["request"]),
+                    tokens: tokens))
         }
         var lastTokens: [String: UInt64] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT category, last_token FROM fencing") {
@@ -96,21 +110,27 @@ extension Journal {
             }
             state = .finished(phase)
         }
-        var tokens: [String: UInt64] = [:]
-        if let text: String = row["tokens"] {
-            guard case .object(let object)? = try? JSONValue(jsonString: text) else {
-                throw damage("child \"\(group)/\(path)\" has unreadable tokens \(text)")
-            }
-            for (category, value) in object {
-                if case .int(let token) = value { tokens[category] = UInt64(bitPattern: token) }
-            }
-        }
+        let tokens = try tokens(row["tokens"], of: "\(group)/\(path)")
         return ChildRecord(
             group: group, path: path, attempt: UInt32(clamping: row["attempt"] as Int64),
-            taskID: UInt64(bitPattern: row["task_id"]), state: state, output: row["output"], error: row["error"],
+            taskID: UInt64(bitPattern: row["task_id"]), state: state, output: row["output"],
+            outputTruncated: (row["output_truncated"] as Int64? ?? 0) != 0, error: row["error"],
             worker: row["worker"], tokens: tokens,
             startedAt: (row["started_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)),
             finishedAt: (row["finished_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)))
+    }
+
+    /// Category -> token from a `tokens` column (JSON; NULL for none).
+    private func tokens(_ text: String?, of child: String) throws -> [String: UInt64] {
+        var tokens: [String: UInt64] = [:]
+        guard let text else { return tokens }
+        guard case .object(let object)? = try? JSONValue(jsonString: text) else {
+            throw damage("child \"\(child)\" has unreadable tokens \(text)")
+        }
+        for (category, value) in object {
+            if case .int(let token) = value { tokens[category] = UInt64(bitPattern: token) }
+        }
+        return tokens
     }
 
     private func damage(_ message: String) -> JournalError {

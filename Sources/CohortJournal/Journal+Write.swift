@@ -62,12 +62,13 @@ extension Journal {
         if !batch.finishes.isEmpty {
             let upsert = try db.cachedStatement(
                 sql: """
-                    INSERT INTO attempts (group_id, path, attempt, task_id, state, worker, output, error, started_at, finished_at)
-                    VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO attempts (group_id, path, attempt, task_id, state, worker, output, error, started_at, finished_at,
+                        output_truncated)
+                    VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (group_id, path, attempt) DO UPDATE SET
                         state = excluded.state, worker = coalesce(excluded.worker, worker), output = excluded.output,
                         error = excluded.error, started_at = coalesce(excluded.started_at, started_at),
-                        finished_at = excluded.finished_at
+                        finished_at = excluded.finished_at, output_truncated = excluded.output_truncated
                     """)
             var row = BoundStatement(upsert)
             for record in batch.finishes {
@@ -81,6 +82,7 @@ extension Journal {
                 row.bind(record.error)
                 row.bind(record.startedAt?.nanosecondsSinceEpoch)
                 row.bind(record.finishedAt?.nanosecondsSinceEpoch)
+                row.bind(Int64(record.outputTruncated ? 1 : 0))
                 try row.run()
             }
         }
@@ -98,6 +100,7 @@ extension Journal {
                 try insert.execute(arguments: [cancel.group, cancel.path, cancel.reason, cancel.at.nanosecondsSinceEpoch])
             }
         }
+        if !batch.localLocks.isEmpty { try writeLocalLocks(batch.localLocks, in: db) }
         if !batch.fencing.isEmpty {
             let upsert = try db.cachedStatement(
                 sql: """
@@ -106,6 +109,26 @@ extension Journal {
                     """)
             for (category, token) in batch.fencing {
                 try upsert.execute(arguments: [category, Int64(bitPattern: token)])
+            }
+        }
+    }
+
+    private static func writeLocalLocks(_ changes: [LocalLockChange], in db: Database) throws {
+        let insert = try db.cachedStatement(
+            sql: """
+                INSERT OR REPLACE INTO local_locks (task_id, request, group_id, path, attempt, tokens)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """)
+        let delete = try db.cachedStatement(sql: "DELETE FROM local_locks WHERE task_id = ? AND request = ?")
+        for change in changes {
+            switch change {
+            case .granted(let record):
+                try insert.execute(arguments: [
+                    Int64(bitPattern: record.taskID), Int64(bitPattern: record.request), record.group, record.path,
+                    Int64(record.attempt), tokensText(record.tokens) ?? "{}",
+                ])
+            case .released(let taskID, let request):
+                try delete.execute(arguments: [Int64(bitPattern: taskID), Int64(bitPattern: request)])
             }
         }
     }
@@ -128,6 +151,7 @@ extension Journal {
                 let doomed = "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?"
                 try db.execute(sql: "DELETE FROM attempts WHERE group_id IN (\(doomed))", arguments: [time])
                 try db.execute(sql: "DELETE FROM cancels WHERE group_id IN (\(doomed))", arguments: [time])
+                try db.execute(sql: "DELETE FROM local_locks WHERE group_id IN (\(doomed))", arguments: [time])
                 try db.execute(sql: "DELETE FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [time])
                 return ids
             }

@@ -65,11 +65,20 @@ public final class Journal: Sendable {
                 guard try db.tableExists("meta") else {
                     throw JournalError(.damaged, path: path, "this is an SQLite database, but not a Cohort journal (no meta table)")
                 }
-                let version = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
-                guard version == String(JournalSchema.version) else {
+                let text = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
+                var version = text.flatMap { Int($0) }
+                while let current = version, current != JournalSchema.version, let steps = JournalSchema.migrations[current] {
+                    for statement in steps { try db.execute(sql: statement) }
+                    version = current + 1
+                    try db.execute(
+                        sql: "UPDATE meta SET value = ? WHERE key = 'schemaVersion'", arguments: [String(current + 1)])
+                }
+                guard version == JournalSchema.version else {
+                    let migrated = JournalSchema.migrations.keys.sorted().map(String.init).joined(separator: ", ")
                     throw JournalError(
                         .schemaVersion, path: path,
-                        "the journal has schema version \(version ?? "none"); this coordinator reads version \(JournalSchema.version)")
+                        "the journal has schema version \(text ?? "none"); this coordinator reads version "
+                            + "\(JournalSchema.version) and migrates version \(migrated)")
                 }
                 let last = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'").flatMap { UInt64($0) }
                 guard let last else { throw JournalError(.damaged, path: path, "the journal has no epoch") }

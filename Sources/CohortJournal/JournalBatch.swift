@@ -31,12 +31,14 @@ public struct JournalBatch: Sendable {
     public var cancels: [(group: String, path: String, reason: String, at: Timestamp)] = []
     /// Fencing counters that moved: category → last token.
     public var fencing: [String: UInt64] = [:]
+    /// Worker-local grants made and released, in order.
+    public var localLocks: [LocalLockChange] = []
 
     public init() {}
 
     public var isEmpty: Bool {
         submissions.isEmpty && dispatches.isEmpty && finishes.isEmpty && outcomes.isEmpty && cancels.isEmpty
-            && fencing.isEmpty
+            && fencing.isEmpty && localLocks.isEmpty
     }
 
     public mutating func removeAll() {
@@ -46,6 +48,7 @@ public struct JournalBatch: Sendable {
         outcomes.removeAll(keepingCapacity: true)
         cancels.removeAll(keepingCapacity: true)
         fencing.removeAll(keepingCapacity: true)
+        localLocks.removeAll(keepingCapacity: true)
     }
 }
 

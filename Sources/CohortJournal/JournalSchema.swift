@@ -1,9 +1,34 @@
-/// The journal's tables (schema version 1), documented for operators in docs/operations.md,
+/// The journal's tables (schema version 2), documented for operators in docs/operations.md,
 /// "The journal". Times are nanoseconds since 1970-01-01 UTC; a group's id is its key
 /// everywhere.
 enum JournalSchema {
-    /// Written to `meta.schemaVersion`; a journal with another version is refused.
-    static let version = 1
+    /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
+    /// is brought up to this one when opened; any other version is refused.
+    static let version = 2
+
+    /// Version -> the statements that bring a journal of that version to the next one.
+    /// Version 2 added `attempts.output_truncated` and the `local_locks` table.
+    static let migrations: [Int: [String]] = [
+        1: [
+            "ALTER TABLE attempts ADD COLUMN output_truncated INTEGER NOT NULL DEFAULT 0",
+            localLocks,
+        ]
+    ]
+
+    /// Grants the coordinator made to procedures a running attempt created on its worker
+    /// (`MutuallyExclusive` in a local group), until they are released. Rows of attempts that
+    /// are no longer in flight are ignored at restart and pruned with their group.
+    static let localLocks = """
+        CREATE TABLE local_locks (
+            task_id INTEGER NOT NULL,
+            request INTEGER NOT NULL,
+            group_id TEXT NOT NULL,
+            path TEXT NOT NULL,
+            attempt INTEGER NOT NULL,
+            tokens TEXT NOT NULL,
+            PRIMARY KEY (task_id, request)
+        ) WITHOUT ROWID
+        """
 
     static let statements = [
         """
@@ -40,6 +65,7 @@ enum JournalSchema {
             error TEXT,
             started_at INTEGER,
             finished_at INTEGER,
+            output_truncated INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (group_id, path, attempt)
         ) WITHOUT ROWID
         """,
@@ -63,5 +89,6 @@ enum JournalSchema {
         )
         """,
         "CREATE INDEX cancels_by_group ON cancels (group_id)",
+        localLocks,
     ]
 }

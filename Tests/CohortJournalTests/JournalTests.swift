@@ -82,6 +82,40 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
+    @Test func truncatedOutputsAndLocalGrantsAreLoadedBackUntilReleased() throws {
+        try withStateDirectory { path in
+            let record = LocalLockRecord(
+                group: "r1", path: "build", attempt: 1, taskID: 7, request: 3, tokens: ["db": 2 << 32 | 1])
+            do {
+                let journal = try Journal(directory: try StateDirectory(path: path))
+                defer { journal.close() }
+                var batch = JournalBatch()
+                batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
+                batch.finishes.append(
+                    ChildRecord(
+                        group: "r1", path: "version", attempt: 1, taskID: 0, state: .finished(.succeeded),
+                        output: Data("{}".utf8), outputTruncated: true, finishedAt: at(2)))
+                batch.dispatches.append(ChildRecord(group: "r1", path: "build", attempt: 1, taskID: 7, state: .inFlight))
+                batch.localLocks = [
+                    .granted(record),
+                    .granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, taskID: 7, request: 4, tokens: ["x": 9])),
+                    .released(taskID: 7, request: 4),
+                ]
+                try journal.write(batch)
+            }
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            let group = try journal.load().groups[0]
+            #expect(group.children.first { $0.path == "version" }?.outputTruncated == true)
+            #expect(group.children.first { $0.path == "build" }?.outputTruncated == false)
+            #expect(group.localLocks == [record])
+            var batch = JournalBatch()
+            batch.localLocks = [.released(taskID: 7, request: 3)]
+            try journal.write(batch)
+            #expect(try journal.load().groups[0].localLocks.isEmpty)
+        }
+    }
+
     @Test func aLaterAttemptSupersedesTheEarlierInFlightOne() throws {
         try withStateDirectory { path in
             let journal = try Journal(directory: try StateDirectory(path: path))
@@ -191,6 +225,41 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let error = try #require(openError(path))
             #expect(error.code == .damaged)
             #expect(error.description.contains(file))
+        }
+    }
+
+    @Test func aVersion1JournalIsMigratedAndKeepsItsData() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            // Make it what the first release wrote: no output_truncated, no local_locks, version 1.
+            let old = try Journal.openExisting(at: file)
+            var finish = JournalBatch()
+            finish.finishes.append(
+                ChildRecord(
+                    group: "g0", path: "version", attempt: 1, taskID: 0, state: .finished(.succeeded),
+                    output: Data("{}".utf8), outputTruncated: true, finishedAt: at(2)))
+            try old.write(finish)
+            let before = try old.load().groups.count
+            try old.database.write { db in
+                try db.execute(sql: "ALTER TABLE attempts DROP COLUMN output_truncated")
+                try db.execute(sql: "DROP TABLE local_locks")
+                try db.execute(sql: "UPDATE meta SET value = '1' WHERE key = 'schemaVersion'")
+            }
+            old.close()
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            let version = try journal.database.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
+            }
+            #expect(version == "2")
+            let contents = try journal.load()
+            #expect(contents.groups.count == before)
+            let version1 = contents.groups.first { $0.id == "g0" }?.children.first
+            #expect(version1?.output == Data("{}".utf8))
+            #expect(version1?.outputTruncated == false)
+            var batch = JournalBatch()
+            batch.localLocks = [.granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, taskID: 1, request: 1, tokens: [:]))]
+            try journal.write(batch)
         }
     }
 

@@ -8,14 +8,16 @@ public enum LockHolder: Hashable, Sendable, CustomStringConvertible {
     /// index in its `FlatSpec.groups`.
     case group(run: Int, group: Int)
     /// A request a running attempt's worker made for a procedure it created locally
-    /// (`MutuallyExclusive` in a local group): the worker session and its request id.
-    case local(worker: WorkerID, request: UInt64)
+    /// (`MutuallyExclusive` in a local group): the attempt's id and the worker's request id.
+    /// Neither depends on the worker's session, so the grant stays the attempt's when its
+    /// worker reconnects (or a restarted coordinator restores it) and reports the attempt.
+    case local(attempt: UInt64, request: UInt64)
 
     public var description: String {
         switch self {
         case .attempt(let id): "attempt \(id)"
         case .group(let run, let group): "group \(run).\(group)"
-        case .local(let worker, let request): "\(worker) request \(request)"
+        case .local(let attempt, let request): "attempt \(attempt) request \(request)"
         }
     }
 }

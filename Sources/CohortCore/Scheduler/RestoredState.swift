@@ -22,6 +22,8 @@ public struct ChildRecord: Hashable, Sendable {
     public var state: State
     /// The output (UTF-8 JSON), once succeeded.
     public var output: Data?
+    /// Whether the coordinator cut the output down to its `maxOutputBytes` (a marker shows where).
+    public var outputTruncated: Bool
     /// The failure message or cancellation reason.
     public var error: String?
     /// The name of the worker that ran (or runs) the attempt.
@@ -33,7 +35,7 @@ public struct ChildRecord: Hashable, Sendable {
 
     public init(
         group: String, path: String, attempt: UInt32, taskID: UInt64, state: State, output: Data? = nil,
-        error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:], startedAt: Timestamp? = nil,
+        outputTruncated: Bool = false, error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:], startedAt: Timestamp? = nil,
         finishedAt: Timestamp? = nil
     ) {
         self.group = group
@@ -42,6 +44,7 @@ public struct ChildRecord: Hashable, Sendable {
         self.taskID = taskID
         self.state = state
         self.output = output
+        self.outputTruncated = outputTruncated
         self.error = error
         self.worker = worker
         self.tokens = tokens
@@ -65,11 +68,13 @@ public struct RestoredGroup: Sendable {
     public var children: [ChildRecord]
     /// Cancels asked for (by a client), oldest first: path (`""` for the whole group), reason.
     public var cancels: [(path: String, reason: String)]
+    /// Worker-local grants not released, of attempts that may still be in flight.
+    public var localLocks: [LocalLockRecord]
 
     public init(
         id: String, spec: GroupSpec, sequence: UInt64, submittedAt: Timestamp, owner: String? = nil,
         outcome: (phase: GroupPhase, reason: String?, finishedAt: Timestamp)? = nil, children: [ChildRecord] = [],
-        cancels: [(path: String, reason: String)] = []
+        cancels: [(path: String, reason: String)] = [], localLocks: [LocalLockRecord] = []
     ) {
         self.id = id
         self.spec = spec
@@ -79,5 +84,37 @@ public struct RestoredGroup: Sendable {
         self.outcome = outcome
         self.children = children
         self.cancels = cancels
+        self.localLocks = localLocks
     }
+}
+
+/// A grant the coordinator made to a procedure that a running attempt created on its worker
+/// (`MutuallyExclusive` in a local group): journaled so that a restarted coordinator keeps it
+/// for the attempt if its worker reports the attempt, and revokes it if nobody does.
+public struct LocalLockRecord: Hashable, Sendable {
+    public var group: String
+    public var path: String
+    public var attempt: UInt32
+    /// The attempt's id (``AttemptRef/id``).
+    public var taskID: UInt64
+    /// The worker's request id (unique for the worker process, across its sessions).
+    public var request: UInt64
+    /// Category -> fencing token, one per category granted.
+    public var tokens: [String: UInt64]
+
+    public init(group: String, path: String, attempt: UInt32, taskID: UInt64, request: UInt64, tokens: [String: UInt64]) {
+        self.group = group
+        self.path = path
+        self.attempt = attempt
+        self.taskID = taskID
+        self.request = request
+        self.tokens = tokens
+    }
+}
+
+/// A change to the worker-local grants, for the journal.
+public enum LocalLockChange: Hashable, Sendable {
+    case granted(LocalLockRecord)
+    /// Released or withdrawn by the worker: the attempt's id and the request id.
+    case released(taskID: UInt64, request: UInt64)
 }

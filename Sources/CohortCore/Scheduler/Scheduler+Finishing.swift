@@ -54,11 +54,7 @@ extension Scheduler {
         }
         var grants: [LockTable.Grant] = []
         for request in localByAttempt.removeValue(forKey: taskID) ?? [] {
-            if let worker = runs[location.slot]?.children[location.leaf].worker {
-                let holder = LockHolder.local(worker: worker, request: request)
-                localRequests[holder] = nil
-                grants += locks.remove(holder)
-            }
+            grants += locks.remove(.local(attempt: taskID, request: request))
         }
         grants += locks.remove(.attempt(taskID))
         handleGrants(grants, now: now)
@@ -75,7 +71,10 @@ extension Scheduler {
                 enqueue(location.slot, location.leaf, now: now)
             case .group(let slot, let group):
                 holdGranted(slot, group, tokens: grant.tokens, now: now)
-            case .local(let worker, let request):
+            case .local(let taskID, let request):
+                guard let location = attempts[taskID], let worker = runs[location.slot]?.children[location.leaf].worker
+                else { continue }
+                recordLocalGrant(taskID, request: request, tokens: grant.tokens)
                 actions.append(.grant(worker, request: request, tokens: grant.tokens))
             }
         }

@@ -1,5 +1,11 @@
 /// Lock requests a worker makes for procedures that a running attempt creates locally
 /// (`MutuallyExclusive` inside a local group): they go through the same cluster-wide table.
+///
+/// A request belongs to its attempt (``LockHolder/local(attempt:request:)``), not to the
+/// worker's session: when the worker reconnects and reports the attempt, its grants and
+/// waiting requests carry over to the new session; a restarted coordinator restores the
+/// journaled grants of the attempts it restores (``restoreLocalGrant(_:)``). They go when the
+/// attempt ends, however it ends (a lost worker, an attempt nobody reported after a restart).
 extension Scheduler {
     /// A running attempt's worker asks for `categories`, all at once.
     ///
@@ -7,48 +13,56 @@ extension Scheduler {
     /// local procedures exclude each other, not the attempt); those an enclosing group holds,
     /// from that group's table; the rest from the cluster table. The grant (now or later) is
     /// a ``SchedulerAction/grant(_:request:tokens:)``; a request from an attempt that is not
-    /// running there, or with an id in use, is denied.
+    /// running there is denied. A request the attempt already made (the worker asks again in
+    /// a new session) is answered with its grant again if it has one, else goes on waiting.
     public mutating func lockRequested(
         _ request: UInt64, by worker: WorkerID, for ref: AttemptRef, categories: [String], now: Timestamp
     ) -> [SchedulerAction] {
         membership.heard(worker, now: now)
-        let holder = LockHolder.local(worker: worker, request: request)
+        let holder = LockHolder.local(attempt: ref.id, request: request)
         guard let location = try? current(ref, on: worker),
             runs[location.slot]!.children[location.leaf].cancelling == nil
         else {
             return [.deny(worker, request: request, .denied, reason: "attempt \(ref) is not running on \(worker)")]
         }
-        guard localRequests[holder] == nil else {
-            return [.deny(worker, request: request, .denied, reason: "lock request \(request) is already in use")]
+        if localByAttempt[ref.id]?.contains(request) == true {
+            guard let tokens = locks.tokens(of: holder) else { return [] }
+            return [.grant(worker, request: request, tokens: tokens)]
         }
         let plan = runs[location.slot]!.plan
         let leaf = plan.flat.leaves[location.leaf]
+        let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
+        localByAttempt[ref.id, default: []].append(request)
+        if let grant = locks.request(holder, levels: localLevels(categories, of: plan, leaf: location.leaf, taskID: ref.id), owner: owner) {
+            recordLocalGrant(ref.id, request: request, tokens: grant.tokens)
+            return [.grant(worker, request: request, tokens: grant.tokens)]
+        }
+        return []
+    }
+
+    /// The levels of a local request: the attempt's own categories from its table, the others
+    /// from the enclosing groups' tables or the cluster's.
+    private func localLevels(_ categories: some Sequence<String>, of plan: GroupPlan, leaf: Int, taskID: UInt64) -> [LockLevel] {
+        let leaf = plan.flat.leaves[leaf]
         var attemptScoped = Set<String>()
         var others: [String] = []
         for category in Set(categories) {
             if leaf.exclusive.contains(category) { attemptScoped.insert(category) } else { others.append(category) }
         }
-        let levels =
-            plan.lockLevels(for: others.sorted(), ancestors: leaf.ancestors)
-            + [LockLevel(scope: .attempt(ref.id), categories: attemptScoped)]
-        let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
-        localRequests[holder] = ref.id
-        localByAttempt[ref.id, default: []].append(request)
-        if let grant = locks.request(holder, levels: levels, owner: owner) {
-            return [.grant(worker, request: request, tokens: grant.tokens)]
-        }
-        return []
+        return plan.lockLevels(for: others.sorted(), ancestors: leaf.ancestors)
+            + [LockLevel(scope: .attempt(taskID), categories: attemptScoped)]
     }
 
     /// The worker gives back a grant (or withdraws a request not granted yet); whatever that
     /// makes possible is granted.
     public mutating func lockReleased(_ request: UInt64, by worker: WorkerID, now: Timestamp) -> [SchedulerAction] {
         membership.heard(worker, now: now)
-        let holder = LockHolder.local(worker: worker, request: request)
-        guard let taskID = localRequests.removeValue(forKey: holder) else { return [] }
+        guard let taskID = attemptsByWorker[worker]?.first(where: { localByAttempt[$0]?.contains(request) == true })
+        else { return [] }
         localByAttempt[taskID]?.removeAll { $0 == request }
         if localByAttempt[taskID]?.isEmpty == true { localByAttempt[taskID] = nil }
-        handleGrants(locks.remove(holder), now: now)
+        if recordsFinishes { localLockChanges.append(.released(taskID: taskID, request: request)) }
+        handleGrants(locks.remove(.local(attempt: taskID, request: request)), now: now)
         settle(now: now)
         return takeActions()
     }
@@ -65,15 +79,48 @@ extension Scheduler {
         guard let requests = localByAttempt[taskID] else { return }
         var kept: [UInt64] = []
         for request in requests {
-            let holder = LockHolder.local(worker: worker, request: request)
+            let holder = LockHolder.local(attempt: taskID, request: request)
             if locks.state(of: holder).granted {
                 kept.append(request)
                 continue
             }
-            localRequests[holder] = nil
             handleGrants(locks.remove(holder), now: now)
             actions.append(.deny(worker, request: request, .cancelled, reason: "its attempt is being cancelled"))
         }
         localByAttempt[taskID] = kept.isEmpty ? nil : kept
+    }
+
+    /// Notes a local grant for the journal.
+    mutating func recordLocalGrant(_ taskID: UInt64, request: UInt64, tokens: [String: UInt64]) {
+        guard recordsFinishes, let location = attempts[taskID], let run = runs[location.slot] else { return }
+        localLockChanges.append(
+            .granted(
+                LocalLockRecord(
+                    group: run.plan.id, path: run.flat.leaves[location.leaf].path,
+                    attempt: run.children[location.leaf].attempt, taskID: taskID, request: request, tokens: tokens)))
+    }
+
+    /// Local grants made and released since the last call, for the journal. Empty unless
+    /// ``recordsFinishes`` is set.
+    public mutating func takeLocalLockChanges() -> [LocalLockChange] {
+        guard !localLockChanges.isEmpty else { return [] }
+        defer { localLockChanges.removeAll(keepingCapacity: true) }
+        return localLockChanges
+    }
+
+    /// Rebuilds a journaled local grant of a restored attempt with its tokens (at restart, for
+    /// orphans only): the attempt carries on if its worker reports it, and the grant with it;
+    /// if nobody does, the attempt ends and the grant is revoked with it.
+    mutating func restoreLocalGrant(_ record: LocalLockRecord) {
+        guard orphans.contains(record.taskID), let location = attempts[record.taskID], let run = runs[location.slot],
+            localByAttempt[record.taskID]?.contains(record.request) != true
+        else { return }
+        let holder = LockHolder.local(attempt: record.taskID, request: record.request)
+        let owner = LockOwner(
+            group: run.plan.id, child: run.flat.leaves[location.leaf].path, attempt: record.attempt,
+            worker: run.children[location.leaf].worker)
+        let levels = localLevels(record.tokens.keys, of: run.plan, leaf: location.leaf, taskID: record.taskID)
+        guard locks.restoreGrant(holder, levels: levels, owner: owner, tokens: record.tokens) else { return }
+        localByAttempt[record.taskID, default: []].append(record.request)
     }
 }

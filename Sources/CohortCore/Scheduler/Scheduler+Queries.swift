@@ -194,8 +194,11 @@ extension Scheduler {
             guard let run = runs[slot] else { return "a group" }
             let path = run.flat.groups[group].path
             return path.isEmpty ? run.id : "\(run.id)/\(path)"
-        case .local(let worker, _):
-            return "a procedure on \(workerNames[worker] ?? worker.description)"
+        case .local(let taskID, _):
+            guard let location = attempts[taskID], let run = runs[location.slot] else { return "a procedure" }
+            let worker = run.children[location.leaf].worker
+            return "a procedure of \(run.id)/\(run.flat.leaves[location.leaf].path) on "
+                + (worker.map { workerNames[$0] ?? $0.description } ?? "its worker")
         }
     }
 }

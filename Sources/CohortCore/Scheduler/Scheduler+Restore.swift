@@ -9,10 +9,12 @@ import Foundation
 /// - children that had finished keep their outcome, output, attempt number and worker (their
 ///   dependents and consumers go on as if nothing happened);
 /// - attempts that were in flight become *orphans*: they keep their id, number and lock grants
-///   (the same fencing tokens), and wait for a worker to report them (in READY's `running`, or
-///   by a result). An orphan nobody reports within the grace period gets a new attempt, which
-///   does not count against the child's retry budget (losing the coordinator is not the
-///   child's failure);
+///   (the same fencing tokens), the grants their procedures took on their worker (local
+///   `MutuallyExclusive`) included, and wait for a worker to report them (in READY's
+///   `running`, or by a result). An orphan nobody reports within the grace period gets a new
+///   attempt, which does not count against the child's retry budget (losing the coordinator
+///   is not the child's failure), and its grants are revoked: the next holder's token is
+///   larger (the epoch is part of every token);
 /// - cancels asked for before the restart are applied again.
 extension Scheduler {
     /// A past worker session, as restored attempts and outcomes name it: ids from 2⁶² up,
@@ -37,7 +39,7 @@ extension Scheduler {
             ChildRecord(
                 group: runs[slot]!.plan.id, path: runs[slot]!.plan.flat.leaves[leaf].path, attempt: child.sentAttempt,
                 taskID: 0, state: .finished(child.phase), output: child.output,
-                error: child.phase == .succeeded ? nil : child.error, worker: child.worker.flatMap { workerNames[$0] },
+                outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error, worker: child.worker.flatMap { workerNames[$0] },
                 startedAt: child.startedAt, finishedAt: child.finishedAt))
     }
 
@@ -85,11 +87,13 @@ extension Scheduler {
                     finishes.append((plan.slot, leaf, record, phase))
                 }
             }
+            for record in group.localLocks { restoreLocalGrant(record) }
             cancels += group.cancels.map { (plan.slot, $0.path, $0.reason) }
         }
         // Outcomes in the order they happened, so propagation replays as it ran.
         finishes.sort { ($0.record.finishedAt ?? now) < ($1.record.finishedAt ?? now) }
         for finish in finishes {
+            runs[finish.slot]!.children[finish.leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
                 finish.slot, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
                 now: finish.record.finishedAt ?? now)
@@ -113,6 +117,7 @@ extension Scheduler {
         }
         if !orphans.isEmpty { orphanDeadline = now + grace }
         finished.removeAll()
+        localLockChanges.removeAll()
         return takeActions()
     }
 

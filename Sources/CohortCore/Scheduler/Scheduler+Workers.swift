@@ -111,13 +111,6 @@ extension Scheduler {
                 finishLeaf(slot, leaf, .failed, message: everyAttemptsError(slot, leaf, last: message), now: now)
             }
         }
-        let holders = localRequests.keys.filter { if case .local(id, _) = $0 { true } else { false } }
-        for holder in holders {
-            if let taskID = localRequests.removeValue(forKey: holder), case .local(_, let request) = holder {
-                localByAttempt[taskID]?.removeAll { $0 == request }
-            }
-            handleGrants(locks.remove(holder), now: now)
-        }
         membershipChanged(now: now)
     }
 }

@@ -55,8 +55,7 @@ public struct Scheduler: Sendable {
     var queuedCount = 0
     var rotation = 0
 
-    // Worker-local lock requests.
-    var localRequests: [LockHolder: UInt64] = [:]
+    /// Worker-local lock requests (granted or waiting): attempt id -> request ids.
     var localByAttempt: [UInt64: [UInt64]] = [:]
 
     var timers = TimerHeap()
@@ -72,6 +71,8 @@ public struct Scheduler: Sendable {
     /// Children finished since the last ``takeFinishedChildren()``, recorded as they finish
     /// (a run forgotten in the same event, `finishedGroupRetention`, keeps its records).
     var finished: [ChildRecord] = []
+    /// Worker-local grants made and released since the last ``takeLocalLockChanges()``.
+    var localLockChanges: [LocalLockChange] = []
     /// Attempts restored from the journal that no worker has reported yet.
     var orphans: Set<UInt64> = []
     /// When orphans nobody reported get new attempts.

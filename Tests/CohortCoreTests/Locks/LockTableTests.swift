@@ -100,7 +100,7 @@ import Testing
     @Test func removingAScopeOwnerRemovesWhatIsLeftInItsTableFromEveryTable() {
         var table = LockTable()
         _ = table.request(.attempt(1), levels: cluster("db"))
-        let local = LockHolder.local(worker: WorkerID(1), request: 7)
+        let local = LockHolder.local(attempt: 1, request: 7)
         // The attempt's local procedure takes "cache" from the cluster and "db" from the attempt.
         let grant = table.request(
             local,

@@ -172,4 +172,26 @@ import Testing
         let actions = h.scheduler.workerLost(one, reason: "gone", now: h.now)
         #expect(actions.contains(.grant(two, request: 1, tokens: ["db": 2])))
     }
+
+    @Test func aLocalGrantCarriesOverToTheWorkersNewSession() throws {
+        var h = SchedulerHarness(prefetch: 0)
+        let one = h.addWorker(1, slots: 1)
+        try h.submit(GroupSpec("a", children: [leaf("a")]), id: "ga")
+        let two = h.addWorker(2, slots: 1)
+        try h.submit(GroupSpec("b", children: [leaf("b")]), id: "gb")
+        let a = try #require(h.attempt("a"))
+        let b = try #require(h.attempt("b"))
+        #expect(h.running[a.ref.id]?.worker == one)
+        #expect(h.scheduler.lockRequested(1, by: one, for: a.ref, categories: ["db"], now: h.now) == [.grant(one, request: 1, tokens: ["db": 1])])
+        #expect(h.scheduler.lockRequested(1, by: two, for: b.ref, categories: ["db"], now: h.now).isEmpty)
+        // worker-1 reconnects with a new session and reports `a`: its earlier session is
+        // dropped, but the grant is the attempt's and stays.
+        let reconnected = h.scheduler.workerReady(
+            WorkerID(3), name: "worker-1", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+            running: [a.ref], now: h.now)
+        #expect(!reconnected.contains { if case .grant = $0 { true } else { false } })
+        #expect(h.scheduler.locks.snapshot().first?.holder?.child == "a")
+        // Released from the new session: b's procedure gets it.
+        #expect(h.scheduler.lockReleased(1, by: WorkerID(3), now: h.now) == [.grant(two, request: 1, tokens: ["db": 2])])
+    }
 }

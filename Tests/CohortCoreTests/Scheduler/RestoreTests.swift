@@ -13,6 +13,8 @@ import Testing
         var outcomes: [String: (GroupPhase, String?, Timestamp)] = [:]
         var cancels: [String: [(path: String, reason: String)]] = [:]
         var tokens: [String: UInt64] = [:]
+        /// Worker-local grants not released: "task/request" -> record.
+        var localLocks: [String: LocalLockRecord] = [:]
         var seen = 0
 
         mutating func absorb(_ harness: inout SchedulerHarness) {
@@ -31,6 +33,12 @@ import Testing
             for record in harness.scheduler.takeFinishedChildren() {
                 latest[record.group, default: [:]][record.path] = record
             }
+            for change in harness.scheduler.takeLocalLockChanges() {
+                switch change {
+                case .granted(let record): localLocks["\(record.taskID)/\(record.request)"] = record
+                case .released(let taskID, let request): localLocks["\(taskID)/\(request)"] = nil
+                }
+            }
             tokens = harness.scheduler.locks.lastTokens
         }
 
@@ -39,7 +47,7 @@ import Testing
                 RestoredGroup(
                     id: id, spec: specs[id]!, sequence: UInt64(index + 1), submittedAt: .zero,
                     outcome: outcomes[id].map { ($0.0, $0.1, $0.2) }, children: Array((latest[id] ?? [:]).values),
-                    cancels: cancels[id] ?? [])
+                    cancels: cancels[id] ?? [], localLocks: localLocks.values.filter { $0.group == id })
             }
         }
     }
@@ -175,6 +183,101 @@ import Testing
                 ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(1), now: harness.now))
         let touch = try #require(harness.attempt("touch"))
         #expect(touch.tokens["repo"]! > Self.epochFloor)
+    }
+
+    /// Two groups on two workers; a procedure of `a`'s attempt (on worker-1) holds the local
+    /// lock "db", one of `b`'s attempt (on worker-2) waits for it.
+    func localLockRun() throws -> (SchedulerHarness, Journal, a: DispatchOrder, b: DispatchOrder, token: UInt64) {
+        var harness = SchedulerHarness(prefetch: 0)
+        harness.scheduler.recordsFinishes = true
+        var journal = Journal()
+        let one = harness.addWorker(1, slots: 1)
+        let specA = GroupSpec("a", children: [leaf("a", "shell")])
+        try harness.submit(specA, id: "ga")
+        let two = harness.addWorker(2, slots: 1)
+        let specB = GroupSpec("b", children: [leaf("b", "shell")])
+        try harness.submit(specB, id: "gb")
+        journal.specs = ["ga": specA, "gb": specB]
+        let a = try #require(harness.attempt("a"))
+        let b = try #require(harness.attempt("b"))
+        #expect(harness.running[a.ref.id]?.worker == one)
+        #expect(harness.running[b.ref.id]?.worker == two)
+        let granted = harness.scheduler.lockRequested(1, by: one, for: a.ref, categories: ["db"], now: harness.now)
+        guard case .grant(one, 1, let tokens) = granted.first, let token = tokens["db"] else {
+            Issue.record("expected a grant, got \(granted)")
+            throw CancellationError()
+        }
+        #expect(harness.scheduler.lockRequested(1, by: two, for: b.ref, categories: ["db"], now: harness.now).isEmpty)
+        journal.absorb(&harness)
+        #expect(journal.localLocks.count == 1)
+        return (harness, journal, a, b, token)
+    }
+
+    @Test func aLocalGrantOfAReportedAttemptIsKeptAcrossTheRestart() throws {
+        let (_, journal, a, b, token) = try localLockRun()
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        // Both workers come back with their attempts; b's procedure asks again (its request
+        // was waiting): it must not get db while a's procedure still holds it.
+        harness.record(
+            harness.scheduler.workerReady(
+                WorkerID(11), name: "worker-1", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+                running: [a.ref], now: harness.now))
+        harness.record(
+            harness.scheduler.workerReady(
+                WorkerID(12), name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+                running: [b.ref], now: harness.now))
+        #expect(harness.scheduler.lockRequested(1, by: WorkerID(12), for: b.ref, categories: ["db"], now: harness.now).isEmpty)
+        #expect(harness.scheduler.locks.snapshot().first { $0.category == "db" }?.holder?.child == "a")
+        // a's worker asking again for the grant it holds gets the same token back.
+        #expect(
+            harness.scheduler.lockRequested(1, by: WorkerID(11), for: a.ref, categories: ["db"], now: harness.now)
+                == [.grant(WorkerID(11), request: 1, tokens: ["db": token])])
+        // Released: b's procedure gets db, with a token above the new epoch's floor.
+        let next = harness.scheduler.lockReleased(1, by: WorkerID(11), now: harness.now)
+        guard case .grant(WorkerID(12), 1, let tokens) = next.first else {
+            Issue.record("expected b's grant, got \(next)")
+            return
+        }
+        #expect(tokens["db"]! > Self.epochFloor)
+        #expect(tokens["db"]! > token)
+        // The release is journaled, and so is the new grant.
+        let changes = harness.scheduler.takeLocalLockChanges()
+        #expect(changes.contains(.released(taskID: a.ref.id, request: 1)))
+        #expect(changes.contains { if case .granted(let record) = $0 { record.taskID == b.ref.id } else { false } })
+    }
+
+    @Test func aLocalGrantOfAnAttemptNobodyReportsIsRevokedAfterTheGrace() throws {
+        let (_, journal, _, b, token) = try localLockRun()
+        var harness = restarted(journal, grace: .seconds(10), at: Timestamp.zero + .seconds(5))
+        // Only worker-2 comes back; its waiting request is sent again.
+        harness.record(
+            harness.scheduler.workerReady(
+                WorkerID(12), name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+                running: [b.ref], now: harness.now))
+        harness.record(harness.scheduler.lockRequested(1, by: WorkerID(12), for: b.ref, categories: ["db"], now: harness.now))
+        harness.advance(.seconds(9))
+        #expect(!harness.log.contains { if case .grant = $0 { true } else { false } })
+        harness.advance(.seconds(2))
+        let grants = harness.log.compactMap { action -> [String: UInt64]? in
+            if case .grant(WorkerID(12), 1, let tokens) = action { return tokens }
+            return nil
+        }
+        #expect(grants.count == 1)
+        #expect((grants.first?["db"] ?? 0) > Self.epochFloor)
+        #expect((grants.first?["db"] ?? 0) > token)
+    }
+
+    @Test func aTruncatedOutputIsStillFlaggedAfterARestart() throws {
+        var (first, journal) = try firstRun()
+        let build = try #require(first.attempt("build"))
+        first.record(
+            try first.scheduler.taskFinished(
+                build.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(1), outputTruncated: true,
+                now: first.now))
+        journal.absorb(&first)
+        let harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        #expect(try harness.child("r1", "build").outputTruncated)
+        #expect(try !harness.child("r1", "version").outputTruncated)
     }
 
     @Test func anOrphanBeingCancelledThatNobodyReportsFinishesCancelled() throws {
