@@ -19,7 +19,8 @@ extension CoordinatorLoop {
             apply(
                 scheduler.workerReady(
                     worker, name: ready.name, host: ready.host, labels: ready.labels, slots: Int(ready.slots),
-                    kinds: ready.kinds, running: ready.running.map { AttemptRef($0.task) }, now: now))
+                    kinds: ready.kinds, running: ready.running.map { AttemptRef($0.task) }, draining: ready.draining,
+                    now: now))
         case .started(let starts):
             for start in starts {
                 do {

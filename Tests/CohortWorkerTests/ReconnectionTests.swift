@@ -52,6 +52,36 @@ struct ReconnectionTests {
         try await within(.seconds(5), "the worker to stop") { try await running.value }
     }
 
+    @Test func aWorkerThatReconnectsWhileDrainingSaysSoInItsReady() async throws {
+        let coordinator = try FakeCoordinator(heartbeat: false, interval: .milliseconds(100), liveness: 10)
+        defer { coordinator.stop() }
+        var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
+        configuration.name = "draining-reconnect"
+        configuration.reconnectDelay = .milliseconds(100)
+        configuration.drainTimeout = .seconds(600)
+        let worker = Worker(configuration: configuration)
+        let running = Task { try await worker.run() }
+        do {
+            let first = try await coordinator.ready()
+            #expect(!first.draining)
+            let nap = TaskRef(id: 1, group: "g", path: "nap", attempt: 1)
+            coordinator.send(.dispatch([DispatchTask(task: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8))]))
+            _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            worker.drain()
+            // The silent fake is lost; the next session's READY (it still runs `nap`) says draining.
+            let again = try await coordinator.workerMessage("READY of the draining worker", timeout: .seconds(10)) {
+                if case .ready(let ready) = $0, !ready.running.isEmpty { ready } else { nil }
+            }
+            #expect(again.draining)
+        } catch {
+            running.cancel()
+            _ = await running.result
+            throw error
+        }
+        running.cancel()
+        try await within(.seconds(5), "the worker to stop") { try await running.value }
+    }
+
     @Test func refusalForAnotherProtocolVersionEndsRun() async throws {
         let coordinator = try FakeCoordinator(welcome: false)
         defer { coordinator.stop() }

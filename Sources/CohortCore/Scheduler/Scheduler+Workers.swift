@@ -4,14 +4,17 @@ extension Scheduler {
     ///
     /// `running` lists attempts the worker still runs from an earlier session (after a
     /// reconnect): current ones move to this session, unknown or superseded ones get a cancel.
-    /// An earlier session of the same worker name is then declared lost.
+    /// An earlier session of the same worker name is then declared lost. A worker that
+    /// reconnects while draining says so (`draining`): it is draining from the start, so no
+    /// work is placed there between its READY and its `draining` message.
     public mutating func workerReady(
         _ id: WorkerID, name: String, host: String, labels: [String], slots: Int, kinds: [String],
-        running: [AttemptRef] = [], now: Timestamp
+        running: [AttemptRef] = [], draining: Bool = false, now: Timestamp
     ) -> [SchedulerAction] {
         let previous = membership.session(named: name).flatMap { $0 == id ? nil : $0 }
         membership.join(
             WorkerRecord(id: id, name: name, host: host, labels: labels, kinds: Set(kinds), slots: slots, now: now))
+        if draining { membership.setState(.draining, of: id) }
         workerNames[id] = name
         for ref in running { adopt(ref, by: id, now: now) }
         if let previous { loseWorker(previous, reason: "replaced by a new session of \(name)", now: now) }

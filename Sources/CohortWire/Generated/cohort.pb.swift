@@ -1229,6 +1229,9 @@ nonisolated struct Cohort_Wire_V1_Ready: Sendable {
   /// attempts still running from an earlier session
   var running: [Cohort_Wire_V1_RunningTask] = []
 
+  /// it is draining: send it no new work (it also sends Draining)
+  var draining: Bool = false
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -3182,7 +3185,7 @@ nonisolated extension Cohort_Wire_V1_Acknowledged: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Cohort_Wire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Ready"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}host\0\u{3}session_id\0\u{1}labels\0\u{1}slots\0\u{1}kinds\0\u{1}running\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}host\0\u{3}session_id\0\u{1}labels\0\u{1}slots\0\u{1}kinds\0\u{1}running\0\u{1}draining\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3197,6 +3200,7 @@ nonisolated extension Cohort_Wire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.slots) }()
       case 6: try { try decoder.decodeRepeatedStringField(value: &self.kinds) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.running) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.draining) }()
       default: break
       }
     }
@@ -3224,6 +3228,9 @@ nonisolated extension Cohort_Wire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf
     if !self.running.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.running, fieldNumber: 7)
     }
+    if self.draining != false {
+      try visitor.visitSingularBoolField(value: self.draining, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3235,6 +3242,7 @@ nonisolated extension Cohort_Wire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf
     if lhs.slots != rhs.slots {return false}
     if lhs.kinds != rhs.kinds {return false}
     if lhs.running != rhs.running {return false}
+    if lhs.draining != rhs.draining {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

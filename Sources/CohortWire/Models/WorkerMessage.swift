@@ -36,10 +36,13 @@ public struct WorkerReady: Hashable, Sendable {
     public var kinds: [String]
     /// Attempts still running since before this connection (empty on a first connection).
     public var running: [RunningTask]
+    /// The worker is draining (it reconnected during a drain): the coordinator sends it no new
+    /// work from this READY on, before the `draining` message that follows it arrives.
+    public var draining: Bool
 
     public init(
         name: String, host: String, sessionID: String, labels: [String], slots: UInt32,
-        kinds: [String], running: [RunningTask] = []
+        kinds: [String], running: [RunningTask] = [], draining: Bool = false
     ) {
         self.name = name
         self.host = host
@@ -48,6 +51,7 @@ public struct WorkerReady: Hashable, Sendable {
         self.slots = slots
         self.kinds = kinds
         self.running = running
+        self.draining = draining
     }
 }
 

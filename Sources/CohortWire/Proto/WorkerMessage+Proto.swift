@@ -40,6 +40,7 @@ extension WorkerMessage: WireBody {
             proto.labels = ready.labels
             proto.slots = ready.slots
             proto.kinds = ready.kinds
+            proto.draining = ready.draining
             proto.running = ready.running.map { running in
                 var task = Cohort_Wire_V1_RunningTask()
                 running.task.write(into: &task)
@@ -93,7 +94,7 @@ extension WorkerMessage: WireBody {
                 slots: proto.slots, kinds: proto.kinds,
                 running: proto.running.map {
                     RunningTask(task: TaskRef(inline: $0), startedAt: .optional($0.startedAt), heldTokens: $0.heldTokens)
-                }))
+                }, draining: proto.draining))
         case .heartbeat:
             return .heartbeat
         case .started:

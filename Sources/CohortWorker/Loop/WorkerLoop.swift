@@ -175,11 +175,13 @@ final class WorkerLoop {
                 return RunningTask(task: dispatch.task, startedAt: attempt.startedAt, heldTokens: held)
             }
         holdingForAdoption = queue.isSuspended
+        let draining = drainDeadline != nil || stopDeadline != nil
         let ready = WorkerReady(
             name: configuration.name, host: configuration.host, sessionID: sessionID, labels: configuration.labels,
-            slots: UInt32(configuration.slots), kinds: registry.kindNames, running: running)
+            slots: UInt32(configuration.slots), kinds: registry.kindNames, running: running, draining: draining)
         send(.worker(.ready(ready)), now: now)
-        if drainDeadline != nil || stopDeadline != nil {
+        // READY says it already; the message is for coordinators that do not read that field.
+        if draining {
             send(.worker(.draining(reason: "worker \(configuration.name) is draining")), now: now)
         }
         for request in locks.outstandingRequests() { outbox.locks.append(.request(request)) }

@@ -102,6 +102,32 @@ import Testing
         #expect(h.running.values.allSatisfy { $0.worker == two })
     }
 
+    @Test func aWorkerThatReconnectsWhileDrainingGetsNoWorkBetweenItsReadyAndItsDrainingMessage() throws {
+        var h = SchedulerHarness(prefetch: 0)
+        let one = h.addWorker(1, slots: 2)
+        try h.submit(GroupSpec("g", children: [leaf("a")]), id: "g")
+        let a = try #require(h.attempt("a"))
+        h.record(h.scheduler.workerDraining(one, now: h.now))
+        // Work is waiting when worker-1 comes back in a new session, still draining: READY
+        // says so, and nothing is dispatched before its `draining` message would arrive.
+        try h.submit(GroupSpec("h", children: [leaf("b")]), id: "h")
+        let again = h.scheduler.workerReady(
+            WorkerID(5), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
+            running: [a.ref], draining: true, now: h.now)
+        h.record(again)
+        #expect(!again.contains { if case .dispatch = $0 { true } else { false } })
+        #expect(h.scheduler.membership.workers[WorkerID(5)]?.state == .draining)
+        // Without the flag the same READY takes the waiting child at once.
+        var plain = SchedulerHarness(prefetch: 0)
+        plain.addWorker(1, slots: 2)
+        plain.record(plain.scheduler.workerDraining(WorkerID(1), now: plain.now))
+        try plain.submit(GroupSpec("h", children: [leaf("b")]), id: "h")
+        let ready = plain.scheduler.workerReady(
+            WorkerID(5), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
+            now: plain.now)
+        #expect(ready.contains { if case .dispatch(WorkerID(5), _) = $0 { true } else { false } })
+    }
+
     @Test func aSupersededAttemptsLateResultIsRefusedAndNeverOverwritesTheNewOutcome() throws {
         var h = SchedulerHarness { $0.heartbeatInterval = .seconds(1); $0.liveness = 3 }
         let one = h.addWorker(1, slots: 1)

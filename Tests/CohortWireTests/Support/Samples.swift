@@ -91,6 +91,9 @@ enum Samples {
             kinds: ["shell", "sleep", "echo", "fail", "resize"],
             running: [RunningTask(task: task, startedAt: t1, heldTokens: ["repo": 41]),
                       RunningTask(task: otherTask, startedAt: nil)])))),
+        ("ready while draining", .worker(.ready(WorkerReady(
+            name: "builder-2", host: "build-02.example", sessionID: "s-77", labels: [], slots: 1, kinds: ["shell"],
+            running: [RunningTask(task: task, startedAt: t1)], draining: true)))),
         ("worker heartbeat", .worker(.heartbeat)),
         ("started", .worker(.started([TaskStart(task: task, startedAt: t1), TaskStart(task: otherTask, startedAt: t2)]))),
         ("results", .worker(.results([
