@@ -119,7 +119,7 @@ let package = Package(
         // A worker binary with its own procedure kinds, built on the CohortWorker API.
         .executableTarget(
             name: "custom-worker",
-            dependencies: ["CohortWorker", "CohortCore"],
+            dependencies: ["CohortWorker", "CohortCore", "ZeroMQ"],
             path: "examples/CustomWorker",
             swiftSettings: strict
         ),

@@ -3,6 +3,11 @@
 //   swift build --product custom-worker
 //   .build/debug/custom-worker --coordinator tcp://127.0.0.1:7400 --slots 2 --labels linux,text --name words-1
 //
+// In a CURVE cluster, give it a worker key (`cohort keygen --role worker`) and the
+// coordinator's public key, as to `cohort worker`:
+//   .build/debug/custom-worker --key keys/words-1.key --server-key keys/coordinator.pub …
+// (or COHORT_KEY_FILE and COHORT_SERVER_KEY in the environment).
+//
 // Besides the built-ins (shell, sleep, echo, fail) it offers:
 //   wordcount   input {text}            → output {words, characters, lines}
 //   print-report input {title, pages}   → runs a local GroupProcedure whose `print` child is
@@ -17,6 +22,7 @@
 import CohortCore
 import CohortWorker
 import Foundation
+import ZeroMQ
 
 struct Text: Codable {
     var text: String
@@ -80,11 +86,14 @@ registry.register("print-report") { (input: Report, context: ProcedureContext) a
     return Printed(title: input.title, pages: input.pages, fencingToken: print.fencingTokens["printer"] ?? 0)
 }
 
-// MARK: Command line: --coordinator URL --slots N --labels a,b --name NAME --kill-grace SECONDS
+// MARK: Command line: --coordinator URL --slots N --labels a,b --name NAME --kill-grace SECONDS --key FILE --server-key FILE
 
 let usage = """
     usage: custom-worker [--coordinator tcp://HOST:PORT] [--slots N] [--labels a,b] [--name NAME] [--kill-grace SECONDS]
+                         [--key FILE --server-key FILE-OR-KEY]
     The coordinator defaults to $COHORT_COORDINATOR, then tcp://127.0.0.1:7400.
+    --key and --server-key (default $COHORT_KEY_FILE and $COHORT_SERVER_KEY) turn CURVE on: this
+    worker's secret key file from `cohort keygen --role worker`, and the coordinator's .pub file.
     """
 
 func fail(_ message: String) -> Never {
@@ -96,6 +105,8 @@ var configuration = WorkerConfiguration()
 if let coordinator = ProcessInfo.processInfo.environment["COHORT_COORDINATOR"], !coordinator.isEmpty {
     configuration.coordinator = coordinator
 }
+var keyFile: String?
+var serverKey: String?
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
     if flag == "--help" || flag == "-h" {
@@ -113,10 +124,14 @@ while let flag = arguments.popFirst() {
     case "--kill-grace":
         guard let seconds = Double(value) else { fail("--kill-grace takes seconds, not \(value)") }
         configuration.killGrace = .seconds(seconds)
+    case "--key": keyFile = value
+    case "--server-key": serverKey = value
     default: fail("unknown option \(flag)")
     }
 }
 do {
+    // The same key files, read by the same code, as `cohort worker --key … --server-key …`.
+    configuration.curve = try CurveClientKeys.load(key: keyFile, serverKey: serverKey)
     try configuration.validate()
 } catch {
     fail("\(error)")

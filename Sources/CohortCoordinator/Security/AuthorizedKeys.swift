@@ -33,7 +33,7 @@ struct AuthorizedKeys: Sendable, Equatable {
         for name in names.sorted() where name.hasSuffix(".pub") && !name.hasPrefix(".") {
             let path = (directory as NSString).appendingPathComponent(name)
             do throws(KeyFileError) {
-                for entry in try KeyFiles.parsePublic(try KeyFiles.read(path), file: path) {
+                for entry in try KeyFiles.loadPublic(path) {
                     try keys.add(entry)
                 }
             } catch {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CohortCoordinator
 import CohortJournal
+import ZeroMQ
 import Foundation
 
 /// `cohort coordinator`: run the coordinator until SIGINT or SIGTERM.

@@ -9,19 +9,10 @@ enum KeySettings {
     static func client(keyFile: String?, serverKey: String?, keyName: String, serverKeyName: String) throws(ConfigError)
         -> CurveClientKeys?
     {
-        switch (keyFile, serverKey) {
-        case (nil, nil):
-            return nil
-        case (nil, _?):
-            throw ConfigError(origin: serverKeyName, key: "", message: "needs \(keyName) too: the key pair this peer uses with CURVE")
-        case (_?, nil):
-            throw ConfigError(origin: keyName, key: "", message: "needs \(serverKeyName) too: the coordinator's public key")
-        case (let keyFile?, let serverKey?):
-            do throws(KeyFileError) {
-                return CurveClientKeys(keyPair: try KeyFiles.loadSecret(keyFile), serverKey: try KeyFiles.publicKey(textOrFile: serverKey))
-            } catch {
-                throw ConfigError(origin: "\(keyName)/\(serverKeyName)", key: "", message: error.description)
-            }
+        do throws(KeyFileError) {
+            return try CurveClientKeys.load(keyFile: keyFile, serverKey: serverKey, keyName: keyName, serverKeyName: serverKeyName)
+        } catch {
+            throw ConfigError(error)
         }
     }
 
@@ -43,5 +34,12 @@ enum KeySettings {
                 throw ConfigError(origin: "secretKeyFile", key: "", message: error.description)
             }
         }
+    }
+}
+
+extension ConfigError {
+    /// A key file that cannot be used, named as the setting it came from.
+    init(_ error: KeyFileError) {
+        self.init(origin: error.origin, key: "", message: error.message)
     }
 }

@@ -21,9 +21,10 @@ struct KeyOptions: ParsableArguments {
     /// A client's keys, from the flags or the environment.
     /// - Throws: ``ConfigError`` naming the flag and the file.
     func clientKeys(environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> CurveClientKeys? {
-        func variable(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
-        return try KeySettings.client(
-            keyFile: key ?? variable("COHORT_KEY_FILE"), serverKey: serverKey ?? variable("COHORT_SERVER_KEY"),
-            keyName: "--key", serverKeyName: "--server-key")
+        do throws(KeyFileError) {
+            return try CurveClientKeys.load(key: key, serverKey: serverKey, environment: environment)
+        } catch {
+            throw ConfigError(error)
+        }
     }
 }

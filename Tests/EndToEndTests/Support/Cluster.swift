@@ -83,14 +83,18 @@ final class Cluster: @unchecked Sendable {
 
     /// Starts the `custom-worker` example and waits until it is ready.
     @discardableResult
-    func addCustomWorker(name: String, labels: [String] = [], slots: Int = 2) throws -> Subprocess {
+    func addCustomWorker(
+        name: String, labels: [String] = [], slots: Int = 2, extra: [String] = [], environment: [String: String] = [:]
+    ) throws -> Subprocess {
         var arguments = ["--coordinator", endpoint, "--name", name, "--slots", "\(slots)"]
         if !labels.isEmpty { arguments += ["--labels", labels.joined(separator: ",")] }
-        return try startWorker(Binaries.customWorker, arguments, name: name)
+        return try startWorker(Binaries.customWorker, arguments + extra, name: name, environment: environment)
     }
 
-    private func startWorker(_ executable: String, _ arguments: [String], name: String) throws -> Subprocess {
-        let worker = try Subprocess(executable, arguments, name: "worker \(name)")
+    private func startWorker(
+        _ executable: String, _ arguments: [String], name: String, environment: [String: String] = [:]
+    ) throws -> Subprocess {
+        let worker = try Subprocess(executable, arguments, name: "worker \(name)", environment: environment)
         workers.append(worker)
         _ = try worker.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("cohort worker \(name) ready") ? true : nil }
         return worker

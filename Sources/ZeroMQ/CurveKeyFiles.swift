@@ -1,5 +1,4 @@
 import Foundation
-import ZeroMQ
 
 /// One line of a public key file: a key, its role and its name.
 public struct KeyEntry: Hashable, Sendable {
@@ -33,7 +32,9 @@ public struct KeyFileError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(origin): \(message)" }
 }
 
-/// The text formats of `cohort keygen`'s files (docs/security.md, "Key files").
+/// The text formats of `cohort keygen`'s files (docs/security.md, "Key files"), read by the
+/// coordinator, the `cohort` CLI and any program built on CohortWorker or CohortClient (through
+/// ``CurveClientKeys/load(keyFile:serverKey:keyName:serverKeyName:)``), so there is one parser.
 ///
 /// A **public key file** (`NAME.pub`) has one entry per line, `ROLE KEY [NAME]`: the role
 /// (`worker`, `client`, `admin`, or `coordinator` for a coordinator's key), the 40-character
@@ -117,7 +118,13 @@ public enum KeyFiles {
     /// - Throws: ``KeyFileError`` for an unreadable file or a malformed key.
     public static func publicKey(textOrFile value: String) throws(KeyFileError) -> CurvePublicKey {
         if value.count == 40, let key = try? CurvePublicKey(z85: value) { return key }
-        return try parsePublic(try read(value), file: value)[0].key
+        return try loadPublic(value)[0].key
+    }
+
+    /// The entries of the public key file at `path`.
+    /// - Throws: ``KeyFileError`` for an unreadable file or a line at fault.
+    public static func loadPublic(_ path: String) throws(KeyFileError) -> [KeyEntry] {
+        try parsePublic(try read(path), file: path)
     }
 
     /// The key pair of the secret key file at `path`, which must not be readable by others.
@@ -174,5 +181,58 @@ public enum KeyFiles {
         } catch {
             throw KeyFileError(origin: origin, message: "\"\(text)\" is not a public key (40 characters of Z85)")
         }
+    }
+}
+
+extension CurveClientKeys {
+    /// The environment variables a worker's or client's keys are read from when no flag names
+    /// them (the `cohort` CLI and the examples honour them): the secret key file, and the
+    /// coordinator's public key (its `.pub` file or 40 Z85 characters).
+    public static let keyFileVariable = "COHORT_KEY_FILE"
+    public static let serverKeyVariable = "COHORT_SERVER_KEY"
+
+    /// A worker's or client's CURVE keys: the key pair of its secret key file (`cohort keygen`)
+    /// and the coordinator's public key (its `.pub` file, or the 40-character key). Both or
+    /// neither; nil for neither (plaintext).
+    ///
+    /// `keyName` and `serverKeyName` say where each value came from (`--key`, `keyFile`, …),
+    /// for errors.
+    /// - Throws: ``KeyFileError`` naming the setting and the file: one given without the other,
+    ///   an unreadable or malformed file, a secret key file readable by others.
+    public static func load(
+        keyFile: String?, serverKey: String?, keyName: String = "--key", serverKeyName: String = "--server-key"
+    ) throws(KeyFileError) -> CurveClientKeys? {
+        switch (keyFile, serverKey) {
+        case (nil, nil):
+            return nil
+        case (nil, _?):
+            throw KeyFileError(origin: serverKeyName, message: "needs \(keyName) too: the key pair this peer uses with CURVE")
+        case (_?, nil):
+            throw KeyFileError(origin: keyName, message: "needs \(serverKeyName) too: the coordinator's public key")
+        case (let keyFile?, let serverKey?):
+            let pair: CurveKeyPair
+            do throws(KeyFileError) {
+                pair = try KeyFiles.loadSecret(keyFile)
+            } catch {
+                throw KeyFileError(origin: keyName, message: error.description)
+            }
+            do throws(KeyFileError) {
+                return CurveClientKeys(keyPair: pair, serverKey: try KeyFiles.publicKey(textOrFile: serverKey))
+            } catch {
+                throw KeyFileError(origin: serverKeyName, message: error.description)
+            }
+        }
+    }
+
+    /// ``load(keyFile:serverKey:keyName:serverKeyName:)`` with the flags `--key` and
+    /// `--server-key` when given, else ``keyFileVariable`` and ``serverKeyVariable`` from
+    /// `environment` (an empty variable counts as unset).
+    public static func load(
+        key: String?, serverKey: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(KeyFileError) -> CurveClientKeys? {
+        func variable(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
+        return try load(
+            keyFile: key ?? variable(keyFileVariable), serverKey: serverKey ?? variable(serverKeyVariable),
+            keyName: key != nil ? "--key" : keyFileVariable, serverKeyName: serverKey != nil ? "--server-key" : serverKeyVariable)
     }
 }
