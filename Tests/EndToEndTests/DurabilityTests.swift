@@ -172,6 +172,53 @@ extension EndToEnd {
             #expect(result.status == 75, "\(result)")
             #expect(result.stderr.contains("pid \(cluster.coordinator.pid)"), "\(result.stderr)")
         }
+
+        /// A lock a procedure took on its worker (the custom worker's `print-report` holds
+        /// "printer" from a local `MutuallyExclusive`) is held across a `kill -9` and restart of
+        /// the coordinator: another worker's procedure waiting for it does not print until the
+        /// holder has finished, and gets a larger token.
+        @Test func aWorkerLocalLockIsNotGrantedTwiceAcrossARestart() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addCustomWorker(name: "printer-1", labels: ["one"], slots: 1)
+            try cluster.addCustomWorker(name: "printer-2", labels: ["two"], slots: 1)
+            func report(_ title: String, on label: String, seconds: Double) -> String {
+                "name: \(title)\nchildren:\n  - { name: report, run: print-report, requires: [\(label)], "
+                    + "with: { title: \(title), pages: 1, secondsPerPage: \(seconds) } }\n"
+            }
+            func printer() throws -> [String: Any]? {
+                try JSON.array(try cluster.cli(["locks", "--json"]).stdout).first { $0["category"] as? String == "printer" }
+            }
+            func waitForPrinter(_ what: String, _ condition: ([String: Any]) -> Bool) throws {
+                let deadline = ContinuousClock.now + .seconds(30)
+                while ContinuousClock.now < deadline {
+                    if let lock = try printer(), condition(lock) { return }
+                    usleep(50_000)
+                }
+                throw TestFailure("the printer lock never showed \(what); last: \(String(describing: try printer()))")
+            }
+            let first = try cluster.submit(report("first", on: "one", seconds: 10))
+            try waitForPrinter("first as its holder") { ($0["holder"] as? [String: Any])?["group"] as? String == first }
+            let second = try cluster.submit(report("second", on: "two", seconds: 0))
+            try waitForPrinter("second waiting") { lock in
+                (lock["waiters"] as? [[String: Any]])?.contains { $0["group"] as? String == second } == true
+            }
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            for group in [first, second] {
+                let final = try cluster.waitForStatus(group, timeout: .seconds(90)) { $0.state != "running" && $0.state != "pending" }
+                #expect(final.state == "succeeded", "\(final)")
+            }
+            func printed(_ group: String) throws -> [String: Any] {
+                try JSON.object(try cluster.cli(["result", group, "report", "--json"]).stdout)
+            }
+            let (holder, waiter) = (try printed(first), try printed(second))
+            let holderUntil = try #require((holder["printedUntil"] as? NSNumber)?.doubleValue)
+            let waiterFrom = try #require((waiter["printedFrom"] as? NSNumber)?.doubleValue)
+            #expect(waiterFrom >= holderUntil, "the second printed from \(waiterFrom), before the first finished at \(holderUntil)")
+            let tokens = (holder["fencingToken"] as? Int ?? 0, waiter["fencingToken"] as? Int ?? 0)
+            #expect(tokens.1 > tokens.0, "tokens \(tokens)")
+        }
     }
 }
 

@@ -10,10 +10,13 @@
 //
 // Besides the built-ins (shell, sleep, echo, fail) it offers:
 //   wordcount   input {text}            → output {words, characters, lines}
-//   print-report input {title, pages}   → runs a local GroupProcedure whose `print` child is
-//               MutuallyExclusive on "printer": the category is granted by the coordinator's
-//               cluster-wide lock table, so two print-report children never print at once,
-//               on any worker. Output {title, pages, fencingToken}.
+//   print-report input {title, pages, secondsPerPage?}
+//               → runs a local GroupProcedure whose `print` child is MutuallyExclusive on
+//               "printer": the category is granted by the coordinator's cluster-wide lock
+//               table, so two print-report children never print at once, on any worker.
+//               Each page takes secondsPerPage (default 0). Output {title, pages,
+//               fencingToken, printedFrom, printedUntil} (seconds since 1970: while it held
+//               the printer).
 //
 // A spec that uses them:
 //   children:
@@ -37,18 +40,23 @@ struct Counts: Codable {
 struct Report: Codable {
     var title: String
     var pages: Int
+    var secondsPerPage: Double?
 }
 
 struct Printed: Codable {
     var title: String
     var pages: Int
     var fencingToken: UInt64
+    var printedFrom: Double
+    var printedUntil: Double
 }
 
 /// Prints a report page by page; its condition makes it hold the cluster-wide `printer` lock.
 final class PrintProcedure: Procedure, @unchecked Sendable {
-    // @unchecked Sendable: `report` is immutable; the rest is the engine's own state.
+    // @unchecked Sendable: `report` is immutable; `printed` is written before `finish()` and
+    // read after the procedure finished; the rest is the engine's own state.
     let report: Report
+    private(set) var printed: (from: Double, until: Double) = (0, 0)
 
     init(_ report: Report) {
         self.report = report
@@ -62,7 +70,12 @@ final class PrintProcedure: Procedure, @unchecked Sendable {
         // has seen can refuse a stale holder.
         let token = fencingTokens["printer"] ?? 0
         log.info("printing \(report.pages) pages of \(report.title) with fencing token \(token)")
-        finish()
+        let from = Date().timeIntervalSince1970
+        let duration = Double(report.pages) * (report.secondsPerPage ?? 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + duration) { [self] in
+            printed = (from, Date().timeIntervalSince1970)
+            finish()
+        }
     }
 }
 
@@ -83,7 +96,9 @@ registry.register("print-report") { (input: Report, context: ProcedureContext) a
     // Procedures run on the attempt's own queue: their locks go to the coordinator, tied
     // to this attempt, and they are cancelled if the attempt is.
     try await context.run(GroupProcedure(children: [layout, print]))
-    return Printed(title: input.title, pages: input.pages, fencingToken: print.fencingTokens["printer"] ?? 0)
+    return Printed(
+        title: input.title, pages: input.pages, fencingToken: print.fencingTokens["printer"] ?? 0,
+        printedFrom: print.printed.from, printedUntil: print.printed.until)
 }
 
 // MARK: Command line: --coordinator URL --slots N --labels a,b --name NAME --kill-grace SECONDS --key FILE --server-key FILE
