@@ -106,6 +106,12 @@ extension EndToEnd {
             #expect(stdout.hasSuffix("END\n"))
             #expect(stdout.contains("[cohort: "))
             #expect(result.stdout.utf8.count < 2300)
+            // The journal keeps the flag: after a kill -9 and a restart it still reads true.
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            #expect(try cluster.status(group).child("talk")?["outputTruncated"] as? Bool == true)
+            let again = try cluster.cli(["result", group, "talk", "--json"])
+            #expect(again.stderr.contains("maxOutputBytes"), "\(again)")
         }
     }
 }
