@@ -129,7 +129,10 @@ let package = Package(
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore"], swiftSettings: strict),
         .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
-        .testTarget(name: "CohortCoordinatorTests", dependencies: ["CohortCoordinator", "CohortJournal", "CohortWire", "ZeroMQ"], swiftSettings: strict),
+        .testTarget(
+            name: "CohortCoordinatorTests",
+            dependencies: ["CohortCoordinator", "CohortJournal", "CohortWire", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
         .testTarget(name: "CohortWorkerTests", dependencies: ["CohortWorker", "CohortWire", "ZeroMQ"], swiftSettings: strict),
         // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the
         // executables so that `swift build --build-tests` builds them).

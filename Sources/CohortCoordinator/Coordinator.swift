@@ -70,8 +70,8 @@ public final class Coordinator: Sendable {
                     // The loop and its socket live and die on this thread.
                     let result = Result {
                         var configuration = configuration
-                        let journal = try Coordinator.openJournal(&configuration)
-                        defer { journal?.journal.close() }
+                        let journal = try Coordinator.openJournal(&configuration) { mailbox.post(.journalCommitted) }
+                        defer { journal?.close() }
                         try CoordinatorLoop(
                             configuration: configuration, logger: logger, mailbox: mailbox, stats: stats,
                             journal: journal, onBound: onBound
@@ -89,13 +89,15 @@ public final class Coordinator: Sendable {
 
     /// Locks the state directory and opens its journal; the journal's epoch becomes the
     /// coordinator's, and every fencing token is above `epoch << 32` (docs/scheduling.md).
-    static func openJournal(_ configuration: inout CoordinatorConfiguration) throws(JournalError) -> JournalWriter? {
+    static func openJournal(
+        _ configuration: inout CoordinatorConfiguration, onCommit: @escaping @Sendable () -> Void
+    ) throws(JournalError) -> JournalWriter? {
         guard let path = configuration.stateDirectory else { return nil }
         let directory = try StateDirectory(path: path)
         let journal = try Journal(directory: directory, synchronous: configuration.journalSynchronous)
         configuration.epoch = journal.epoch
         configuration.tokenFloor = max(configuration.tokenFloor, journal.epoch << 32)
-        return JournalWriter(journal: journal, directory: directory)
+        return JournalWriter(journal: journal, directory: directory, onCommit: onCommit)
     }
 
     /// The endpoint the coordinator listens on, with a wildcard port resolved
@@ -187,4 +189,6 @@ enum LoopCommand: Sendable {
     case parsed(ParsedSubmission)
     /// Re-read the authorised keys (SIGHUP).
     case reloadKeys
+    /// The journal committed a turn: its held messages may go out (wakes the loop).
+    case journalCommitted
 }

@@ -2,23 +2,41 @@ import CohortCore
 import CohortJournal
 import CohortWire
 import Foundation
+import ZeroMQ
 
-/// The loop's journal: what a turn changed is collected while it runs and written in one
-/// transaction before the turn's messages go out, so "accepted" means "on disk" (a client
-/// never holds a group id the journal does not have, a worker never runs an attempt the
-/// journal does not know).
+/// The loop's journal: what a turn changed is collected while it runs, then committed by
+/// the ``JournalCommitter``'s thread while the loop goes on; the turn's messages are held
+/// until that commit is done, so "accepted" means "on disk" (a client never holds a group id
+/// the journal does not have, a worker never runs an attempt the journal does not know).
+///
+/// Not thread-safe: the loop thread's (the committer is shared with its thread).
 final class JournalWriter {
     let journal: Journal
     /// Kept for the life of the loop: it holds the state directory's lock.
     let directory: StateDirectory?
+    let committer: JournalCommitter
     var batch = JournalBatch()
+    /// Messages of turns whose records are not yet committed, oldest first, each with the
+    /// sequence number of the last batch submitted by its turn.
+    var held: [(sequence: UInt64, messages: [(RoutingID, [Outbox.Item])])] = []
+    /// Sequence number of the last batch submitted.
+    var submitted: UInt64 = 0
     var lastPrune: Timestamp?
     /// Set when a write failed: the loop stops with it.
     var failure: JournalError?
+    /// The most turns held before the loop waits for the disk (bounds held memory).
+    let maxHeldTurns = 64
 
-    init(journal: Journal, directory: StateDirectory?) {
+    init(journal: Journal, directory: StateDirectory?, onCommit: @escaping @Sendable () -> Void) {
         self.journal = journal
         self.directory = directory
+        self.committer = JournalCommitter(journal: journal, onCommit: onCommit)
+    }
+
+    /// Writes what is still queued, ends the committer's thread and closes the journal.
+    func close() {
+        committer.stop()
+        journal.close()
     }
 
     /// Fencing counters move with every grant; the largest token of each category a turn sent
@@ -99,24 +117,61 @@ extension CoordinatorLoop {
         }
     }
 
-    /// Writes the turn's changes in one transaction. False if the journal failed: the loop
-    /// then sends nothing more and stops with the error.
-    func commitJournal() -> Bool {
-        guard let writer = journalWriter else { return true }
-        guard writer.failure == nil else { return false }
-        writer.batch.finishes += scheduler.takeFinishedChildren()
-        writer.batch.localLocks += scheduler.takeLocalLockChanges()
-        guard !writer.batch.isEmpty else { return true }
-        do {
-            try writer.journal.write(writer.batch)
-            writer.batch.removeAll()
-            return true
-        } catch {
-            logger.critical("the journal cannot be written; stopping", metadata: ["error": "\(error)"])
-            writer.failure = error
-            stopping = true
-            return false
+    /// Ends a turn with a journal: submits the turn's records to the committer, holds the
+    /// turn's messages until they are committed, and sends every held turn that is. If the
+    /// journal failed, stops the loop; what is held is then never sent.
+    func endTurn(_ router: Socket, journal writer: JournalWriter) {
+        var rounds = 0
+        repeat {
+            rounds += 1
+            guard journalIsWritable(writer) else { return }
+            writer.batch.finishes += scheduler.takeFinishedChildren()
+            writer.batch.localLocks += scheduler.takeLocalLockChanges()
+            if !writer.batch.isEmpty {
+                // Pipelined while more work waits; written here when the loop would only
+                // wait for the commit anyway (a hand-over costs a thread wake-up each way).
+                writer.submitted =
+                    writer.committer.isIdle && !hasInput(router)
+                    ? writer.committer.commitHere(writer.batch) : writer.committer.submit(writer.batch)
+                writer.batch.removeAll()
+            }
+            if !outbox.isEmpty {
+                writer.held.append((writer.submitted, outbox.take()))
+            }
+            if writer.held.count > writer.maxHeldTurns { writer.committer.waitUntilIdle() }
+            guard journalIsWritable(writer) else { return }
+            let committed = writer.committer.committed
+            while let first = writer.held.first, first.sequence <= committed {
+                writer.held.removeFirst()
+                deliver(first.messages, router)
+            }
+            // Sending can end sessions, whose consequences are sent after their own commit.
+        } while !outbox.isEmpty && rounds < 8
+    }
+
+    /// At the loop's end: waits until everything submitted is on disk and sends what was held.
+    func finishJournal(_ router: Socket, journal writer: JournalWriter) {
+        for _ in 0..<8 {
+            endTurn(router, journal: writer)
+            guard writer.failure == nil, !(writer.held.isEmpty && outbox.isEmpty) else { return }
+            writer.committer.waitUntilIdle()
         }
+    }
+
+    /// Whether a message is waiting to be read.
+    private func hasInput(_ router: Socket) -> Bool {
+        ((try? router.get(.events)) ?? 0) & 1 != 0
+    }
+
+    /// False (and the loop stops) once a commit failed.
+    private func journalIsWritable(_ writer: JournalWriter) -> Bool {
+        if writer.failure != nil { return false }
+        guard let error = writer.committer.failure else { return true }
+        logger.critical("the journal cannot be written; stopping", metadata: ["error": "\(error)"])
+        writer.failure = error
+        writer.held.removeAll()
+        stopping = true
+        return false
     }
 
     /// Prunes finished groups older than the retention, once an hour.

@@ -8,22 +8,31 @@ extension CoordinatorLoop {
     /// Sends everything the turn produced. A peer that cannot be reached (gone, or at its
     /// high-water mark) loses its session: a worker's attempts get new attempts, a client's
     /// watches end. Failures of that kind feed more actions, flushed in the same call.
+    /// With a journal, the turn's messages wait for its commit instead
+    /// (``endTurn(_:journal:)``).
     func flush(_ router: Socket) {
+        if let journalWriter {
+            endTurn(router, journal: journalWriter)
+            return
+        }
         var rounds = 0
         while !outbox.isEmpty, rounds < 8 {
             rounds += 1
-            // Nothing goes out before what it reports is in the journal.
-            guard commitJournal() else { return }
-            for (routing, items) in outbox.take() {
-                var delivered = true
-                for item in items where delivered {
-                    delivered = send(item, to: routing, router)
-                }
-                if delivered {
-                    peers.sent(routing, now: now)
-                } else {
-                    unreachable(routing)
-                }
+            deliver(outbox.take(), router)
+        }
+    }
+
+    /// Sends messages taken from the outbox, peer by peer.
+    func deliver(_ messages: [(RoutingID, [Outbox.Item])], _ router: Socket) {
+        for (routing, items) in messages {
+            var delivered = true
+            for item in items where delivered {
+                delivered = send(item, to: routing, router)
+            }
+            if delivered {
+                peers.sent(routing, now: now)
+            } else {
+                unreachable(routing)
             }
         }
     }

@@ -120,13 +120,14 @@ final class CoordinatorLoop {
                     case .stop(let reason): beginStop(reason: reason)
                     case .parsed(let parsed): accept(parsed)
                     case .reloadKeys: reloadAuthorizedKeys()
+                    case .journalCommitted: break  // the turn's end sends what it made sendable
                     }
                 }
             }
             if !stopping { housekeeping() }
-            _ = commitJournal()
             flush(router)
         }
+        if let journalWriter { finishJournal(router, journal: journalWriter) }
         if let failure = journalWriter?.failure { throw failure }
         logger.info(
             "coordinator stopped",
@@ -151,6 +152,7 @@ final class CoordinatorLoop {
     /// Until the next timer, heartbeat or liveness check, at most one heartbeat interval.
     private func pollTimeout() -> Duration {
         let interval = configuration.heartbeatInterval
+        if !outbox.isEmpty { return .zero }
         let deadlines = [scheduler.nextDeadline, peers.nextHeartbeat(interval: interval)].compactMap { $0 }
         guard let next = deadlines.min() else { return interval }
         let wait = next - clock.now()

@@ -8,10 +8,19 @@ extension Journal {
     /// - Throws: ``JournalError`` `damaged` if SQLite refuses (disk full, I/O error); the
     ///   coordinator then stops rather than answer for what is not on disk.
     public func write(_ batch: JournalBatch) throws(JournalError) {
-        guard !batch.isEmpty else { return }
+        try write([batch])
+    }
+
+    /// Writes several turns' changes, oldest first, in one transaction (a group commit): the
+    /// result is the same as writing them one by one, with one commit instead of several.
+    /// - Throws: ``JournalError`` as ``write(_:)-(JournalBatch)``; then none of them is written.
+    public func write(_ batches: [JournalBatch]) throws(JournalError) {
+        guard batches.contains(where: { !$0.isEmpty }) else { return }
         do {
             try database.inTransaction(.immediate) { db in
-                try Self.write(batch, in: db)
+                for batch in batches where !batch.isEmpty {
+                    try Self.write(batch, in: db)
+                }
                 return .commit
             }
         } catch {

@@ -101,6 +101,9 @@ extension SocketOption where Value == Int32 {
     public static var sendHighWaterMark: Self { .int32(ZMQ_SNDHWM, name: "ZMQ_SNDHWM") }
     /// Incoming messages queued per peer (`ZMQ_RCVHWM`); 0: no limit.
     public static var receiveHighWaterMark: Self { .int32(ZMQ_RCVHWM, name: "ZMQ_RCVHWM") }
+    /// Read-only: what the socket can do right now without blocking (`ZMQ_EVENTS`), a
+    /// combination of `ZMQ_POLLIN` (1: a message can be received) and `ZMQ_POLLOUT` (2).
+    public static var events: Self { .int32(ZMQ_EVENTS, name: "ZMQ_EVENTS") }
 }
 
 extension SocketOption where Value == Int64 {

@@ -2,6 +2,7 @@ import CohortCoordinator
 import CohortJournal
 import CohortWire
 import Foundation
+import GRDB
 import Logging
 import Testing
 
@@ -40,6 +41,89 @@ import Testing
                     for task in tasks {
                         #expect(group.children.contains { $0.taskID == task.task.id && $0.state == .inFlight })
                     }
+                }
+            }
+        }
+    }
+
+    /// While a commit cannot finish (another connection holds the journal's write lock), the
+    /// turn's receipt and dispatch are held; they go out once it is done, and are then on disk.
+    @Test func aTurnsMessagesWaitForItsCommit() async throws {
+        try await withStateDirectory { path in
+            try await withCoordinator(configure: { $0.stateDirectory = path }) { handle in
+                let journalFile = path + "/journal.sqlite"
+                let worker = try handle.worker("w1")
+                let client = try handle.client()
+                var settings = Configuration()
+                settings.allowsUnsafeTransactions = true  // a transaction held across calls
+                let blocker = try DatabaseQueue(path: journalFile, configuration: settings)
+                try blocker.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
+                let submission = Submission(document: "name: held\nchildren:\n  - { name: a, run: echo }\n", format: .yaml)
+                try client.send(.clientRequest(ClientRequest(requestID: 1, .submit(submission))))
+                // Nothing can come before the commit, which waits for the lock.
+                #expect(try client.receive(timeout: .milliseconds(300)) == nil)
+                #expect(try worker.receive(timeout: .milliseconds(50)) == nil)
+                try blocker.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
+                try blocker.close()
+                let receipt = try client.expect("SUBMITTED") { message -> Submitted? in
+                    if case .coordinatorReply(let reply) = message, case .submitted(let receipt) = reply.kind { return receipt }
+                    return nil
+                }
+                let tasks = try worker.dispatched()
+                let journal = try Journal.openExisting(at: journalFile)
+                defer { journal.close() }
+                let group = try #require(try journal.load().groups.first { $0.id == receipt.id })
+                #expect(tasks.allSatisfy { task in group.children.contains { $0.taskID == task.task.id && $0.state == .inFlight } })
+            }
+        }
+    }
+
+    /// With turns committed while the loop goes on (pipelined, group-committed), still nothing
+    /// goes out before it is on disk: submissions sent back to back get receipts of groups the
+    /// journal holds, dispatches name attempts it holds, and a status that reports a group
+    /// finished comes after its outcome is on disk. Replies keep the order of the requests.
+    @Test func pipelinedTurnsSendNothingBeforeItIsOnDisk() async throws {
+        try await withStateDirectory { path in
+            try await withCoordinator(configure: { $0.stateDirectory = path }) { handle in
+                let journalFile = path + "/journal.sqlite"
+                let worker = try handle.worker("w1")
+                let client = try handle.client()
+                let count = 30
+                for index in 1...count {
+                    let submission = Submission(
+                        document: "name: p\(index)\nchildren:\n  - { name: a, run: echo }\n", format: .yaml, sourceName: "p.yaml")
+                    try client.send(.clientRequest(ClientRequest(requestID: UInt64(index), .submit(submission))))
+                }
+                let journal = try Journal.openExisting(at: journalFile)
+                defer { journal.close() }
+                var groups: [String] = []
+                while groups.count < count {
+                    let reply = try client.expect("SUBMITTED") { message -> CoordinatorReply? in
+                        if case .coordinatorReply(let reply) = message { return reply }
+                        return nil
+                    }
+                    guard case .submitted(let receipt) = reply.kind else {
+                        Issue.record("not submitted: \(reply.kind)")
+                        return
+                    }
+                    #expect(reply.requestID == UInt64(groups.count + 1))
+                    #expect(try journal.load().groups.contains { $0.id == receipt.id })
+                    groups.append(receipt.id)
+                }
+                // The worker has a few slots: it finishes what it got, back to back, to get more.
+                var finished = 0
+                while finished < count {
+                    let batch = try worker.dispatched()
+                    let onDisk = try journal.load().groups.flatMap(\.children)
+                    for task in batch {
+                        #expect(onDisk.contains { $0.taskID == task.task.id && $0.state == .inFlight })
+                    }
+                    for task in batch { try worker.finish(task, .succeeded(output: Data("{}".utf8))) }
+                    finished += batch.count
+                }
+                for group in groups {
+                    _ = try client.waitForStatus(group) { $0.state == .succeeded }
+                    #expect(try journal.load().groups.first { $0.id == group }?.outcome?.phase == .succeeded)
                 }
             }
         }

@@ -1,0 +1,123 @@
+import CohortJournal
+import Foundation
+
+/// Commits the loop's turns to the journal on a thread of its own, so the loop reads and
+/// computes turn N+1 while turn N is being committed (the commit is mostly waiting for the
+/// disk). Turns queued while a commit runs are written together in the next transaction (a
+/// group commit). The loop holds each turn's messages until ``committed`` reaches that turn.
+///
+/// After a failed write nothing more is written: ``failure`` stays set and ``committed``
+/// never moves again, so what the loop holds is never sent.
+///
+/// Thread-safety: `Sendable`; every method may be called from any thread (the loop calls
+/// them from its own). The thread ends with ``stop()``.
+final class JournalCommitter: @unchecked Sendable {
+    // @unchecked Sendable: every mutable property is read and written with `condition` held.
+    private let condition = NSCondition()
+    private var queued: [JournalBatch] = []
+    /// Sequence number of the last batch submitted.
+    private var submitted: UInt64 = 0
+    /// Every batch up to this sequence number is on disk.
+    private var committedUpTo: UInt64 = 0
+    private var writeFailure: JournalError?
+    private var stopped = false
+    private var ended = false
+
+    private let journal: Journal
+    /// Called on the committer's thread after every commit or failure (wakes the loop).
+    private let onCommit: @Sendable () -> Void
+
+    init(journal: Journal, onCommit: @escaping @Sendable () -> Void) {
+        self.journal = journal
+        self.onCommit = onCommit
+        let thread = Thread { [self] in run() }
+        thread.name = "cohort-journal"
+        thread.start()
+    }
+
+    /// Every batch up to this sequence number is on disk.
+    var committed: UInt64 { locked { committedUpTo } }
+
+    /// Set once a write failed.
+    var failure: JournalError? { locked { writeFailure } }
+
+    /// Queues `batch` for the next commit; returns its sequence number.
+    func submit(_ batch: JournalBatch) -> UInt64 {
+        locked {
+            submitted += 1
+            queued.append(batch)
+            condition.broadcast()
+            return submitted
+        }
+    }
+
+    /// Whether every batch submitted is committed (nothing queued or being written).
+    var isIdle: Bool { locked { committedUpTo == submitted } }
+
+    /// Writes `batch` on the calling thread, when that is quicker than handing it over (the
+    /// caller has nothing else to do meanwhile); returns its sequence number. Only while
+    /// ``isIdle``, from the thread that submits, so that batches stay in order.
+    func commitHere(_ batch: JournalBatch) -> UInt64 {
+        let sequence = locked {
+            submitted += 1
+            return submitted
+        }
+        do {
+            try journal.write(batch)
+            locked { committedUpTo = sequence }
+        } catch {
+            locked { writeFailure = error }
+        }
+        return sequence
+    }
+
+    /// Blocks until everything submitted so far is committed, or a write failed.
+    func waitUntilIdle() {
+        locked {
+            while committedUpTo < submitted, writeFailure == nil { condition.wait() }
+        }
+    }
+
+    /// Ends the thread once what was submitted is written, and waits until it has ended.
+    func stop() {
+        locked {
+            stopped = true
+            condition.broadcast()
+            while !ended { condition.wait() }
+        }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+
+    /// Commits what is queued, again and again, until stopped.
+    private func run() {
+        while true {
+            let (batches, last): ([JournalBatch], UInt64) = locked {
+                while queued.isEmpty, !stopped { condition.wait() }
+                defer { queued = [] }
+                return (writeFailure == nil ? queued : [], submitted)
+            }
+            if batches.isEmpty {
+                let done = locked {
+                    guard stopped, queued.isEmpty else { return false }
+                    ended = true
+                    condition.broadcast()
+                    return true
+                }
+                if done { return }
+                continue
+            }
+            var failed: JournalError?
+            do { try journal.write(batches) } catch { failed = error }
+            locked {
+                if let failed { writeFailure = failed } else { committedUpTo = last }
+                condition.broadcast()
+            }
+            onCommit()
+        }
+    }
+}
