@@ -158,6 +158,18 @@ struct WorkerTests {
         }
     }
 
+    /// An `echo` (run on the loop's thread when a slot is free) waits for a slot like any
+    /// attempt when every slot is busy: its result comes after the busy attempt's.
+    @Test func echoWaitsForASlotWhenEverySlotIsBusy() async throws {
+        try await WorkerHarness.run(slots: 1) { harness async throws in
+            harness.dispatch("sleep", #"{"seconds":0.3}"#, id: 1)
+            _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            harness.dispatch("echo", #"{"n":2}"#, id: 2)
+            #expect(try await harness.output(2) == ["n": .int(2)])
+            #expect(harness.coordinator.sawResult(1))
+        }
+    }
+
     @Test func timeoutCancelsWithReasonTimedOut() async throws {
         try await WorkerHarness.run { harness async throws in
             harness.dispatch("sleep", #"{"seconds":60}"#, id: 1, timeout: .milliseconds(200))
