@@ -33,7 +33,7 @@ public struct Scheduler: Sendable {
     /// The cluster-wide lock table.
     public internal(set) var locks: LockTable
 
-    var runs: [Int: GroupRun] = [:]
+    var runs = RunTable()
     var runByID: [String: Int] = [:]
     var nextSlot = 0
     var submissions: UInt64 = 0

@@ -1,0 +1,63 @@
+/// The scheduler's groups by slot.
+///
+/// Reading a group through the subscript borrows it where a dictionary's getter copies it: a
+/// ``GroupRun`` holds a dozen arrays and strings, so each `runs[slot]!.children[leaf]` read
+/// through a dictionary retained and released every one of them (about a tenth of the
+/// coordinator's time per result, profiled). Writing through it (`runs[slot]!.x = y`)
+/// changes the group in place, as a dictionary's does.
+struct RunTable: Sendable {
+    /// Slot → position in `storage`.
+    private var positions: [Int: Int] = [:]
+    private var storage: [GroupRun?] = []
+    /// Positions of removed groups, reused first.
+    private var free: [Int] = []
+
+    /// How many groups it holds.
+    var count: Int { positions.count }
+
+    /// Every group, in no particular order.
+    var values: [GroupRun] { storage.compactMap { $0 } }
+
+    subscript(slot: Int) -> GroupRun? {
+        _read {
+            if let position = positions[slot] {
+                yield storage[position]
+            } else {
+                yield nil
+            }
+        }
+        _modify {
+            if let position = positions[slot] {
+                yield &storage[position]
+                if storage[position] == nil {
+                    positions[slot] = nil
+                    free.append(position)
+                }
+            } else {
+                var added: GroupRun? = nil
+                yield &added
+                if let added { insert(added, at: slot) }
+            }
+        }
+    }
+
+    /// Removes the group in `slot` and returns it, if there is one.
+    mutating func removeValue(forKey slot: Int) -> GroupRun? {
+        guard let position = positions.removeValue(forKey: slot) else { return nil }
+        defer {
+            storage[position] = nil
+            free.append(position)
+        }
+        return storage[position]
+    }
+
+    private mutating func insert(_ run: GroupRun, at slot: Int) {
+        if let position = free.popLast() {
+            storage[position] = run
+            positions[slot] = position
+        } else {
+            positions[slot] = storage.count
+            storage.append(run)
+        }
+    }
+}
