@@ -23,16 +23,22 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// with a status request; a probe unanswered for as long again ends the watch with
     /// ``ClientError/Code/connectionLost``. Default 10 s.
     public var probeAfter: Duration = .seconds(10)
-    /// How long open requests and watches wait for a coordinator whose connection dropped
-    /// (it crashed or was killed) to come back; the client says HELLO again meanwhile, and a
-    /// restarted coordinator (which reloads its journal) answers them. Past it they fail with
-    /// ``ClientError/Code/connectionLost``. A coordinator that announces it is shutting down
-    /// (SIGTERM) fails them at once instead. Default 30 s.
+    /// How long open requests and watches wait for a coordinator that went away to come back:
+    /// one whose connection dropped (it crashed or was killed), or one that said it is
+    /// restarting (stopped with SIGTERM while it keeps a journal). The client says HELLO again
+    /// meanwhile, and the restarted coordinator (which reloads its journal) answers them. Past
+    /// it they fail with ``ClientError/Code/connectionLost``. A coordinator that stops without a
+    /// journal (its groups are gone) fails them at once with ``ClientError/Code/shuttingDown``.
+    /// Default 30 s.
     public var reconnectTimeout: Duration = .seconds(30)
     /// The name the coordinator shows for this client in its logs, e.g. `cohort-cli@host`.
     public var peerName: String = ClientConfiguration.defaultPeerName
     /// CURVE keys for a coordinator that requires them (docs/security.md); `nil`: plaintext.
     public var curve: CurveClientKeys?
+    /// Told when the connection goes away and comes back (on the client's own thread; keep it
+    /// short): the `cohort` CLI prints on stderr that it waits for a restarting coordinator.
+    /// Not part of equality.
+    public var onConnectionChange: (@Sendable (ConnectionChange) -> Void)?
 
     public init() {}
 
@@ -51,6 +57,12 @@ public struct ClientConfiguration: Sendable, Equatable {
         where value <= .zero {
             throw ClientError(.rejected, "\(name): must be positive, not \(value)")
         }
+    }
+
+    public static func == (lhs: ClientConfiguration, rhs: ClientConfiguration) -> Bool {
+        lhs.coordinator == rhs.coordinator && lhs.connectTimeout == rhs.connectTimeout
+            && lhs.requestTimeout == rhs.requestTimeout && lhs.probeAfter == rhs.probeAfter
+            && lhs.reconnectTimeout == rhs.reconnectTimeout && lhs.peerName == rhs.peerName && lhs.curve == rhs.curve
     }
 
     /// `cohort-cli@<hostname>`.

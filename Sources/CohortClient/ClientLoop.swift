@@ -38,8 +38,12 @@ final class ClientLoop {
     private var abandoned: Set<UInt64> = []
     /// Set when the connection cannot go on (the coordinator refused us or shut down).
     private var fatal: ClientError?
-    /// Set while the coordinator is gone (restarting) and the client says HELLO again.
-    private var reconnecting: (since: ContinuousClock.Instant, lastHello: ContinuousClock.Instant)?
+    /// Set while the coordinator is gone (restarting) and the client says HELLO again;
+    /// `announced`: it said it was restarting (rather than its connection dropping).
+    private var reconnecting: (since: ContinuousClock.Instant, lastHello: ContinuousClock.Instant, announced: Bool)?
+    /// The coordinator said it is restarting while nothing was open: a loss seen later (a
+    /// request sent meanwhile) is that restart. Cleared when it is back.
+    private var restartAnnounced = false
 
     init(configuration: ClientConfiguration, inbox: ClientInbox, logger: Logger) {
         self.configuration = configuration
@@ -183,14 +187,18 @@ final class ClientLoop {
         while closers.isEmpty, fatal == nil {
             do {
                 try poller.poll(timeout: pollTimeout())
-                if let disconnections, let monitor, poller.isReadable(disconnections) {
-                    while let event = try monitor.next(wait: .never) {
-                        if event.kind == .disconnected { coordinatorLost(socket, "its connection dropped") }
-                    }
-                }
+                // Messages first: a stop notice (restarting or not) arrives just before the
+                // disconnection and says more about it.
                 if poller.isReadable(network) {
                     while let frames = try socket.receiveFrames(wait: .never) {
                         receive(frames, socket)
+                    }
+                }
+                if let disconnections, let monitor, poller.isReadable(disconnections) {
+                    while let event = try monitor.next(wait: .never) {
+                        guard event.kind == .disconnected else { continue }
+                        while let frames = try socket.receiveFrames(wait: .never) { receive(frames, socket) }
+                        coordinatorLost(socket, "its connection dropped")
                     }
                 }
                 if poller.isReadable(wakeups) {
@@ -282,9 +290,18 @@ final class ClientLoop {
         case .coordinatorReply(let reply):
             if case .error(let error) = reply.kind, error.code == .handshakeRequired, !pending.isEmpty {
                 // The coordinator restarted and does not know this session: say HELLO again;
-                // the request waits to be sent again. (A coordinator that says it is shutting
-                // down, SIGTERM, fails what is pending at once: it may not come back.)
+                // the request waits to be sent again.
                 coordinatorLost(socket, error.message)
+                return
+            }
+            if reply.requestID == 0, case .error(let error) = reply.kind, error.code == .shuttingDown, error.restarting {
+                // Stopped with a journal (a planned restart): what is open waits for it, as after
+                // a crash; with nothing open, the next request finds it back (HANDSHAKE_REQUIRED,
+                // then HELLO again) or times out. A coordinator without a journal fails what is
+                // pending at once (`route`).
+                restartAnnounced = true
+                coordinatorLost(socket, "it is restarting (\(error.message))")
+                reconnecting?.announced = true
                 return
             }
             route(reply)
@@ -307,8 +324,8 @@ final class ClientLoop {
         }
         if reply.requestID == 0 {
             if case .error(let error) = reply.kind {
-                // Sent to every client as the coordinator stops (SIGTERM): what is pending fails
-                // with a message that says so, rather than waiting for a timeout.
+                // Sent to every client as a coordinator without a journal stops (SIGTERM): what
+                // is pending fails with a message that says so, rather than waiting for a timeout.
                 fatal =
                     error.code == .shuttingDown
                     ? ClientError(.shuttingDown, "the coordinator at \(endpoint) is shutting down (\(error.message))")
@@ -359,9 +376,12 @@ final class ClientLoop {
         }
         if let reconnecting {
             if now - reconnecting.since >= configuration.reconnectTimeout {
+                let limit = ClientLoop.describe(configuration.reconnectTimeout)
                 let lost = ClientError(
                     .connectionLost,
-                    "the coordinator at \(endpoint) went away and was not back within \(ClientLoop.describe(configuration.reconnectTimeout))")
+                    reconnecting.announced
+                        ? "the coordinator at \(endpoint) said it was restarting but was not back within \(limit)"
+                        : "the coordinator at \(endpoint) went away and was not back within \(limit)")
                 for entry in pending.values { fail(entry.responder, lost) }
                 pending = [:]
                 self.reconnecting = nil
@@ -387,14 +407,16 @@ final class ClientLoop {
 
     // MARK: - Reconnecting
 
-    /// The coordinator went away (it stops, restarts or died): with requests or watches open,
-    /// say HELLO again until it is back (a restarted coordinator reloads its journal), at most
-    /// ``ClientConfiguration/reconnectTimeout``.
+    /// The coordinator went away (it restarts, having said so, or died):
+    /// with requests or watches open, say HELLO again until it is back (a restarted coordinator
+    /// reloads its journal), at most ``ClientConfiguration/reconnectTimeout``.
     private func coordinatorLost(_ socket: Socket, _ why: String) {
         guard reconnecting == nil, !pending.isEmpty else { return }
+        let announced = restartAnnounced
         logger.info("the coordinator went away; reconnecting", metadata: ["coordinator.endpoint": "\(endpoint)", "reason": "\(why)"])
         probe = nil
-        reconnecting = (clock.now, clock.now)
+        reconnecting = (clock.now, clock.now, announced)
+        configuration.onConnectionChange?(.waiting(reason: why, restarting: announced, timeout: configuration.reconnectTimeout))
         sayHelloAgain(socket)
     }
 
@@ -409,7 +431,9 @@ final class ClientLoop {
     /// have been accepted already); it fails with ``ClientError/Code/connectionLost``.
     private func reconnected(_ welcome: Welcome, _ socket: Socket) {
         reconnecting = nil
+        restartAnnounced = false
         logger.info("reconnected", metadata: ["coordinator.endpoint": "\(endpoint)", "coordinator.epoch": "\(welcome.epoch)"])
+        configuration.onConnectionChange?(.reconnected(epoch: welcome.epoch))
         for (id, entry) in pending.sorted(by: { $0.key < $1.key }) {
             if case .submit(let submission) = entry.kind, submission.groupID == nil {
                 pending[id] = nil

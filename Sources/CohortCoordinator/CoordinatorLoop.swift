@@ -195,17 +195,20 @@ final class CoordinatorLoop {
     }
 
     /// Tells every worker and client the coordinator is stopping; the loop ends after this turn.
+    /// With a journal (that has not failed) the notice says it is `restarting`: what it
+    /// accepted is on disk, so clients wait for it and reconnect (docs/operations.md).
     private func beginStop(reason: String) {
         guard !stopping else { return }
         stopping = true
-        logger.info("coordinator stopping", metadata: ["reason": "\(reason)"])
+        let restarting = journalWriter.map { $0.failure == nil } ?? false
+        logger.info("coordinator stopping", metadata: ["reason": "\(reason)", "restarting": "\(restarting)"])
         for (routing, session) in peers.sessions {
             switch session.role {
             case .worker:
-                outbox.send(.shutdown(ShutdownNotice(reason: reason, restarting: false)), to: routing)
+                outbox.send(.shutdown(ShutdownNotice(reason: reason, restarting: restarting)), to: routing)
             case .client:
-                outbox.send(
-                    CoordinatorReply(requestID: 0, .error(ProtocolError(code: .shuttingDown, message: reason))), to: routing)
+                let notice = ProtocolError(code: .shuttingDown, message: reason, restarting: restarting)
+                outbox.send(CoordinatorReply(requestID: 0, .error(notice)), to: routing)
             }
         }
     }

@@ -181,11 +181,13 @@ extension EndToEnd {
 
         // MARK: 3. the coordinator stopped and restarted
 
-        /// SIGTERM to the coordinator: a waiting client is told it is shutting down (exit 69),
-        /// the coordinator exits 0; a new one on the same endpoint gets the workers back on
-        /// their own, with new sessions, and runs new groups.
+        /// SIGTERM to a coordinator without a journal (`--no-journal`: its groups are gone): a
+        /// waiting client is told at once it is shutting down (exit 69), the coordinator exits 0;
+        /// a new one on the same endpoint gets the workers back on their own, with new sessions,
+        /// and runs new groups. (With a journal the client waits for it instead:
+        /// CoordinatorRestartTests.swift.)
         @Test func aCoordinatorStoppedAndRestartedGetsItsWorkersBackAndClientsAClearError() throws {
-            let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
+            let cluster = try Cluster(coordinatorArguments: ["--no-journal"], heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let worker = try cluster.addWorker(name: "loyal", slots: 2)
             let file = try Scratch.write(
@@ -206,6 +208,7 @@ extension EndToEnd {
             #expect(try cluster.coordinator.wait(timeout: .seconds(10)) == 0, "the coordinator exits cleanly")
             #expect(try client.wait(timeout: .seconds(10)) == 69)
             #expect(client.stderr.contains("shutting down"), "\(client.stderr)")
+            #expect(!client.stderr.contains("restarting"), "no journal, no waiting: \(client.stderr)")
             #expect(client.stderr.contains(cluster.endpoint), "\(client.stderr)")
             #expect(worker.isRunning, "a worker outlives its coordinator")
 

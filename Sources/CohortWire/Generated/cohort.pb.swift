@@ -1190,6 +1190,10 @@ nonisolated struct Cohort_Wire_V1_ErrorReply: Sendable {
   /// for ERROR_CODE_INVALID_SPEC
   var specErrors: [Cohort_Wire_V1_SpecError] = []
 
+  /// For ERROR_CODE_SHUTTING_DOWN: the coordinator keeps a journal and expects to come
+  /// back; a client with open requests or watches waits and says HELLO again.
+  var restarting: Bool = false
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -3110,7 +3114,7 @@ nonisolated extension Cohort_Wire_V1_SpecError: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_ErrorReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ErrorReply"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}code\0\u{1}message\0\u{3}spec_errors\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}code\0\u{1}message\0\u{3}spec_errors\0\u{1}restarting\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3122,6 +3126,7 @@ nonisolated extension Cohort_Wire_V1_ErrorReply: SwiftProtobuf.Message, SwiftPro
       case 2: try { try decoder.decodeSingularEnumField(value: &self.code) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.specErrors) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.restarting) }()
       default: break
       }
     }
@@ -3140,6 +3145,9 @@ nonisolated extension Cohort_Wire_V1_ErrorReply: SwiftProtobuf.Message, SwiftPro
     if !self.specErrors.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.specErrors, fieldNumber: 4)
     }
+    if self.restarting != false {
+      try visitor.visitSingularBoolField(value: self.restarting, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3148,6 +3156,7 @@ nonisolated extension Cohort_Wire_V1_ErrorReply: SwiftProtobuf.Message, SwiftPro
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
     if lhs.specErrors != rhs.specErrors {return false}
+    if lhs.restarting != rhs.restarting {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

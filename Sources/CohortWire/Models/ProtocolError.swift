@@ -47,11 +47,15 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
     public var message: String
     /// For ``Code/invalidSpec``: every error, each named by its path in the spec.
     public var specErrors: [SpecError]
+    /// For ``Code/shuttingDown``: the coordinator keeps a journal and expects to come back
+    /// (a planned restart), so a client with open requests or watches waits and reconnects.
+    public var restarting: Bool
 
-    public init(code: Code, message: String, specErrors: [SpecError] = []) {
+    public init(code: Code, message: String, specErrors: [SpecError] = [], restarting: Bool = false) {
         self.code = code
         self.message = message
         self.specErrors = specErrors
+        self.restarting = restarting
     }
 
     public var description: String {

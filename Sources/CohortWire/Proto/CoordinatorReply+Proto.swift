@@ -83,6 +83,7 @@ extension CoordinatorReply: WireBody {
                 message.message = specError.message
                 return message
             }
+            proto.restarting = error.restarting
             return try serialize(proto)
         case .acknowledged:
             var proto = Cohort_Wire_V1_Acknowledged()
@@ -134,7 +135,8 @@ extension CoordinatorReply: WireBody {
             let proto = try body.decode(Cohort_Wire_V1_ErrorReply.self)
             return CoordinatorReply(requestID: proto.requestID, .error(ProtocolError(
                 code: try ProtocolError.Code(proto: proto.code), message: proto.message,
-                specErrors: proto.specErrors.map { SpecError(path: $0.path, message: $0.message) })))
+                specErrors: proto.specErrors.map { SpecError(path: $0.path, message: $0.message) },
+                restarting: proto.restarting)))
         case .acknowledged:
             return CoordinatorReply(requestID: try body.decode(Cohort_Wire_V1_Acknowledged.self).requestID, .acknowledged)
         case nil:

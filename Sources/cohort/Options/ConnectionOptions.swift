@@ -46,6 +46,21 @@ struct ConnectionOptions: ParsableArguments {
         var configuration = ClientConfiguration(coordinator: endpoint)
         configuration.connectTimeout = .milliseconds(Int64((connectTimeout * 1000).rounded()))
         configuration.curve = try keys.clientKeys()
+        let endpoint = endpoint
+        configuration.onConnectionChange = { change in Console.err(Self.describe(change, endpoint: endpoint)) }
         return configuration
+    }
+
+    /// The stderr line for a connection that went away or came back.
+    static func describe(_ change: ConnectionChange, endpoint: String) -> String {
+        switch change {
+        case .waiting(let reason, let restarting, let timeout):
+            let limit = "\(timeout.components.seconds) s"
+            return restarting
+                ? "cohort: the coordinator at \(endpoint) is restarting; waiting up to \(limit) for it to come back"
+                : "cohort: lost the coordinator at \(endpoint) (\(reason)); waiting up to \(limit) for it to come back"
+        case .reconnected:
+            return "cohort: the coordinator at \(endpoint) is back; carrying on"
+        }
     }
 }

@@ -84,6 +84,8 @@ enum Samples {
                          SpecError(path: "name", message: "must not contain /")]))))),
         ("unsolicited error", .coordinatorReply(CoordinatorReply(requestID: 0, .error(ProtocolError(
             code: .shuttingDown, message: "coordinator stopping"))))),
+        ("restarting notice", .coordinatorReply(CoordinatorReply(requestID: 0, .error(ProtocolError(
+            code: .shuttingDown, message: "coordinator stopping (SIGTERM)", restarting: true))))),
         ("acknowledged", .coordinatorReply(CoordinatorReply(requestID: 8, .acknowledged))),
 
         ("ready", .worker(.ready(WorkerReady(
