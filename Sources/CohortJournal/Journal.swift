@@ -54,6 +54,11 @@ public final class Journal: Sendable {
         }
         do {
             database = try DatabaseQueue(path: path, configuration: Self.configuration(synchronous))
+            // After GRDB's WAL set-up, which sets `synchronous = NORMAL` once `prepareDatabase`
+            // has run: set there, FULL was silently replaced by NORMAL.
+            try database.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")")
+            }
             let check = try database.writeWithoutTransaction { db in
                 try String.fetchAll(db, sql: "PRAGMA quick_check")
             }
@@ -126,9 +131,6 @@ public final class Journal: Sendable {
         configuration.journalMode = .wal
         configuration.busyMode = .timeout(10)
         configuration.label = "cohort.journal"
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(synchronous == .full ? "FULL" : "NORMAL")")
-        }
         return configuration
     }
 

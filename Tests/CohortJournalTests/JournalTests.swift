@@ -23,6 +23,16 @@ let sampleSpec = try! SpecParser.parse(
 func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: seconds * 1_000_000_000) }
 
 @Suite struct JournalTests {
+    /// The durability setting is the one asked for (GRDB's WAL set-up sets NORMAL on its own).
+    @Test(arguments: [(JournalSynchronous.full, 2), (.normal, 1)])
+    func theSynchronousSettingIsApplied(_ setting: JournalSynchronous, _ pragma: Int) throws {
+        try withStateDirectory { path in
+            let journal = try Journal(directory: try StateDirectory(path: path), synchronous: setting)
+            defer { journal.close() }
+            #expect(try journal.database.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") } == pragma)
+        }
+    }
+
     @Test func theEpochGrowsAtEveryOpen() throws {
         try withStateDirectory { path in
             for expected in 1...3 as ClosedRange<UInt64> {
