@@ -156,8 +156,17 @@ final class ClientLoop {
     /// any other failure a protocol mismatch (exit 69).
     private func handshakeFailure(_ event: MonitorEvent) -> ClientError? {
         guard let explanation = event.handshakeFailureExplanation(curve: configuration.curve != nil) else { return nil }
-        let code: ClientError.Code = event.kind == .handshakeFailedAuth ? .permissionDenied : .protocolMismatch
-        return ClientError(code, "the coordinator at \(endpoint) refused the handshake: \(explanation)")
+        if event.kind == .handshakeFailedAuth {
+            return ClientError(.permissionDenied, "the coordinator at \(endpoint) refused the handshake: \(explanation)")
+        }
+        if configuration.curve == nil {
+            return ClientError(
+                .protocolMismatch,
+                "the coordinator at \(endpoint) requires CURVE and this client has no keys (\(event.handshakeFailureDetail)): "
+                    + "pass --server-key FILE (the coordinator's public key) and --key FILE (this client's key pair; "
+                    + "cohort keygen --role client), see docs/security.md")
+        }
+        return ClientError(.protocolMismatch, "the coordinator at \(endpoint) refused the handshake: \(explanation)")
     }
 
     /// `5 s`, `500 ms`.

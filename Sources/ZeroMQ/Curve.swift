@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CZeroMQ
 
 /// A CURVE public key: 32 bytes, written as 40 Z85 characters.
@@ -199,8 +204,8 @@ extension MonitorEvent {
             "the server refused this CURVE key (ZAP status \(value)): it is not among the server's authorised keys"
         case .handshakeFailedNoDetail, .handshakeFailedProtocol:
             curve
-                ? "the CURVE handshake failed (\(detail)): the server's public key is wrong, or the server does not use CURVE"
-                : "the handshake failed (\(detail)): the server requires CURVE; give this peer its key pair and the server's public key"
+                ? "the CURVE handshake failed (\(handshakeFailureDetail)): the server's public key is wrong, or the server does not use CURVE"
+                : "the handshake failed (\(handshakeFailureDetail)): the server requires CURVE; give this peer its key pair and the server's public key"
         default:
             nil
         }
@@ -212,7 +217,20 @@ extension MonitorEvent {
         kind == .handshakeFailedAuth || kind == .handshakeFailedProtocol
     }
 
-    private var detail: String {
-        kind == .handshakeFailedProtocol ? "protocol error \(value)" : "the server closed the connection, errno \(value)"
+    /// What a failed handshake event says, in words: the `ZMQ_PROTOCOL_ERROR_*` named (a
+    /// mechanism mismatch is CURVE on one side only), or the errno of a closed connection.
+    public var handshakeFailureDetail: String {
+        guard kind == .handshakeFailedProtocol else {
+            return "the server closed the connection: \(String(cString: strerror(Int32(bitPattern: value))))"
+        }
+        switch Int32(bitPattern: value) {
+        case ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH: return "the two sides use different security mechanisms"
+        case ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC: return "a CURVE message could not be decrypted (a wrong key)"
+        case ZMQ_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE: return "the CURVE key exchange failed"
+        case ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND, ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE:
+            return "the peer broke the ZMTP handshake's sequence"
+        case let code where code & 0x7000_0000 == 0x2000_0000: return "the server's authentication handler answered badly"
+        case let code: return "ZMTP protocol error 0x\(String(UInt32(bitPattern: code), radix: 16))"
+        }
     }
 }

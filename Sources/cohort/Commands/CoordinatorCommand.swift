@@ -31,14 +31,16 @@ struct CoordinatorCommand: AsyncParsableCommand {
             key documented) < environment (COHORT_COORDINATOR_<KEY>) < flags.
 
             Examples:
-              cohort coordinator                                  # tcp://127.0.0.1:7400
-              cohort coordinator --endpoint 'tcp://127.0.0.1:*'   # any free port
-              cohort coordinator --config config/coordinator.yaml --endpoint tcp://0.0.0.0:7400
+              cohort coordinator                                # tcp://127.0.0.1:7400
+              cohort coordinator --endpoint 'tcp://127.0.0.1:*' # any free port
+              cohort coordinator --config config/coordinator.yaml \\
+                  --endpoint tcp://0.0.0.0:7400
               cohort keygen --out /etc/cohort --role coordinator
               cohort coordinator --endpoint tcp://0.0.0.0:7400 \\
-                  --key /etc/cohort/coordinator.key --authorized-keys /etc/cohort/authorized
-              kill -HUP <pid>                                     # re-read the authorised keys
-              cohort coordinator --state-dir /var/lib/cohort      # where the journal lives
+                  --key /etc/cohort/coordinator.key \\
+                  --authorized-keys /etc/cohort/authorized
+              kill -HUP <pid>                                   # re-read the keys
+              cohort coordinator --state-dir /var/lib/cohort    # the journal's home
             """
     )
 

@@ -21,12 +21,13 @@ struct SubmitCommand: AsyncParsableCommand {
             offers) go to stderr.
 
             Exit status: 0 submitted (or, with --wait/--watch, succeeded); 1 the group failed; \
-            3 it was cancelled; 65 invalid spec; 69 coordinator unreachable.
+            3 it was cancelled; 64 usage error (a bad flag, a spec file that cannot be read); \
+            65 invalid spec; 69 coordinator unreachable.
 
             Examples:
               cohort submit examples/release.yaml --wait
               cohort submit examples/fan-out.yaml --watch
-              cohort submit build.json --id nightly-1121 --json    # {"id": …, "name": …}
+              cohort submit build.json --id nightly-1121 --json   # {"id": …, "name": …}
               COHORT_COORDINATOR=tcp://ci:7400 cohort submit release.yaml --wait
             """
     )
@@ -47,10 +48,9 @@ struct SubmitCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
     @OptionGroup var log: LogOptions
 
+    // The file is read in run(), not here: ArgumentParser calls validate() before it reports
+    // unknown flags, and a typo in a flag is the error to see first.
     func validate() throws {
-        guard FileManager.default.isReadableFile(atPath: file) else {
-            throw ValidationError("cannot read the spec file \(file)")
-        }
         if let id, id.isEmpty || id.contains(where: { $0.isWhitespace || $0 == "/" }) {
             throw ValidationError("--id must be non-empty, without spaces or '/'")
         }
@@ -92,11 +92,18 @@ struct SubmitCommand: AsyncParsableCommand {
         }
     }
 
-    /// The file's text; an unreadable or non-UTF-8 file is an invalid spec (65).
+    /// The file's text. A file that cannot be read is a usage error (64) naming why; a
+    /// non-UTF-8 file is an invalid spec (65).
     static func readSpec(_ file: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            Console.error("cannot read \(file)")
-            throw ExitCode(ExitStatus.invalidSpec)
+        var isDirectory: ObjCBool = false
+        let why: String? =
+            if !FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) { "no such file" }
+            else if isDirectory.boolValue { "it is a directory" }
+            else if !FileManager.default.isReadableFile(atPath: file) { "permission denied" }
+            else { nil }
+        guard why == nil, let data = FileManager.default.contents(atPath: file) else {
+            Console.error("cannot read the spec file \(file): \(why ?? String(cString: strerror(errno)))")
+            throw ExitCode(ExitStatus.usage)
         }
         guard let text = String(data: data, encoding: .utf8) else {
             Console.error("\(file): the file is not UTF-8 text")

@@ -29,12 +29,12 @@ struct WorkerCommand: AsyncParsableCommand {
             documented) < environment (COHORT_COORDINATOR, COHORT_WORKER_<KEY>) < flags.
 
             Examples:
-              cohort worker                                   # tcp://127.0.0.1:7400, one slot per core
+              cohort worker                     # tcp://127.0.0.1:7400, a slot per core
               cohort worker --coordinator tcp://10.0.0.5:7400 --slots 4 --labels linux,gpu
               cohort worker --config config/worker.yaml --name builder-1
               cohort worker --coordinator tcp://10.0.0.5:7400 \\
-                  --key keys/builder-1.key --server-key keys/coordinator.pub    # CURVE
-              cohort worker --drain-timeout 10m                # kill -TERM waits up to 10 minutes
+                  --key keys/builder-1.key --server-key keys/coordinator.pub   # CURVE
+              cohort worker --drain-timeout 10m # SIGTERM waits up to 10 minutes
             """
     )
 

@@ -23,6 +23,14 @@ enum EventLines {
         }
     }
 
+    /// Whether `event` says something the lines so far (`model`, before the event) did not: a
+    /// child event whose words are those of the child's last line (`ready` again, now with a
+    /// worker) prints nothing, so each line is one visible change.
+    static func isNews(_ event: GroupEvent, model: WatchModel) -> Bool {
+        guard case .child(let status, _) = event, let previous = model.children[status.path] else { return true }
+        return describe(previous) != describe(status)
+    }
+
     /// A child's state in words: `running on worker-a (attempt 2)`, `failed: exit code 1`.
     static func describe(_ child: ChildStatus) -> String {
         switch child.state {

@@ -48,10 +48,9 @@ enum GroupFollower {
         case .lines:
             var model = WatchModel(id: group)
             for try await event in client.watch(group) {
-                // A child whose visible status did not change (e.g. `ready` twice) prints nothing new.
-                let unchanged = if case .child(let status, _) = event { model.children[status.path] == status } else { false }
+                let shown = EventLines.isNews(event, model: model)
                 model.apply(event)
-                if !unchanged { Console.out(EventLines.line(for: event, model: model)) }
+                if shown { Console.out(EventLines.line(for: event, model: model)) }
                 try await onEvent(event)
             }
         case .jsonLines:
