@@ -339,7 +339,7 @@ extension EndToEnd {
         @Test func aDrainedWorkerFinishesItsChildTakesNothingNewAndExitsZero() throws {
             let cluster = try Cluster(heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
-            let draining = try cluster.addWorker(name: "leaving", slots: 4)
+            let draining = try cluster.addWorker(name: "leaving", slots: 4, extra: ["--drain-timeout", "60s"])
             let started = Scratch.file("started")
             let group = try cluster.submit(
                 """

@@ -4,7 +4,9 @@ import Testing
 /// A coordinator on a free port of 127.0.0.1 and its workers, as real `cohort` processes.
 ///
 /// Every test makes its own and stops it in a `defer` (by pid), so nothing outlives a test,
-/// even one that fails.
+/// even one that fails: ``stop()`` also kills, by pid, whatever a process of the cluster
+/// started and left running (a killed worker's shell children), found by the tag each
+/// process's environment carries (``Leftovers``), and records an issue if any survives.
 final class Cluster: @unchecked Sendable {
     // @unchecked: a cluster belongs to one test; `workers` is appended to before any sharing.
     private(set) var coordinator: Subprocess
@@ -73,10 +75,15 @@ final class Cluster: @unchecked Sendable {
         coordinators.append(restarted)
     }
 
-    /// Starts a `cohort worker` and waits until it is ready.
+    /// Starts a `cohort worker` and waits until it is ready. `--drain-timeout 0s` (unless
+    /// `extra` says otherwise): SIGTERM cancels its children at once (SIGTERM, SIGKILL after
+    /// the 2 s kill grace) instead of waiting for them, so a busy worker stops quickly.
     @discardableResult
     func addWorker(name: String, labels: [String] = [], slots: Int = 4, extra: [String] = []) throws -> Subprocess {
-        var arguments = ["worker", "--coordinator", endpoint, "--name", name, "--slots", "\(slots)", "--kill-grace", "2s"]
+        var arguments = [
+            "worker", "--coordinator", endpoint, "--name", name, "--slots", "\(slots)", "--kill-grace", "2s",
+            "--drain-timeout", "0s",
+        ]
         if !labels.isEmpty { arguments += ["--labels", labels.joined(separator: ",")] }
         return try startWorker(Binaries.cohort, arguments + extra, name: name)
     }
@@ -107,12 +114,22 @@ final class Cluster: @unchecked Sendable {
         }
     }
 
-    /// Stops the workers, then the coordinator. Idempotent.
+    /// Stops the workers, then the coordinator, each by pid (SIGTERM, SIGKILL after a grace),
+    /// with whatever they started; records an issue if a process they started survives.
+    /// Idempotent.
     func stop() {
         for worker in workers { worker.stop() }
         for coordinator in coordinators { coordinator.stop() }
         try? FileManager.default.removeItem(atPath: stateDir)
+        let survivors = Leftovers.pids(tags: tags)
+        if !survivors.isEmpty {
+            Issue.record("processes started by the cluster survived its stop: \(survivors)")
+            Leftovers.sweep(tags: tags)
+        }
     }
+
+    /// The `COHORT_E2E_TAG` values of every process this cluster started.
+    var tags: Set<String> { Set((coordinators + workers).map(\.tag)) }
 
     /// Every pid this cluster started.
     var pids: [pid_t] { coordinators.map(\.pid) + workers.map(\.pid) }

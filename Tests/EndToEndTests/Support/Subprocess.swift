@@ -3,18 +3,29 @@ import Foundation
 /// A process started by a test: spawned with `posix_spawn` in a process group of its own, its
 /// stdout and stderr written to files (no pipe can fill up), stopped by pid.
 ///
+/// Its environment carries `COHORT_E2E_TAG=<tag>`, which every process it starts inherits
+/// (a worker's shell children too, although each runs in a process group of its own);
+/// ``stop(grace:)`` kills whatever still carries the tag once the process itself is gone
+/// (``Leftovers``), so nothing it started outlives it, even when it was killed with SIGKILL.
+///
 /// Thread-safety: used from one test at a time; `stop()` is idempotent.
 final class Subprocess: @unchecked Sendable {
     // @unchecked: `status` is only read and written under `lock`; the rest is immutable.
     let pid: pid_t
     let name: String
+    /// The value of `COHORT_E2E_TAG` in its environment (and its descendants').
+    let tag: String
     let stdoutPath: String
     let stderrPath: String
     private let lock = NSLock()
     private var status: Int32?
 
     /// Starts `executable` with `arguments`.
-    init(_ executable: String, _ arguments: [String], name: String? = nil, environment: [String: String] = [:]) throws {
+    init(
+        _ executable: String, _ arguments: [String], name: String? = nil, environment: [String: String] = [:],
+        tag: String = Leftovers.newTag()
+    ) throws {
+        self.tag = tag
         self.name = name ?? ([(executable as NSString).lastPathComponent] + arguments.prefix(1)).joined(separator: " ")
         let directory = Scratch.directory
         let stem = "\(directory)/\(UUID().uuidString.prefix(8))-\((self.name).replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "/", with: "_"))"
@@ -40,6 +51,7 @@ final class Subprocess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env["COHORT_COORDINATOR"] = nil  // tests always say which coordinator they mean
         for (key, value) in environment { env[key] = value }
+        env[Leftovers.variable] = tag
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer {
@@ -98,18 +110,68 @@ final class Subprocess: @unchecked Sendable {
         throw TestFailure("\(name) did not say it was ready within \(timeout); stderr:\n\(stderr)")
     }
 
-    /// SIGTERM, then SIGKILL after `grace`; returns once the process is reaped. Idempotent.
+    /// SIGTERM, then SIGKILL after `grace`; returns once the process is reaped and every
+    /// process carrying its tag (what it started, in any process group) is killed. Idempotent.
     func stop(grace: Duration = .seconds(5)) {
-        guard isRunning else { return }
-        kill(pid, SIGTERM)
-        let deadline = ContinuousClock.now + grace
-        while ContinuousClock.now < deadline {
-            if !isRunning { return }
-            usleep(5_000)
+        if isRunning {
+            kill(pid, SIGTERM)
+            let deadline = ContinuousClock.now + grace
+            while isRunning, ContinuousClock.now < deadline { usleep(5_000) }
+            if isRunning {
+                kill(pid, SIGKILL)
+                while isRunning { usleep(5_000) }
+            }
         }
-        kill(-pid, SIGKILL)  // the whole process group: shell children of a stuck worker too
-        kill(pid, SIGKILL)
-        while isRunning { usleep(5_000) }
+        Leftovers.sweep(tags: [tag])
+    }
+}
+
+/// Processes left behind by the processes a test started, found by the `COHORT_E2E_TAG`
+/// variable they inherited (`/proc/PID/environ`, Linux): only ours, by pid.
+enum Leftovers {
+    static let variable = "COHORT_E2E_TAG"
+
+    /// A tag no other test process or run uses.
+    static func newTag() -> String { "\(getpid())-\(UUID().uuidString.prefix(12))" }
+
+    /// The live processes (zombies excluded) whose environment carries one of `tags`.
+    static func pids(tags: Set<String>) -> [pid_t] {
+        guard !tags.isEmpty, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        let wanted = Set(tags.map { Array("\(variable)=\($0)".utf8) })
+        let own = getpid()
+        return entries.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry), pid != own else { return nil }
+            let environ = contents("/proc/\(entry)/environ")
+            return environ.split(separator: 0).contains { wanted.contains(Array($0)) } ? pid : nil
+        }
+    }
+
+    /// The bytes of a /proc file (its size says 0, so read to the end); empty if unreadable.
+    private static func contents(_ path: String) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let count = read(fd, &buffer, buffer.count)
+            if count <= 0 { return bytes }
+            bytes += buffer[0..<count]
+        }
+    }
+
+    /// SIGKILLs every process carrying one of `tags` until none is left (a shell may fork
+    /// while we look); gives up after `timeout` and returns the pids still there.
+    @discardableResult
+    static func sweep(tags: Set<String>, timeout: Duration = .seconds(10)) -> [pid_t] {
+        let deadline = ContinuousClock.now + timeout
+        var left = pids(tags: tags)
+        while !left.isEmpty, ContinuousClock.now < deadline {
+            for pid in left { kill(pid, SIGKILL) }
+            usleep(2_000)
+            left = pids(tags: tags)
+        }
+        return left
     }
 }
 
@@ -138,13 +200,28 @@ struct TestFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A directory for the tests' files (process output, specs, records), one per test run.
+/// A directory for the tests' files (process output, specs, records), one per test run,
+/// removed when the test process exits; one left by a run that died (its pid no longer
+/// running) is removed when the next run starts.
 enum Scratch {
+    static let prefix = "cohort-e2e-"
+
     static let directory: String = {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-e2e-\(getpid())").path
+        let temporary = FileManager.default.temporaryDirectory.path
+        removeStale(in: temporary)
+        let path = "\(temporary)/\(prefix)\(getpid())"
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: Scratch.directory) }
         return path
     }()
+
+    /// Removes the `cohort-e2e-PID` directories of test runs whose pid is no longer running.
+    private static func removeStale(in temporary: String) {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [] where entry.hasPrefix(prefix) {
+            guard let pid = pid_t(entry.dropFirst(prefix.count)), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: "\(temporary)/\(entry)")
+        }
+    }
 
     /// A new file path in the scratch directory.
     static func file(_ name: String) -> String {

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// The harness itself: `Cluster.stop()` leaves no process behind that a test started,
+/// directly or through a worker, although each shell child runs in a process group of its own.
+extension EndToEnd {
+    @Suite struct ProcessCleanup {
+        /// A shell child that writes its pid, and the pid of a `sleep 300` it starts in a new
+        /// session (out of reach of the worker's process-group kill), to `pidFile`, then waits.
+        static func escaper(_ name: String, pidFile: String) -> String {
+            """
+              - name: \(name)
+                run: shell
+                with: { command: ["sh", "-c", "setsid sleep 300 & echo $$ >> \(pidFile); echo $! >> \(pidFile); wait"] }
+
+            """
+        }
+
+        /// Runs `escapers` children on one worker and waits until each wrote its two pids.
+        static func start(escapers: Int) throws -> (Cluster, Subprocess, [pid_t]) {
+            let cluster = try Cluster()
+            do {
+                let worker = try cluster.addWorker(name: "w1", slots: escapers)
+                let pidFile = Scratch.file("pids")
+                _ = try cluster.submit(
+                    "name: escapers\nchildren:\n" + (1...escapers).map { escaper("e\($0)", pidFile: pidFile) }.joined(),
+                    name: "escapers.yaml")
+                try Failures.waitUntil("every child to write its pids") {
+                    Cancellation.pids(in: pidFile).count == 2 * escapers
+                }
+                return (cluster, worker, Cancellation.pids(in: pidFile))
+            } catch {
+                cluster.stop()
+                throw error
+            }
+        }
+
+        /// A busy worker's shell children and the processes they started in sessions of their
+        /// own carry the worker's tag, and are gone once the cluster is stopped, quickly (the
+        /// worker does not wait out a drain).
+        @Test func stopKillsEveryProcessAWorkerStartedInAnyProcessGroup() throws {
+            let (cluster, worker, pids) = try Self.start(escapers: 3)
+            defer { cluster.stop() }
+            let tagged = Set(Leftovers.pids(tags: [worker.tag]))
+            #expect(Set(pids).isSubset(of: tagged), "the tag reaches the shell children and theirs: \(pids) in \(tagged)")
+            let stopping = ContinuousClock.now
+            cluster.stop()
+            #expect(ContinuousClock.now - stopping < .seconds(2 + 3), "kill grace and margin, not a 60 s drain")
+            for pid in pids { #expect(Cancellation.isGone(pid), "process \(pid) is gone") }
+            #expect(Leftovers.pids(tags: cluster.tags).isEmpty)
+        }
+
+        /// A worker killed with SIGKILL leaves its children running (nobody else would stop
+        /// them); the cluster's stop kills them by pid.
+        @Test func stopKillsTheOrphansOfAWorkerKilledWithSigkill() throws {
+            let (cluster, worker, pids) = try Self.start(escapers: 2)
+            defer { cluster.stop() }
+            kill(worker.pid, SIGKILL)
+            _ = try worker.wait(timeout: .seconds(10))
+            #expect(pids.allSatisfy { !Cancellation.isGone($0) }, "the orphans outlive their worker")
+            cluster.stop()
+            for pid in pids { #expect(Cancellation.isGone(pid), "orphan \(pid) is gone") }
+            #expect(Leftovers.pids(tags: cluster.tags).isEmpty)
+        }
+    }
+}
