@@ -54,12 +54,13 @@ extension EndToEnd {
             try future.handshakeAsDealer()
             // "CHRT", protocol version 2, family 1 (handshake), kind 1 (hello), and a body.
             future.sendMessage([Array("CHRT".utf8) + [0, 2, 1, 1], Array("hello from the future".utf8)])
-            let answer = future.drain()
-            // The coordinator may answer (a handshake error it can read) or drop the message;
-            // if it answers, the refusal is in the frozen handshake family.
-            if !answer.isEmpty {
-                #expect(answer.count > 10)
-            }
+            // The answer (protocol.md §6.2): a HANDSHAKE ERROR in the coordinator's version (header
+            // "CHRT", version 1, family 1, kind 3), UNSUPPORTED_VERSION, naming both versions.
+            let words = Array("protocol version 2 is not supported".utf8)
+            let answer = future.receive { $0.contains(words) }
+            #expect(answer.contains(Array("CHRT".utf8) + [0, 1, 1, 3]), "a handshake error: \(String(decoding: answer, as: UTF8.self))")
+            #expect(answer.contains(words), "naming the version: \(String(decoding: answer, as: UTF8.self))")
+            #expect(String(decoding: answer, as: UTF8.self).contains("speaks 1"), "and the one it speaks")
 
             #expect(cluster.coordinator.isRunning)
             let (status, final) = try cluster.submitAndWait(Self.echoSpec, name: "after.yaml")

@@ -57,8 +57,11 @@ extension EndToEnd {
             while Self.pids(in: pidFile).count < 21, ContinuousClock.now < deadline { usleep(20_000) }
             let pids = Self.pids(in: pidFile)
             try #require(pids.count == 21, "all 21 sleepers started: \(pids.count)")
-            let locks = try JSON.array(try cluster.cli(["locks", "--json"]).stdout)
-            #expect(locks.first { $0["category"] as? String == "gate" }?["waiters"] as? [Any] != nil)
+            let before = try cluster.cli(["locks", "--json"])
+            let gate = try JSON.array(before.stdout).first { $0["category"] as? String == "gate" }
+            let waiters = gate?["waiters"] as? [[String: Any]] ?? []
+            #expect((gate?["holder"] as? [String: Any])?["child"] as? String == "lock-holder", "the holder holds gate: \(before.stdout)")
+            #expect(waiters.map { $0["child"] as? String } == ["lock-waiter"], "the waiter waits for gate: \(before.stdout)")
 
             let start = ContinuousClock.now
             let cancel = try cluster.cli(["cancel", group])
@@ -75,7 +78,7 @@ extension EndToEnd {
             #expect(final.child("lock-waiter")?["startedAt"] is NSNull, "a lock waiter never started")
             #expect(!FileManager.default.fileExists(atPath: marker), "no pending child started")
             let after = try cluster.cli(["locks", "--json"])
-            #expect(try JSON.array(after.stdout).isEmpty, "the lock table is empty: \(after.stdout)")
+            #expect(try JSON.array(after.stdout).isEmpty, "the lock table is empty, no holder and no waiter: \(after.stdout)")
         }
 
         /// Cancelling one child cancels it and its dependents, and nothing else.

@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// Test 1, crash safety: while 50 `shell` children run on 3 workers, the coordinator is killed
-/// with SIGKILL at a random moment and started again on the same endpoint and state directory.
+/// with SIGKILL at a random moment of the run (after a random number of children completed,
+/// before the group finished) and started again on the same endpoint and state directory.
 /// The group finishes `succeeded`; every child ran once, or again as a new attempt recorded as
 /// such. `scripts/crash-rounds N` runs more rounds (`COHORT_CRASH_ROUNDS`).
 extension EndToEnd {
@@ -22,6 +23,11 @@ extension EndToEnd {
             }
         }
 
+        /// The lines of the done-file at `path` (0 while it does not exist).
+        static func lineCount(_ path: String) -> Int {
+            ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").reduce(0) { $1 == "\n" ? $0 + 1 : $0 }
+        }
+
         /// One group, one kill at a moment drawn from `seed` (printed, to replay a failure).
         func crashRound(_ cluster: Cluster, round: Int, seed: UInt64) throws {
             var random = SeededRandom(seed: seed)
@@ -33,15 +39,25 @@ extension EndToEnd {
                     + "'sleep \(pause); echo \"$COHORT_CHILD $COHORT_ATTEMPT\" >> \(log)'] } }"
             }
             let id = try cluster.submit("name: crash-\(round)\nchildren:\n" + children.joined(separator: "\n") + "\n")
-            let moment = Duration.milliseconds(Int(random.next() % 1200))
-            // The random instant of the crash (the point of the test), not a wait for things to settle.
-            usleep(UInt32(moment.components.attoseconds / 1_000_000_000_000) + UInt32(moment.components.seconds) * 1_000_000)
+            // The kill moment, random but mid-run: once k children (1…45, so at least 5 still run
+            // and the group cannot finish between our look and the kill) have completed.
+            let k = 1 + Int(random.next() % 45)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while Self.lineCount(log) < k {
+                guard ContinuousClock.now < deadline else { throw TestFailure("round \(round), seed \(seed): \(k) children did not complete within 60 s") }
+                usleep(1_000)
+            }
+            kill(cluster.coordinator.pid, SIGKILL)
+            // A child appends its line before it exits and reports, so fewer than 50 lines now
+            // means the coordinator cannot have had every result: the group was not finished.
+            let atKill = Self.lineCount(log)
             try cluster.killCoordinator()
             try cluster.restartCoordinator()
             let final = try cluster.waitForStatus(id, timeout: .seconds(60)) { status in
                 ["succeeded", "failed", "cancelled"].contains(status.state ?? "")
             }
-            let context = "round \(round), seed \(seed), killed after \(moment)"
+            let context = "round \(round), seed \(seed), killed at \(k) completions (\(atKill) when killed)"
+            #expect(atKill < 50, "\(context): the group had not finished when the coordinator was killed")
             #expect(final.state == "succeeded", "\(context): \(final)")
 
             // What ran, from the children themselves: child → attempts that completed.

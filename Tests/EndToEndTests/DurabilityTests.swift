@@ -151,9 +151,12 @@ extension EndToEnd {
             defer { waiter.stop() }
             // The waiter submits on its own: wait until the group is there and running.
             let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline {
+            while true {
                 let result = try cluster.cli(["status", "long-1", "--json"])
                 if result.status == 0, try JSON.object(result.stdout).child("a")?["state"] as? String == "running" { break }
+                guard ContinuousClock.now < deadline else {
+                    throw TestFailure("long-1's child a was not running within 30 s; last status: \(result)\nwaiter: \(waiter.stderr)")
+                }
                 usleep(50_000)
             }
             try cluster.killCoordinator()

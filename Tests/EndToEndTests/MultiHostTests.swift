@@ -19,9 +19,13 @@ enum NetworkNamespaces {
     static var available: Bool { unavailableReason == nil }
 
     /// Runs `executable` to completion.
-    static func cohortRun(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(30)) throws -> CommandResult {
+    /// `tag`: the `COHORT_E2E_TAG` it runs with, for processes meant to outlive it (those
+    /// `netns-cluster up` starts), which the caller sweeps; nil for one of its own.
+    static func cohortRun(
+        _ executable: String, _ arguments: [String], timeout: Duration = .seconds(30), tag: String? = nil
+    ) throws -> CommandResult {
         let start = ContinuousClock.now
-        let process = try Subprocess(executable, arguments)
+        let process = try Subprocess(executable, arguments, tag: tag)
         defer { process.stop() }
         let status = try process.wait(timeout: timeout)
         return CommandResult(status: status, stdout: process.stdout, stderr: process.stderr, elapsed: ContinuousClock.now - start)
@@ -35,9 +39,21 @@ extension EndToEnd {
         static let endpoint = "tcp://10.231.0.1:7400"
 
         let id = "cohort-\(getpid())"
+        /// Carried by every process the script starts (they outlive its `up`): none may survive
+        /// its `down`.
+        let tag = Leftovers.newTag()
 
         func netns(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> CommandResult {
-            try NetworkNamespaces.cohortRun(Self.script, arguments, timeout: timeout)
+            try NetworkNamespaces.cohortRun(Self.script, arguments, timeout: timeout, tag: tag)
+        }
+
+        /// `netns-cluster down`, then checks that nothing the script started survived it (and
+        /// kills, by pid, whatever did).
+        func down() {
+            _ = try? netns(["down", id])
+            let survivors = Leftovers.pids(tags: [tag])
+            #expect(survivors.isEmpty, "processes started by netns-cluster survived its down: \(survivors)")
+            Leftovers.sweep(tags: [tag])
         }
 
         /// `cohort ARGUMENTS` run in the coordinator's namespace, against it.
@@ -61,13 +77,27 @@ extension EndToEnd {
             try workers().first { $0["name"] as? String == name && $0["state"] as? String == "ready" }?["id"] as? String
         }
 
+        /// The script's usage (no root needed): `--help` prints it and exits 0; a bad argument
+        /// exits 64 naming it, then the usage.
+        @Test func theScriptTeachesItsUsageAndNamesABadArgument() throws {
+            let help = try netns(["--help"])
+            #expect(help.status == 0, "\(help)")
+            #expect(help.stdout.contains("netns-cluster up N"), "\(help)")
+            let sideways = try netns(["link", "some-id", "w2", "sideways"])
+            #expect(sideways.status == 64, "\(sideways)")
+            #expect(sideways.stderr.contains("\"sideways\" is neither up nor down"), "\(sideways)")
+            #expect(sideways.stderr.contains("netns-cluster link ID HOST down|up"), "then the usage: \(sideways)")
+            let host = try netns(["link", "some-id", "east", "down"])
+            #expect(host.status == 64 && host.stderr.contains("\"east\" is not a worker host"), "\(host)")
+        }
+
         /// 300 children spread over three hosts; one host's link is cut mid-run: its work is
         /// re-run on the other two and the group succeeds; once the link is back, that worker
         /// rejoins with a new session.
         @Test(.enabled(if: NetworkNamespaces.available, "\(NetworkNamespaces.unavailableReason ?? "")"))
         func aHostCutOffMidRunHasItsWorkRerunElsewhereAndRejoins() throws {
             let up = try netns(["up", "3", "--id", id, "--cohort", Binaries.cohort, "--heartbeat", "200ms", "--liveness", "5", "--slots", "4"])
-            defer { _ = try? netns(["down", id]) }
+            defer { down() }
             try #require(up.status == 0, "netns-cluster up failed: \(up)")
             let cutSession = try #require(try connectedSession(of: "host-2"))
 

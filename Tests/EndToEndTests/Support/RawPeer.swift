@@ -75,8 +75,16 @@ final class RawPeer {
         }
     }
 
-    /// Whatever arrives within the receive timeout.
-    func drain() -> [UInt8] {
-        receive(4096)
+    /// Reads until what arrived satisfies `done`, or until the receive timeout (2 s) passes
+    /// with nothing more, or the connection closes; returns what arrived.
+    func receive(until done: ([UInt8]) -> Bool) -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !done(result) {
+            let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if got <= 0 { break }
+            result += buffer[0..<got]
+        }
+        return result
     }
 }

@@ -15,6 +15,9 @@ final class Subprocess: @unchecked Sendable {
     let name: String
     /// The value of `COHORT_E2E_TAG` in its environment (and its descendants').
     let tag: String
+    /// Whether ``stop(grace:)`` kills what carries ``tag``: yes for a tag of its own; no for a
+    /// tag given by the caller (processes meant to outlive it, swept by the caller).
+    private let ownsTag: Bool
     let stdoutPath: String
     let stderrPath: String
     private let lock = NSLock()
@@ -23,9 +26,10 @@ final class Subprocess: @unchecked Sendable {
     /// Starts `executable` with `arguments`.
     init(
         _ executable: String, _ arguments: [String], name: String? = nil, environment: [String: String] = [:],
-        tag: String = Leftovers.newTag()
+        tag: String? = nil
     ) throws {
-        self.tag = tag
+        self.tag = tag ?? Leftovers.newTag()
+        ownsTag = tag == nil
         self.name = name ?? ([(executable as NSString).lastPathComponent] + arguments.prefix(1)).joined(separator: " ")
         let directory = Scratch.directory
         let stem = "\(directory)/\(UUID().uuidString.prefix(8))-\((self.name).replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "/", with: "_"))"
@@ -51,7 +55,7 @@ final class Subprocess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env["COHORT_COORDINATOR"] = nil  // tests always say which coordinator they mean
         for (key, value) in environment { env[key] = value }
-        env[Leftovers.variable] = tag
+        env[Leftovers.variable] = self.tag
         let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer {
@@ -110,8 +114,9 @@ final class Subprocess: @unchecked Sendable {
         throw TestFailure("\(name) did not say it was ready within \(timeout); stderr:\n\(stderr)")
     }
 
-    /// SIGTERM, then SIGKILL after `grace`; returns once the process is reaped and every
-    /// process carrying its tag (what it started, in any process group) is killed. Idempotent.
+    /// SIGTERM, then SIGKILL after `grace`; returns once the process is reaped and (tag of its
+    /// own) every process carrying its tag, what it started in any process group, is killed.
+    /// Idempotent.
     func stop(grace: Duration = .seconds(5)) {
         if isRunning {
             kill(pid, SIGTERM)
@@ -122,7 +127,7 @@ final class Subprocess: @unchecked Sendable {
                 while isRunning { usleep(5_000) }
             }
         }
-        Leftovers.sweep(tags: [tag])
+        if ownsTag { Leftovers.sweep(tags: [tag]) }
     }
 }
 
