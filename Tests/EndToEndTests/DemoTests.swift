@@ -3,21 +3,56 @@ import Testing
 
 extension EndToEnd {
     @Suite struct Demo {
-        /// `cohort demo` exits 0 and leaves none of the processes it started behind.
-        @Test func demoSucceedsAndLeavesNoProcessBehind() throws {
-            let result = try cohort(["demo"], timeout: .seconds(180))
-            #expect(result.status == 0, "\(result)")
-            let pids = result.stdout.split(separator: "\n")
+        /// The pids of the processes the demo says it started.
+        static func startedPids(_ stdout: String) -> [pid_t] {
+            stdout.split(separator: "\n")
                 .filter { $0.hasPrefix("cohort demo: started ") }
                 .compactMap { line -> pid_t? in
                     guard let range = line.range(of: "(pid ") else { return nil }
                     return pid_t(line[range.upperBound...].prefix { $0.isNumber })
                 }
-            #expect(pids.count == 4, "a coordinator and three workers: \(result.stdout)")
-            for pid in pids {
-                #expect(kill(pid, 0) != 0 && errno == ESRCH, "process \(pid) is gone")
-            }
-            #expect(result.stdout.contains("everything behaved as expected"))
+        }
+
+        /// The log directory the demo names at its start.
+        static func logDirectory(_ stdout: String) -> String? {
+            let prefix = "cohort demo: logs in "
+            guard let line = stdout.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) else { return nil }
+            return String(line.dropFirst(prefix.count).prefix { $0 != " " })
+        }
+
+        /// After the demo exited: none of the processes it started (or theirs) is running, and
+        /// its log directory is gone. Checked before the harness's own stop could hide a leak.
+        static func expectNothingLeftBehind(_ demo: Subprocess) {
+            let pids = startedPids(demo.stdout)
+            for pid in pids { #expect(Cancellation.isGone(pid), "process \(pid) is gone") }
+            #expect(Leftovers.pids(tags: [demo.tag]).isEmpty, "no process the demo started survives it")
+            let directory = logDirectory(demo.stdout)
+            #expect(directory?.contains("cohort-demo-") == true, "the demo names its log directory: \(demo.stdout)")
+            if let directory { #expect(!FileManager.default.fileExists(atPath: directory), "\(directory) is removed") }
+        }
+
+        /// `cohort demo` exits 0 and leaves none of the processes it started behind, nor its logs.
+        @Test func demoSucceedsAndLeavesNoProcessBehind() throws {
+            let demo = try Subprocess(Binaries.cohort, ["demo"], name: "demo")
+            defer { demo.stop() }
+            let status = try demo.wait(timeout: .seconds(180))
+            #expect(status == 0, "stdout:\n\(demo.stdout)\nstderr:\n\(demo.stderr)")
+            #expect(Self.startedPids(demo.stdout).count == 4, "a coordinator and three workers: \(demo.stdout)")
+            #expect(demo.stdout.contains("everything behaved as expected"))
+            Self.expectNothingLeftBehind(demo)
+        }
+
+        /// Ctrl-C (SIGINT) while the demo's group runs: it exits 130, its processes are stopped
+        /// and its log directory is removed.
+        @Test func anInterruptedDemoStopsItsProcessesAndRemovesItsLogs() throws {
+            let demo = try Subprocess(Binaries.cohort, ["demo"], name: "demo")
+            defer { demo.stop() }
+            try demo.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("cohort demo: submitted ") ? true : nil }
+            kill(demo.pid, SIGINT)
+            let status = try demo.wait(timeout: .seconds(30))
+            #expect(status == 130, "stdout:\n\(demo.stdout)\nstderr:\n\(demo.stderr)")
+            #expect(Self.startedPids(demo.stdout).count == 4, "\(demo.stdout)")
+            Self.expectNothingLeftBehind(demo)
         }
     }
 }

@@ -14,7 +14,8 @@ struct DemoCommand: AsyncParsableCommand {
             fan-out, result injection across workers, an exclusive section with fencing \
             tokens and the cancellation of one child, shows it live, checks the outcome, and \
             stops every process it started (also on failure or Ctrl-C). The processes' logs \
-            stay in a temporary directory, printed at the start.
+            go to a temporary directory (printed at the start) that is removed when the demo \
+            ends; when it fails, the last lines of each log are printed first.
 
             Exit status 0 when everything behaved as expected, 1 otherwise.
 
@@ -37,7 +38,8 @@ struct DemoCommand: AsyncParsableCommand {
         let logger = log.bootstrap("cohort.demo")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-demo-\(getpid())").path
         let cluster = DemoCluster(executable: DemoCluster.ownExecutable, logDirectory: directory)
-        Console.out("cohort demo: logs in \(directory)")
+        defer { cluster.removeLogs() }  // after the processes are stopped, on every path out
+        Console.out("cohort demo: logs in \(directory) (removed at the end)")
         let work = Task { try await Self.runDemo(cluster: cluster, logger: logger) }
         let trap = SignalTrap { number, _ in
             Console.err("cohort demo: \(SignalTrap.name(number)); stopping the demo's processes")
@@ -50,15 +52,18 @@ struct DemoCommand: AsyncParsableCommand {
         case .success(true):
             Console.out("cohort demo: everything behaved as expected")
         case .success(false):
-            Console.error("the demo did not behave as expected (logs in \(directory))")
+            Console.err(cluster.logTails())
+            Console.error("the demo did not behave as expected (the logs' last lines are above)")
             throw ExitCode(ExitStatus.groupFailed)
         case .failure(let error) where error is CancellationError || (error as? ClientError)?.code == .cancelled:
             throw ExitCode(130)
         case .failure(let error as ClientError):
-            Console.error("\(error.description) (logs in \(directory))")
+            Console.err(cluster.logTails())
+            Console.error("\(error.description) (the logs' last lines are above)")
             throw ExitCode(error.exitCode)
         case .failure(let error):
-            Console.error("\(error) (logs in \(directory))")
+            Console.err(cluster.logTails())
+            Console.error("\(error) (the logs' last lines are above)")
             throw ExitCode(ExitStatus.software)
         }
     }

@@ -48,7 +48,7 @@ final class DemoCluster: Sendable {
                 "worker \(name)",
                 [
                     "worker", "--coordinator", endpoint, "--name", name, "--labels", label, "--slots", "2",
-                    "--kill-grace", "2s", "--log-level", "info",
+                    "--kill-grace", "2s", "--drain-timeout", "0s", "--log-level", "info",
                 ],
                 log: "\(name).log")
             workers.append((worker, name, label))
@@ -77,7 +77,10 @@ final class DemoCluster: Sendable {
     }
 
     /// Stops every process started: workers first (so they finish talking to the coordinator),
-    /// then the coordinator. SIGTERM, then SIGKILL after `grace`.
+    /// then the coordinator. SIGTERM, then SIGKILL after `grace`. The workers run with
+    /// `--drain-timeout 0s`: SIGTERM cancels their running children at once (SIGTERM, SIGKILL
+    /// after the 2 s kill grace) and they exit, rather than drain for a minute, be killed and
+    /// leave those children running.
     func stop(grace: Duration = .seconds(5), say: (String) -> Void) async {
         let processes = started.withLock { $0 }
         guard let coordinator = processes.first else { return }
@@ -91,6 +94,24 @@ final class DemoCluster: Sendable {
         try? FileManager.default.removeItem(atPath: stateDirectory)
         let statuses = processes.map { "\($0.name) (pid \($0.pid)) exit \($0.reap().map(String.init) ?? "?")" }
         say("stopped " + statuses.joined(separator: ", "))
+    }
+
+    /// The last `count` lines of each process's log, headed by the log's name (for a failed
+    /// demo, whose logs are removed when it ends).
+    func logTails(_ count: Int = 15) -> String {
+        let logs = ((try? FileManager.default.contentsOfDirectory(atPath: logDirectory)) ?? [])
+            .filter { $0.hasSuffix(".log") }.sorted()
+        return logs.map { log in
+            let text = (try? String(contentsOfFile: "\(logDirectory)/\(log)", encoding: .utf8)) ?? ""
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(text.hasSuffix("\n") ? 1 : 0)
+            return "--- \(log), last \(min(count, lines.count)) of \(lines.count) lines\n" + lines.suffix(count).joined(separator: "\n")
+        }.joined(separator: "\n")
+    }
+
+    /// Removes the log directory (with the state directory in it). Call once the processes
+    /// are stopped.
+    func removeLogs() {
+        try? FileManager.default.removeItem(atPath: logDirectory)
     }
 
     /// This executable's path, to start the coordinator and workers with.
