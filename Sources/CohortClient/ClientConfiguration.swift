@@ -50,9 +50,7 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// Checks the values.
     /// - Throws: ``ClientError`` with code ``ClientError/Code/rejected`` naming the setting at fault.
     public func validate() throws(ClientError) {
-        guard coordinator.contains("://") else {
-            throw ClientError(.rejected, "coordinator: \"\(coordinator)\" is not an endpoint like tcp://HOST:PORT")
-        }
+        if let problem = Endpoint.problem(coordinator) { throw ClientError(.rejected, "coordinator: \(problem)") }
         for (name, value) in [("connectTimeout", connectTimeout), ("requestTimeout", requestTimeout), ("probeAfter", probeAfter)]
         where value <= .zero {
             throw ClientError(.rejected, "\(name): must be positive, not \(value)")

@@ -420,7 +420,7 @@ final class ClientLoop {
     /// with requests or watches open, say HELLO again until it is back (a restarted coordinator
     /// reloads its journal), at most ``ClientConfiguration/reconnectTimeout``.
     private func coordinatorLost(_ socket: Socket, _ why: String) {
-        guard reconnecting == nil, !pending.isEmpty else { return }
+        guard reconnecting == nil, fatal == nil, !pending.isEmpty else { return }
         let announced = restartAnnounced
         logger.info("the coordinator went away; reconnecting", metadata: ["coordinator.endpoint": "\(endpoint)", "reason": "\(why)"])
         probe = nil

@@ -28,25 +28,9 @@ public typealias LockWaiter = CohortWire.LockWaiter
 /// A point in time: nanoseconds since the Unix epoch; `.date` gives a `Date`.
 public typealias WireTimestamp = CohortWire.WireTimestamp
 
-/// What the coordinator said to a submit.
-public struct SubmitReceipt: Sendable, Hashable {
-    /// The group's id: the one asked for with `id:`, or one the coordinator chose.
-    public var id: String
-    /// The group's name.
-    public var name: String
-    /// Things worth knowing that do not stop the group, e.g.
-    /// `no connected worker offers kind "resize"`.
-    public var warnings: [String]
-    /// The id was already known with the same spec: nothing new was accepted.
-    public var alreadySubmitted: Bool
-
-    public init(id: String, name: String, warnings: [String] = [], alreadySubmitted: Bool = false) {
-        self.id = id
-        self.name = name
-        self.warnings = warnings
-        self.alreadySubmitted = alreadySubmitted
-    }
-}
+/// What the coordinator said to a submit: the group's id and name, warnings, and whether
+/// the id was already known with the same spec (the wire protocol's `Submitted`).
+public typealias SubmitReceipt = CohortWire.Submitted
 
 /// A finished child's one result (AsyncOperation's three outcomes).
 public enum ChildOutcome: Sendable, Hashable {

@@ -114,10 +114,8 @@ public final class CohortClient: Sendable {
 
     private func send(_ submission: Submission) async throws(ClientError) -> SubmitReceipt {
         let reply = try await connection.request(.submit(submission))
-        guard case .submitted(let submitted) = reply else { throw unexpected(reply, for: "submit") }
-        return SubmitReceipt(
-            id: submitted.id, name: submitted.name, warnings: submitted.warnings,
-            alreadySubmitted: submitted.alreadySubmitted)
+        guard case .submitted(let receipt) = reply else { throw unexpected(reply, for: "submit") }
+        return receipt
     }
 
     func unexpected(_ reply: CoordinatorReply.Kind, for request: String) -> ClientError {

@@ -1,5 +1,6 @@
 import CohortCore
 import CohortJournal
+import enum ZeroMQ.Endpoint
 
 /// The coordinator's settings, with their defaults.
 ///
@@ -85,10 +86,7 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         func fail(_ setting: String, _ message: String) -> CoordinatorConfigurationError {
             CoordinatorConfigurationError(setting: setting, message: message)
         }
-        let schemes = ["tcp://", "ipc://", "inproc://"]
-        guard schemes.contains(where: endpoint.hasPrefix), endpoint.count > 8 else {
-            throw fail("endpoint", "\"\(endpoint)\" is not an endpoint like tcp://HOST:PORT")
-        }
+        if let problem = Endpoint.problem(endpoint) { throw fail("endpoint", problem) }
         guard heartbeatInterval >= .milliseconds(1) else {
             throw fail("heartbeatInterval", "must be at least 1ms, not \(heartbeatInterval)")
         }

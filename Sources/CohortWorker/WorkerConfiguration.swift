@@ -63,10 +63,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
         func fail(_ setting: String, _ message: String) -> WorkerConfigurationError {
             WorkerConfigurationError(setting: setting, message: message)
         }
-        let schemes = ["tcp://", "ipc://", "inproc://"]
-        guard schemes.contains(where: coordinator.hasPrefix), coordinator.count > 8 else {
-            throw fail("coordinator", "\"\(coordinator)\" is not an endpoint like tcp://HOST:PORT")
-        }
+        if let problem = Endpoint.problem(coordinator) { throw fail("coordinator", problem) }
         guard !name.isEmpty, !name.contains(where: \.isWhitespace) else {
             throw fail("name", "\"\(name)\" must be non-empty and without spaces")
         }

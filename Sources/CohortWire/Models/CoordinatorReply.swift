@@ -34,7 +34,9 @@ public struct CoordinatorReply: Hashable, Sendable {
 
 /// The answer to a submit.
 public struct Submitted: Hashable, Sendable {
+    /// The group's id: the one the submission asked for, or one the coordinator chose.
     public var id: String
+    /// The group's name.
     public var name: String
     /// Things worth knowing that do not stop the group, e.g.
     /// `no connected worker offers kind "resize"`.

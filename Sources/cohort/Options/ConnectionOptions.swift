@@ -1,6 +1,7 @@
 import ArgumentParser
 import CohortClient
 import Foundation
+import enum ZeroMQ.Endpoint
 
 /// `--coordinator`: where the coordinator is, for every command that talks to one.
 ///
@@ -27,9 +28,7 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     func validate() throws {
-        guard endpoint.contains("://") else {
-            throw ValidationError("--coordinator: \"\(endpoint)\" is not an endpoint like tcp://HOST:PORT")
-        }
+        if let problem = Endpoint.problem(endpoint) { throw ValidationError("--coordinator: \(problem)") }
         guard connectTimeout > 0, connectTimeout.isFinite else {
             throw ValidationError("--connect-timeout must be a positive number of seconds")
         }
