@@ -7,6 +7,8 @@ final class BenchCluster {
     private var pids: [pid_t] = []
     /// The coordinator's own journal directory (nil without a journal), removed by ``stop()``.
     private var stateDir: String?
+    /// The coordinator's captured stdout, removed by ``stop()``.
+    private var coordinatorOutput: String?
 
     /// Starts the coordinator (with a journal in a temporary state directory of its own, or
     /// none) and `workers` workers of `slots` slots, and waits until every worker is connected.
@@ -22,6 +24,7 @@ final class BenchCluster {
         }
         let (coordinator, output) = try Self.spawn(cohort, arguments)
         pids.append(coordinator)
+        coordinatorOutput = output
         let prefix = "cohort coordinator listening on "
         var found: String?
         let deadline = ContinuousClock.now + .seconds(20)
@@ -37,7 +40,7 @@ final class BenchCluster {
         endpoint = found
         for index in 1...workers {
             let (worker, _) = try Self.spawn(
-                cohort,
+                cohort, capturingOutput: false,
                 ["worker", "--coordinator", endpoint, "--name", "bench-\(index)", "--slots", "\(slots)", "--log-level", "error"]
                     + (keys?.worker ?? []))
             pids.append(worker)
@@ -55,8 +58,9 @@ final class BenchCluster {
     func stop() {
         Self.stop(pids.reversed())
         pids = []
-        if let stateDir { try? FileManager.default.removeItem(atPath: stateDir) }
+        for path in [stateDir, coordinatorOutput].compactMap({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
         stateDir = nil
+        coordinatorOutput = nil
     }
 
     deinit { stop() }
@@ -75,9 +79,12 @@ final class BenchCluster {
         }
     }
 
-    /// Starts a process with stdout in a temporary file; returns its pid and the file.
-    static func spawn(_ executable: String, _ arguments: [String]) throws -> (pid_t, String) {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString).out").path
+    /// Starts a process with stdout in a temporary file (the caller removes it), or in
+    /// /dev/null when not `capturingOutput`; returns its pid and where stdout went.
+    static func spawn(_ executable: String, capturingOutput: Bool = true, _ arguments: [String]) throws -> (pid_t, String) {
+        let output = capturingOutput
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString).out").path
+            : "/dev/null"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }

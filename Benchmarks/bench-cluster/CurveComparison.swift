@@ -12,7 +12,7 @@ struct BenchKeys {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory + "/authorized", withIntermediateDirectories: true)
         for (role, name) in [("coordinator", "coordinator"), ("worker", "bench-worker"), ("client", "bench-client")] {
-            let (pid, _) = try BenchCluster.spawn(cohort, ["keygen", "--out", directory, "--role", role, "--name", name])
+            let (pid, _) = try BenchCluster.spawn(cohort, capturingOutput: false, ["keygen", "--out", directory, "--role", role, "--name", name])
             var status: Int32 = 0
             waitpid(pid, &status, 0)
             guard status == 0 else { throw BenchError("cohort keygen failed for \(name)") }

@@ -24,6 +24,7 @@ func measureBaseline(_ options: Options) throws -> Baseline {
     let (pid, output) = try BenchCluster.spawn(options.binaries + "/bench-zeromq", ["--processes", "--json"])
     var status: Int32 = 0
     waitpid(pid, &status, 0)
+    defer { try? FileManager.default.removeItem(atPath: output) }
     let data = try Data(contentsOf: URL(fileURLWithPath: output))
     guard let report = try JSONSerialization.jsonObject(with: data) as? [String: Any],
           let relay = report["relayRoundTrip"] as? [String: Any], let p50 = relay["p50Micros"] as? Double,
