@@ -31,7 +31,7 @@ struct Options {
           handoff      N children sharing one exclusive category: a child's end to the next one's start (p50)
         --curve instead compares a plaintext and a CURVE cluster (docs/security.md) in the same run:
         connection setup, throughput and round trip, as the CURVE/plaintext ratio.
-        Build in release mode: swift build -c release --product cohort --product bench-zeromq --product bench-cluster
+        Build in release mode (one product per call): for p in cohort bench-zeromq bench-cluster; do swift build -c release --product $p; done
         """
 
     static var ownDirectory: String {
