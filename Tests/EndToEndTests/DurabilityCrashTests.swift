@@ -1,3 +1,4 @@
+import CohortCore
 import Foundation
 import Testing
 
@@ -30,7 +31,7 @@ extension EndToEnd {
 
         /// One group, one kill at a moment drawn from `seed` (printed, to replay a failure).
         func crashRound(_ cluster: Cluster, round: Int, seed: UInt64) throws {
-            var random = SeededRandom(seed: seed)
+            var random = SplitMix64(seed: seed)
             let log = Scratch.file("done-\(round).log")
             let children = (1...50).map { index in
                 // Each child takes 50–250 ms, then appends "name attempt" to the log.
@@ -83,18 +84,5 @@ extension EndToEnd {
                 #expect(child["attempt"] as? Int == attempts.max(), "\(context): \(name) status \(child), ran \(attempts)")
             }
         }
-    }
-}
-
-/// SplitMix64: the round's random choices, reproducible from its seed.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -9,12 +9,12 @@ import Testing
     @Test(arguments: 0..<8)
     func invariantsHoldUnderRandomEventInterleavings(batch: Int) throws {
         for round in 0..<60 {
-            var random = TestRandom(seed: UInt64(batch * 1000 + round + 1))
+            var random = SplitMix64(seed: UInt64(batch * 1000 + round + 1))
             try runOnce(&random)
         }
     }
 
-    private func runOnce(_ random: inout TestRandom) throws {
+    private func runOnce(_ random: inout SplitMix64) throws {
         var h = SchedulerHarness(prefetch: random.int(0...3)) { $0.randomSeed = random.next() }
         var workerNumber: UInt64 = 0
         for _ in 0..<random.int(1...3) {
@@ -114,7 +114,7 @@ import Testing
 
     /// A random valid spec: nested groups, both modes, `after` and `inject` to earlier
     /// siblings, random categories from a small set, random failure policies and retries.
-    private func randomSpec(_ random: inout TestRandom, name: String) -> GroupSpec {
+    private func randomSpec(_ random: inout SplitMix64, name: String) -> GroupSpec {
         var counter = 0
         func children(depth: Int) -> [ChildSpec] {
             var list: [ChildSpec] = []
@@ -193,23 +193,5 @@ struct InvariantChecker {
                 break
             }
         }
-    }
-}
-
-/// A seeded generator for reproducible random tests.
-struct TestRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func int(_ range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.count))
     }
 }

@@ -1,0 +1,23 @@
+/// A small, fast, seedable generator (SplitMix64): the scheduler's retry jitter, and tests
+/// whose random choices must be reproducible from a printed seed.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A number in `0..<1`.
+    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+
+    /// A number in `range` (modulo bias is negligible for the small ranges it is used with).
+    public mutating func int(_ range: ClosedRange<Int>) -> Int {
+        range.lowerBound + Int(next() % UInt64(range.count))
+    }
+}
