@@ -14,13 +14,19 @@ import Testing
         }
     }
 
+    /// A worker's labels: none, one or both of `x` and `y` (children may require either).
+    private func randomLabels(_ random: inout SplitMix64) -> [String] {
+        ["x", "y"].filter { _ in random.int(0...1) == 0 }
+    }
+
     private func runOnce(_ random: inout SplitMix64) throws {
         var h = SchedulerHarness(prefetch: random.int(0...3)) { $0.randomSeed = random.next() }
         var workerNumber: UInt64 = 0
         for _ in 0..<random.int(1...3) {
             workerNumber += 1
-            h.addWorker(workerNumber, slots: random.int(1...3))
+            h.addWorker(workerNumber, slots: random.int(1...3), labels: randomLabels(&random))
         }
+        var labelledForDrain = false
         var flats: [String: FlatSpec] = [:]
         for index in 0..<random.int(1...3) {
             let spec = randomSpec(&random, name: "g\(index)")
@@ -38,6 +44,12 @@ import Testing
             steps += 1
             let from = h.log.count
             let drain = steps > 400
+            if drain, !labelledForDrain {
+                // So that every child can finish: a worker that offers every label.
+                labelledForDrain = true
+                workerNumber += 1
+                h.addWorker(workerNumber, slots: 2, labels: ["x", "y"])
+            }
             let choice = drain ? 0 : random.int(0...99)
             let running = h.running.values.sorted { $0.order.ref.id < $1.order.ref.id }
             switch choice {
@@ -76,7 +88,7 @@ import Testing
                 let ready = h.scheduler.membership.workers.values.filter { $0.state == .ready }.map(\.id).sorted()
                 if let worker = ready.first { h.record(h.scheduler.workerDraining(worker, now: h.now)) }
                 workerNumber += 1
-                h.addWorker(workerNumber, slots: random.int(1...3))
+                h.addWorker(workerNumber, slots: random.int(1...3), labels: randomLabels(&random))
             case 62..<65 where h.scheduler.membership.workers.count > 1:
                 // A worker is lost, or leaves handing its attempts back.
                 let victim = h.scheduler.membership.workers.keys.sorted()[0]
@@ -87,7 +99,7 @@ import Testing
                 h.record(
                     h.scheduler.workerLost(victim, reason: "random loss", handedBack: random.int(0...1) == 0, now: h.now))
                 workerNumber += 1
-                h.addWorker(workerNumber, slots: random.int(1...3))
+                h.addWorker(workerNumber, slots: random.int(1...3), labels: randomLabels(&random))
             case 65..<75:
                 h.now = h.now + .milliseconds(Int64(random.int(0...3000)))
                 for worker in h.scheduler.membership.workers.keys { h.scheduler.workerHeard(worker, now: h.now) }
@@ -135,6 +147,7 @@ import Testing
                     list.append(
                         ChildSpec(
                             childName, run: "echo", after: after, exclusive: categories,
+                            requires: [[], [], ["x"], ["y"]][random.int(0...3)],
                             retry: random.int(0...3) == 0 ? RetryPolicy(attempts: 2, backoff: .seconds(1)) : nil,
                             inject: producers.map { Injection(from: $0, select: "n", into: JSONPath([.key("from_\($0)")])) }))
                 }
@@ -173,6 +186,9 @@ struct InvariantChecker {
                 #expect(h.scheduler.membership.workers[worker]?.state == .ready, "\(order.ref) dispatched to \(worker), not ready")
                 let flat = try #require(flats[order.ref.group])
                 let leaf = try #require(flat.leaf(at: order.ref.path))
+                // Only to a worker with every label the child requires.
+                let labels = Set(h.scheduler.membership.workers[worker]?.labels ?? [])
+                #expect(Set(leaf.requires).isSubset(of: labels), "\(order.ref) needs \(leaf.requires), went to \(worker) with \(labels)")
                 // Dependencies before dependents.
                 for dependency in flat.dependencyPaths(of: leaf) {
                     let state = try h.scheduler.childSnapshot(order.ref.group, path: dependency).phase
