@@ -76,11 +76,11 @@ extension Procedure {
             becomeReady(on: queue)
             return
         }
-        let task = Task { await self.evaluateAndAcquire(plan.conditions, plan.categories, plan.hold, on: queue) }
+        let task = Task { await self.evaluate(plan.conditions, plan.categories, plan.hold, on: queue) }
         core.withLock { $0.preparation = task }
     }
 
-    private func evaluateAndAcquire(
+    private func evaluate(
         _ conditions: [Condition], _ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue
     ) async {
         let produced = conditions.flatMap(\.producedDependencies)
@@ -98,11 +98,35 @@ extension Procedure {
             case .failed(let error): failBeforeExecution(error)
             }
         }
-        let failed = core.withLock { $0.failureBeforeExecution != nil }
-        if !isCancelled, !failed, !categories.isEmpty {
-            await acquireExclusivity(categories, hold, on: queue)
+        let waitsForCategories = !categories.isEmpty && core.withLock { core in
+            guard !core.isCancelled, core.failureBeforeExecution == nil else { return false }
+            core.pendingCategories = categories
+            return true
         }
-        becomeReady(on: queue)
+        // One that must take categories queues for a slot still `evaluatingConditions`: it
+        // is `ready` only once it holds them (see startInSlot(on:)).
+        if waitsForCategories { queue.procedureIsReady(self) } else { becomeReady(on: queue) }
+    }
+
+    /// Called by the queue's runner once it has given this procedure a slot: takes the
+    /// procedure's categories, if it has any, then starts it. Taking them only with a slot
+    /// held means a lock holder never waits for a slot, so the slot a waiter holds is always
+    /// given back by a holder that can run.
+    func startInSlot(on queue: ProcedureQueue) {
+        let pending = core.withLock { core -> (Set<String>, ExclusivityHold)? in
+            guard let categories = core.pendingCategories, let hold = core.exclusivity else { return nil }
+            core.pendingCategories = nil
+            return (categories, hold)
+        }
+        guard let (categories, hold) = pending else {
+            start()
+            return
+        }
+        Task {
+            if !self.isCancelled { await self.acquireExclusivity(categories, hold, on: queue) }
+            self.core.withLock { core in if core.state < .ready { core.state = .ready } }
+            queue.startInReservedSlot(self)
+        }
     }
 
     /// Takes the categories level by level: first those no ancestor group holds, from the

@@ -10,8 +10,11 @@ import Synchronization
 ///
 /// The states run pending → evaluatingConditions → ready → executing → finishing →
 /// finished. A procedure waits in `pending` until it is on a queue, its dependencies have
-/// finished and its queue is not suspended; it then runs the injection hooks and conditions,
-/// takes its exclusivity categories, and becomes ready for a slot.
+/// finished and its queue is not suspended; it then runs the injection hooks and conditions
+/// and becomes ready for a slot. A procedure with exclusivity categories waits for its slot
+/// still `evaluatingConditions`, takes its categories once it holds the slot, and only then
+/// is `ready`: a lock holder never waits for a slot, so a group occupying the last slot can
+/// always get the locks its children need.
 ///
 /// Thread-safety: every public member may be called from any thread. Of concurrent
 /// `finish`/`cancel` calls only the first finish counts. Every finished procedure has
@@ -59,6 +62,8 @@ open class Procedure: @unchecked Sendable, Hashable, CustomStringConvertible {
         var preparation: Task<Void, Never>?
         var producedDependencies: [Procedure] = []
         var exclusivity: ExclusivityHold?
+        /// Categories to take when the queue gives the procedure a slot.
+        var pendingCategories: Set<String>?
         var fencingTokens: [String: UInt64] = [:]
         var failureBeforeExecution: (any Error)?
         var logger: Logger?

@@ -277,7 +277,12 @@ public final class ProcedureQueue: @unchecked Sendable {
             guard let next else { return }
             if spawn { spawnRunner() }
             wasBusy = true
-            next.start()
+            next.startInSlot(on: self)
         }
+    }
+
+    /// Starts a procedure whose slot was reserved while it took its categories.
+    func startInReservedSlot(_ procedure: Procedure) {
+        runnerQueue.async { procedure.start() }
     }
 }

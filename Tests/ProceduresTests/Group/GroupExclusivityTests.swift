@@ -179,11 +179,11 @@ struct GroupExclusivityTests {
         #expect(try await finished(after).isSucceeded)
     }
 
-    /// Known deadlock, left in the engine (see the test report): on a queue with a finite
-    /// `maxConcurrentCount`, a procedure is granted its category while it waits for a slot.
-    /// If the slot is held by a group whose child needs that category, neither moves.
-    @Test(.disabled("known deadlock: a category is granted before a slot is free; reported, not fixed"))
-    func groupOccupyingTheOnlySlotAndAnOutsiderHoldingItsChildsCategory() async throws {
+    /// On a queue with a finite `maxConcurrentCount`, a procedure takes its categories only
+    /// once it holds a slot: an outsider waiting for the slot a group occupies must not hold
+    /// the category the group's child needs (that was a deadlock: neither could move).
+    @Test
+    func groupOccupyingTheOnlySlotAndAnOutsiderWaitingForItDoNotDeadlock() async throws {
         let queue = makeQueue(maxConcurrentCount: 1)
         let gate = TestProcedure("gate", finishesItself: false)
         let child = exclusive("child", "db")
@@ -193,7 +193,9 @@ struct GroupExclusivityTests {
         try await waitUntil("gate executes") { gate.isExecuting }
         let outsider = exclusive("outsider", "db")
         queue.add(outsider)
-        try await waitUntil("outsider holds the lock and waits for a slot") { outsider.state == .ready }
+        try await waitUntil("outsider queued for the slot, its category not taken") {
+            outsider.core.withLock { $0.pendingCategories == ["db"] }
+        }
         gate.complete()
         #expect(try await finished(group, within: .seconds(5)).isSucceeded)
         #expect(try await finished(outsider, within: .seconds(5)).isSucceeded)
