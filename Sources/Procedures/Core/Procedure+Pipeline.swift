@@ -104,24 +104,14 @@ extension Procedure {
             return true
         }
         // One that must take categories queues for a slot still `evaluatingConditions`: it
-        // is `ready` only once it holds them (see startInSlot(on:)).
+        // is `ready` only once it holds them (see start()).
         if waitsForCategories { queue.procedureIsReady(self) } else { becomeReady(on: queue) }
     }
 
-    /// Called by the queue's runner once it has given this procedure a slot: takes the
-    /// procedure's categories, if it has any, then starts it. Taking them only with a slot
-    /// held means a lock holder never waits for a slot, so the slot a waiter holds is always
-    /// given back by a holder that can run.
-    func startInSlot(on queue: ProcedureQueue) {
-        let pending = core.withLock { core -> (Set<String>, ExclusivityHold)? in
-            guard let categories = core.pendingCategories, let hold = core.exclusivity else { return nil }
-            core.pendingCategories = nil
-            return (categories, hold)
-        }
-        guard let (categories, hold) = pending else {
-            start()
-            return
-        }
+    /// In its slot, takes the categories it waited for (see `start()`), then starts again.
+    /// Taking them only with a slot held means a lock holder never waits for a slot, so the
+    /// slot a waiter holds is always given back by a holder that can run.
+    private func takeCategoriesInSlot(_ categories: Set<String>, _ hold: ExclusivityHold, queue: ProcedureQueue) {
         Task {
             if !self.isCancelled { await self.acquireExclusivity(categories, hold, on: queue) }
             self.core.withLock { core in if core.state < .ready { core.state = .ready } }
@@ -179,12 +169,20 @@ extension Procedure {
         core.withLock { $0.readinessHooks.append(hook) }
     }
 
-    /// Called by the queue's runner on a ready procedure: executes it, or finishes it at once
-    /// if it was cancelled or failed before it could start.
+    /// Called by the queue's runner when it gives the procedure a slot: executes it, or
+    /// finishes it at once if it was cancelled or failed before it could start; one still
+    /// to take its categories takes them first, in that slot.
     func start() {
         let executesAnyway = executesWhenCancelledBeforeStart
-        enum Action { case fail(any Error), finishCancelled, execute([any ProcedureObserver]) }
+        enum Action {
+            case fail(any Error), finishCancelled, execute([any ProcedureObserver])
+            case takeCategories(Set<String>, ExclusivityHold, ProcedureQueue)
+        }
         let action = core.withLock { core -> Action in
+            if let categories = core.pendingCategories, let hold = core.exclusivity, let queue = core.queue {
+                core.pendingCategories = nil
+                return .takeCategories(categories, hold, queue)
+            }
             precondition(core.state == .ready, "\(core.name ?? "procedure") started in state \(core.state)")
             core.state = .executing
             if let error = core.failureBeforeExecution { return .fail(error) }
@@ -192,6 +190,8 @@ extension Procedure {
             return .execute(core.observers)
         }
         switch action {
+        case .takeCategories(let categories, let hold, let queue):
+            takeCategoriesInSlot(categories, hold, queue: queue)
         case .fail(let error):
             finish(with: error)
         case .finishCancelled:

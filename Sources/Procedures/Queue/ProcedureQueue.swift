@@ -277,7 +277,7 @@ public final class ProcedureQueue: @unchecked Sendable {
             guard let next else { return }
             if spawn { spawnRunner() }
             wasBusy = true
-            next.startInSlot(on: self)
+            next.start()
         }
     }
 
