@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Procedures", targets: ["Procedures"]),
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "CohortWire", targets: ["CohortWire"]),
+        .library(name: "CohortSpec", targets: ["CohortSpec"]),
         .library(name: "CohortCore", targets: ["CohortCore"]),
         .library(name: "CohortCoordinator", targets: ["CohortCoordinator"]),
         .library(name: "CohortWorker", targets: ["CohortWorker"]),
@@ -56,12 +57,20 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // The cluster model as pure state machines: spec, scheduler, lock table, membership.
+        // Specs: reading and validating YAML/JSON group specs, JSON values and paths. Reads no
+        // files (the CLI does); everyone who only speaks specs (client, worker) depends on this.
+        .target(
+            name: "CohortSpec",
+            dependencies: [.product(name: "Yams", package: "Yams")],
+            swiftSettings: strict
+        ),
+
+        // The cluster's decisions as pure state machines: the scheduler (group runs, placement,
+        // attempts), the lock table, membership. No I/O, no Yams: only the coordinator links it.
         .target(
             name: "CohortCore",
             dependencies: [
-                "Procedures",
-                .product(name: "Yams", package: "Yams"),
+                "CohortSpec", "Procedures",
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict
@@ -72,7 +81,7 @@ let package = Package(
         .target(
             name: "CohortJournal",
             dependencies: [
-                "CohortCore", .product(name: "GRDB", package: "GRDB.swift"),
+                "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             swiftSettings: strict
@@ -82,7 +91,8 @@ let package = Package(
         .target(
             name: "CohortCoordinator",
             dependencies: [
-                "CohortCore", "CohortWire", "CohortJournal", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "CohortCore", "CohortSpec", "CohortWire", "CohortJournal", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -91,7 +101,7 @@ let package = Package(
         .target(
             name: "CohortWorker",
             dependencies: [
-                "Procedures", "CohortCore", "CohortWire", "ZeroMQ",
+                "Procedures", "CohortSpec", "CohortWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -100,7 +110,7 @@ let package = Package(
         // The Swift client API the CLI is built on.
         .target(
             name: "CohortClient",
-            dependencies: ["CohortCore", "CohortWire", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CohortSpec", "CohortWire", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
 
@@ -108,7 +118,7 @@ let package = Package(
         .executableTarget(
             name: "cohort",
             dependencies: [
-                "CohortClient", "CohortCoordinator", "CohortJournal", "CohortWorker", "CohortCore",
+                "CohortClient", "CohortCoordinator", "CohortJournal", "CohortWorker", "CohortCore", "CohortSpec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -119,7 +129,7 @@ let package = Package(
         // A worker binary with its own procedure kinds, built on the CohortWorker API.
         .executableTarget(
             name: "custom-worker",
-            dependencies: ["CohortWorker", "CohortCore", "ZeroMQ"],
+            dependencies: ["CohortWorker", "CohortSpec", "ZeroMQ"],
             path: "examples/CustomWorker",
             swiftSettings: strict
         ),
@@ -127,18 +137,19 @@ let package = Package(
         .testTarget(name: "ProceduresTests", dependencies: ["Procedures"], swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire"], swiftSettings: strict),
-        .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore"], swiftSettings: strict),
-        .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .testTarget(name: "CohortSpecTests", dependencies: ["CohortSpec"], swiftSettings: strict),
+        .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
+        .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(
             name: "CohortCoordinatorTests",
-            dependencies: ["CohortCoordinator", "CohortJournal", "CohortWire", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["CohortCoordinator", "CohortCore", "CohortSpec", "CohortJournal", "CohortWire", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict),
-        .testTarget(name: "CohortWorkerTests", dependencies: ["CohortWorker", "CohortWire", "ZeroMQ"], swiftSettings: strict),
+        .testTarget(name: "CohortWorkerTests", dependencies: ["CohortWorker", "CohortSpec", "CohortWire", "ZeroMQ"], swiftSettings: strict),
         // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the
         // executables so that `swift build --build-tests` builds them).
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["cohort", "custom-worker", "CohortCore", "CohortClient"],
+            dependencies: ["cohort", "custom-worker", "CohortCore", "CohortSpec", "CohortClient"],
             swiftSettings: strict
         ),
 

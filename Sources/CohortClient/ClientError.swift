@@ -1,4 +1,4 @@
-import CohortCore
+import CohortSpec
 import CohortWire
 
 /// Why a client call failed: a code a program can switch on and a message a person can read.
@@ -37,9 +37,9 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
     public var code: Code
     public var message: String
     /// For ``Code/invalidSpec``: every fault, each named by its path in the spec.
-    public var specErrors: [CohortCore.SpecError]
+    public var specErrors: [CohortSpec.SpecError]
 
-    public init(_ code: Code, _ message: String, specErrors: [CohortCore.SpecError] = []) {
+    public init(_ code: Code, _ message: String, specErrors: [CohortSpec.SpecError] = []) {
         self.code = code
         self.message = message
         self.specErrors = specErrors
@@ -77,7 +77,7 @@ extension ClientError {
             case .internal: .internal
             }
         let specErrors = error.specErrors.map { wire in
-            CohortCore.SpecError(.invalidValue, path: wire.path, wire.message)
+            CohortSpec.SpecError(.invalidValue, path: wire.path, wire.message)
         }
         self.init(code, error.message, specErrors: specErrors)
     }

@@ -1,4 +1,4 @@
-import CohortCore
+import CohortSpec
 import CohortWire
 
 // The client speaks in the wire protocol's Swift models (CohortWire): they are plain Sendable

@@ -1,4 +1,4 @@
-import CohortCore
+import CohortSpec
 import CohortWire
 import Logging
 
@@ -88,7 +88,7 @@ public final class CohortClient: Sendable {
     /// - Throws: ``ClientError/Code/invalidSpec`` with every fault in
     ///   ``ClientError/specErrors``, or the coordinator's refusal.
     public func submit(
-        specText: String, format: CohortCore.SpecFormat = .yaml, sourceName: String? = nil, id: String? = nil
+        specText: String, format: CohortSpec.SpecFormat = .yaml, sourceName: String? = nil, id: String? = nil
     ) async throws(ClientError) -> SubmitReceipt {
         let spec: GroupSpec
         do {

@@ -1,4 +1,5 @@
 import CohortCore
+import CohortSpec
 import CohortJournal
 import CohortWire
 import Foundation

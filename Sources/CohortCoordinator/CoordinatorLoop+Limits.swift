@@ -1,4 +1,5 @@
 import CohortCore
+import CohortSpec
 import CohortWire
 import Foundation
 

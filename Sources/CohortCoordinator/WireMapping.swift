@@ -1,4 +1,5 @@
 import CohortCore
+import CohortSpec
 import CohortWire
 import Foundation
 
@@ -149,7 +150,7 @@ extension Scheduler {
 }
 
 extension CohortWire.SpecFormat {
-    var core: CohortCore.SpecFormat {
+    var core: CohortSpec.SpecFormat {
         switch self {
         case .yaml: .yaml
         case .json: .json

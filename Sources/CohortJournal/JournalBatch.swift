@@ -1,4 +1,5 @@
 import CohortCore
+import CohortSpec
 import Foundation
 
 /// What one turn of the coordinator's loop changed, written in one transaction

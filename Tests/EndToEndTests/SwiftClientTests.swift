@@ -1,5 +1,6 @@
 import CohortClient
 import CohortCore
+import CohortSpec
 import Foundation
 import Testing
 
@@ -24,7 +25,7 @@ extension EndToEnd {
                         ChildSpec("version", run: "echo", with: ["value": "1.2.3"]),
                         ChildSpec(
                             "tag", run: "echo", with: ["prefix": "v"],
-                            inject: [CohortCore.Injection(from: "version", select: "value", into: "version")]),
+                            inject: [CohortSpec.Injection(from: "version", select: "value", into: "version")]),
                         ChildSpec("checks", mode: .sequence, after: ["tag"], children: checks),
                     ])
                 let receipt = try await client.submit(spec, id: "swift-api-1")

@@ -22,7 +22,7 @@
 //   children:
 //     - { name: count, run: wordcount, with: { text: "the quick brown fox" } }
 //     - { name: report, run: print-report, with: { title: "Q3", pages: 3 } }
-import CohortCore
+import CohortSpec
 import CohortWorker
 import Foundation
 import ZeroMQ

@@ -1,3 +1,4 @@
+import CohortSpec
 import Foundation
 
 /// The scheduler's record of one procedure child (a leaf of the flattened spec) of a group

@@ -1,3 +1,4 @@
+import CohortSpec
 import Foundation
 
 /// One child's record in the coordinator's journal: an attempt that was dispatched, or the

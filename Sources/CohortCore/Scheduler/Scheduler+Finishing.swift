@@ -1,4 +1,5 @@
 import Foundation
+import CohortSpec
 
 /// What a finished leaf or group sets off: locks given back, dependents counted down or
 /// cancelled (failure policy, injection), groups finished, the run's outcome.

@@ -1,3 +1,4 @@
+import CohortSpec
 import Foundation
 
 /// A leaf's way from "its dependencies finished" to "queued for a worker".

@@ -1,3 +1,4 @@
+import CohortSpec
 import Foundation
 
 /// What clients ask about: groups, children, results, workers, locks.

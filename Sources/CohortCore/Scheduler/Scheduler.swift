@@ -1,3 +1,4 @@
+import CohortSpec
 import DequeModule
 import Foundation
 

@@ -1,4 +1,4 @@
-import CohortCore
+import CohortSpec
 import Foundation
 
 /// The built-in kinds (DESIGN.md §2): `shell`, `sleep`, `echo`, `fail`.

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import CohortCore
+import CohortSpec
 import Foundation
 
 /// The `shell` built-in: runs `command` (no shell unless you ask for one, `["sh", "-c", …]`)

@@ -1,4 +1,4 @@
-import CohortCore
+import CohortSpec
 import Foundation
 
 /// The procedure kinds a worker offers: the built-ins `shell`, `sleep`, `echo` and `fail`,

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CohortClient
-import enum CohortCore.JSONValue
+import enum CohortSpec.JSONValue
 
 /// `cohort cancel GROUP [--child NAME]`.
 struct CancelCommand: AsyncParsableCommand {

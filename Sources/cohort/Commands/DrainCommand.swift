@@ -1,6 +1,6 @@
 import ArgumentParser
 import CohortClient
-import enum CohortCore.JSONValue
+import enum CohortSpec.JSONValue
 
 /// `cohort drain WORKER`: stop giving a worker new work.
 struct DrainCommand: AsyncParsableCommand {

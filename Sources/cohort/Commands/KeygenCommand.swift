@@ -1,7 +1,7 @@
 import ArgumentParser
 import CohortClient
 import CohortCoordinator
-import enum CohortCore.JSONValue
+import enum CohortSpec.JSONValue
 import Foundation
 import ZeroMQ
 

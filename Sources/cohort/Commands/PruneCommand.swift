@@ -1,6 +1,7 @@
 import ArgumentParser
 import CohortCoordinator
 import CohortCore
+import CohortSpec
 import CohortJournal
 import Foundation
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CohortClient
-import enum CohortCore.OutputLimit
+import enum CohortSpec.OutputLimit
 
 /// `cohort result GROUP [CHILD]`: a finished child's output.
 struct ResultCommand: AsyncParsableCommand {

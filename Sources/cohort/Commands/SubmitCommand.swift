@@ -1,9 +1,9 @@
 import ArgumentParser
 import CohortClient
 import Foundation
-import enum CohortCore.SpecFormat
-import enum CohortCore.SpecParser
-import struct CohortCore.SpecErrors
+import enum CohortSpec.SpecFormat
+import enum CohortSpec.SpecParser
+import struct CohortSpec.SpecErrors
 
 /// `cohort submit FILE`: validate a spec here, send it, and optionally wait or watch.
 struct SubmitCommand: AsyncParsableCommand {

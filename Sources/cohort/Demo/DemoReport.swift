@@ -1,5 +1,5 @@
 import CohortClient
-import enum CohortCore.JSONValue
+import enum CohortSpec.JSONValue
 
 /// What `cohort demo` checks once its group has finished, one line per feature shown.
 struct DemoReport {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CohortCore
+import CohortSpec
 
 /// Issue 5 at the scheduler's level: timeouts from submission, every attempt's error in the
 /// final one, handed-back attempts, draining workers, and superseded attempts' late reports.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CohortCore
+import CohortSpec
 
 /// Random specs, random workers and random interleavings of events, with the cluster's
 /// guarantees checked after every step.

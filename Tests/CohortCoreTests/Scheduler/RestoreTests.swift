@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CohortCore
+import CohortSpec
 
 /// A restarted coordinator's scheduler, rebuilt from what the journal kept (the records the
 /// coordinator writes: dispatches from actions, outcomes from `takeFinishedChildren()`).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CohortCore
+import CohortSpec
 
 /// Drives a `Scheduler` with a manual clock and records what it asks for, the way the
 /// coordinator's loop would: dispatched attempts are "on" their worker until the test

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import CohortCore
+import CohortSpec
 
 @Suite struct SubmitTests {
     @Test func submittingTheSameIDTwiceIsIdempotent() throws {

@@ -3,7 +3,7 @@ import Yams
 
 /// Reads group specs from YAML or JSON text and validates them whole.
 ///
-/// Pure: no I/O except `parse(fileAt:)`, which reads the one file it is given.
+/// Pure: it reads no files; the caller (the CLI) reads the text and names its source.
 public enum SpecParser {
     /// Parses and validates a spec.
     ///
@@ -41,30 +41,6 @@ public enum SpecParser {
             _ = converter.convert(node)
             return converter.marks
         }
-    }
-
-    /// Reads the file at `path` and parses it, the format chosen by its extension (`.json` is
-    /// JSON, anything else YAML) and the default name taken from its base name.
-    /// - Throws: `SpecErrors`; an unreadable or oversized file is one error with code `unreadable`
-    ///   or `limitExceeded`.
-    public static func parse(fileAt path: String, limits: SpecLimits = .default) throws(SpecErrors) -> GroupSpec {
-        let unreadable = { (reason: String) in
-            SpecErrors([SpecError(.unreadable, path: "", "cannot read \(path): \(reason)")], sourceName: path)
-        }
-        let data: Data
-        do {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            if let size = (attributes[.size] as? NSNumber)?.intValue, size > limits.maxSpecBytes {
-                throw SpecErrors([tooLarge(bytes: size, limits: limits)], sourceName: path)
-            }
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch let errors as SpecErrors {
-            throw errors
-        } catch {
-            throw unreadable((error as NSError).localizedDescription)
-        }
-        guard let text = String(data: data, encoding: .utf8) else { throw unreadable("the file is not UTF-8 text") }
-        return try parse(text: text, format: SpecFormat(path: path), sourceName: path, limits: limits)
     }
 
     /// Validates a spec already in its JSON form (from the wire or a journal) and builds it.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 /// The flattened model the scheduler works from (docs/spec.md, "Flattened model").
 @Suite struct FlatSpecTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 @Suite struct SpecParserTests {
     static let design = """
@@ -270,31 +270,21 @@ import Testing
         #expect(spec.children[1].run == "shell")
     }
 
-    @Test func parseFileAtChoosesTheFormatByExtension() throws {
+    @Test func aFilesFormatIsChosenByItsExtension() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-spec-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("nightly.json")
         try #"{"children": {"a": 1}}"#.write(to: file, atomically: true, encoding: .utf8)
         do {
-            _ = try SpecParser.parse(fileAt: file.path)
+            _ = try parseSpecFile( file.path)
             Issue.record("expected an error")
         } catch {
             #expect(error.sourceName == file.path)
             #expect(error.errors.first?.message.contains("an array of children, got an object") == true, "\(error)")
         }
         try "children: [{ name: a, run: echo }]".write(to: file, atomically: true, encoding: .utf8)
-        #expect(try SpecParser.parse(fileAt: file.path).name == "nightly")
-    }
-
-    @Test func anUnreadableFileIsOneError() {
-        do {
-            _ = try SpecParser.parse(fileAt: "/nonexistent/cohort/spec.yaml")
-            Issue.record("expected an error")
-        } catch {
-            #expect(error.errors.map(\.code) == [.unreadable])
-            #expect(error.description.contains("/nonexistent/cohort/spec.yaml"))
-        }
+        #expect(try parseSpecFile( file.path).name == "nightly")
     }
 
     @Test func specErrorsListOneErrorPerLine() {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 /// `with` of the built-in kinds (shell, sleep, echo, fail), and where their injections write.
 @Suite struct BuiltinInputTests {

@@ -1,6 +1,7 @@
+import Foundation
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 /// The errors parsing `text` reports; empty when it parses.
 func specErrors(
@@ -37,4 +38,13 @@ func parseSpec(
         Issue.record("expected the spec to parse, got:\n\(error)", sourceLocation: sourceLocation)
         throw error
     }
+}
+
+/// Parses the spec file at `path` as the CLI does: the format by its extension, the source
+/// name (and so the default group name) by its path. The library reads no files itself.
+func parseSpecFile(_ path: String, limits: SpecLimits = .default) throws(SpecErrors) -> GroupSpec {
+    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+        throw SpecErrors([SpecError(.unreadable, path: "", "cannot read \(path)")], sourceName: path)
+    }
+    return try SpecParser.parse(text: text, format: SpecFormat(path: path), sourceName: path, limits: limits)
 }

@@ -1,7 +1,7 @@
 import Testing
 import Yams
 
-@testable import CohortCore
+@testable import CohortSpec
 
 @Suite struct JSONValueYAMLTests {
     func convert(_ yaml: String) throws -> JSONValue {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import CohortCore
+@testable import CohortSpec
 
 @Suite struct OutputLimitTests {
     @Test func anOutputWithinTheLimitIsKeptAsItIs() {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 /// One rule of DESIGN.md §2 / docs/spec.md per test; each error named by its path.
 @Suite struct SpecValidationTests {

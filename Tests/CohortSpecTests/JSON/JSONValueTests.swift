@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 @Suite struct JSONValueTests {
     @Test func integerAndEqualDoubleAreEqualAndHashAlike() {

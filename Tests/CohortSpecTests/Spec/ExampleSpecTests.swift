@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 /// Every file in `examples/`: valid ones parse, each one in `examples/invalid/` fails with the
 /// error its first line (`# expect: …`) names.
@@ -31,7 +31,7 @@ import Testing
     @Test(arguments: validFiles)
     func validExampleParses(_ file: String) throws {
         let path = Self.examples.appendingPathComponent(file).path
-        let spec = try SpecParser.parse(fileAt: path)
+        let spec = try parseSpecFile( path)
         #expect(!spec.children.isEmpty)
         #expect(spec.name == SpecFormat.splitName(file).base)
     }
@@ -45,7 +45,7 @@ import Testing
         try #require(firstLine.hasPrefix(marker), "\(file) must start with `# expect: <error>`")
         let expected = String(firstLine.dropFirst(marker.count))
         do {
-            let spec = try SpecParser.parse(fileAt: path)
+            let spec = try parseSpecFile( path)
             Issue.record("\(file) parsed, but should fail with: \(expected)\n\(spec)")
         } catch {
             #expect(

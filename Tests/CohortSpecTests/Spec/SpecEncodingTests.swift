@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 @Suite struct SpecEncodingTests {
     static let builtInSwift = GroupSpec(
@@ -43,7 +43,7 @@ import Testing
 
     @Test(arguments: ["release.yaml", "fan-out.yaml", "exclusive.yaml", "cancellation.yaml"])
     func everyExampleRoundTripsThroughSpecText(_ file: String) throws {
-        let spec = try SpecParser.parse(fileAt: ExampleSpecTests.examples.appendingPathComponent(file).path)
+        let spec = try parseSpecFile( ExampleSpecTests.examples.appendingPathComponent(file).path)
         #expect(try SpecParser.parse(text: spec.specText(), format: .json) == spec)
     }
 

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 @Suite struct DurationTests {
     @Test(arguments: [

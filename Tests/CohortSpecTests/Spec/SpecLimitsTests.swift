@@ -1,6 +1,6 @@
 import Testing
 
-@testable import CohortCore
+@testable import CohortSpec
 
 /// Each limit in `SpecLimits` is enforced, and its error names it.
 @Suite struct SpecLimitsTests {
