@@ -32,30 +32,30 @@ let input = Data(#"{"command":["sh","-c","true"],"env":{"A":"1"}}"#.utf8)
 let output = Data(#"{"exitCode":0,"stdout":"ok\n","stderr":""}"#.utf8)
 let start = WireTimestamp(nanosecondsSinceEpoch: 1_767_225_600_000_000_000)
 
-func ref(_ i: Int) -> TaskRef {
-    TaskRef(id: UInt64(1_000 + i), group: "g-01HZX3", path: "build/unit-\(i % 10)", attempt: 1)
+func ref(_ i: Int) -> WireAttemptRef {
+    WireAttemptRef(id: UInt64(1_000 + i), group: "g-01HZX3", path: "build/unit-\(i % 10)", attempt: 1)
 }
 
 func dispatch(_ count: Int) -> CoordinatorToWorker {
-    .dispatch((0..<count).map { DispatchTask(task: ref($0), kind: "shell", input: input, fencingTokens: [:], timeout: .seconds(300)) })
+    .dispatch((0..<count).map { AttemptDispatch(ref: ref($0), kind: "shell", input: input, fencingTokens: [:], timeout: .seconds(300)) })
 }
 
 func results(_ count: Int) -> WorkerMessage {
     .results((0..<count).map {
-        TaskResult(task: ref($0), outcome: .succeeded(output: output), startedAt: start,
+        AttemptResult(ref: ref($0), outcome: .succeeded(output: output), startedAt: start,
                    finishedAt: WireTimestamp(nanosecondsSinceEpoch: start.nanosecondsSinceEpoch + 1_000_000))
     })
 }
 
 // MARK: Baseline: the same content through Codable JSON
 
-struct JSONTaskRef: Codable { var id: UInt64; var group: String; var path: String; var attempt: UInt32 }
-struct JSONTask: Codable { var task: JSONTaskRef; var kind: String; var input: Data; var fencingTokens: [String: UInt64]; var timeoutMs: UInt64 }
-struct JSONResult: Codable { var task: JSONTaskRef; var output: Data; var startedAt: Int64; var finishedAt: Int64 }
-struct JSONDispatch: Codable { var tasks: [JSONTask] }
+struct JSONAttemptRef: Codable { var id: UInt64; var group: String; var path: String; var attempt: UInt32 }
+struct JSONAttempt: Codable { var task: JSONAttemptRef; var kind: String; var input: Data; var fencingTokens: [String: UInt64]; var timeoutMs: UInt64 }
+struct JSONResult: Codable { var task: JSONAttemptRef; var output: Data; var startedAt: Int64; var finishedAt: Int64 }
+struct JSONDispatch: Codable { var tasks: [JSONAttempt] }
 struct JSONResults: Codable { var results: [JSONResult] }
 
-func jsonRef(_ r: TaskRef) -> JSONTaskRef { JSONTaskRef(id: r.id, group: r.group, path: r.path, attempt: r.attempt) }
+func jsonRef(_ r: WireAttemptRef) -> JSONAttemptRef { JSONAttemptRef(id: r.id, group: r.group, path: r.path, attempt: r.attempt) }
 
 // MARK: Measurement
 
@@ -128,8 +128,8 @@ var rows: [Row] = []
     let rate = try measure(seconds: options.seconds) {
         let frames = try codec.encode(message)
         switch try codec.decode(frames: frames) {
-        case .toWorker(.dispatch(let tasks)): return tasks.count &+ Int(truncatingIfNeeded: tasks[0].task.id)
-        case .worker(.results(let results)): return results.count &+ Int(truncatingIfNeeded: results[0].task.id)
+        case .toWorker(.dispatch(let tasks)): return tasks.count &+ Int(truncatingIfNeeded: tasks[0].ref.id)
+        case .worker(.results(let results)): return results.count &+ Int(truncatingIfNeeded: results[0].ref.id)
         default: return 0
         }
     }
@@ -149,7 +149,7 @@ for count in [1, 64] {
     let message = dispatch(count)
     guard case .dispatch(let tasks) = message else { fatalError() }
     let json = JSONDispatch(tasks: tasks.map {
-        JSONTask(task: jsonRef($0.task), kind: $0.kind, input: $0.input, fencingTokens: $0.fencingTokens, timeoutMs: 300_000)
+        JSONAttempt(task: jsonRef($0.ref), kind: $0.kind, input: $0.input, fencingTokens: $0.fencingTokens, timeoutMs: 300_000)
     })
     try run("dispatch ×\(count)", items: count, message: .toWorker(message)) {
         let decoded = try jsonDecoder.decode(JSONDispatch.self, from: jsonEncoder.encode(json))
@@ -160,7 +160,7 @@ for count in [1, 64] {
     let message = results(count)
     guard case .results(let list) = message else { fatalError() }
     let json = JSONResults(results: list.map {
-        JSONResult(task: jsonRef($0.task), output: output, startedAt: $0.startedAt.nanosecondsSinceEpoch,
+        JSONResult(task: jsonRef($0.ref), output: output, startedAt: $0.startedAt.nanosecondsSinceEpoch,
                    finishedAt: $0.finishedAt.nanosecondsSinceEpoch)
     })
     try run("results ×\(count)", items: count, message: .worker(message)) {

@@ -68,7 +68,7 @@ public func fuzzWire(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 @_cdecl("LLVMFuzzerInitialize")
 public func fuzzWireInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
     guard let directory = ProcessInfo.processInfo.environment["FUZZ_WIRE_SEEDS"] else { return 0 }
-    let task = TaskRef(id: 42, group: "g-1", path: "tests/unit", attempt: 2)
+    let task = WireAttemptRef(id: 42, group: "g-1", path: "tests/unit", attempt: 2)
     let json = Data(#"{"a":[1,2]}"#.utf8)
     let child = ChildStatus(name: "unit", path: "tests/unit", state: .running, worker: "w-1", attempt: 1, startedAt: WireTimestamp(nanosecondsSinceEpoch: 5))
     let seeds: [WireMessage] = [
@@ -81,11 +81,11 @@ public func fuzzWireInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: Unsaf
         .coordinatorReply(CoordinatorReply(requestID: 4, .watchEvents([WatchEvent(group: "g", at: WireTimestamp(nanosecondsSinceEpoch: 2), .child(child))]))),
         .coordinatorReply(CoordinatorReply(requestID: 5, .error(ProtocolError(code: .invalidSpec, message: "m", specErrors: [SpecError(path: "p", message: "m")])))),
         .coordinatorReply(CoordinatorReply(requestID: 6, .locks([LockInfo(category: "repo", token: 4, holder: LockHolder(group: "g", child: "c", attempt: 1, worker: "w"), waiters: [LockWaiter(group: "g", child: "d")])]))),
-        .worker(.ready(WorkerReady(name: "w", host: "h", sessionID: "s", labels: ["linux"], slots: 2, kinds: ["echo"], running: [RunningTask(task: task, startedAt: nil, heldTokens: ["repo": 3])]))),
-        .worker(.results([TaskResult(task: task, outcome: .succeeded(output: json), startedAt: WireTimestamp(nanosecondsSinceEpoch: 1), finishedAt: WireTimestamp(nanosecondsSinceEpoch: 2)), TaskResult(task: task, outcome: .failed(error: "e"), startedAt: WireTimestamp(nanosecondsSinceEpoch: 1), finishedAt: WireTimestamp(nanosecondsSinceEpoch: 2))])),
+        .worker(.ready(WorkerReady(name: "w", host: "h", sessionID: "s", labels: ["linux"], slots: 2, kinds: ["echo"], running: [RunningAttempt(task: task, startedAt: nil, heldTokens: ["repo": 3])]))),
+        .worker(.results([AttemptResult(task: task, outcome: .succeeded(output: json), startedAt: WireTimestamp(nanosecondsSinceEpoch: 1), finishedAt: WireTimestamp(nanosecondsSinceEpoch: 2)), AttemptResult(task: task, outcome: .failed(error: "e"), startedAt: WireTimestamp(nanosecondsSinceEpoch: 1), finishedAt: WireTimestamp(nanosecondsSinceEpoch: 2))])),
         .worker(.lockRequest(LockRequest(requestID: 7, task: task, categories: ["repo", "db"]))),
-        .toWorker(.dispatch([DispatchTask(task: task, kind: "shell", input: json, fencingTokens: ["repo": 9], timeout: .seconds(5), env: ["A": "1"])])),
-        .toWorker(.cancel([TaskCancellation(task: task, reason: "timed out")])),
+        .toWorker(.dispatch([AttemptDispatch(task: task, kind: "shell", input: json, fencingTokens: ["repo": 9], timeout: .seconds(5), env: ["A": "1"])])),
+        .toWorker(.cancel([AttemptCancellation(task: task, reason: "timed out")])),
         .toWorker(.error(WorkerError(code: .superseded, message: "m", task: task, requestID: 7))),
     ]
     try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -22,7 +22,7 @@ public typealias WorkerState = CohortWire.WorkerState
 /// One category of the cluster-wide lock table (`cohort locks`).
 public typealias LockInfo = CohortWire.LockInfo
 /// The attempt holding a lock.
-public typealias LockHolder = CohortWire.LockHolder
+public typealias LockHolderStatus = CohortWire.LockHolderStatus
 /// A child waiting for a lock.
 public typealias LockWaiter = CohortWire.LockWaiter
 /// A point in time: nanoseconds since the Unix epoch; `.date` gives a `Date`.
@@ -30,7 +30,7 @@ public typealias WireTimestamp = CohortWire.WireTimestamp
 
 /// What the coordinator said to a submit: the group's id and name, warnings, and whether
 /// the id was already known with the same spec (the wire protocol's `Submitted`).
-public typealias SubmitReceipt = CohortWire.Submitted
+public typealias SubmitReceipt = CohortWire.SubmitReceipt
 
 /// A finished child's one result (AsyncOperation's three outcomes).
 public enum ChildOutcome: Sendable, Hashable {

@@ -87,7 +87,7 @@ extension CoordinatorLoop {
         case .dispatch(let worker, let order):
             writer.batch.dispatches.append(
                 ChildRecord(
-                    group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, taskID: order.ref.id,
+                    group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, attemptID: order.ref.id,
                     state: .inFlight, worker: scheduler.workerName(worker), tokens: order.tokens))
             writer.noteTokens(order.tokens)
         case .grant(_, _, let tokens):
@@ -106,10 +106,10 @@ extension CoordinatorLoop {
     func acceptOrphanResults(_ message: WorkerMessage, principal: Principal) {
         guard case .results(let results) = message, scheduler.orphanCount > 0, principal.may(.register) else { return }
         for result in results {
-            let kept = keptOutcome(result.outcome, task: result.task)
+            let kept = keptOutcome(result.outcome, task: result.ref)
             let startedAt = result.startedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.startedAt)
             if let actions = try? scheduler.orphanFinished(
-                AttemptRef(result.task), outcome: kept.outcome, startedAt: startedAt, outputTruncated: kept.truncated,
+                AttemptRef(result.ref), outcome: kept.outcome, startedAt: startedAt, outputTruncated: kept.truncated,
                 now: now)
             {
                 stats.results.bump()

@@ -7,7 +7,7 @@ import Foundation
 extension CoordinatorLoop {
     /// A worker's outcome as the coordinator keeps it: an output over `maxOutputBytes` is cut
     /// down with a visible marker (``OutputLimit``), and flagged.
-    func keptOutcome(_ outcome: TaskOutcome, task: TaskRef) -> (outcome: AttemptOutcome, truncated: Bool) {
+    func keptOutcome(_ outcome: WireOutcome, task: WireAttemptRef) -> (outcome: AttemptOutcome, truncated: Bool) {
         guard case .succeeded(let output) = outcome, output.count > configuration.maxOutputBytes else {
             return (AttemptOutcome(outcome), false)
         }

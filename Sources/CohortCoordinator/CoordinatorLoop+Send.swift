@@ -79,7 +79,7 @@ extension CoordinatorLoop {
             // Send what fits; fail the attempts that do not.
             return tasks.allSatisfy { send(.toWorker(.dispatch([$0])), to: routing, router) }
         case .toWorker(.dispatch(let tasks)):
-            if let task = tasks.first { failUnsendable(task.task, routing: routing) }
+            if let task = tasks.first { failUnsendable(task.ref, routing: routing) }
             return true
         case .reply(let reply):
             guard case .error = reply.kind else {
@@ -123,10 +123,10 @@ extension CoordinatorLoop {
     }
 
     /// An attempt whose dispatch cannot be encoded fails (nothing else could be done with it).
-    private func failUnsendable(_ task: TaskRef, routing: RoutingID) {
+    private func failUnsendable(_ task: WireAttemptRef, routing: RoutingID) {
         guard let worker = peers[routing]?.worker else { return }
         let ref = AttemptRef(task)
-        if let actions = try? scheduler.taskFinished(
+        if let actions = try? scheduler.attemptFinished(
             ref, outcome: .failed(error: "its input is too large to send to a worker"), worker: worker, now: now)
         {
             apply(actions)

@@ -79,7 +79,7 @@ extension CoordinatorLoop {
                 }
                 reply(
                     .submitted(
-                        Submitted(
+                        SubmitReceipt(
                             id: receipt.id, name: receipt.name, warnings: receipt.warnings,
                             alreadySubmitted: receipt.alreadySubmitted)))
                 apply(receipt.actions)

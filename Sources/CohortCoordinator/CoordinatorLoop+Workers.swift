@@ -4,7 +4,7 @@ import Foundation
 
 /// Worker messages, and carrying out the scheduler's actions.
 extension CoordinatorLoop {
-    func handleWorker(_ message: WorkerMessage, from routing: RoutingID, worker: WorkerID, session: PeerSession) {
+    func handleWorker(_ message: WorkerMessage, from routing: RoutingID, worker: SessionID, session: PeerSession) {
         scheduler.workerHeard(worker, now: now)
         switch message {
         case .heartbeat:
@@ -19,34 +19,34 @@ extension CoordinatorLoop {
             apply(
                 scheduler.workerReady(
                     worker, name: ready.name, host: ready.host, labels: ready.labels, slots: Int(ready.slots),
-                    kinds: ready.kinds, running: ready.running.map { AttemptRef($0.task) }, draining: ready.draining,
+                    kinds: ready.kinds, running: ready.running.map { AttemptRef($0.ref) }, draining: ready.draining,
                     now: now))
         case .started(let starts):
             for start in starts {
                 do {
-                    apply(try scheduler.taskStarted(AttemptRef(start.task), worker: worker, now: now))
+                    apply(try scheduler.attemptStarted(AttemptRef(start.ref), worker: worker, now: now))
                 } catch {
-                    refuseAttempt(start.task, error, to: routing)
+                    refuseAttempt(start.ref, error, to: routing)
                 }
             }
         case .results(let results):
             stats.results.bump(UInt64(results.count))
             for result in results {
                 do {
-                    let kept = keptOutcome(result.outcome, task: result.task)
+                    let kept = keptOutcome(result.outcome, task: result.ref)
                     apply(
-                        try scheduler.taskFinished(
-                            AttemptRef(result.task), outcome: kept.outcome, worker: worker,
+                        try scheduler.attemptFinished(
+                            AttemptRef(result.ref), outcome: kept.outcome, worker: worker,
                             startedAt: result.startedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.startedAt),
                             outputTruncated: kept.truncated, now: now))
                 } catch {
-                    refuseAttempt(result.task, error, to: routing)
+                    refuseAttempt(result.ref, error, to: routing)
                 }
             }
         case .lockRequest(let request):
             apply(
                 scheduler.lockRequested(
-                    request.requestID, by: worker, for: AttemptRef(request.task), categories: request.categories, now: now))
+                    request.requestID, by: worker, for: AttemptRef(request.ref), categories: request.categories, now: now))
         case .lockRelease(let requestID):
             apply(scheduler.lockReleased(requestID, by: worker, now: now))
         case .lockWithdraw(let requestID):
@@ -64,12 +64,12 @@ extension CoordinatorLoop {
         }
     }
 
-    private func refuseAttempt(_ task: TaskRef, _ error: SchedulerError, to routing: RoutingID) {
+    private func refuseAttempt(_ task: WireAttemptRef, _ error: SchedulerError, to routing: RoutingID) {
         stats.refused.bump()
         logger.notice(
             "refused a report about an attempt that is not current",
             metadata: ["task.id": "\(task.id)", "task.ref": "\(task.group)/\(task.path)#\(task.attempt)", "error": "\(error.message)"])
-        outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, task: task)), to: routing)
+        outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, ref: task)), to: routing)
     }
 
     /// Turns the scheduler's actions into messages for this turn.
@@ -83,7 +83,7 @@ extension CoordinatorLoop {
                 outbox.send(.dispatch([order.wire]), to: routing)
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
-                outbox.send(.cancel([TaskCancellation(task: ref.wire, reason: reason)]), to: routing)
+                outbox.send(.cancel([AttemptCancellation(ref: ref.wire, reason: reason)]), to: routing)
             case .grant(let worker, let request, let tokens):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 outbox.send(.lockGrant(LockGrant(requestID: request, tokens: tokens)), to: routing)

@@ -24,8 +24,8 @@ struct Outbox {
     private var queues: [RoutingID: [Entry]] = [:]
     /// Peers in the order they were first given something this turn.
     private var order: [RoutingID] = []
-    private var dispatchBatches: [[DispatchTask]] = []
-    private var cancelBatches: [[TaskCancellation]] = []
+    private var dispatchBatches: [[AttemptDispatch]] = []
+    private var cancelBatches: [[AttemptCancellation]] = []
     private var watchBatches: [[WatchEvent]] = []
 
     var isEmpty: Bool { order.isEmpty }

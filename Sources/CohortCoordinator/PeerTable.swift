@@ -11,7 +11,7 @@ struct PeerSession {
     var peerID: String
     var name: String
     /// For workers: the scheduler's id of the session.
-    var worker: WorkerID?
+    var worker: SessionID?
     /// When the coordinator last sent this peer anything (workers get a heartbeat after an
     /// idle interval).
     var lastSent: Timestamp
@@ -25,7 +25,7 @@ struct PeerSession {
 /// Who is connected: sessions by routing id, and worker sessions' routing ids.
 struct PeerTable {
     private(set) var sessions: [RoutingID: PeerSession] = [:]
-    private(set) var routingOfWorker: [WorkerID: RoutingID] = [:]
+    private(set) var routingOfWorker: [SessionID: RoutingID] = [:]
     private var nextNumber: UInt64 = 0
 
     /// Opens a session for `routing`, replacing any it had; returns the new session and the
@@ -35,7 +35,7 @@ struct PeerTable {
     ) -> (PeerSession, replaced: PeerSession?) {
         let replaced = close(routing)
         nextNumber += 1
-        let worker = role == .worker ? WorkerID(nextNumber) : nil
+        let worker = role == .worker ? SessionID(nextNumber) : nil
         let session = PeerSession(
             role: role, peerID: role == .worker ? "w-\(nextNumber)" : "c-\(nextNumber)", name: name, worker: worker,
             lastSent: now, lastHeard: now, key: key)

@@ -14,15 +14,15 @@ extension Timestamp {
 }
 
 extension AttemptRef {
-    init(_ ref: TaskRef) {
+    init(_ ref: WireAttemptRef) {
         self.init(id: ref.id, group: ref.group, path: ref.path, attempt: ref.attempt)
     }
 
-    var wire: TaskRef { TaskRef(id: id, group: group, path: path, attempt: attempt) }
+    var wire: WireAttemptRef { WireAttemptRef(id: id, group: group, path: path, attempt: attempt) }
 }
 
 extension AttemptOutcome {
-    init(_ outcome: TaskOutcome) {
+    init(_ outcome: WireOutcome) {
         switch outcome {
         case .succeeded(let output): self = .succeeded(output: output)
         case .failed(let error): self = .failed(error: error)
@@ -30,7 +30,7 @@ extension AttemptOutcome {
         }
     }
 
-    var wire: TaskOutcome {
+    var wire: WireOutcome {
         switch self {
         case .succeeded(let output): .succeeded(output: output)
         case .failed(let error): .failed(error: error)
@@ -105,8 +105,8 @@ extension WorkerRecord {
 }
 
 extension DispatchOrder {
-    var wire: DispatchTask {
-        DispatchTask(task: ref.wire, kind: kind, input: input, fencingTokens: tokens, timeout: timeout)
+    var wire: AttemptDispatch {
+        AttemptDispatch(ref: ref.wire, kind: kind, input: input, fencingTokens: tokens, timeout: timeout)
     }
 }
 
@@ -140,7 +140,7 @@ extension Scheduler {
             LockInfo(
                 category: lock.category, token: lock.token,
                 holder: lock.holder.map { owner in
-                    CohortWire.LockHolder(
+                    CohortWire.LockHolderStatus(
                         group: owner.group, child: owner.child, attempt: owner.attempt,
                         worker: owner.worker.map { workerName($0) ?? $0.description })
                 },

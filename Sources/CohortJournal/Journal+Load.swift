@@ -60,7 +60,7 @@ extension Journal {
         let attempts = try Row.fetchCursor(
             db,
             sql: """
-                SELECT group_id, path, attempt, task_id, state, worker, tokens, output, error, started_at, finished_at,
+                SELECT group_id, path, attempt, attempt_id, state, worker, tokens, output, error, started_at, finished_at,
                     output_truncated
                 FROM attempts ORDER BY group_id, path, attempt
                 """)
@@ -80,7 +80,7 @@ extension Journal {
             groups[position].cancels.append((row["path"], row["reason"]))
         }
         let locals = try Row.fetchCursor(
-            db, sql: "SELECT task_id, request, group_id, path, attempt, tokens FROM local_locks ORDER BY task_id, request")
+            db, sql: "SELECT attempt_id, request, group_id, path, attempt, tokens FROM local_locks ORDER BY attempt_id, request")
         while let row = try locals.next() {
             let group: String = row["group_id"]
             guard let position = index[group] else { continue }
@@ -89,7 +89,7 @@ extension Journal {
             groups[position].localLocks.append(
                 LocalLockRecord(
                     group: group, path: path, attempt: UInt32(clamping: row["attempt"] as Int64),
-                    taskID: UInt64(bitPattern: row["task_id"]), request: UInt64(bitPattern: row["request"]),
+                    attemptID: UInt64(bitPattern: row["attempt_id"]), request: UInt64(bitPattern: row["request"]),
                     tokens: tokens))
         }
         var lastTokens: [String: UInt64] = [:]
@@ -114,7 +114,7 @@ extension Journal {
         let tokens = try tokens(row["tokens"], of: "\(group)/\(path)")
         return ChildRecord(
             group: group, path: path, attempt: UInt32(clamping: row["attempt"] as Int64),
-            taskID: UInt64(bitPattern: row["task_id"]), state: state, output: row["output"],
+            attemptID: UInt64(bitPattern: row["attempt_id"]), state: state, output: row["output"],
             outputTruncated: (row["output_truncated"] as Int64? ?? 0) != 0, error: row["error"],
             worker: row["worker"], tokens: tokens,
             startedAt: (row["started_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)),

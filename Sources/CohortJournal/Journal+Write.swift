@@ -47,7 +47,7 @@ extension Journal {
         if !batch.dispatches.isEmpty {
             let insert = try db.cachedStatement(
                 sql: """
-                    INSERT OR REPLACE INTO attempts (group_id, path, attempt, task_id, state, worker, tokens, started_at)
+                    INSERT OR REPLACE INTO attempts (group_id, path, attempt, attempt_id, state, worker, tokens, started_at)
                     VALUES (?, ?, ?, ?, 'in-flight', ?, ?, ?)
                     """)
             let supersede = try db.cachedStatement(
@@ -59,7 +59,7 @@ extension Journal {
                 row.bind(record.group)
                 row.bind(record.path)
                 row.bind(Int64(record.attempt))
-                row.bind(Int64(bitPattern: record.taskID))
+                row.bind(Int64(bitPattern: record.attemptID))
                 row.bind(record.worker)
                 row.bind(tokensText(record.tokens))
                 row.bind(record.startedAt?.nanosecondsSinceEpoch)
@@ -72,7 +72,7 @@ extension Journal {
         if !batch.finishes.isEmpty {
             let upsert = try db.cachedStatement(
                 sql: """
-                    INSERT INTO attempts (group_id, path, attempt, task_id, state, worker, output, error, started_at, finished_at,
+                    INSERT INTO attempts (group_id, path, attempt, attempt_id, state, worker, output, error, started_at, finished_at,
                         output_truncated)
                     VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (group_id, path, attempt) DO UPDATE SET
@@ -126,19 +126,19 @@ extension Journal {
     private static func writeLocalLocks(_ changes: [LocalLockChange], in db: Database) throws {
         let insert = try db.cachedStatement(
             sql: """
-                INSERT OR REPLACE INTO local_locks (task_id, request, group_id, path, attempt, tokens)
+                INSERT OR REPLACE INTO local_locks (attempt_id, request, group_id, path, attempt, tokens)
                 VALUES (?, ?, ?, ?, ?, ?)
                 """)
-        let delete = try db.cachedStatement(sql: "DELETE FROM local_locks WHERE task_id = ? AND request = ?")
+        let delete = try db.cachedStatement(sql: "DELETE FROM local_locks WHERE attempt_id = ? AND request = ?")
         for change in changes {
             switch change {
             case .granted(let record):
                 try insert.execute(arguments: [
-                    Int64(bitPattern: record.taskID), Int64(bitPattern: record.request), record.group, record.path,
+                    Int64(bitPattern: record.attemptID), Int64(bitPattern: record.request), record.group, record.path,
                     Int64(record.attempt), tokensText(record.tokens) ?? "{}",
                 ])
-            case .released(let taskID, let request):
-                try delete.execute(arguments: [Int64(bitPattern: taskID), Int64(bitPattern: request)])
+            case .released(let attemptID, let request):
+                try delete.execute(arguments: [Int64(bitPattern: attemptID), Int64(bitPattern: request)])
             }
         }
     }

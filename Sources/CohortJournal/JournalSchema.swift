@@ -1,32 +1,48 @@
-/// The journal's tables (schema version 2), documented for operators in docs/operations.md,
+import Foundation
+
+/// The journal's tables (schema version 3), documented for operators in docs/operations.md,
 /// "The journal". Times are nanoseconds since 1970-01-01 UTC; a group's id is its key
 /// everywhere.
 enum JournalSchema {
     /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
     /// is brought up to this one when opened; any other version is refused.
-    static let version = 2
+    static let version = 3
 
     /// Version -> the statements that bring a journal of that version to the next one.
-    /// Version 2 added `attempts.output_truncated` and the `local_locks` table.
+    /// Version 2 added `attempts.output_truncated` and the `local_locks` table; version 3 calls
+    /// the attempt's id `attempt_id` (it was `task_id`), the handbook's word.
     static let migrations: [Int: [String]] = [
         1: [
             "ALTER TABLE attempts ADD COLUMN output_truncated INTEGER NOT NULL DEFAULT 0",
-            localLocks,
-        ]
+            localLocks.replacingOccurrences(of: "attempt_id", with: "task_id"),
+        ],
+        2: [
+            "DROP VIEW grants",
+            "ALTER TABLE attempts RENAME COLUMN task_id TO attempt_id",
+            "ALTER TABLE local_locks RENAME COLUMN task_id TO attempt_id",
+            grants,
+        ],
     ]
+
+    /// The attempts in flight that hold cluster locks, for an operator reading the journal.
+    static let grants = """
+        CREATE VIEW grants AS
+            SELECT group_id, path, attempt, attempt_id, worker, tokens FROM attempts
+            WHERE state = 'in-flight' AND tokens IS NOT NULL
+        """
 
     /// Grants the coordinator made to procedures a running attempt created on its worker
     /// (`MutuallyExclusive` in a local group), until they are released. Rows of attempts that
     /// are no longer in flight are ignored at restart and pruned with their group.
     static let localLocks = """
         CREATE TABLE local_locks (
-            task_id INTEGER NOT NULL,
+            attempt_id INTEGER NOT NULL,
             request INTEGER NOT NULL,
             group_id TEXT NOT NULL,
             path TEXT NOT NULL,
             attempt INTEGER NOT NULL,
             tokens TEXT NOT NULL,
-            PRIMARY KEY (task_id, request)
+            PRIMARY KEY (attempt_id, request)
         ) WITHOUT ROWID
         """
 
@@ -57,7 +73,7 @@ enum JournalSchema {
             group_id TEXT NOT NULL,
             path TEXT NOT NULL,
             attempt INTEGER NOT NULL,
-            task_id INTEGER NOT NULL,
+            attempt_id INTEGER NOT NULL,
             state TEXT NOT NULL,
             worker TEXT,
             tokens TEXT,
@@ -69,11 +85,7 @@ enum JournalSchema {
             PRIMARY KEY (group_id, path, attempt)
         ) WITHOUT ROWID
         """,
-        """
-        CREATE VIEW grants AS
-            SELECT group_id, path, attempt, task_id, worker, tokens FROM attempts
-            WHERE state = 'in-flight' AND tokens IS NOT NULL
-        """,
+        grants,
         """
         CREATE TABLE fencing (
             category TEXT PRIMARY KEY NOT NULL,

@@ -94,7 +94,7 @@ import Testing
                 return
             }
             let tasks = try worker.dispatched()
-            #expect(tasks.map(\.task.path) == ["a"])
+            #expect(tasks.map(\.ref.path) == ["a"])
             #expect(cluster.coordinator.counters.badFrames >= 2)
         }
     }

@@ -39,7 +39,7 @@ import Testing
                     }
                     let group = try #require(try journal.load().groups.first { $0.id == receipt.id })
                     for task in tasks {
-                        #expect(group.children.contains { $0.taskID == task.task.id && $0.state == .inFlight })
+                        #expect(group.children.contains { $0.attemptID == task.ref.id && $0.state == .inFlight })
                     }
                 }
             }
@@ -65,7 +65,7 @@ import Testing
                 #expect(try worker.receive(timeout: .milliseconds(50)) == nil)
                 try blocker.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
                 try blocker.close()
-                let receipt = try client.expect("SUBMITTED") { message -> Submitted? in
+                let receipt = try client.expect("SUBMITTED") { message -> SubmitReceipt? in
                     if case .coordinatorReply(let reply) = message, case .submitted(let receipt) = reply.kind { return receipt }
                     return nil
                 }
@@ -73,7 +73,7 @@ import Testing
                 let journal = try Journal.openExisting(at: journalFile)
                 defer { journal.close() }
                 let group = try #require(try journal.load().groups.first { $0.id == receipt.id })
-                #expect(tasks.allSatisfy { task in group.children.contains { $0.taskID == task.task.id && $0.state == .inFlight } })
+                #expect(tasks.allSatisfy { task in group.children.contains { $0.attemptID == task.ref.id && $0.state == .inFlight } })
             }
         }
     }
@@ -116,7 +116,7 @@ import Testing
                     let batch = try worker.dispatched()
                     let onDisk = try journal.load().groups.flatMap(\.children)
                     for task in batch {
-                        #expect(onDisk.contains { $0.taskID == task.task.id && $0.state == .inFlight })
+                        #expect(onDisk.contains { $0.attemptID == task.ref.id && $0.state == .inFlight })
                     }
                     for task in batch { try worker.finish(task, .succeeded(output: Data("{}".utf8))) }
                     finished += batch.count

@@ -30,7 +30,7 @@ import Testing
                 Issue.record("submit failed after an oversized frame")
                 return
             }
-            #expect(try worker.dispatched().map(\.task.path) == ["a"])
+            #expect(try worker.dispatched().map(\.ref.path) == ["a"])
             #expect(try cluster.client("late").request(.workers) != .acknowledged)
         }
     }
@@ -64,7 +64,7 @@ import Testing
                 return
             }
             for task in try worker.dispatched() {
-                let text = task.task.path == "big" ? String(repeating: "x", count: 10_000) : "ok"
+                let text = task.ref.path == "big" ? String(repeating: "x", count: 10_000) : "ok"
                 try worker.finish(task, .succeeded(output: JSONValue.object(["stdout": .string(text)]).jsonData()))
             }
             let detail = try client.waitForStatus(receipt.id) { $0.state == .succeeded }

@@ -5,8 +5,8 @@ import Testing
 @testable import CohortCoordinator
 
 @Suite struct OutboxTests {
-    private func task(_ id: UInt64) -> DispatchTask {
-        DispatchTask(task: TaskRef(id: id, group: "g", path: "c\(id)", attempt: 1), kind: "echo", input: Data("{}".utf8))
+    private func task(_ id: UInt64) -> AttemptDispatch {
+        AttemptDispatch(ref: WireAttemptRef(id: id, group: "g", path: "c\(id)", attempt: 1), kind: "echo", input: Data("{}".utf8))
     }
 
     @Test func consecutiveDispatchesToAPeerBecomeOneBatchInOrder() {
@@ -26,8 +26,8 @@ import Testing
             Issue.record("unexpected items \(taken[0].1)")
             return
         }
-        #expect(first.map(\.task.id) == [1, 3, 4])
-        #expect(second.map(\.task.id) == [5])
+        #expect(first.map(\.ref.id) == [1, 3, 4])
+        #expect(second.map(\.ref.id) == [5])
         #expect(outbox.isEmpty)
         #expect(outbox.take().isEmpty)
     }

@@ -20,7 +20,7 @@ import Testing
             }
             #expect(submitted.id == "hello-1" && submitted.name == "hello" && submitted.warnings.isEmpty)
             let task = try #require(try worker.dispatched().first)
-            #expect(task.kind == "echo" && task.task.group == "hello-1" && task.task.path == "greet" && task.task.attempt == 1)
+            #expect(task.kind == "echo" && task.ref.group == "hello-1" && task.ref.path == "greet" && task.ref.attempt == 1)
             #expect(task.input.json == ["text": "hi"])
             try worker.finish(task, .succeeded(output: Data(#"{"text":"hi"}"#.utf8)))
             let status = try client.waitForStatus("hello-1") { $0.state == .succeeded }
@@ -85,10 +85,10 @@ import Testing
                     inject: [{ from: version, select: value, into: env.VERSION }]
                 """, id: "inj")
             let producer = try #require(try producerWorker.dispatched().first)
-            #expect(producer.task.path == "version")
+            #expect(producer.ref.path == "version")
             try producerWorker.finish(producer, .succeeded(output: Data(#"{"value":"1.2.3"}"#.utf8)))
             let consumer = try #require(try consumerWorker.dispatched().first)
-            #expect(consumer.task.path == "build")
+            #expect(consumer.ref.path == "build")
             #expect(consumer.input.json == ["command": ["sh", "-c", "echo $VERSION"], "env": ["VERSION": "1.2.3"]])
         }
     }
@@ -127,10 +127,10 @@ import Testing
             #expect(first.fencingTokens["db"] == 1)
             guard case .locks(let locks) = try client.request(.locks) else { return }
             #expect(locks.count == 1)
-            #expect(locks.first?.holder?.child == first.task.path && locks.first?.holder?.worker == "w")
+            #expect(locks.first?.holder?.child == first.ref.path && locks.first?.holder?.worker == "w")
             #expect(locks.first?.waiters.count == 1)
             // A procedure the running attempt creates locally goes through the same table.
-            try worker.send(.worker(.lockRequest(LockRequest(requestID: 11, task: first.task, categories: ["cache"]))))
+            try worker.send(.worker(.lockRequest(LockRequest(requestID: 11, ref: first.ref, categories: ["cache"]))))
             let grant = try worker.expect("LOCK GRANT") { message -> LockGrant? in
                 if case .toWorker(.lockGrant(let grant)) = message { return grant }
                 return nil
@@ -160,16 +160,16 @@ import Testing
             let tasks = try worker.dispatched()
             #expect(tasks.count == 2, "one running and one in the prefetch window")
             let running = tasks[0]
-            try worker.send(.worker(.started([TaskStart(task: running.task, startedAt: WireTimestamp(Date()))])))
+            try worker.send(.worker(.started([AttemptStart(ref: running.ref, startedAt: WireTimestamp(Date()))])))
             guard case .cancelAccepted = try client.request(.cancel(group: "cx", path: nil, reason: "stop it")) else {
                 Issue.record("cancel was not accepted")
                 return
             }
-            let cancels = try worker.expect("CANCEL TASKS") { message -> [TaskCancellation]? in
+            let cancels = try worker.expect("CANCEL TASKS") { message -> [AttemptCancellation]? in
                 if case .toWorker(.cancel(let cancels)) = message { return cancels }
                 return nil
             }
-            #expect(Set(cancels.map(\.task)) == Set(tasks.map(\.task)))
+            #expect(Set(cancels.map(\.ref)) == Set(tasks.map(\.ref)))
             #expect(cancels.allSatisfy { $0.reason == "stop it" })
             #expect(try client.status("cx").state == .running, "the group waits for its attempts to report back")
             let now = WireTimestamp(Date())
@@ -177,7 +177,7 @@ import Testing
                 .worker(
                     .results(
                         tasks.map {
-                            TaskResult(task: $0.task, outcome: .cancelled(reason: "stop it"), startedAt: now, finishedAt: now)
+                            AttemptResult(ref: $0.ref, outcome: .cancelled(reason: "stop it"), startedAt: now, finishedAt: now)
                         })))
             let status = try client.waitForStatus("cx") { $0.state.isFinished }
             #expect(status.state == .cancelled)
@@ -255,7 +255,7 @@ import Testing
             #expect(workers.first?.state == .ready && workers.first?.slots == 1)
             _ = try client.submit("children: [{name: a, run: echo, retry: 2}]", id: "lost")
             let first = try #require(try silent.dispatched().first)
-            try silent.send(.worker(.started([TaskStart(task: first.task, startedAt: WireTimestamp(Date()))])))
+            try silent.send(.worker(.started([AttemptStart(ref: first.ref, startedAt: WireTimestamp(Date()))])))
             // The coordinator heartbeats an idle worker.
             _ = try silent.expect("HEARTBEAT") { message -> Bool? in
                 if case .toWorker(.heartbeat) = message { return true }
@@ -263,7 +263,7 @@ import Testing
             }
             let healthy = try cluster.worker("healthy", slots: 1)
             let deadline = ContinuousClock.now + Deadline.event
-            var redispatched: DispatchTask?
+            var redispatched: AttemptDispatch?
             while redispatched == nil, ContinuousClock.now < deadline {
                 try healthy.send(.worker(.heartbeat))
                 if case .toWorker(.dispatch(let tasks))? = try healthy.receive(timeout: .milliseconds(50)) {
@@ -271,7 +271,7 @@ import Testing
                 }
             }
             let again = try #require(redispatched)
-            #expect(again.task.path == "a" && again.task.attempt == 2 && again.task.id != first.task.id)
+            #expect(again.ref.path == "a" && again.ref.attempt == 2 && again.ref.id != first.ref.id)
             guard case .workers(let after) = try client.request(.workers) else { return }
             #expect(after.first { $0.name == "silent" }?.state == .lost)
             #expect(cluster.coordinator.counters.workersLost == 1)
@@ -300,7 +300,7 @@ import Testing
                     .worker(
                         .results(
                             tasks.map {
-                                TaskResult(task: $0.task, outcome: .succeeded(output: Data("{}".utf8)), startedAt: now, finishedAt: now)
+                                AttemptResult(ref: $0.ref, outcome: .succeeded(output: Data("{}".utf8)), startedAt: now, finishedAt: now)
                             })))
                 done += tasks.count
             }
@@ -337,12 +337,12 @@ import Testing
                 return
             }
             #expect(path == "a")
-            let cancels = try worker.expect("CANCEL TASKS") { message -> [TaskCancellation]? in
+            let cancels = try worker.expect("CANCEL TASKS") { message -> [AttemptCancellation]? in
                 if case .toWorker(.cancel(let cancels)) = message { return cancels }
                 return nil
             }
-            let a = try #require(tasks.first { $0.task.path == "a" })
-            #expect(cancels.map(\.task) == [a.task])
+            let a = try #require(tasks.first { $0.ref.path == "a" })
+            #expect(cancels.map(\.ref) == [a.ref])
             try worker.finish(a, .cancelled(reason: cancels[0].reason))
             let status = try client.waitForStatus("cc") { $0.children.first { $0.path == "b" }?.state == .cancelled }
             #expect(status.children.first { $0.path == "c" }?.state == .ready)
@@ -365,7 +365,7 @@ import Testing
             try leaving.send(.worker(.disconnect(reason: "bye")))
             let staying = try cluster.worker("staying", slots: 1)
             let again = try #require(try staying.dispatched().first)
-            #expect(again.task.path == "a" && again.task.attempt == 2 && again.task.id != first.task.id)
+            #expect(again.ref.path == "a" && again.ref.attempt == 2 && again.ref.id != first.ref.id)
             try staying.finish(again, .succeeded(output: Data("{}".utf8)))
             _ = try client.waitForStatus("dc") { $0.state == .succeeded }
         }

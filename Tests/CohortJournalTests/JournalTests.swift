@@ -55,11 +55,11 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 batch.submissions.append(.init(id: "done", spec: sampleSpec, submittedAt: at(11)))
                 batch.dispatches.append(
                     ChildRecord(
-                        group: "r1", path: "build", attempt: 2, taskID: 1 << 32 | 7, state: .inFlight, worker: "w1",
+                        group: "r1", path: "build", attempt: 2, attemptID: 1 << 32 | 7, state: .inFlight, worker: "w1",
                         tokens: ["repo": 1 << 32 | 3]))
                 batch.finishes.append(
                     ChildRecord(
-                        group: "r1", path: "version", attempt: 1, taskID: 0, state: .finished(.succeeded),
+                        group: "r1", path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded),
                         output: Data(#"{"value":"1.2.3"}"#.utf8), worker: "w2", startedAt: at(12), finishedAt: at(13)))
                 batch.outcomes.append(("done", .cancelled, "cancelled by alice", at(14)))
                 batch.cancels.append(("done", "", "cancelled by alice", at(14)))
@@ -79,7 +79,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let build = try #require(r1.children.first { $0.path == "build" })
             #expect(build.state == .inFlight)
             #expect(build.attempt == 2)
-            #expect(build.taskID == 1 << 32 | 7)
+            #expect(build.attemptID == 1 << 32 | 7)
             #expect(build.tokens == ["repo": 1 << 32 | 3])
             let version = try #require(r1.children.first { $0.path == "version" })
             #expect(version.state == .finished(.succeeded))
@@ -96,7 +96,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
     @Test func truncatedOutputsAndLocalGrantsAreLoadedBackUntilReleased() throws {
         try withStateDirectory { path in
             let record = LocalLockRecord(
-                group: "r1", path: "build", attempt: 1, taskID: 7, request: 3, tokens: ["db": 2 << 32 | 1])
+                group: "r1", path: "build", attempt: 1, attemptID: 7, request: 3, tokens: ["db": 2 << 32 | 1])
             do {
                 let journal = try Journal(directory: try StateDirectory(path: path))
                 defer { journal.close() }
@@ -104,13 +104,13 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
                 batch.finishes.append(
                     ChildRecord(
-                        group: "r1", path: "version", attempt: 1, taskID: 0, state: .finished(.succeeded),
+                        group: "r1", path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded),
                         output: Data("{}".utf8), outputTruncated: true, finishedAt: at(2)))
-                batch.dispatches.append(ChildRecord(group: "r1", path: "build", attempt: 1, taskID: 7, state: .inFlight))
+                batch.dispatches.append(ChildRecord(group: "r1", path: "build", attempt: 1, attemptID: 7, state: .inFlight))
                 batch.localLocks = [
                     .granted(record),
-                    .granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, taskID: 7, request: 4, tokens: ["x": 9])),
-                    .released(taskID: 7, request: 4),
+                    .granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, attemptID: 7, request: 4, tokens: ["x": 9])),
+                    .released(attemptID: 7, request: 4),
                 ]
                 try journal.write(batch)
             }
@@ -121,7 +121,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             #expect(group.children.first { $0.path == "build" }?.outputTruncated == false)
             #expect(group.localLocks == [record])
             var batch = JournalBatch()
-            batch.localLocks = [.released(taskID: 7, request: 3)]
+            batch.localLocks = [.released(attemptID: 7, request: 3)]
             try journal.write(batch)
             #expect(try journal.load().groups[0].localLocks.isEmpty)
         }
@@ -133,10 +133,10 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             defer { journal.close() }
             var batch = JournalBatch()
             batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
-            batch.dispatches.append(ChildRecord(group: "r1", path: "version", attempt: 1, taskID: 5, state: .inFlight))
+            batch.dispatches.append(ChildRecord(group: "r1", path: "version", attempt: 1, attemptID: 5, state: .inFlight))
             try journal.write(batch)
             batch = JournalBatch()
-            batch.dispatches.append(ChildRecord(group: "r1", path: "version", attempt: 2, taskID: 9, state: .inFlight))
+            batch.dispatches.append(ChildRecord(group: "r1", path: "version", attempt: 2, attemptID: 9, state: .inFlight))
             try journal.write(batch)
             let states = try journal.database.read { db in
                 try String.fetchAll(db, sql: "SELECT state FROM attempts ORDER BY attempt")
@@ -165,7 +165,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             for id in ["old", "recent", "running"] {
                 batch.submissions.append(.init(id: id, spec: sampleSpec, submittedAt: at(1)))
                 batch.finishes.append(
-                    ChildRecord(group: id, path: "version", attempt: 1, taskID: 0, state: .finished(.succeeded), finishedAt: at(2)))
+                    ChildRecord(group: id, path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded), finishedAt: at(2)))
             }
             batch.outcomes.append(("old", .succeeded, nil, at(100)))
             batch.outcomes.append(("recent", .succeeded, nil, at(300)))
@@ -239,6 +239,53 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
+    /// Turns a journal of the current schema into what version 2 wrote: the attempt's id in a
+    /// column called `task_id`.
+    static func makeVersion2(_ db: Database) throws {
+        try db.execute(sql: "DROP VIEW grants")
+        try db.execute(sql: "ALTER TABLE attempts RENAME COLUMN attempt_id TO task_id")
+        try db.execute(sql: "ALTER TABLE local_locks RENAME COLUMN attempt_id TO task_id")
+        try db.execute(
+            sql: """
+                CREATE VIEW grants AS SELECT group_id, path, attempt, task_id, worker, tokens FROM attempts
+                WHERE state = 'in-flight' AND tokens IS NOT NULL
+                """)
+        try db.execute(sql: "UPDATE meta SET value = '2' WHERE key = 'schemaVersion'")
+    }
+
+    @Test func aVersion2JournalIsMigratedAndKeepsItsAttemptIDsAndLocalLocks() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            let old = try Journal.openExisting(at: file)
+            var batch = JournalBatch()
+            batch.dispatches.append(
+                ChildRecord(group: "g0", path: "version", attempt: 1, attemptID: 77, state: .inFlight, worker: "w-1"))
+            batch.localLocks = [.granted(LocalLockRecord(group: "g0", path: "version", attempt: 1, attemptID: 77, request: 3, tokens: ["printer": 9]))]
+            try old.write(batch)
+            try old.database.write { db in try Self.makeVersion2(db) }
+            old.close()
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            let (version, view) = try journal.database.read { db in
+                (
+                    try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'"),
+                    try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'grants'")
+                )
+            }
+            #expect(version == "3")
+            #expect(view?.contains("attempt_id") == true)
+            let record = try journal.database.read { db in
+                try Row.fetchOne(db, sql: "SELECT attempt_id, request FROM local_locks")
+            }
+            #expect(record?["attempt_id"] == 77 && record?["request"] == 3)
+            let attemptID = try journal.database.read { db in
+                try Int.fetchOne(db, sql: "SELECT attempt_id FROM attempts WHERE group_id = 'g0' AND path = 'version'")
+            }
+            #expect(attemptID == 77)
+            #expect(try journal.load().groups.contains { $0.id == "g0" })
+        }
+    }
+
     @Test func aVersion1JournalIsMigratedAndKeepsItsData() throws {
         try withStateDirectory { path in
             let file = try writtenJournal(path)
@@ -247,11 +294,12 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             var finish = JournalBatch()
             finish.finishes.append(
                 ChildRecord(
-                    group: "g0", path: "version", attempt: 1, taskID: 0, state: .finished(.succeeded),
+                    group: "g0", path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded),
                     output: Data("{}".utf8), outputTruncated: true, finishedAt: at(2)))
             try old.write(finish)
             let before = try old.load().groups.count
             try old.database.write { db in
+                try Self.makeVersion2(db)
                 try db.execute(sql: "ALTER TABLE attempts DROP COLUMN output_truncated")
                 try db.execute(sql: "DROP TABLE local_locks")
                 try db.execute(sql: "UPDATE meta SET value = '1' WHERE key = 'schemaVersion'")
@@ -262,14 +310,14 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "2")
+            #expect(version == "3")
             let contents = try journal.load()
             #expect(contents.groups.count == before)
             let version1 = contents.groups.first { $0.id == "g0" }?.children.first
             #expect(version1?.output == Data("{}".utf8))
             #expect(version1?.outputTruncated == false)
             var batch = JournalBatch()
-            batch.localLocks = [.granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, taskID: 1, request: 1, tokens: [:]))]
+            batch.localLocks = [.granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, attemptID: 1, request: 1, tokens: [:]))]
             try journal.write(batch)
         }
     }

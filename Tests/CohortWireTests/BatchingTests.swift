@@ -6,26 +6,26 @@ import Testing
 @Suite struct BatchingTests {
     let codec = WireCodec()
 
-    static func tasks(_ count: Int) -> [DispatchTask] {
-        (0..<count).map { (i: Int) -> DispatchTask in
-            let ref = TaskRef(id: UInt64(i) + 1, group: "g-\(i % 3)", path: "c/\(i)", attempt: UInt32(i % 4) + 1)
+    static func dispatches(_ count: Int) -> [AttemptDispatch] {
+        (0..<count).map { (i: Int) -> AttemptDispatch in
+            let ref = WireAttemptRef(id: UInt64(i) + 1, group: "g-\(i % 3)", path: "c/\(i)", attempt: UInt32(i % 4) + 1)
             let tokens: [String: UInt64] = i.isMultiple(of: 5) ? ["repo": UInt64(i)] : [:]
             let timeout: Duration? = i.isMultiple(of: 3) ? .seconds(i + 1) : nil
-            return DispatchTask(
-                task: ref, kind: i.isMultiple(of: 2) ? "echo" : "shell", input: Data(#"{"i":\#(i)}"#.utf8),
+            return AttemptDispatch(
+                ref: ref, kind: i.isMultiple(of: 2) ? "echo" : "shell", input: Data(#"{"i":\#(i)}"#.utf8),
                 fencingTokens: tokens, timeout: timeout)
         }
     }
 
-    static func results(_ count: Int) -> [TaskResult] {
+    static func results(_ count: Int) -> [AttemptResult] {
         (0..<count).map { i in
-            let outcome: TaskOutcome = switch i % 3 {
+            let outcome: WireOutcome = switch i % 3 {
             case 0: .succeeded(output: Data(#"{"out":\#(i)}"#.utf8))
             case 1: .failed(error: "error \(i)")
             default: .cancelled(reason: "reason \(i)")
             }
-            return TaskResult(
-                task: TaskRef(id: UInt64(i) + 1, group: "g", path: "c/\(i)", attempt: 1), outcome: outcome,
+            return AttemptResult(
+                ref: WireAttemptRef(id: UInt64(i) + 1, group: "g", path: "c/\(i)", attempt: 1), outcome: outcome,
                 startedAt: WireTimestamp(nanosecondsSinceEpoch: Int64(i) * 1_000),
                 finishedAt: WireTimestamp(nanosecondsSinceEpoch: Int64(i) * 2_000))
         }
@@ -44,8 +44,8 @@ import Testing
 
     @Test(arguments: [1, 2, 64, 500])
     func aDispatchBatchIsTheSameAsSingleDispatches(count: Int) throws {
-        let tasks = Self.tasks(count)
-        let extract: (WireMessage) -> [DispatchTask]? = {
+        let tasks = Self.dispatches(count)
+        let extract: (WireMessage) -> [AttemptDispatch]? = {
             if case .toWorker(.dispatch(let tasks)) = $0 { tasks } else { nil }
         }
         let batched = try flatten([.toWorker(.dispatch(tasks))], extract)
@@ -57,7 +57,7 @@ import Testing
     @Test(arguments: [1, 2, 64, 500])
     func aResultBatchIsTheSameAsSingleResults(count: Int) throws {
         let results = Self.results(count)
-        let extract: (WireMessage) -> [TaskResult]? = {
+        let extract: (WireMessage) -> [AttemptResult]? = {
             if case .worker(.results(let results)) = $0 { results } else { nil }
         }
         let batched = try flatten([.worker(.results(results))], extract)
@@ -67,15 +67,15 @@ import Testing
     }
 
     @Test func startedAndCancelBatchesAreTheSameAsSingleMessages() throws {
-        let starts = Self.results(10).map { TaskStart(task: $0.task, startedAt: $0.startedAt) }
-        let extractStarts: (WireMessage) -> [TaskStart]? = {
+        let starts = Self.results(10).map { AttemptStart(ref: $0.ref, startedAt: $0.startedAt) }
+        let extractStarts: (WireMessage) -> [AttemptStart]? = {
             if case .worker(.started(let starts)) = $0 { starts } else { nil }
         }
         #expect(try flatten([.worker(.started(starts))], extractStarts) == starts)
         #expect(try flatten(starts.map { .worker(.started([$0])) }, extractStarts) == starts)
 
-        let cancels = Self.results(10).map { TaskCancellation(task: $0.task, reason: "because \($0.task.id)") }
-        let extractCancels: (WireMessage) -> [TaskCancellation]? = {
+        let cancels = Self.results(10).map { AttemptCancellation(ref: $0.ref, reason: "because \($0.ref.id)") }
+        let extractCancels: (WireMessage) -> [AttemptCancellation]? = {
             if case .toWorker(.cancel(let cancels)) = $0 { cancels } else { nil }
         }
         #expect(try flatten([.toWorker(.cancel(cancels))], extractCancels) == cancels)
@@ -85,7 +85,7 @@ import Testing
     /// Protobuf merges repeated fields of concatenated bodies, so the body of
     /// a batch and the concatenated bodies of its single messages decode alike.
     @Test func concatenatedSingleBodiesDecodeAsTheBatch() throws {
-        let tasks = Self.tasks(8)
+        let tasks = Self.dispatches(8)
         let header = WireMessage.toWorker(.dispatch([])).header.bytes
         let body = try tasks.flatMap { try codec.encode(.toWorker(.dispatch([$0])))[1] }
         #expect(try codec.decode(frames: [header, body]) == .toWorker(.dispatch(tasks)))
@@ -98,11 +98,11 @@ import Testing
 
     @Test func anOversizedBatchIsSplitIntoMessagesUnderTheLimit() throws {
         let small = WireCodec(maxFrameSize: 1_000)
-        let tasks = Self.tasks(100)
+        let tasks = Self.dispatches(100)
         let messages = try small.encodeSplittingBatches(.toWorker(.dispatch(tasks)))
         #expect(messages.count > 1)
         #expect(messages.allSatisfy { $0[1].count <= 1_000 })
-        var decoded: [DispatchTask] = []
+        var decoded: [AttemptDispatch] = []
         for frames in messages {
             guard case .toWorker(.dispatch(let part)) = try small.decode(frames: frames) else {
                 Issue.record("not a dispatch")
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func aSingleItemOverTheLimitCannotBeSplit() {
-        let big = DispatchTask(task: Samples.task, kind: "echo", input: Data(repeating: 0x61, count: 2_000))
+        let big = AttemptDispatch(ref: Samples.task, kind: "echo", input: Data(repeating: 0x61, count: 2_000))
         do {
             _ = try WireCodec(maxFrameSize: 1_000).encodeSplittingBatches(.toWorker(.dispatch([big, big])))
             Issue.record("an item over the limit was encoded")

@@ -97,8 +97,8 @@ import Testing
 
     @Test func theEncoderRefusesAFrameTheReceiverWouldRefuse() throws {
         let small = WireCodec(maxFrameSize: 100)
-        let big = WireMessage.toWorker(.dispatch([DispatchTask(
-            task: Samples.task, kind: "echo", input: Data(repeating: UInt8(ascii: "a"), count: 200))]))
+        let big = WireMessage.toWorker(.dispatch([AttemptDispatch(
+            ref: Samples.task, kind: "echo", input: Data(repeating: UInt8(ascii: "a"), count: 200))]))
         #expect(throws: WireError.self) { try small.encode(big) }
         do {
             _ = try small.encode(big)
@@ -161,7 +161,7 @@ import Testing
     }
 
     @Test func aResultWithoutOutcomeIsAMalformedBody() throws {
-        // TaskResults (family 4, kind 4) holding one empty TaskResult.
+        // TaskResults (family 4, kind 4) holding one empty AttemptResult.
         let body: [UInt8] = [0x0A, 0x00]
         #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 4), body])
             == .malformedBody(.workerMessage, reason: "results[0] has no outcome"))

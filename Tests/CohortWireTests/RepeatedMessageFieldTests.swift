@@ -6,45 +6,45 @@ import Testing
 /// The hand-framed batch bodies (RepeatedMessageField) against SwiftProtobuf's
 /// own encoding and decoding of the wrapper messages the schema declares.
 @Suite struct RepeatedMessageFieldTests {
-    static func protoTasks(_ count: Int) -> [Cohort_Wire_V1_Task] {
-        BatchingTests.tasks(count).map(\.proto)
+    static func protoAttempts(_ count: Int) -> [Cohort_Wire_V1_Attempt] {
+        BatchingTests.dispatches(count).map(\.proto)
     }
 
     @Test(arguments: [0, 1, 2, 3, 64, 300])
     func framingWritesTheBytesSwiftProtobufWritesForTheWrapper(count: Int) throws {
-        let tasks = Self.protoTasks(count)
+        let tasks = Self.protoAttempts(count)
         var dispatch = Cohort_Wire_V1_Dispatch()
-        dispatch.tasks = tasks
+        dispatch.attempts = tasks
         let expected: [UInt8] = try dispatch.serializedBytes()
         #expect(try RepeatedMessageField.encode(tasks) { $0 } == expected)
     }
 
     @Test func aLargeItemGetsAMultiByteLength() throws {
-        var task = Cohort_Wire_V1_Task()
+        var task = Cohort_Wire_V1_Attempt()
         task.input = Data(repeating: 0x61, count: 70_000)
         var dispatch = Cohort_Wire_V1_Dispatch()
-        dispatch.tasks = [task, task]
+        dispatch.attempts = [task, task]
         let expected: [UInt8] = try dispatch.serializedBytes()
         #expect(try RepeatedMessageField.encode([task, task]) { $0 } == expected)
     }
 
     /// Decodes `bytes` both ways: nil for a refusal, else the items.
-    func decodeBothWays(_ bytes: [UInt8]) -> (ours: [Cohort_Wire_V1_Task]?, theirs: [Cohort_Wire_V1_Task]?) {
-        var items: [Cohort_Wire_V1_Task] = []
-        let ours: [Cohort_Wire_V1_Task]? = bytes.withUnsafeBytes { buffer in
+    func decodeBothWays(_ bytes: [UInt8]) -> (ours: [Cohort_Wire_V1_Attempt]?, theirs: [Cohort_Wire_V1_Attempt]?) {
+        var items: [Cohort_Wire_V1_Attempt] = []
+        let ours: [Cohort_Wire_V1_Attempt]? = bytes.withUnsafeBytes { buffer in
             do throws(BodyError) {
-                try RepeatedMessageField.decode(buffer, as: Cohort_Wire_V1_Task.self) { item, _ in items.append(item) }
+                try RepeatedMessageField.decode(buffer, as: Cohort_Wire_V1_Attempt.self) { item, _ in items.append(item) }
                 return items
             } catch {
                 return nil
             }
         }
-        let theirs = try? Cohort_Wire_V1_Dispatch(serializedBytes: bytes, options: decodingOptions).tasks
+        let theirs = try? Cohort_Wire_V1_Dispatch(serializedBytes: bytes, options: decodingOptions).attempts
         return (ours, theirs)
     }
 
     @Test func unknownFieldsAroundTheItemsAreSkipped() throws {
-        let item: [UInt8] = try Self.protoTasks(1)[0].serializedBytes()
+        let item: [UInt8] = try Self.protoAttempts(1)[0].serializedBytes()
         // field 2 varint, field 3 fixed64, the item, field 4 length-delimited, field 5 fixed32
         var body: [UInt8] = [0x10, 0x96, 0x01, 0x19, 1, 2, 3, 4, 5, 6, 7, 8]
         body += [0x0A, UInt8(item.count)] + item
@@ -55,7 +55,7 @@ import Testing
     }
 
     @Test func field1WithAnotherWireTypeAndGroupsAreSkippedLikeSwiftProtobufDoes() throws {
-        let item: [UInt8] = try Self.protoTasks(1)[0].serializedBytes()
+        let item: [UInt8] = try Self.protoAttempts(1)[0].serializedBytes()
         // field 1 as a varint, a group 2 holding a varint field 3, then the item
         let body: [UInt8] = [0x08, 0x2A, 0x13, 0x18, 0x01, 0x14, 0x0A, UInt8(item.count)] + item
         let (ours, theirs) = decodeBothWays(body)
@@ -88,7 +88,7 @@ import Testing
     @Test func theReaderAgreesWithSwiftProtobufOnMutatedBodies() throws {
         let seeds: [[UInt8]] = try [1, 2, 5].map { count in
             var dispatch = Cohort_Wire_V1_Dispatch()
-            dispatch.tasks = Self.protoTasks(count)
+            dispatch.attempts = Self.protoAttempts(count)
             return try dispatch.serializedBytes()
         }
         var rng = SplitMix64(state: 0x5EED)

@@ -94,14 +94,14 @@ import Testing
         else { Issue.record("wrong message"); return }
         #expect(decoded.startedAt == nil && decoded.finishedAt == nil && decoded.worker == nil && decoded.error == nil)
 
-        let task = DispatchTask(task: Samples.task, kind: "echo", input: Data("{}".utf8), timeout: nil)
+        let task = AttemptDispatch(ref: Samples.task, kind: "echo", input: Data("{}".utf8), timeout: nil)
         guard case .toWorker(.dispatch(let tasks)) = try codec.decode(frames: codec.encode(.toWorker(.dispatch([task]))))
         else { Issue.record("wrong message"); return }
         #expect(tasks.first?.timeout == nil)
     }
 
     @Test func aSubMillisecondTimeoutIsNotLostAsNone() throws {
-        let task = DispatchTask(task: Samples.task, kind: "sleep", input: Data("{}".utf8), timeout: .microseconds(10))
+        let task = AttemptDispatch(ref: Samples.task, kind: "sleep", input: Data("{}".utf8), timeout: .microseconds(10))
         guard case .toWorker(.dispatch(let tasks)) = try codec.decode(frames: codec.encode(.toWorker(.dispatch([task]))))
         else { Issue.record("wrong message"); return }
         #expect(tasks.first?.timeout == .milliseconds(1))

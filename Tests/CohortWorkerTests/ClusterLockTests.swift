@@ -28,7 +28,7 @@ struct ClusterLockTests {
         try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in
             let task = harness.dispatch("print", "{}", id: 11, path: "docs/print", attempt: 2)
             let request = try await Self.lockRequest(harness)
-            #expect(request.task == task)
+            #expect(request.ref == task)
             #expect(request.categories == ["printer"])
             #expect(!ran.value, "the child ran before its lock was granted")
             harness.coordinator.send(.lockGrant(LockGrant(requestID: request.requestID, tokens: ["printer": 42])))
@@ -72,7 +72,7 @@ struct ClusterLockTests {
             let task = harness.dispatch("copy", "{}", id: 2, fencingTokens: ["printer": 8])
             let request = try await Self.lockRequest(harness)
             #expect(request.categories == ["paper"])
-            #expect(request.task == task)
+            #expect(request.ref == task)
             harness.coordinator.send(.lockGrant(LockGrant(requestID: request.requestID, tokens: ["paper": 5])))
             #expect(try await harness.output(2) == ["first": ["printer": 8, "paper": 5], "second": ["printer": 8]])
         }
@@ -99,7 +99,7 @@ struct ClusterLockTests {
         try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in
             let task = harness.dispatch("print", "{}", id: 1)
             let request = try await Self.lockRequest(harness)
-            harness.coordinator.send(.cancel([TaskCancellation(task: task, reason: "cancelled by client")]))
+            harness.coordinator.send(.cancel([AttemptCancellation(ref: task, reason: "cancelled by client")]))
             let withdrawn = try await harness.coordinator.workerMessage("the withdrawal") {
                 if case .lockWithdraw(let id) = $0 { id } else { nil }
             }
@@ -112,7 +112,7 @@ struct ClusterLockTests {
     @Test func aGrantThatCrossesAWithdrawalIsGivenBack() {
         let sent = Locked<[LockMessage]>([])
         let manager = ClusterExclusivityManager(logger: .init(label: "test")) { message in sent.mutate { $0.append(message) } }
-        let attempt = TaskRef(id: 1, group: "g", path: "p", attempt: 1)
+        let attempt = WireAttemptRef(id: 1, group: "g", path: "p", attempt: 1)
         let outcome = Locked<[ExclusivityGrant?]>([])
         let id = manager.request(["a", "b"], for: BlockProcedure {}, attempt: attempt) { grant in
             outcome.mutate { $0.append(grant) }
@@ -120,7 +120,7 @@ struct ClusterLockTests {
         manager.withdraw(id)
         manager.granted(LockGrant(requestID: id.rawValue, tokens: ["a": 1, "b": 1]))
         #expect(sent.value == [
-            .request(LockRequest(requestID: id.rawValue, task: attempt, categories: ["a", "b"])),
+            .request(LockRequest(requestID: id.rawValue, ref: attempt, categories: ["a", "b"])),
             .withdraw(requestID: id.rawValue),
             .release(requestID: id.rawValue),
         ])
@@ -130,7 +130,7 @@ struct ClusterLockTests {
     @Test func revokedGrantCancelsItsHolder() {
         let manager = ClusterExclusivityManager(logger: .init(label: "test")) { _ in }
         let holder = BlockProcedure {}
-        let id = manager.request(["db"], for: holder, attempt: TaskRef(id: 1, group: "g", path: "p", attempt: 1)) { _ in }
+        let id = manager.request(["db"], for: holder, attempt: WireAttemptRef(id: 1, group: "g", path: "p", attempt: 1)) { _ in }
         manager.granted(LockGrant(requestID: id.rawValue, tokens: ["db": 5]))
         #expect(manager.heldTokens(of: 1) == ["db": 5])
         manager.denied(LockDenial(requestID: id.rawValue, kind: .revoked, reason: "worker lost"))
@@ -152,11 +152,11 @@ struct ClusterLockTests {
 
     @Test func outstandingRequestsAreKeptForTheNextSession() {
         let manager = ClusterExclusivityManager(logger: .init(label: "test")) { _ in }
-        let attempt = TaskRef(id: 7, group: "g", path: "p", attempt: 1)
+        let attempt = WireAttemptRef(id: 7, group: "g", path: "p", attempt: 1)
         let first = manager.request(["a"], for: BlockProcedure {}, attempt: attempt) { _ in }
         let second = manager.request(["b"], for: BlockProcedure {}, attempt: attempt) { _ in }
         manager.granted(LockGrant(requestID: first.rawValue, tokens: ["a": 3]))
-        #expect(manager.outstandingRequests() == [LockRequest(requestID: second.rawValue, task: attempt, categories: ["b"])])
+        #expect(manager.outstandingRequests() == [LockRequest(requestID: second.rawValue, ref: attempt, categories: ["b"])])
         #expect(manager.heldTokens(of: 7) == ["a": 3])
     }
 }

@@ -19,9 +19,9 @@ import Testing
         return (coordinator, worker, Task { try await worker.run() })
     }
 
-    private func nap(_ id: UInt64, seconds: Double) -> DispatchTask {
-        DispatchTask(
-            task: TaskRef(id: id, group: "g", path: "nap\(id)", attempt: 1), kind: "sleep",
+    private func nap(_ id: UInt64, seconds: Double) -> AttemptDispatch {
+        AttemptDispatch(
+            ref: WireAttemptRef(id: id, group: "g", path: "nap\(id)", attempt: 1), kind: "sleep",
             input: Data(#"{"seconds":\#(seconds)}"#.utf8))
     }
 

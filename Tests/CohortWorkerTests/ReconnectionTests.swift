@@ -17,11 +17,11 @@ struct ReconnectionTests {
         let running = Task { try await Worker(configuration: configuration).run() }
         do {
             let first = try await coordinator.ready()
-            let nap = TaskRef(id: 1, group: "g", path: "nap", attempt: 1)
-            let queued = TaskRef(id: 2, group: "g", path: "later", attempt: 1)
+            let nap = WireAttemptRef(id: 1, group: "g", path: "nap", attempt: 1)
+            let queued = WireAttemptRef(id: 2, group: "g", path: "later", attempt: 1)
             coordinator.send(.dispatch([
-                DispatchTask(task: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8), fencingTokens: ["db": 3]),
-                DispatchTask(task: queued, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8)),
+                AttemptDispatch(ref: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8), fencingTokens: ["db": 3]),
+                AttemptDispatch(ref: queued, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8)),
             ]))
             _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
             // The READY of the session after the loss (under load an earlier session may be
@@ -32,16 +32,16 @@ struct ReconnectionTests {
             #expect(second.sessionID != first.sessionID)
             // Both are reported: the running one with its start and its grants, the queued
             // one without a start (it waits while the coordinator is lost).
-            #expect(second.running.map(\.task) == [nap, queued])
+            #expect(second.running.map(\.ref) == [nap, queued])
             #expect(second.running.first?.heldTokens == ["db": 3])
             #expect(second.running.first?.startedAt != nil)
             #expect(second.running.last?.startedAt == nil)
             #expect(!coordinator.sawResult(1))
             // The coordinator answers READY by cancelling what it gave to someone else.
-            coordinator.send(.cancel([TaskCancellation(task: queued, reason: "superseded by attempt 2")]))
+            coordinator.send(.cancel([AttemptCancellation(ref: queued, reason: "superseded by attempt 2")]))
             #expect(try await coordinator.result(2).outcome == .cancelled(reason: "superseded by attempt 2"))
             #expect(!coordinator.inbox.contains {
-                if case .worker(.started(let starts)) = $0.message { starts.contains { $0.task.id == 2 } } else { false }
+                if case .worker(.started(let starts)) = $0.message { starts.contains { $0.ref.id == 2 } } else { false }
             })
         } catch {
             running.cancel()
@@ -64,8 +64,8 @@ struct ReconnectionTests {
         do {
             let first = try await coordinator.ready()
             #expect(!first.draining)
-            let nap = TaskRef(id: 1, group: "g", path: "nap", attempt: 1)
-            coordinator.send(.dispatch([DispatchTask(task: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8))]))
+            let nap = WireAttemptRef(id: 1, group: "g", path: "nap", attempt: 1)
+            coordinator.send(.dispatch([AttemptDispatch(ref: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8))]))
             _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
             worker.drain()
             // The silent fake is lost; the next session's READY (it still runs `nap`) says draining.

@@ -91,7 +91,7 @@ struct RegistryTests {
         try await WorkerHarness.run(registry: registry) { harness async throws in
             let task = harness.dispatch("patient", "{}", id: 1)
             _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
-            harness.coordinator.send(.cancel([TaskCancellation(task: task, reason: "stop it")]))
+            harness.coordinator.send(.cancel([AttemptCancellation(ref: task, reason: "stop it")]))
             #expect(try await harness.coordinator.result(1).outcome == .cancelled(reason: "stop it"))
             #expect(observed.value.sawCancel)
             #expect(observed.value.childOutcome.hasPrefix("cancelled"))

@@ -122,7 +122,7 @@ struct ShellTests {
             #expect(pids.count == 2)
             #expect(pids.allSatisfy(processExists))
             let cancelled = ContinuousClock.now
-            harness.coordinator.send(.cancel([TaskCancellation(task: task, reason: "cancelled by client")]))
+            harness.coordinator.send(.cancel([AttemptCancellation(ref: task, reason: "cancelled by client")]))
             let result = try await harness.coordinator.result(1, timeout: limit + .seconds(5))
             took.value = ContinuousClock.now - cancelled
             #expect(result.outcome == .cancelled(reason: "cancelled by client"))

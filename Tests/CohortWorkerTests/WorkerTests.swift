@@ -34,7 +34,7 @@ struct WorkerTests {
                 return
             }
             #expect(try JSONValue(jsonData: output) == JSONValue(jsonString: input))
-            #expect(result.task == TaskRef(id: 1, group: "g-1", path: "child-1", attempt: 1))
+            #expect(result.ref == WireAttemptRef(id: 1, group: "g-1", path: "child-1", attempt: 1))
             #expect(result.startedAt <= result.finishedAt)
         }
     }
@@ -42,7 +42,7 @@ struct WorkerTests {
     @Test func severalDispatchesInOneMessageAllGetResults() async throws {
         try await WorkerHarness.run { harness async throws in
             let tasks = (1...50).map { id in
-                DispatchTask(task: TaskRef(id: UInt64(id), group: "g-1", path: "c\(id)", attempt: 1), kind: "echo",
+                AttemptDispatch(ref: WireAttemptRef(id: UInt64(id), group: "g-1", path: "c\(id)", attempt: 1), kind: "echo",
                              input: Data(#"{"n":\#(id)}"#.utf8))
             }
             harness.coordinator.send(.dispatch(tasks))
@@ -63,7 +63,7 @@ struct WorkerTests {
         }
         try await WorkerHarness.run(slots: 2, registry: registry) { harness async throws in
             let tasks = (1...6).map { id in
-                DispatchTask(task: TaskRef(id: UInt64(id), group: "g-1", path: "c\(id)", attempt: 1), kind: "hold", input: Data("{}".utf8))
+                AttemptDispatch(ref: WireAttemptRef(id: UInt64(id), group: "g-1", path: "c\(id)", attempt: 1), kind: "hold", input: Data("{}".utf8))
             }
             harness.coordinator.send(.dispatch(tasks))
             for id in 1...6 { _ = try await harness.output(UInt64(id)) }
@@ -91,7 +91,7 @@ struct WorkerTests {
             let task = harness.dispatch("sleep", #"{"seconds":60}"#, id: 1)
             _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
             let sent = ContinuousClock.now
-            harness.coordinator.send(.cancel([TaskCancellation(task: task, reason: "cancelled by client")]))
+            harness.coordinator.send(.cancel([AttemptCancellation(ref: task, reason: "cancelled by client")]))
             let result = try await harness.coordinator.result(1)
             #expect(result.outcome == .cancelled(reason: "cancelled by client"))
             #expect(ContinuousClock.now - sent < .seconds(1))
@@ -126,8 +126,8 @@ struct WorkerTests {
             var other = task
             other.id = 6
             harness.coordinator.send(.cancel([
-                TaskCancellation(task: earlier, reason: "an earlier attempt"),
-                TaskCancellation(task: other, reason: "another task"),
+                AttemptCancellation(ref: earlier, reason: "an earlier attempt"),
+                AttemptCancellation(ref: other, reason: "another task"),
             ]))
             let result = try await harness.coordinator.result(5)
             guard case .succeeded = result.outcome else {
@@ -135,12 +135,12 @@ struct WorkerTests {
                 return
             }
             // A cancel for the attempt once it has finished does nothing either.
-            harness.coordinator.send(.cancel([TaskCancellation(task: task, reason: "too late")]))
+            harness.coordinator.send(.cancel([AttemptCancellation(ref: task, reason: "too late")]))
             harness.dispatch("echo", "{}", id: 9)
             _ = try await harness.output(9)
             #expect(harness.coordinator.inbox.history.allSatisfy { received in
                 if case .worker(.results(let results)) = received.message {
-                    return !results.contains { $0.task.id == 5 && $0.outcome != result.outcome }
+                    return !results.contains { $0.ref.id == 5 && $0.outcome != result.outcome }
                 }
                 return true
             })
@@ -152,7 +152,7 @@ struct WorkerTests {
             harness.dispatch("sleep", #"{"seconds":60}"#, id: 1)
             let queued = harness.dispatch("echo", "{}", id: 2)
             _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
-            harness.coordinator.send(.cancel([TaskCancellation(task: queued, reason: "child cancelled")]))
+            harness.coordinator.send(.cancel([AttemptCancellation(ref: queued, reason: "child cancelled")]))
             #expect(try await harness.coordinator.result(2, timeout: .seconds(2)).outcome == .cancelled(reason: "child cancelled"))
             #expect(!harness.coordinator.sawResult(1))
         }
@@ -186,7 +186,7 @@ struct WorkerTests {
         let running = Task { try await worker.run() }
         _ = try await coordinator.ready()
         coordinator.send(.dispatch([
-            DispatchTask(task: TaskRef(id: 1, group: "g", path: "nap", attempt: 1), kind: "sleep", input: Data(#"{"seconds":60}"#.utf8)),
+            AttemptDispatch(ref: WireAttemptRef(id: 1, group: "g", path: "nap", attempt: 1), kind: "sleep", input: Data(#"{"seconds":60}"#.utf8)),
         ]))
         _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
         let cancelled = ContinuousClock.now

@@ -39,9 +39,9 @@ struct ChildRun: Sendable {
     /// Attempts that count against the retry budget (those that started).
     var counted: UInt32 = 0
     /// The current attempt's id; 0 when there is none.
-    var taskID: UInt64 = 0
+    var attemptID: UInt64 = 0
     /// The worker of the latest attempt.
-    var worker: WorkerID?
+    var worker: SessionID?
     /// The input after injection (nil: the spec's `with` as written).
     var input: JSONValue?
     /// Injections applied (so a retry or re-dispatch does not redo them).

@@ -5,7 +5,7 @@ import CohortSpec
 /// `leafCount + g`. An edge says "this leaf waits for that node"; a group node finishes when
 /// its last procedure does.
 final class GroupPlan: Sendable {
-    let slot: Int
+    let runIndex: Int
     let id: String
     let name: String
     /// `hashValue` of the submitted spec, to recognise an idempotent resubmission.
@@ -26,10 +26,10 @@ final class GroupPlan: Sendable {
     let remaining: [Int32]
 
     init(
-        slot: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
+        runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
         owner: String? = nil, now: Timestamp
     ) {
-        self.slot = slot
+        self.runIndex = runIndex
         self.id = id
         self.name = spec.name
         self.fingerprint = spec.hashValue
@@ -73,8 +73,8 @@ struct GroupRun: Sendable {
     /// holds a copy of the per-child arrays below (a copy alive during a mutation would make
     /// every mutation copy the whole array).
     let plan: GroupPlan
-    /// The scheduler's slot of this run.
-    var slot: Int { plan.slot }
+    /// The index of this run.
+    var runIndex: Int { plan.runIndex }
     var id: String { plan.id }
     var name: String { plan.name }
     var fingerprint: Int { plan.fingerprint }
@@ -143,7 +143,7 @@ extension GroupPlan {
         }
         scoped.sort { flat.groups[$0.0].depth < flat.groups[$1.0].depth }
         return [LockLevel(scope: .cluster, categories: cluster)]
-            + scoped.map { LockLevel(scope: .group(run: slot, group: $0.0), categories: $0.1) }
+            + scoped.map { LockLevel(scope: .group(run: runIndex, group: $0.0), categories: $0.1) }
     }
 
     /// The groups enclosing group `group`, outermost first (not `group` itself).

@@ -7,7 +7,7 @@ public struct ChildSnapshot: Hashable, Sendable {
     public var isGroup: Bool
     public var phase: ChildPhase
     /// The worker session of the latest attempt sent to a worker.
-    public var worker: WorkerID?
+    public var worker: SessionID?
     /// That worker's name.
     public var workerName: String?
     /// The latest attempt sent to a worker (the one `worker` names); 0 if none was: the child
@@ -23,7 +23,7 @@ public struct ChildSnapshot: Hashable, Sendable {
     public var outputTruncated: Bool
 
     public init(
-        name: String, path: String, isGroup: Bool = false, phase: ChildPhase, worker: WorkerID? = nil,
+        name: String, path: String, isGroup: Bool = false, phase: ChildPhase, worker: SessionID? = nil,
         workerName: String? = nil, attempt: UInt32 = 0, error: String? = nil, startedAt: Timestamp? = nil,
         finishedAt: Timestamp? = nil, waitingReason: String? = nil, outputTruncated: Bool = false
     ) {

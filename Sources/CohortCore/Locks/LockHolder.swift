@@ -4,7 +4,7 @@ public enum LockHolder: Hashable, Sendable, CustomStringConvertible {
     /// is the attempt's id (``AttemptRef/id``), so a later attempt is a different holder.
     case attempt(UInt64)
     /// A nested (or top-level) group's `exclusive` categories, held from its first child's
-    /// start until it finishes: `run` is the scheduler's slot of the group run, `group` the
+    /// start until it finishes: `run` is the index of the group run, `group` the
     /// index in its `FlatSpec.groups`.
     case group(run: Int, group: Int)
     /// A request a running attempt's worker made for a procedure it created locally
@@ -66,9 +66,9 @@ public struct LockOwner: Hashable, Sendable {
     /// The attempt (0 for a group hold).
     public var attempt: UInt32
     /// The worker running the attempt, once dispatched.
-    public var worker: WorkerID?
+    public var worker: SessionID?
 
-    public init(group: String, child: String, attempt: UInt32 = 0, worker: WorkerID? = nil) {
+    public init(group: String, child: String, attempt: UInt32 = 0, worker: SessionID? = nil) {
         self.group = group
         self.child = child
         self.attempt = attempt

@@ -11,7 +11,7 @@ public struct Membership: Sendable {
     public var liveness: Int
 
     /// Connected sessions (ready or draining).
-    public private(set) var workers: [WorkerID: WorkerRecord] = [:]
+    public private(set) var workers: [SessionID: WorkerRecord] = [:]
     /// Recently lost or departed sessions, newest last, for `cohort workers` (bounded).
     public private(set) var departed: [WorkerRecord] = []
     /// How many departed sessions are remembered.
@@ -38,12 +38,12 @@ public struct Membership: Sendable {
     }
 
     /// Records that `worker` said something at `now`. Unknown workers are ignored.
-    public mutating func heard(_ worker: WorkerID, now: Timestamp) {
+    public mutating func heard(_ worker: SessionID, now: Timestamp) {
         if workers[worker] != nil, workers[worker]!.lastHeard < now { workers[worker]!.lastHeard = now }
     }
 
     /// The sessions silent for longer than ``silenceLimit`` at `now`, in id order.
-    public func expired(now: Timestamp) -> [WorkerID] {
+    public func expired(now: Timestamp) -> [SessionID] {
         let limit = silenceLimit
         return workers.values.filter { now - $0.lastHeard > limit }.map(\.id).sorted()
     }
@@ -55,7 +55,7 @@ public struct Membership: Sendable {
 
     /// Removes a session, remembering it as `lost` for `cohort workers`.
     @discardableResult
-    public mutating func remove(_ worker: WorkerID) -> WorkerRecord? {
+    public mutating func remove(_ worker: SessionID) -> WorkerRecord? {
         guard var record = workers.removeValue(forKey: worker) else { return nil }
         record.state = .lost
         record.inFlight = 0
@@ -65,19 +65,19 @@ public struct Membership: Sendable {
     }
 
     /// Changes a connected worker's state (e.g. to `draining`).
-    public mutating func setState(_ state: WorkerPhase, of worker: WorkerID) {
+    public mutating func setState(_ state: WorkerPhase, of worker: SessionID) {
         workers[worker]?.state = state
     }
 
     /// Adjusts a worker's count of attempts in flight.
-    mutating func addInFlight(_ delta: Int, to worker: WorkerID) {
+    mutating func addInFlight(_ delta: Int, to worker: SessionID) {
         guard workers[worker] != nil else { return }
         workers[worker]!.inFlight += delta
         if delta < 0 { workers[worker]!.completed += UInt64(-delta) }
     }
 
     /// The connected session of the worker named `name`, if any.
-    public func session(named name: String) -> WorkerID? {
+    public func session(named name: String) -> SessionID? {
         workers.values.first { $0.name == name }?.id
     }
 }

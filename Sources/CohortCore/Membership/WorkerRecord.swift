@@ -1,7 +1,7 @@
 /// What the coordinator knows about one worker session.
 public struct WorkerRecord: Hashable, Sendable {
     /// The session's id (`w-3`).
-    public var id: WorkerID
+    public var id: SessionID
     /// The worker's name (`COHORT_WORKER`, `cohort workers`).
     public var name: String
     public var host: String
@@ -24,7 +24,7 @@ public struct WorkerRecord: Hashable, Sendable {
     let labelSet: Set<String>
 
     public init(
-        id: WorkerID, name: String, host: String, labels: [String], kinds: Set<String>, slots: Int,
+        id: SessionID, name: String, host: String, labels: [String], kinds: Set<String>, slots: Int,
         state: WorkerPhase = .ready, now: Timestamp
     ) {
         self.id = id

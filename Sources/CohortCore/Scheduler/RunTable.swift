@@ -1,9 +1,9 @@
-/// The scheduler's groups by slot.
+/// The scheduler's groups by run index.
 ///
 /// Reading a group through the subscript borrows it where a dictionary's getter copies it: a
-/// ``GroupRun`` holds a dozen arrays and strings, so each `runs[slot]!.children[leaf]` read
+/// ``GroupRun`` holds a dozen arrays and strings, so each `runs[runIndex]!.children[leaf]` read
 /// through a dictionary retained and released every one of them (about a tenth of the
-/// coordinator's time per result, profiled). Writing through it (`runs[slot]!.x = y`)
+/// coordinator's time per result, profiled). Writing through it (`runs[runIndex]!.x = y`)
 /// changes the group in place, as a dictionary's does.
 struct RunTable: Sendable {
     /// Slot → position in `storage`.
@@ -18,32 +18,32 @@ struct RunTable: Sendable {
     /// Every group, in no particular order.
     var values: [GroupRun] { storage.compactMap { $0 } }
 
-    subscript(slot: Int) -> GroupRun? {
+    subscript(runIndex: Int) -> GroupRun? {
         _read {
-            if let position = positions[slot] {
+            if let position = positions[runIndex] {
                 yield storage[position]
             } else {
                 yield nil
             }
         }
         _modify {
-            if let position = positions[slot] {
+            if let position = positions[runIndex] {
                 yield &storage[position]
                 if storage[position] == nil {
-                    positions[slot] = nil
+                    positions[runIndex] = nil
                     free.append(position)
                 }
             } else {
                 var added: GroupRun? = nil
                 yield &added
-                if let added { insert(added, at: slot) }
+                if let added { insert(added, at: runIndex) }
             }
         }
     }
 
-    /// Removes the group in `slot` and returns it, if there is one.
-    mutating func removeValue(forKey slot: Int) -> GroupRun? {
-        guard let position = positions.removeValue(forKey: slot) else { return nil }
+    /// Removes the group in `runIndex` and returns it, if there is one.
+    mutating func removeValue(forKey runIndex: Int) -> GroupRun? {
+        guard let position = positions.removeValue(forKey: runIndex) else { return nil }
         defer {
             storage[position] = nil
             free.append(position)
@@ -51,12 +51,12 @@ struct RunTable: Sendable {
         return storage[position]
     }
 
-    private mutating func insert(_ run: GroupRun, at slot: Int) {
+    private mutating func insert(_ run: GroupRun, at runIndex: Int) {
         if let position = free.popLast() {
             storage[position] = run
-            positions[slot] = position
+            positions[runIndex] = position
         } else {
-            positions[slot] = storage.count
+            positions[runIndex] = storage.count
             storage.append(run)
         }
     }

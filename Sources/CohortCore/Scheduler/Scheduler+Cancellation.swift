@@ -8,8 +8,8 @@ extension Scheduler {
     public mutating func cancelGroup(_ id: String, reason: String, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
-        guard let slot = runByID[id] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
-        cancelGroup(slot, 0, reason: reason, now: now)
+        guard let runIndex = runByID[id] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        cancelGroup(runIndex, 0, reason: reason, now: now)
         settle(now: now)
         return takeActions()
     }
@@ -21,34 +21,34 @@ extension Scheduler {
     public mutating func cancelChild(_ id: String, path: String, reason: String, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
-        guard let slot = runByID[id], let plan = runs[slot]?.plan else {
+        guard let runIndex = runByID[id], let plan = runs[runIndex]?.plan else {
             throw SchedulerError(.notFound, "no group \"\(id)\"")
         }
         guard let node = plan.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
         if node < plan.flat.leaves.count {
-            cancelLeaf(slot, node, reason: reason, cause: .explicit, now: now)
+            cancelLeaf(runIndex, node, reason: reason, cause: .explicit, now: now)
         } else {
-            cancelGroup(slot, node - plan.flat.leaves.count, reason: reason, now: now)
+            cancelGroup(runIndex, node - plan.flat.leaves.count, reason: reason, now: now)
         }
         settle(now: now)
         return takeActions()
     }
 
     /// Cancels group `group` of a run (0: the whole run) and everything inside it.
-    mutating func cancelGroup(_ slot: Int, _ group: Int, reason: String, now: Timestamp) {
-        guard let state = runs[slot]?.groups[group], !state.phase.isFinished else { return }
-        let plan = runs[slot]!.plan
-        if state.cancelReason == nil { runs[slot]!.groups[group].cancelReason = reason }
+    mutating func cancelGroup(_ runIndex: Int, _ group: Int, reason: String, now: Timestamp) {
+        guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { return }
+        let plan = runs[runIndex]!.plan
+        if state.cancelReason == nil { runs[runIndex]!.groups[group].cancelReason = reason }
         // Inner groups count as cancelled too (their outcome is `cancelled`, not `failed`).
         for inner in plan.flat.groups.indices where inner != group && isWithin(plan, inner, group) {
-            if runs[slot]!.groups[inner].cancelReason == nil, !runs[slot]!.groups[inner].phase.isFinished {
-                runs[slot]!.groups[inner].cancelReason = reason
+            if runs[runIndex]!.groups[inner].cancelReason == nil, !runs[runIndex]!.groups[inner].phase.isFinished {
+                runs[runIndex]!.groups[inner].cancelReason = reason
             }
         }
         for leaf in plan.flat.groups[group].leaves {
-            cancelLeaf(slot, leaf, reason: reason, cause: .group, now: now)
+            cancelLeaf(runIndex, leaf, reason: reason, cause: .group, now: now)
         }
     }
 
@@ -64,19 +64,19 @@ extension Scheduler {
 
     /// Cancels one leaf: at once if no worker has it, else by a cancel to the worker that
     /// names the attempt (the leaf finishes when the worker reports back).
-    mutating func cancelLeaf(_ slot: Int, _ leaf: Int, reason: String, cause: CancelCause, now: Timestamp) {
-        guard let child = runs[slot]?.children[leaf], !child.isDone else { return }
-        if child.cancelCause == nil { runs[slot]!.children[leaf].cancelCause = cause }
+    mutating func cancelLeaf(_ runIndex: Int, _ leaf: Int, reason: String, cause: CancelCause, now: Timestamp) {
+        guard let child = runs[runIndex]?.children[leaf], !child.isDone else { return }
+        if child.cancelCause == nil { runs[runIndex]!.children[leaf].cancelCause = cause }
         switch child.stage {
         case .dispatched, .started:
             guard child.cancelling == nil, let worker = child.worker else { return }
-            runs[slot]!.children[leaf].cancelling = reason
-            let plan = runs[slot]!.plan
-            let ref = AttemptRef(id: child.taskID, group: plan.id, path: plan.flat.leaves[leaf].path, attempt: child.attempt)
+            runs[runIndex]!.children[leaf].cancelling = reason
+            let plan = runs[runIndex]!.plan
+            let ref = AttemptRef(id: child.attemptID, group: plan.id, path: plan.flat.leaves[leaf].path, attempt: child.attempt)
             actions.append(.cancel(worker, ref, reason: reason))
-            withdrawLocalRequests(of: child.taskID, worker: worker, now: now)
+            withdrawLocalRequests(of: child.attemptID, worker: worker, now: now)
         default:
-            finishLeaf(slot, leaf, .cancelled, message: reason, now: now)
+            finishLeaf(runIndex, leaf, .cancelled, message: reason, now: now)
         }
     }
 }

@@ -16,12 +16,12 @@ extension Scheduler {
     /// running there is denied. A request the attempt already made (the worker asks again in
     /// a new session) is answered with its grant again if it has one, else goes on waiting.
     public mutating func lockRequested(
-        _ request: UInt64, by worker: WorkerID, for ref: AttemptRef, categories: [String], now: Timestamp
+        _ request: UInt64, by worker: SessionID, for ref: AttemptRef, categories: [String], now: Timestamp
     ) -> [SchedulerAction] {
         membership.heard(worker, now: now)
         let holder = LockHolder.local(attempt: ref.id, request: request)
         guard let location = try? current(ref, on: worker),
-            runs[location.slot]!.children[location.leaf].cancelling == nil
+            runs[location.runIndex]!.children[location.leaf].cancelling == nil
         else {
             return [.deny(worker, request: request, .denied, reason: "attempt \(ref) is not running on \(worker)")]
         }
@@ -29,11 +29,11 @@ extension Scheduler {
             guard let tokens = locks.tokens(of: holder) else { return [] }
             return [.grant(worker, request: request, tokens: tokens)]
         }
-        let plan = runs[location.slot]!.plan
+        let plan = runs[location.runIndex]!.plan
         let leaf = plan.flat.leaves[location.leaf]
         let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
         localByAttempt[ref.id, default: []].append(request)
-        if let grant = locks.request(holder, levels: localLevels(categories, of: plan, leaf: location.leaf, taskID: ref.id), owner: owner) {
+        if let grant = locks.request(holder, levels: localLevels(categories, of: plan, leaf: location.leaf, attemptID: ref.id), owner: owner) {
             recordLocalGrant(ref.id, request: request, tokens: grant.tokens)
             return [.grant(worker, request: request, tokens: grant.tokens)]
         }
@@ -42,7 +42,7 @@ extension Scheduler {
 
     /// The levels of a local request: the attempt's own categories from its table, the others
     /// from the enclosing groups' tables or the cluster's.
-    private func localLevels(_ categories: some Sequence<String>, of plan: GroupPlan, leaf: Int, taskID: UInt64) -> [LockLevel] {
+    private func localLevels(_ categories: some Sequence<String>, of plan: GroupPlan, leaf: Int, attemptID: UInt64) -> [LockLevel] {
         let leaf = plan.flat.leaves[leaf]
         var attemptScoped = Set<String>()
         var others: [String] = []
@@ -50,36 +50,36 @@ extension Scheduler {
             if leaf.exclusive.contains(category) { attemptScoped.insert(category) } else { others.append(category) }
         }
         return plan.lockLevels(for: others.sorted(), ancestors: leaf.ancestors)
-            + [LockLevel(scope: .attempt(taskID), categories: attemptScoped)]
+            + [LockLevel(scope: .attempt(attemptID), categories: attemptScoped)]
     }
 
     /// The worker gives back a grant (or withdraws a request not granted yet); whatever that
     /// makes possible is granted.
-    public mutating func lockReleased(_ request: UInt64, by worker: WorkerID, now: Timestamp) -> [SchedulerAction] {
+    public mutating func lockReleased(_ request: UInt64, by worker: SessionID, now: Timestamp) -> [SchedulerAction] {
         membership.heard(worker, now: now)
-        guard let taskID = attemptsByWorker[worker]?.first(where: { localByAttempt[$0]?.contains(request) == true })
+        guard let attemptID = attemptsByWorker[worker]?.first(where: { localByAttempt[$0]?.contains(request) == true })
         else { return [] }
-        localByAttempt[taskID]?.removeAll { $0 == request }
-        if localByAttempt[taskID]?.isEmpty == true { localByAttempt[taskID] = nil }
-        if recordsFinishes { localLockChanges.append(.released(taskID: taskID, request: request)) }
-        handleGrants(locks.remove(.local(attempt: taskID, request: request)), now: now)
+        localByAttempt[attemptID]?.removeAll { $0 == request }
+        if localByAttempt[attemptID]?.isEmpty == true { localByAttempt[attemptID] = nil }
+        if recordsFinishes { localLockChanges.append(.released(attemptID: attemptID, request: request)) }
+        handleGrants(locks.remove(.local(attempt: attemptID, request: request)), now: now)
         settle(now: now)
         return takeActions()
     }
 
     /// The worker withdraws a request (its waiter was cancelled). Withdrawing a request that
     /// was granted meanwhile releases it; it never affects another holder.
-    public mutating func lockWithdrawn(_ request: UInt64, by worker: WorkerID, now: Timestamp) -> [SchedulerAction] {
+    public mutating func lockWithdrawn(_ request: UInt64, by worker: SessionID, now: Timestamp) -> [SchedulerAction] {
         lockReleased(request, by: worker, now: now)
     }
 
     /// An attempt is being cancelled: its local requests that wait are withdrawn for it, and
     /// the worker is told (`cancelled`). Granted ones stay until the attempt finishes.
-    mutating func withdrawLocalRequests(of taskID: UInt64, worker: WorkerID, now: Timestamp) {
-        guard let requests = localByAttempt[taskID] else { return }
+    mutating func withdrawLocalRequests(of attemptID: UInt64, worker: SessionID, now: Timestamp) {
+        guard let requests = localByAttempt[attemptID] else { return }
         var kept: [UInt64] = []
         for request in requests {
-            let holder = LockHolder.local(attempt: taskID, request: request)
+            let holder = LockHolder.local(attempt: attemptID, request: request)
             if locks.state(of: holder).granted {
                 kept.append(request)
                 continue
@@ -87,17 +87,17 @@ extension Scheduler {
             handleGrants(locks.remove(holder), now: now)
             actions.append(.deny(worker, request: request, .cancelled, reason: "its attempt is being cancelled"))
         }
-        localByAttempt[taskID] = kept.isEmpty ? nil : kept
+        localByAttempt[attemptID] = kept.isEmpty ? nil : kept
     }
 
     /// Notes a local grant for the journal.
-    mutating func recordLocalGrant(_ taskID: UInt64, request: UInt64, tokens: [String: UInt64]) {
-        guard recordsFinishes, let location = attempts[taskID], let run = runs[location.slot] else { return }
+    mutating func recordLocalGrant(_ attemptID: UInt64, request: UInt64, tokens: [String: UInt64]) {
+        guard recordsFinishes, let location = attempts[attemptID], let run = runs[location.runIndex] else { return }
         localLockChanges.append(
             .granted(
                 LocalLockRecord(
                     group: run.plan.id, path: run.flat.leaves[location.leaf].path,
-                    attempt: run.children[location.leaf].attempt, taskID: taskID, request: request, tokens: tokens)))
+                    attempt: run.children[location.leaf].attempt, attemptID: attemptID, request: request, tokens: tokens)))
     }
 
     /// Local grants made and released since the last call, for the journal. Empty unless
@@ -112,15 +112,15 @@ extension Scheduler {
     /// orphans only): the attempt carries on if its worker reports it, and the grant with it;
     /// if nobody does, the attempt ends and the grant is revoked with it.
     mutating func restoreLocalGrant(_ record: LocalLockRecord) {
-        guard orphans.contains(record.taskID), let location = attempts[record.taskID], let run = runs[location.slot],
-            localByAttempt[record.taskID]?.contains(record.request) != true
+        guard orphans.contains(record.attemptID), let location = attempts[record.attemptID], let run = runs[location.runIndex],
+            localByAttempt[record.attemptID]?.contains(record.request) != true
         else { return }
-        let holder = LockHolder.local(attempt: record.taskID, request: record.request)
+        let holder = LockHolder.local(attempt: record.attemptID, request: record.request)
         let owner = LockOwner(
             group: run.plan.id, child: run.flat.leaves[location.leaf].path, attempt: record.attempt,
             worker: run.children[location.leaf].worker)
-        let levels = localLevels(record.tokens.keys, of: run.plan, leaf: location.leaf, taskID: record.taskID)
+        let levels = localLevels(record.tokens.keys, of: run.plan, leaf: location.leaf, attemptID: record.attemptID)
         guard locks.restoreGrant(holder, levels: levels, owner: owner, tokens: record.tokens) else { return }
-        localByAttempt[record.taskID, default: []].append(record.request)
+        localByAttempt[record.attemptID, default: []].append(record.request)
     }
 }

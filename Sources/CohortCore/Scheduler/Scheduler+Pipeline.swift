@@ -6,144 +6,144 @@ extension Scheduler {
     mutating func drainWork(now: Timestamp) {
         while let item = work.popFirst() {
             switch item {
-            case .unblocked(let slot, let leaf): leafUnblocked(slot, leaf, now: now)
-            case .nodeFinished(let slot, let node): nodeFinished(slot, node, now: now)
+            case .unblocked(let runIndex, let leaf): leafUnblocked(runIndex, leaf, now: now)
+            case .nodeFinished(let runIndex, let node): nodeFinished(runIndex, node, now: now)
             }
         }
     }
 
     /// Injection, enclosing groups' holds, placement check, own locks, queue.
-    private mutating func leafUnblocked(_ slot: Int, _ leaf: Int, now: Timestamp) {
-        guard let child = runs[slot]?.children[leaf], !child.isDone else { return }
+    private mutating func leafUnblocked(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
+        guard let child = runs[runIndex]?.children[leaf], !child.isDone else { return }
         guard child.remaining == 0, child.cancelling == nil else { return }
         switch child.stage {
         case .blocked, .awaitingHold, .parked, .retryWait: break
         default: return
         }
-        let plan = runs[slot]!.plan
+        let plan = runs[runIndex]!.plan
 
         if !child.injected, !plan.flat.leaves[leaf].inject.isEmpty {
-            switch injectedInput(slot, leaf) {
+            switch injectedInput(runIndex, leaf) {
             case .success(let input):
-                runs[slot]!.children[leaf].input = input
-                runs[slot]!.children[leaf].injected = true
+                runs[runIndex]!.children[leaf].input = input
+                runs[runIndex]!.children[leaf].injected = true
             case .failure(let failure):
-                if failure.phase == .cancelled { runs[slot]!.children[leaf].cancelCause = .propagated }
-                finishLeaf(slot, leaf, failure.phase, message: failure.message, now: now)
+                if failure.phase == .cancelled { runs[runIndex]!.children[leaf].cancelCause = .propagated }
+                finishLeaf(runIndex, leaf, failure.phase, message: failure.message, now: now)
                 return
             }
         }
 
         for group in plan.flat.leaves[leaf].ancestors {
-            switch runs[slot]!.groups[group].hold {
+            switch runs[runIndex]!.groups[group].hold {
             case .none, .granted:
                 continue
             case .notRequested:
-                if requestHold(slot, group, now: now) { continue }
+                if requestHold(runIndex, group, now: now) { continue }
                 fallthrough
             case .requested:
-                runs[slot]!.groups[group].waitingForHold.append(Int32(leaf))
-                setStage(slot, leaf, .awaitingHold, .waiting, now: now)
+                runs[runIndex]!.groups[group].waitingForHold.append(Int32(leaf))
+                setStage(runIndex, leaf, .awaitingHold, .waiting, now: now)
                 return
             case .released:
                 // The group finished: nothing inside it may start.
-                finishLeaf(slot, leaf, .cancelled, message: "its group finished before it could start", now: now)
+                finishLeaf(runIndex, leaf, .cancelled, message: "its group finished before it could start", now: now)
                 return
             }
         }
-        markGroupsStarted(slot, leaf, now: now)
-        placeOrPark(slot, leaf, now: now)
+        markGroupsStarted(runIndex, leaf, now: now)
+        placeOrPark(runIndex, leaf, now: now)
     }
 
     /// Requests a group's hold; true if granted at once.
-    private mutating func requestHold(_ slot: Int, _ group: Int, now: Timestamp) -> Bool {
-        let plan = runs[slot]!.plan
+    private mutating func requestHold(_ runIndex: Int, _ group: Int, now: Timestamp) -> Bool {
+        let plan = runs[runIndex]!.plan
         let levels = plan.lockLevels(for: plan.flat.groups[group].exclusive, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
-        runs[slot]!.groups[group].hold = .requested
-        guard let grant = locks.request(.group(run: slot, group: group), levels: levels, owner: owner) else { return false }
-        runs[slot]!.groups[group].hold = .granted
-        runs[slot]!.groups[group].tokens = grant.tokens
+        runs[runIndex]!.groups[group].hold = .requested
+        guard let grant = locks.request(.group(run: runIndex, group: group), levels: levels, owner: owner) else { return false }
+        runs[runIndex]!.groups[group].hold = .granted
+        runs[runIndex]!.groups[group].tokens = grant.tokens
         return true
     }
 
     /// A group's hold came through: its waiting leaves go on.
-    mutating func holdGranted(_ slot: Int, _ group: Int, tokens: [String: UInt64], now: Timestamp) {
-        guard runs[slot] != nil, runs[slot]!.groups[group].hold == .requested else { return }
-        runs[slot]!.groups[group].hold = .granted
-        runs[slot]!.groups[group].tokens = tokens
-        let waiting = runs[slot]!.groups[group].waitingForHold
-        runs[slot]!.groups[group].waitingForHold = []
-        for leaf in waiting { work.append(.unblocked(slot: slot, leaf: Int(leaf))) }
+    mutating func holdGranted(_ runIndex: Int, _ group: Int, tokens: [String: UInt64], now: Timestamp) {
+        guard runs[runIndex] != nil, runs[runIndex]!.groups[group].hold == .requested else { return }
+        runs[runIndex]!.groups[group].hold = .granted
+        runs[runIndex]!.groups[group].tokens = tokens
+        let waiting = runs[runIndex]!.groups[group].waitingForHold
+        runs[runIndex]!.groups[group].waitingForHold = []
+        for leaf in waiting { work.append(.unblocked(runIndex: runIndex, leaf: Int(leaf))) }
     }
 
     /// Marks the leaf's enclosing groups started (and arms nested groups' timeouts; the top
     /// level's runs from its submission) the first time one of their leaves is about to start.
-    mutating func markGroupsStarted(_ slot: Int, _ leaf: Int, now: Timestamp) {
-        let plan = runs[slot]!.plan
-        for group in plan.flat.leaves[leaf].ancestors where runs[slot]!.groups[group].startedAt == nil {
-            runs[slot]!.groups[group].startedAt = now
-            runs[slot]!.groups[group].phase = .running
+    mutating func markGroupsStarted(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
+        let plan = runs[runIndex]!.plan
+        for group in plan.flat.leaves[leaf].ancestors where runs[runIndex]!.groups[group].startedAt == nil {
+            runs[runIndex]!.groups[group].startedAt = now
+            runs[runIndex]!.groups[group].phase = .running
             if group == 0 {
-                runs[slot]!.phase = .running
-                runs[slot]!.startedAt = now
+                runs[runIndex]!.phase = .running
+                runs[runIndex]!.startedAt = now
             } else {
-                notifyGroup(slot, group)
+                notifyGroup(runIndex, group)
             }
             if group != 0, let timeout = plan.flat.groups[group].timeout {
-                timers.schedule(.groupTimeout(slot: slot, group: group), at: now + timeout)
+                timers.schedule(.groupTimeout(runIndex: runIndex, group: group), at: now + timeout)
             }
         }
     }
 
     /// Parks the leaf if no connected worker can run it; otherwise starts an attempt, asks for
     /// its locks and queues it once they are granted.
-    mutating func placeOrPark(_ slot: Int, _ leaf: Int, now: Timestamp) {
-        let plan = runs[slot]!.plan
+    mutating func placeOrPark(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
+        let plan = runs[runIndex]!.plan
         let placement = Int(plan.placement[leaf])
         if capable[placement].isEmpty {
-            parked[placement].append(QueueEntry(slot: slot, leaf: Int32(leaf), taskID: 0))
-            setStage(slot, leaf, .parked, .waiting, now: now)
+            parked[placement].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: 0))
+            setStage(runIndex, leaf, .parked, .waiting, now: now)
             return
         }
-        let taskID = beginAttempt(slot, leaf)
+        let attemptID = beginAttempt(runIndex, leaf)
         let flatLeaf = plan.flat.leaves[leaf]
         if !flatLeaf.exclusive.isEmpty {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
-            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: runs[slot]!.children[leaf].attempt)
-            if locks.request(.attempt(taskID), levels: levels, owner: owner) == nil {
-                setStage(slot, leaf, .locking, .waiting, now: now)
+            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]!.children[leaf].attempt)
+            if locks.request(.attempt(attemptID), levels: levels, owner: owner) == nil {
+                setStage(runIndex, leaf, .locking, .waiting, now: now)
                 return
             }
         }
-        enqueue(slot, leaf, now: now)
+        enqueue(runIndex, leaf, now: now)
     }
 
     /// A new attempt: a fresh id, the next number.
-    private mutating func beginAttempt(_ slot: Int, _ leaf: Int) -> UInt64 {
-        let taskID = nextTaskID
-        nextTaskID += 1
-        runs[slot]!.children[leaf].attempt += 1
-        runs[slot]!.children[leaf].taskID = taskID
-        runs[slot]!.children[leaf].retryAt = nil
-        attempts[taskID] = AttemptLocation(slot: slot, leaf: leaf)
-        return taskID
+    private mutating func beginAttempt(_ runIndex: Int, _ leaf: Int) -> UInt64 {
+        let attemptID = nextAttemptID
+        nextAttemptID += 1
+        runs[runIndex]!.children[leaf].attempt += 1
+        runs[runIndex]!.children[leaf].attemptID = attemptID
+        runs[runIndex]!.children[leaf].retryAt = nil
+        attempts[attemptID] = AttemptLocation(runIndex: runIndex, leaf: leaf)
+        return attemptID
     }
 
     /// Locks held: queue the attempt for placement.
-    mutating func enqueue(_ slot: Int, _ leaf: Int, now: Timestamp) {
-        let placement = Int(runs[slot]!.plan.placement[leaf])
-        queues[placement].append(QueueEntry(slot: slot, leaf: Int32(leaf), taskID: runs[slot]!.children[leaf].taskID))
+    mutating func enqueue(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
+        let placement = Int(runs[runIndex]!.plan.placement[leaf])
+        queues[placement].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: runs[runIndex]!.children[leaf].attemptID))
         queuedCount += 1
-        setStage(slot, leaf, .queued, .ready, now: now)
+        setStage(runIndex, leaf, .queued, .ready, now: now)
     }
 
     /// The leaf's input with its producers' outputs injected, or why it cannot be built.
-    private func injectedInput(_ slot: Int, _ leaf: Int) -> Result<JSONValue, InjectionFailure> {
-        let plan = runs[slot]!.plan
+    private func injectedInput(_ runIndex: Int, _ leaf: Int) -> Result<JSONValue, InjectionFailure> {
+        let plan = runs[runIndex]!.plan
         var input = plan.flat.leaves[leaf].input
         for injection in plan.flat.leaves[leaf].inject {
-            let producer = runs[slot]!.children[injection.producer]
+            let producer = runs[runIndex]!.children[injection.producer]
             switch producer.phase {
             case .succeeded: break
             case .failed:
@@ -168,20 +168,20 @@ extension Scheduler {
 
     // MARK: Status changes
 
-    mutating func setStage(_ slot: Int, _ leaf: Int, _ stage: ChildRun.Stage, _ phase: ChildPhase, now: Timestamp) {
-        runs[slot]!.children[leaf].stage = stage
-        let changed = runs[slot]!.children[leaf].phase != phase
-        runs[slot]!.children[leaf].phase = phase
-        if changed || stage == .awaitingHold || stage == .parked || stage == .locking { notifyLeaf(slot, leaf) }
+    mutating func setStage(_ runIndex: Int, _ leaf: Int, _ stage: ChildRun.Stage, _ phase: ChildPhase, now: Timestamp) {
+        runs[runIndex]!.children[leaf].stage = stage
+        let changed = runs[runIndex]!.children[leaf].phase != phase
+        runs[runIndex]!.children[leaf].phase = phase
+        if changed || stage == .awaitingHold || stage == .parked || stage == .locking { notifyLeaf(runIndex, leaf) }
     }
 
-    mutating func notifyLeaf(_ slot: Int, _ leaf: Int) {
-        guard let run = runs[slot], run.watched else { return }
+    mutating func notifyLeaf(_ runIndex: Int, _ leaf: Int) {
+        guard let run = runs[runIndex], run.watched else { return }
         actions.append(.childChanged(group: run.id, leafSnapshot(run, leaf)))
     }
 
-    mutating func notifyGroup(_ slot: Int, _ group: Int) {
-        guard let run = runs[slot], run.watched, group != 0 else { return }
+    mutating func notifyGroup(_ runIndex: Int, _ group: Int) {
+        guard let run = runs[runIndex], run.watched, group != 0 else { return }
         actions.append(.childChanged(group: run.id, groupSnapshot(run, group)))
     }
 }

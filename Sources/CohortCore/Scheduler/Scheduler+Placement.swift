@@ -14,10 +14,10 @@ struct PlacementClass: Hashable, Sendable {
 /// An attempt waiting in a placement queue (or parked). Stale entries (the child moved on,
 /// was cancelled or has a newer attempt) are skipped when met.
 struct QueueEntry: Sendable {
-    var slot: Int
+    var runIndex: Int
     var leaf: Int32
     /// The attempt queued; 0 for a parked leaf (it has no attempt yet).
-    var taskID: UInt64
+    var attemptID: UInt64
 }
 
 extension Scheduler {
@@ -35,7 +35,7 @@ extension Scheduler {
     }
 
     /// Ready workers that offer the class's kind and labels, by id.
-    func capableWorkers(for placement: PlacementClass) -> [WorkerID] {
+    func capableWorkers(for placement: PlacementClass) -> [SessionID] {
         membership.workers.values
             .filter { $0.state == .ready && $0.offers(kind: placement.kind, labels: placement.requires) }
             .map(\.id).sorted()
@@ -51,8 +51,8 @@ extension Scheduler {
             parked[index] = []
             for entry in entries {
                 let leaf = Int(entry.leaf)
-                guard runs[entry.slot]?.children[leaf].stage == .parked else { continue }
-                placeOrPark(entry.slot, leaf, now: now)
+                guard runs[entry.runIndex]?.children[leaf].stage == .parked else { continue }
+                placeOrPark(entry.runIndex, leaf, now: now)
             }
         }
     }
@@ -75,7 +75,7 @@ extension Scheduler {
     private mutating func fill(_ index: Int, now: Timestamp) {
         while let entry = queues[index].first {
             let leaf = Int(entry.leaf)
-            guard let child = runs[entry.slot]?.children[leaf], child.stage == .queued, child.taskID == entry.taskID else {
+            guard let child = runs[entry.runIndex]?.children[leaf], child.stage == .queued, child.attemptID == entry.attemptID else {
                 queues[index].removeFirst()
                 queuedCount -= 1
                 continue
@@ -83,7 +83,7 @@ extension Scheduler {
             guard let worker = pickWorker(index) else { return }
             queues[index].removeFirst()
             queuedCount -= 1
-            dispatch(entry.slot, leaf, to: worker, now: now)
+            dispatch(entry.runIndex, leaf, to: worker, now: now)
         }
     }
 
@@ -93,7 +93,7 @@ extension Scheduler {
     /// turns: the search starts after the worker the class last chose, so work that runs one
     /// at a time (a shared `exclusive` category, a chain) does not always land on the same
     /// worker just because every worker is idle when it is placed.
-    private mutating func pickWorker(_ index: Int) -> WorkerID? {
+    private mutating func pickWorker(_ index: Int) -> SessionID? {
         let extra = classes[index].exclusive ? 0 : configuration.prefetch
         let candidates = capable[index]
         guard !candidates.isEmpty else { return nil }
@@ -116,31 +116,31 @@ extension Scheduler {
         return best.record.id
     }
 
-    private mutating func dispatch(_ slot: Int, _ leaf: Int, to worker: WorkerID, now: Timestamp) {
-        let taskID = runs[slot]!.children[leaf].taskID
-        attempts[taskID]?.dispatched = true
-        attemptsByWorker[worker, default: []].insert(taskID)
+    private mutating func dispatch(_ runIndex: Int, _ leaf: Int, to worker: SessionID, now: Timestamp) {
+        let attemptID = runs[runIndex]!.children[leaf].attemptID
+        attempts[attemptID]?.dispatched = true
+        attemptsByWorker[worker, default: []].insert(attemptID)
         membership.addInFlight(1, to: worker)
-        runs[slot]!.children[leaf].worker = worker
-        runs[slot]!.children[leaf].sentAttempt = runs[slot]!.children[leaf].attempt
-        runs[slot]!.children[leaf].stage = .dispatched
-        runs[slot]!.children[leaf].startedAt = nil
-        let plan = runs[slot]!.plan
+        runs[runIndex]!.children[leaf].worker = worker
+        runs[runIndex]!.children[leaf].sentAttempt = runs[runIndex]!.children[leaf].attempt
+        runs[runIndex]!.children[leaf].stage = .dispatched
+        runs[runIndex]!.children[leaf].startedAt = nil
+        let plan = runs[runIndex]!.plan
         let flatLeaf = plan.flat.leaves[leaf]
-        let ref = AttemptRef(id: taskID, group: plan.id, path: flatLeaf.path, attempt: runs[slot]!.children[leaf].attempt)
+        let ref = AttemptRef(id: attemptID, group: plan.id, path: flatLeaf.path, attempt: runs[runIndex]!.children[leaf].attempt)
         var own: [String: UInt64] = [:]
         if !flatLeaf.exclusive.isEmpty {
-            own = locks.tokens(of: .attempt(taskID)) ?? [:]
+            own = locks.tokens(of: .attempt(attemptID)) ?? [:]
             locks.setOwner(
-                LockOwner(group: plan.id, child: flatLeaf.path, attempt: ref.attempt, worker: worker), of: .attempt(taskID))
+                LockOwner(group: plan.id, child: flatLeaf.path, attempt: ref.attempt, worker: worker), of: .attempt(attemptID))
         }
-        let input = (runs[slot]!.children[leaf].input ?? flatLeaf.input).jsonData()
-        let tokens = runs[slot]!.tokens(forLeaf: leaf, own: own)
+        let input = (runs[runIndex]!.children[leaf].input ?? flatLeaf.input).jsonData()
+        let tokens = runs[runIndex]!.tokens(forLeaf: leaf, own: own)
         actions.append(
             .dispatch(
                 worker,
                 DispatchOrder(ref: ref, kind: flatLeaf.run, input: input, tokens: tokens, timeout: flatLeaf.timeout)))
-        notifyLeaf(slot, leaf)
+        notifyLeaf(runIndex, leaf)
     }
 
     /// Warnings for a new run: kinds (or kinds with labels) no connected worker offers.

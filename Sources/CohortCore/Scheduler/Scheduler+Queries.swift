@@ -12,7 +12,7 @@ extension Scheduler {
     /// One group with every child (nested groups and procedures), depth-first in spec order.
     /// - Throws: ``SchedulerError`` `notFound`.
     public func groupSnapshot(_ id: String) throws(SchedulerError) -> GroupSnapshot {
-        guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         var snapshot = overview(run)
         snapshot.children.reserveCapacity(run.leafCount + run.flat.groups.count - 1)
         appendChildren(of: 0, in: run, to: &snapshot.children)
@@ -22,14 +22,14 @@ extension Scheduler {
     /// The CURVE key (Z85) of the client that submitted group `id`: `.some(nil)` for a group
     /// submitted without CURVE, `nil` for no such group.
     public func groupOwner(_ id: String) -> String?? {
-        guard let slot = runByID[id], let run = runs[slot] else { return nil }
+        guard let runIndex = runByID[id], let run = runs[runIndex] else { return nil }
         return .some(run.plan.owner)
     }
 
     /// One child's status (a procedure or nested group).
     /// - Throws: ``SchedulerError`` `notFound`.
     public func childSnapshot(_ id: String, path: String) throws(SchedulerError) -> ChildSnapshot {
-        guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         guard let node = run.nodeByPath[path], path != "" else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
@@ -41,7 +41,7 @@ extension Scheduler {
     /// failure or cancellation.
     /// - Throws: ``SchedulerError`` `notFound`, also if it has not finished (docs/protocol.md §7).
     public func result(_ id: String, path: String?) throws(SchedulerError) -> AttemptOutcome {
-        guard let slot = runByID[id], let run = runs[slot] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         let path = path ?? ""
         guard let node = run.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
@@ -84,7 +84,7 @@ extension Scheduler {
     public func lockSnapshot() -> [LockSnapshot] { locks.snapshot() }
 
     /// A worker session's name, also after it left.
-    public func workerName(_ id: WorkerID) -> String? { workerNames[id] }
+    public func workerName(_ id: SessionID) -> String? { workerNames[id] }
 
     // MARK: Building snapshots
 
@@ -125,7 +125,7 @@ extension Scheduler {
         case .parked:
             reason = unplaceableReason(classes[Int(run.placement[leaf])]) ?? "waiting for a worker"
         case .locking:
-            reason = lockReason(.attempt(child.taskID), categories: flatLeaf.exclusive)
+            reason = lockReason(.attempt(child.attemptID), categories: flatLeaf.exclusive)
         case .queued:
             if run.placement.indices.contains(leaf), let why = unplaceableReason(classes[Int(run.placement[leaf])]) {
                 phase = .waiting
@@ -173,7 +173,7 @@ extension Scheduler {
 
     private func holdReason(_ run: GroupRun, _ group: Int) -> String {
         let name = run.flat.groups[group].path.isEmpty ? "the group" : "group \"\(run.flat.groups[group].path)\""
-        let why = lockReason(.group(run: run.slot, group: group), categories: run.flat.groups[group].exclusive)
+        let why = lockReason(.group(run: run.runIndex, group: group), categories: run.flat.groups[group].exclusive)
         return "\(name) \(why)"
     }
 
@@ -188,15 +188,15 @@ extension Scheduler {
 
     private func describe(_ holder: LockHolder) -> String {
         switch holder {
-        case .attempt(let taskID):
-            guard let location = attempts[taskID], let run = runs[location.slot] else { return "an attempt" }
+        case .attempt(let attemptID):
+            guard let location = attempts[attemptID], let run = runs[location.runIndex] else { return "an attempt" }
             return "\(run.id)/\(run.flat.leaves[location.leaf].path)"
-        case .group(let slot, let group):
-            guard let run = runs[slot] else { return "a group" }
+        case .group(let runIndex, let group):
+            guard let run = runs[runIndex] else { return "a group" }
             let path = run.flat.groups[group].path
             return path.isEmpty ? run.id : "\(run.id)/\(path)"
-        case .local(let taskID, _):
-            guard let location = attempts[taskID], let run = runs[location.slot] else { return "a procedure" }
+        case .local(let attemptID, _):
+            guard let location = attempts[attemptID], let run = runs[location.runIndex] else { return "a procedure" }
             let worker = run.children[location.leaf].worker
             return "a procedure of \(run.id)/\(run.flat.leaves[location.leaf].path) on "
                 + (worker.map { workerNames[$0] ?? $0.description } ?? "its worker")

@@ -22,7 +22,7 @@ extension Scheduler {
     static let pastSessionBase: UInt64 = 1 << 62
 
     /// Whether `worker` is a session of an earlier coordinator incarnation.
-    static func isPastSession(_ worker: WorkerID) -> Bool { worker.rawValue >= pastSessionBase }
+    static func isPastSession(_ worker: SessionID) -> Bool { worker.rawValue >= pastSessionBase }
 
     /// Children that finished since the last call, as journal records (outcome, output, the
     /// latest attempt sent to a worker, its worker). Empty unless ``recordsFinishes`` is set.
@@ -33,12 +33,12 @@ extension Scheduler {
     }
 
     /// Records a leaf that just finished (its phase, output, error and times are set).
-    mutating func recordFinish(_ slot: Int, _ leaf: Int) {
-        let child = runs[slot]!.children[leaf]
+    mutating func recordFinish(_ runIndex: Int, _ leaf: Int) {
+        let child = runs[runIndex]!.children[leaf]
         finished.append(
             ChildRecord(
-                group: runs[slot]!.plan.id, path: runs[slot]!.plan.flat.leaves[leaf].path, attempt: child.sentAttempt,
-                taskID: 0, state: .finished(child.phase), output: child.output,
+                group: runs[runIndex]!.plan.id, path: runs[runIndex]!.plan.flat.leaves[leaf].path, attempt: child.sentAttempt,
+                attemptID: 0, state: .finished(child.phase), output: child.output,
                 outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error, worker: child.worker.flatMap { workerNames[$0] },
                 startedAt: child.startedAt, finishedAt: child.finishedAt))
     }
@@ -57,17 +57,17 @@ extension Scheduler {
         _ groups: [RestoredGroup], lastTokens: [String: UInt64], grace: Duration, now: Timestamp
     ) -> [SchedulerAction] {
         locks.lastTokens = lastTokens
-        var pastSessions: [String: WorkerID] = [:]
-        func session(_ name: String?) -> WorkerID? {
+        var pastSessions: [String: SessionID] = [:]
+        func session(_ name: String?) -> SessionID? {
             guard let name else { return nil }
             if let id = pastSessions[name] { return id }
-            let id = WorkerID(Self.pastSessionBase + UInt64(pastSessions.count))
+            let id = SessionID(Self.pastSessionBase + UInt64(pastSessions.count))
             pastSessions[name] = id
             workerNames[id] = name
             return id
         }
-        var finishes: [(slot: Int, leaf: Int, record: ChildRecord, phase: ChildPhase)] = []
-        var cancels: [(slot: Int, path: String, reason: String)] = []
+        var finishes: [(runIndex: Int, leaf: Int, record: ChildRecord, phase: ChildPhase)] = []
+        var cancels: [(runIndex: Int, path: String, reason: String)] = []
         for group in groups.sorted(by: { $0.sequence < $1.sequence }) where runByID[group.id] == nil {
             submissions = max(submissions, group.sequence)
             let plan = addRun(
@@ -75,45 +75,45 @@ extension Scheduler {
                 submittedAt: group.submittedAt)
             for record in group.children {
                 guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
-                runs[plan.slot]!.children[leaf].attempt = record.attempt
-                runs[plan.slot]!.children[leaf].sentAttempt = record.attempt
-                runs[plan.slot]!.children[leaf].counted = record.attempt
-                runs[plan.slot]!.children[leaf].worker = session(record.worker)
-                runs[plan.slot]!.children[leaf].startedAt = record.startedAt
+                runs[plan.runIndex]!.children[leaf].attempt = record.attempt
+                runs[plan.runIndex]!.children[leaf].sentAttempt = record.attempt
+                runs[plan.runIndex]!.children[leaf].counted = record.attempt
+                runs[plan.runIndex]!.children[leaf].worker = session(record.worker)
+                runs[plan.runIndex]!.children[leaf].startedAt = record.startedAt
                 switch record.state {
                 case .inFlight:
                     restoreOrphan(plan, leaf, record, now: now)
                 case .finished(let phase):
-                    finishes.append((plan.slot, leaf, record, phase))
+                    finishes.append((plan.runIndex, leaf, record, phase))
                 }
             }
             for record in group.localLocks { restoreLocalGrant(record) }
-            cancels += group.cancels.map { (plan.slot, $0.path, $0.reason) }
+            cancels += group.cancels.map { (plan.runIndex, $0.path, $0.reason) }
         }
         // Outcomes in the order they happened, so propagation replays as it ran.
         finishes.sort { ($0.record.finishedAt ?? now) < ($1.record.finishedAt ?? now) }
         for finish in finishes {
-            runs[finish.slot]!.children[finish.leaf].outputTruncated = finish.record.outputTruncated
+            runs[finish.runIndex]!.children[finish.leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
-                finish.slot, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
+                finish.runIndex, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
                 now: finish.record.finishedAt ?? now)
             drainWork(now: finish.record.finishedAt ?? now)
         }
         for cancel in cancels {
-            guard let plan = runs[cancel.slot]?.plan, let node = plan.nodeByPath[cancel.path] else { continue }
+            guard let plan = runs[cancel.runIndex]?.plan, let node = plan.nodeByPath[cancel.path] else { continue }
             if node < plan.flat.leaves.count {
-                cancelLeaf(cancel.slot, node, reason: cancel.reason, cause: .explicit, now: now)
+                cancelLeaf(cancel.runIndex, node, reason: cancel.reason, cause: .explicit, now: now)
             } else {
-                cancelGroup(cancel.slot, node - plan.flat.leaves.count, reason: cancel.reason, now: now)
+                cancelGroup(cancel.runIndex, node - plan.flat.leaves.count, reason: cancel.reason, now: now)
             }
         }
         settle(now: now)
         // Finished groups keep the time and reason they finished with.
         for group in groups {
-            guard let outcome = group.outcome, let slot = runByID[group.id], runs[slot]!.phase.isFinished else { continue }
-            runs[slot]!.reason = outcome.reason
-            runs[slot]!.finishedAt = outcome.finishedAt
-            runs[slot]!.groups[0].finishedAt = outcome.finishedAt
+            guard let outcome = group.outcome, let runIndex = runByID[group.id], runs[runIndex]!.phase.isFinished else { continue }
+            runs[runIndex]!.reason = outcome.reason
+            runs[runIndex]!.finishedAt = outcome.finishedAt
+            runs[runIndex]!.groups[0].finishedAt = outcome.finishedAt
         }
         if !orphans.isEmpty { orphanDeadline = now + grace }
         finished.removeAll()
@@ -123,51 +123,51 @@ extension Scheduler {
 
     /// An attempt that was in flight: current again, on its past session, with its grants.
     private mutating func restoreOrphan(_ plan: GroupPlan, _ leaf: Int, _ record: ChildRecord, now: Timestamp) {
-        let slot = plan.slot
+        let runIndex = plan.runIndex
         let flatLeaf = plan.flat.leaves[leaf]
-        markGroupsStarted(slot, leaf, now: now)
+        markGroupsStarted(runIndex, leaf, now: now)
         // Enclosing groups' holds first: the attempt's own levels may be in their tables.
-        for group in flatLeaf.ancestors where runs[slot]!.groups[group].hold == .notRequested {
+        for group in flatLeaf.ancestors where runs[runIndex]!.groups[group].hold == .notRequested {
             let exclusive = plan.flat.groups[group].exclusive
             let levels = plan.lockLevels(for: exclusive, ancestors: plan.ancestors(ofGroup: group))
             let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
             let tokens = record.tokens.filter { exclusive.contains($0.key) }
-            guard locks.restoreGrant(.group(run: slot, group: group), levels: levels, owner: owner, tokens: tokens)
+            guard locks.restoreGrant(.group(run: runIndex, group: group), levels: levels, owner: owner, tokens: tokens)
             else { continue }
-            runs[slot]!.groups[group].hold = .granted
-            runs[slot]!.groups[group].tokens = locks.tokens(of: .group(run: slot, group: group)) ?? [:]
+            runs[runIndex]!.groups[group].hold = .granted
+            runs[runIndex]!.groups[group].tokens = locks.tokens(of: .group(run: runIndex, group: group)) ?? [:]
         }
-        let worker = runs[slot]!.children[leaf].worker ?? WorkerID(Self.pastSessionBase - 1)
+        let worker = runs[runIndex]!.children[leaf].worker ?? SessionID(Self.pastSessionBase - 1)
         if !flatLeaf.exclusive.isEmpty {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
             let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: record.attempt, worker: worker)
             let tokens = record.tokens.filter { flatLeaf.exclusive.contains($0.key) }
-            _ = locks.restoreGrant(.attempt(record.taskID), levels: levels, owner: owner, tokens: tokens)
+            _ = locks.restoreGrant(.attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens)
         }
-        runs[slot]!.children[leaf].worker = worker
-        runs[slot]!.children[leaf].taskID = record.taskID
-        runs[slot]!.children[leaf].counted = record.attempt - 1
-        runs[slot]!.children[leaf].stage = .started
-        runs[slot]!.children[leaf].phase = .running
-        runs[slot]!.children[leaf].injected = true
-        attempts[record.taskID] = AttemptLocation(slot: slot, leaf: leaf, dispatched: true)
-        attemptsByWorker[worker, default: []].insert(record.taskID)
-        nextTaskID = max(nextTaskID, record.taskID + 1)
-        orphans.insert(record.taskID)
+        runs[runIndex]!.children[leaf].worker = worker
+        runs[runIndex]!.children[leaf].attemptID = record.attemptID
+        runs[runIndex]!.children[leaf].counted = record.attempt - 1
+        runs[runIndex]!.children[leaf].stage = .started
+        runs[runIndex]!.children[leaf].phase = .running
+        runs[runIndex]!.children[leaf].injected = true
+        attempts[record.attemptID] = AttemptLocation(runIndex: runIndex, leaf: leaf, dispatched: true)
+        attemptsByWorker[worker, default: []].insert(record.attemptID)
+        nextAttemptID = max(nextAttemptID, record.attemptID + 1)
+        orphans.insert(record.attemptID)
     }
 
     /// A worker reports a restored attempt by its result (or start) without having listed it in
     /// READY (it finished while the coordinator was away): the worker adopts it first.
-    mutating func claimOrphan(_ ref: AttemptRef, by worker: WorkerID) {
+    mutating func claimOrphan(_ ref: AttemptRef, by worker: SessionID) {
         guard orphans.contains(ref.id), let location = attempts[ref.id],
-            let child = runs[location.slot]?.children[location.leaf], child.attempt == ref.attempt,
+            let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
             let old = child.worker, Self.isPastSession(old)
         else { return }
         orphans.remove(ref.id)
         attemptsByWorker[old]?.remove(ref.id)
         attemptsByWorker[worker, default: []].insert(ref.id)
         membership.addInFlight(1, to: worker)
-        runs[location.slot]!.children[location.leaf].worker = worker
+        runs[location.runIndex]!.children[location.leaf].worker = worker
     }
 
     /// A result for a restored attempt that arrived on a connection without a session: a
@@ -175,15 +175,15 @@ extension Scheduler {
     /// the worker has said HELLO again. The attempt's id names it (ids are unique across
     /// incarnations), so it is accepted as its past session's.
     /// - Throws: ``SchedulerError`` `notFound` unless `ref` is an orphan; what
-    ///   ``taskFinished(_:outcome:worker:startedAt:outputTruncated:now:)`` throws.
+    ///   ``attemptFinished(_:outcome:worker:startedAt:outputTruncated:now:)`` throws.
     public mutating func orphanFinished(
         _ ref: AttemptRef, outcome: AttemptOutcome, startedAt: Timestamp? = nil, outputTruncated: Bool = false,
         now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
         guard orphans.contains(ref.id), let location = attempts[ref.id],
-            let worker = runs[location.slot]?.children[location.leaf].worker
+            let worker = runs[location.runIndex]?.children[location.leaf].worker
         else { throw SchedulerError(.notFound, "attempt \(ref) is not a restored attempt awaiting its worker") }
-        return try taskFinished(
+        return try attemptFinished(
             ref, outcome: outcome, worker: worker, startedAt: startedAt, outputTruncated: outputTruncated, now: now)
     }
 
@@ -193,22 +193,22 @@ extension Scheduler {
         orphanDeadline = nil
         let expired = orphans.sorted()
         orphans = []
-        for taskID in expired {
-            guard let location = attempts[taskID], let child = runs[location.slot]?.children[location.leaf] else {
+        for attemptID in expired {
+            guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf] else {
                 continue
             }
-            let (slot, leaf) = (location.slot, location.leaf)
-            if let worker = child.worker { attemptsByWorker[worker]?.remove(taskID) }
-            attempts[taskID]!.dispatched = false
+            let (runIndex, leaf) = (location.runIndex, location.leaf)
+            if let worker = child.worker { attemptsByWorker[worker]?.remove(attemptID) }
+            attempts[attemptID]!.dispatched = false
             if let cancelling = child.cancelling {
-                finishLeaf(slot, leaf, .cancelled, message: cancelling, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, message: cancelling, now: now)
                 continue
             }
-            endAttempt(taskID, now: now)
-            runs[slot]!.children[leaf].error =
+            endAttempt(attemptID, now: now)
+            runs[runIndex]!.children[leaf].error =
                 "attempt \(child.attempt) was not reported by any worker after the coordinator restarted"
-            setStage(slot, leaf, .retryWait, .waiting, now: now)
-            work.append(.unblocked(slot: slot, leaf: leaf))
+            setStage(runIndex, leaf, .retryWait, .waiting, now: now)
+            work.append(.unblocked(runIndex: runIndex, leaf: leaf))
         }
     }
 }

@@ -8,7 +8,7 @@ extension Scheduler {
     /// reconnects while draining says so (`draining`): it is draining from the start, so no
     /// work is placed there between its READY and its `draining` message.
     public mutating func workerReady(
-        _ id: WorkerID, name: String, host: String, labels: [String], slots: Int, kinds: [String],
+        _ id: SessionID, name: String, host: String, labels: [String], slots: Int, kinds: [String],
         running: [AttemptRef] = [], draining: Bool = false, now: Timestamp
     ) -> [SchedulerAction] {
         let previous = membership.session(named: name).flatMap { $0 == id ? nil : $0 }
@@ -24,9 +24,9 @@ extension Scheduler {
     }
 
     /// Moves a still-running attempt to the worker's new session, or cancels it if unknown.
-    private mutating func adopt(_ ref: AttemptRef, by worker: WorkerID, now: Timestamp) {
+    private mutating func adopt(_ ref: AttemptRef, by worker: SessionID, now: Timestamp) {
         guard let location = attempts[ref.id], location.dispatched,
-            let child = runs[location.slot]?.children[location.leaf], child.attempt == ref.attempt,
+            let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
             let old = child.worker
         else {
             actions.append(.cancel(worker, ref, reason: supersededReason(ref)))
@@ -37,17 +37,17 @@ extension Scheduler {
         membership.addInFlight(-1, to: old)
         attemptsByWorker[worker, default: []].insert(ref.id)
         membership.addInFlight(1, to: worker)
-        runs[location.slot]!.children[location.leaf].worker = worker
+        runs[location.runIndex]!.children[location.leaf].worker = worker
         if child.stage == .dispatched {
-            runs[location.slot]!.children[location.leaf].stage = .started
-            runs[location.slot]!.children[location.leaf].phase = .running
+            runs[location.runIndex]!.children[location.leaf].stage = .started
+            runs[location.runIndex]!.children[location.leaf].phase = .running
         }
         if let reason = child.cancelling { actions.append(.cancel(worker, ref, reason: reason)) }
     }
 
     /// Why an attempt a worker still runs is not adopted: `superseded by attempt 3`, or unknown.
     func supersededReason(_ ref: AttemptRef) -> String {
-        if let slot = runByID[ref.group], let run = runs[slot], let node = run.nodeByPath[ref.path], node < run.leafCount,
+        if let runIndex = runByID[ref.group], let run = runs[runIndex], let node = run.nodeByPath[ref.path], node < run.leafCount,
             run.children[node].attempt > ref.attempt
         {
             return "superseded by attempt \(run.children[node].attempt)"
@@ -56,12 +56,12 @@ extension Scheduler {
     }
 
     /// The worker said something (any message counts as a heartbeat).
-    public mutating func workerHeard(_ id: WorkerID, now: Timestamp) {
+    public mutating func workerHeard(_ id: SessionID, now: Timestamp) {
         membership.heard(id, now: now)
     }
 
     /// The worker takes no new work; what it runs finishes there.
-    public mutating func workerDraining(_ id: WorkerID, now: Timestamp) -> [SchedulerAction] {
+    public mutating func workerDraining(_ id: SessionID, now: Timestamp) -> [SchedulerAction] {
         membership.heard(id, now: now)
         membership.setState(.draining, of: id)
         membershipChanged(now: now)
@@ -76,7 +76,7 @@ extension Scheduler {
     /// up their retry budget; a worker that is lost (silent, unreachable, killed) uses one
     /// attempt of each attempt it had started.
     public mutating func workerLost(
-        _ id: WorkerID, reason: String, handedBack: Bool = false, now: Timestamp
+        _ id: SessionID, reason: String, handedBack: Bool = false, now: Timestamp
     ) -> [SchedulerAction] {
         loseWorker(id, reason: reason, handedBack: handedBack, now: now)
         settle(now: now)
@@ -86,32 +86,32 @@ extension Scheduler {
     /// Revokes the session's grants and lock requests; each of its attempts gets a new attempt
     /// (if it never started, was handed back, or within the retry budget) or finishes:
     /// cancelled if it was being cancelled, else failed naming the worker and every attempt's error.
-    mutating func loseWorker(_ id: WorkerID, reason: String, handedBack: Bool = false, now: Timestamp) {
+    mutating func loseWorker(_ id: SessionID, reason: String, handedBack: Bool = false, now: Timestamp) {
         guard let record = membership.remove(id) else { return }
-        let taskIDs = (attemptsByWorker.removeValue(forKey: id) ?? []).sorted()
-        for taskID in taskIDs {
-            guard let location = attempts[taskID], let child = runs[location.slot]?.children[location.leaf] else {
+        let attemptIDs = (attemptsByWorker.removeValue(forKey: id) ?? []).sorted()
+        for attemptID in attemptIDs {
+            guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf] else {
                 continue
             }
-            let (slot, leaf) = (location.slot, location.leaf)
+            let (runIndex, leaf) = (location.runIndex, location.leaf)
             // The worker is gone: its counts and local requests go with it.
-            attempts[taskID]!.dispatched = false
+            attempts[attemptID]!.dispatched = false
             let message = "worker \(record.name) (\(id)) was lost: \(reason)"
             if let cancelling = child.cancelling {
-                finishLeaf(slot, leaf, .cancelled, message: cancelling, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, message: cancelling, now: now)
                 continue
             }
             let counts = child.stage == .started && !handedBack
-            if counts { runs[slot]!.children[leaf].counted += 1 }
-            let cancelled = runs[slot]!.flat.leaves[leaf].ancestors.contains { runs[slot]!.groups[$0].cancelReason != nil }
-            if runs[slot]!.children[leaf].counted < budget(slot, leaf) || !counts, !cancelled {
-                endAttempt(taskID, now: now)
-                runs[slot]!.children[leaf].error = message
-                if counts { runs[slot]!.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
-                setStage(slot, leaf, .retryWait, .waiting, now: now)
-                work.append(.unblocked(slot: slot, leaf: leaf))
+            if counts { runs[runIndex]!.children[leaf].counted += 1 }
+            let cancelled = runs[runIndex]!.flat.leaves[leaf].ancestors.contains { runs[runIndex]!.groups[$0].cancelReason != nil }
+            if runs[runIndex]!.children[leaf].counted < budget(runIndex, leaf) || !counts, !cancelled {
+                endAttempt(attemptID, now: now)
+                runs[runIndex]!.children[leaf].error = message
+                if counts { runs[runIndex]!.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
+                setStage(runIndex, leaf, .retryWait, .waiting, now: now)
+                work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             } else {
-                finishLeaf(slot, leaf, .failed, message: everyAttemptsError(slot, leaf, last: message), now: now)
+                finishLeaf(runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
             }
         }
         membershipChanged(now: now)

@@ -25,7 +25,7 @@ import Foundation
 /// - a lost worker's attempts get new attempts (within the retry budget; attempts that never
 ///   started do not count) and its grants are revoked.
 ///
-/// Cost: every event is a few dictionary lookups by attempt id and group slot, plus the
+/// Cost: every event is a few dictionary lookups by attempt id and run index, plus the
 /// placement pass over the classes of queued work (kind × labels); nothing scans every task.
 public struct Scheduler: Sendable {
     public let configuration: SchedulerConfiguration
@@ -36,21 +36,21 @@ public struct Scheduler: Sendable {
 
     var runs = RunTable()
     var runByID: [String: Int] = [:]
-    var nextSlot = 0
+    var nextRunIndex = 0
     var submissions: UInt64 = 0
     var finishedOrder: Deque<Int> = []
     /// Current attempt id → where it belongs.
     var attempts: [UInt64: AttemptLocation] = [:]
-    var attemptsByWorker: [WorkerID: Set<UInt64>] = [:]
-    var nextTaskID: UInt64 = 1
-    var workerNames: [WorkerID: String] = [:]
+    var attemptsByWorker: [SessionID: Set<UInt64>] = [:]
+    var nextAttemptID: UInt64 = 1
+    var workerNames: [SessionID: String] = [:]
 
     // Placement.
     var classes: [PlacementClass] = []
     var classIndex: [PlacementClass: Int32] = [:]
     var queues: [Deque<QueueEntry>] = []
     var parked: [[QueueEntry]] = []
-    var capable: [[WorkerID]] = []
+    var capable: [[SessionID]] = []
     /// Per class: where in `capable` the next search for a worker starts (ties take turns).
     var turns: [Int] = []
     var queuedCount = 0
@@ -85,7 +85,7 @@ public struct Scheduler: Sendable {
         self.locks = LockTable(tokenFloor: configuration.tokenFloor)
         // Attempt ids start above the floor too, so a restarted coordinator (a larger epoch)
         // never hands out an id an earlier incarnation used.
-        self.nextTaskID = configuration.tokenFloor + 1
+        self.nextAttemptID = configuration.tokenFloor + 1
         self.random = SplitMix64(seed: configuration.randomSeed)
     }
 
@@ -104,15 +104,15 @@ public struct Scheduler: Sendable {
     public mutating func submit(
         _ spec: GroupSpec, id: String? = nil, flat: FlatSpec? = nil, owner: String? = nil, now: Timestamp
     ) throws(SchedulerError)
-        -> SubmitReceipt
+        -> Acceptance
     {
         if let id {
             try Self.checkGroupID(id)
-            if let slot = runByID[id], let run = runs[slot] {
+            if let runIndex = runByID[id], let run = runs[runIndex] {
                 guard run.fingerprint == spec.hashValue else {
                     throw SchedulerError(.conflict, "group id \"\(id)\" is already used by another spec")
                 }
-                return SubmitReceipt(id: id, name: run.name, warnings: [], alreadySubmitted: true, actions: [])
+                return Acceptance(id: id, name: run.name, warnings: [], alreadySubmitted: true, actions: [])
             }
         }
         let groupID = id ?? freshID(for: spec.name)
@@ -121,7 +121,7 @@ public struct Scheduler: Sendable {
             spec, id: groupID, flat: flat ?? spec.flattened(), sequence: submissions, owner: owner, submittedAt: now)
         let warnings = placementWarnings(for: plan)
         settle(now: now)
-        return SubmitReceipt(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
+        return Acceptance(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
     }
 
     /// Adds a run and queues the propagation work of the leaves that wait for nothing; the
@@ -129,8 +129,8 @@ public struct Scheduler: Sendable {
     mutating func addRun(
         _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp
     ) -> GroupPlan {
-        let slot = nextSlot
-        nextSlot += 1
+        let runIndex = nextRunIndex
+        nextRunIndex += 1
         var placement: [Int32] = []
         placement.reserveCapacity(flat.leaves.count)
         for leaf in flat.leaves {
@@ -138,21 +138,21 @@ public struct Scheduler: Sendable {
                 classID(PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty)))
         }
         let plan = GroupPlan(
-            slot: slot, id: groupID, spec: spec, flat: flat, placement: placement, sequence: sequence, owner: owner,
+            runIndex: runIndex, id: groupID, spec: spec, flat: flat, placement: placement, sequence: sequence, owner: owner,
             now: submittedAt)
-        runs[slot] = GroupRun(plan: plan)
+        runs[runIndex] = GroupRun(plan: plan)
         for leaf in plan.remaining.indices {
             if plan.remaining[leaf] == 0 {
-                work.append(.unblocked(slot: slot, leaf: leaf))
+                work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             } else {
-                runs[slot]!.children[leaf].phase = .waiting
+                runs[runIndex]!.children[leaf].phase = .waiting
             }
         }
-        runByID[groupID] = slot
+        runByID[groupID] = runIndex
         // The group's own deadline runs from its submission (a nested group's from its start),
         // across restarts too.
         if let timeout = flat.groups[0].timeout {
-            timers.schedule(.groupTimeout(slot: slot, group: 0), at: submittedAt + timeout)
+            timers.schedule(.groupTimeout(runIndex: runIndex, group: 0), at: submittedAt + timeout)
         }
         return plan
     }
@@ -163,8 +163,8 @@ public struct Scheduler: Sendable {
     /// Reports every change of the group's children (``SchedulerAction/childChanged(group:_:)``)
     /// while `watched` is true; a watcher's shell turns it on and off.
     public mutating func setWatched(_ id: String, _ watched: Bool) {
-        guard let slot = runByID[id] else { return }
-        runs[slot]!.watched = watched
+        guard let runIndex = runByID[id] else { return }
+        runs[runIndex]!.watched = watched
     }
 
     /// When the scheduler next needs ``tick(now:)``: the earliest timer or liveness expiry.
@@ -210,7 +210,7 @@ public struct Scheduler: Sendable {
 
 /// Where an attempt belongs.
 struct AttemptLocation: Sendable {
-    var slot: Int
+    var runIndex: Int
     var leaf: Int
     /// Sent to a worker (and not finished).
     var dispatched = false
@@ -220,7 +220,7 @@ struct AttemptLocation: Sendable {
 enum Work: Sendable {
     /// A leaf's dependencies have all finished (or a retry or re-dispatch is due): take it
     /// through injection, holds, placement and locks.
-    case unblocked(slot: Int, leaf: Int)
+    case unblocked(runIndex: Int, leaf: Int)
     /// A leaf or a group finished: update its dependents.
-    case nodeFinished(slot: Int, node: Int)
+    case nodeFinished(runIndex: Int, node: Int)
 }

@@ -4,13 +4,13 @@ import Foundation
 /// (batching dispatches and cancels per worker per loop turn).
 public enum SchedulerAction: Hashable, Sendable {
     /// Send this attempt to the worker.
-    case dispatch(WorkerID, DispatchOrder)
+    case dispatch(SessionID, DispatchOrder)
     /// Tell the worker to stop this attempt (it never touches another attempt of the child).
-    case cancel(WorkerID, AttemptRef, reason: String)
+    case cancel(SessionID, AttemptRef, reason: String)
     /// A worker-local lock request is granted, every category at once.
-    case grant(WorkerID, request: UInt64, tokens: [String: UInt64])
+    case grant(SessionID, request: UInt64, tokens: [String: UInt64])
     /// A worker-local lock request is refused, cancelled, or its grant revoked.
-    case deny(WorkerID, request: UInt64, LockRefusal, reason: String)
+    case deny(SessionID, request: UInt64, LockRefusal, reason: String)
     /// A child (procedure or nested group) of a watched group changed; its new status.
     case childChanged(group: String, ChildSnapshot)
     /// The group finished: every child has finished. Reported for every group.
@@ -50,7 +50,7 @@ public enum LockRefusal: Hashable, Sendable, CaseIterable {
 }
 
 /// The answer to a submission.
-public struct SubmitReceipt: Hashable, Sendable {
+public struct Acceptance: Hashable, Sendable {
     /// The group's id (chosen by the client or the scheduler).
     public var id: String
     public var name: String

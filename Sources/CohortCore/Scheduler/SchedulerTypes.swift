@@ -4,12 +4,12 @@ import Foundation
 ///
 /// The coordinator gives each session a fresh id (`w-3`); a worker that reconnects gets a new
 /// one, so nothing addressed to an old session ever reaches the new one.
-public struct WorkerID: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct SessionID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var rawValue: UInt64
 
     public init(_ rawValue: UInt64) { self.rawValue = rawValue }
 
-    public static func < (lhs: WorkerID, rhs: WorkerID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public static func < (lhs: SessionID, rhs: SessionID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// `w-3`.
     public var description: String { "w-\(rawValue)" }

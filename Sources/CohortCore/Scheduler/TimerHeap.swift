@@ -1,9 +1,9 @@
 /// Something the scheduler must do at a time: a retry's backoff ending, a group's deadline.
 enum TimerEvent: Hashable, Sendable {
     /// Start the next attempt of a leaf whose attempt `attempt` failed.
-    case retry(slot: Int, leaf: Int, attempt: UInt32)
+    case retry(runIndex: Int, leaf: Int, attempt: UInt32)
     /// A group (index in its flat spec) reaches its timeout.
-    case groupTimeout(slot: Int, group: Int)
+    case groupTimeout(runIndex: Int, group: Int)
 }
 
 /// A binary min-heap of timers. Cancelled timers are not removed: the scheduler checks on

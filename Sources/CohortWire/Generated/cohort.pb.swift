@@ -21,7 +21,7 @@
 /// - Timestamps are sfixed64 nanoseconds since the Unix epoch (UTC);
 ///   0 means "absent".
 /// - Durations are uint32/uint64 milliseconds; 0 means "none" where noted.
-/// - JSON payloads (task inputs, outputs) are opaque UTF-8 JSON bytes.
+/// - JSON payloads (attempt inputs, outputs) are opaque UTF-8 JSON bytes.
 /// - Enum value 0 is never valid: a body that carries it (or a value this
 ///   version does not know) is refused as malformed.
 /// - Messages of one family and kind are never split across frames; a batch
@@ -30,9 +30,9 @@
 ///   HandshakeError, and enum ErrorCode's existing numbers) is frozen: later
 ///   protocol versions may add fields, never change or remove one, so a peer
 ///   of any version can read a version-mismatch refusal.
-/// - Hot messages (Task, TaskResult, TaskStarted, TaskCancellation,
-///   RunningTask) carry the task ref inline as fields 1-4 (id, group, path,
-///   attempt) instead of a nested TaskRef: each nesting level costs an extra
+/// - Hot messages (Attempt, AttemptResult, AttemptStarted, AttemptCancellation,
+///   RunningAttempt) carry the attempt ref inline as fields 1-4 (id, group, path,
+///   attempt) instead of a nested AttemptRef: each nesting level costs an extra
 ///   size pass when encoding.
 ///
 /// Regenerate the Swift code with scripts/generate-proto.
@@ -368,7 +368,7 @@ nonisolated enum Cohort_Wire_V1_LockDenialKind: SwiftProtobuf.Enum, Swift.CaseIt
   typealias RawValue = Int
   case unspecified // = 0
 
-  /// refused, never granted (e.g. unknown task, forbidden category)
+  /// refused, never granted (e.g. unknown attempt, forbidden category)
   case denied // = 1
 
   /// a pending request was cancelled by the coordinator
@@ -414,7 +414,7 @@ nonisolated enum Cohort_Wire_V1_LockDenialKind: SwiftProtobuf.Enum, Swift.CaseIt
 
 /// Names one attempt of one child: the unit a worker runs. Hot messages
 /// inline these four fields with the same numbers.
-nonisolated struct Cohort_Wire_V1_TaskRef: Sendable {
+nonisolated struct Cohort_Wire_V1_AttemptRef: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -1231,7 +1231,7 @@ nonisolated struct Cohort_Wire_V1_Ready: Sendable {
   var kinds: [String] = []
 
   /// attempts still running from an earlier session
-  var running: [Cohort_Wire_V1_RunningTask] = []
+  var running: [Cohort_Wire_V1_RunningAttempt] = []
 
   /// it is draining: send it no new work (it also sends Draining)
   var draining: Bool = false
@@ -1241,13 +1241,13 @@ nonisolated struct Cohort_Wire_V1_Ready: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_RunningTask: Sendable {
+nonisolated struct Cohort_Wire_V1_RunningAttempt: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// fields 1-4: the task ref
-  var taskID: UInt64 = 0
+  /// fields 1-4: the attempt ref
+  var attemptID: UInt64 = 0
 
   var group: String = String()
 
@@ -1265,13 +1265,13 @@ nonisolated struct Cohort_Wire_V1_RunningTask: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_TaskStarted: Sendable {
+nonisolated struct Cohort_Wire_V1_AttemptStarted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// fields 1-4: the task ref
-  var taskID: UInt64 = 0
+  /// fields 1-4: the attempt ref
+  var attemptID: UInt64 = 0
 
   var group: String = String()
 
@@ -1286,25 +1286,25 @@ nonisolated struct Cohort_Wire_V1_TaskStarted: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_TasksStarted: Sendable {
+nonisolated struct Cohort_Wire_V1_AttemptsStarted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var tasks: [Cohort_Wire_V1_TaskStarted] = []
+  var attempts: [Cohort_Wire_V1_AttemptStarted] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_TaskResult: Sendable {
+nonisolated struct Cohort_Wire_V1_AttemptResult: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// fields 1-4: the task ref
-  var taskID: UInt64 = 0
+  /// fields 1-4: the attempt ref
+  var attemptID: UInt64 = 0
 
   var group: String = String()
 
@@ -1312,7 +1312,7 @@ nonisolated struct Cohort_Wire_V1_TaskResult: Sendable {
 
   var attempt: UInt32 = 0
 
-  var outcome: Cohort_Wire_V1_TaskResult.OneOf_Outcome? = nil
+  var outcome: Cohort_Wire_V1_AttemptResult.OneOf_Outcome? = nil
 
   /// succeeded: its output as UTF-8 JSON
   var output: Data {
@@ -1360,12 +1360,12 @@ nonisolated struct Cohort_Wire_V1_TaskResult: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_TaskResults: Sendable {
+nonisolated struct Cohort_Wire_V1_AttemptResults: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var results: [Cohort_Wire_V1_TaskResult] = []
+  var results: [Cohort_Wire_V1_AttemptResult] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1381,14 +1381,14 @@ nonisolated struct Cohort_Wire_V1_LockRequest: Sendable {
   var requestID: UInt64 = 0
 
   /// the running attempt that asks
-  var task: Cohort_Wire_V1_TaskRef {
-    get {_task ?? Cohort_Wire_V1_TaskRef()}
-    set {_task = newValue}
+  var attempt: Cohort_Wire_V1_AttemptRef {
+    get {_attempt ?? Cohort_Wire_V1_AttemptRef()}
+    set {_attempt = newValue}
   }
-  /// Returns true if `task` has been explicitly set.
-  var hasTask: Bool {self._task != nil}
-  /// Clears the value of `task`. Subsequent reads from it will return its default value.
-  mutating func clearTask() {self._task = nil}
+  /// Returns true if `attempt` has been explicitly set.
+  var hasAttempt: Bool {self._attempt != nil}
+  /// Clears the value of `attempt`. Subsequent reads from it will return its default value.
+  mutating func clearAttempt() {self._attempt = nil}
 
   /// granted all at once or not at all
   var categories: [String] = []
@@ -1397,7 +1397,7 @@ nonisolated struct Cohort_Wire_V1_LockRequest: Sendable {
 
   init() {}
 
-  fileprivate var _task: Cohort_Wire_V1_TaskRef? = nil
+  fileprivate var _attempt: Cohort_Wire_V1_AttemptRef? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_LockRelease: Sendable {
@@ -1448,13 +1448,13 @@ nonisolated struct Cohort_Wire_V1_WorkerDisconnect: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_Task: Sendable {
+nonisolated struct Cohort_Wire_V1_Attempt: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// fields 1-4: the task ref
-  var taskID: UInt64 = 0
+  /// fields 1-4: the attempt ref
+  var attemptID: UInt64 = 0
 
   var group: String = String()
 
@@ -1486,20 +1486,20 @@ nonisolated struct Cohort_Wire_V1_Dispatch: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var tasks: [Cohort_Wire_V1_Task] = []
+  var attempts: [Cohort_Wire_V1_Attempt] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_TaskCancellation: Sendable {
+nonisolated struct Cohort_Wire_V1_AttemptCancellation: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// fields 1-4: the task ref
-  var taskID: UInt64 = 0
+  /// fields 1-4: the attempt ref
+  var attemptID: UInt64 = 0
 
   var group: String = String()
 
@@ -1514,12 +1514,12 @@ nonisolated struct Cohort_Wire_V1_TaskCancellation: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_CancelTasks: Sendable {
+nonisolated struct Cohort_Wire_V1_CancelAttempts: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  var tasks: [Cohort_Wire_V1_TaskCancellation] = []
+  var attempts: [Cohort_Wire_V1_AttemptCancellation] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1582,14 +1582,14 @@ nonisolated struct Cohort_Wire_V1_WorkerError: Sendable {
   var message: String = String()
 
   /// the attempt concerned, if any
-  var task: Cohort_Wire_V1_TaskRef {
-    get {_task ?? Cohort_Wire_V1_TaskRef()}
-    set {_task = newValue}
+  var attempt: Cohort_Wire_V1_AttemptRef {
+    get {_attempt ?? Cohort_Wire_V1_AttemptRef()}
+    set {_attempt = newValue}
   }
-  /// Returns true if `task` has been explicitly set.
-  var hasTask: Bool {self._task != nil}
-  /// Clears the value of `task`. Subsequent reads from it will return its default value.
-  mutating func clearTask() {self._task = nil}
+  /// Returns true if `attempt` has been explicitly set.
+  var hasAttempt: Bool {self._attempt != nil}
+  /// Clears the value of `attempt`. Subsequent reads from it will return its default value.
+  mutating func clearAttempt() {self._attempt = nil}
 
   /// the lock request concerned, if any
   var requestID: UInt64 {
@@ -1605,7 +1605,7 @@ nonisolated struct Cohort_Wire_V1_WorkerError: Sendable {
 
   init() {}
 
-  fileprivate var _task: Cohort_Wire_V1_TaskRef? = nil
+  fileprivate var _attempt: Cohort_Wire_V1_AttemptRef? = nil
   fileprivate var _requestID: UInt64? = nil
 }
 
@@ -1641,8 +1641,8 @@ nonisolated extension Cohort_Wire_V1_LockDenialKind: SwiftProtobuf._ProtoNamePro
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LOCK_DENIAL_KIND_UNSPECIFIED\0\u{1}LOCK_DENIAL_KIND_DENIED\0\u{1}LOCK_DENIAL_KIND_CANCELLED\0\u{1}LOCK_DENIAL_KIND_REVOKED\0")
 }
 
-nonisolated extension Cohort_Wire_V1_TaskRef: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".TaskRef"
+nonisolated extension Cohort_Wire_V1_AttemptRef: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AttemptRef"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}group\0\u{1}path\0\u{1}attempt\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
@@ -1676,7 +1676,7 @@ nonisolated extension Cohort_Wire_V1_TaskRef: SwiftProtobuf.Message, SwiftProtob
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_TaskRef, rhs: Cohort_Wire_V1_TaskRef) -> Bool {
+  static func ==(lhs: Cohort_Wire_V1_AttemptRef, rhs: Cohort_Wire_V1_AttemptRef) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.group != rhs.group {return false}
     if lhs.path != rhs.path {return false}
@@ -3257,9 +3257,9 @@ nonisolated extension Cohort_Wire_V1_Ready: SwiftProtobuf.Message, SwiftProtobuf
   }
 }
 
-nonisolated extension Cohort_Wire_V1_RunningTask: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".RunningTask"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{3}started_at\0\u{3}held_tokens\0")
+nonisolated extension Cohort_Wire_V1_RunningAttempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".RunningAttempt"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{3}started_at\0\u{3}held_tokens\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3267,7 +3267,7 @@ nonisolated extension Cohort_Wire_V1_RunningTask: SwiftProtobuf.Message, SwiftPr
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.attemptID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
@@ -3279,8 +3279,8 @@ nonisolated extension Cohort_Wire_V1_RunningTask: SwiftProtobuf.Message, SwiftPr
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.taskID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    if self.attemptID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.attemptID, fieldNumber: 1)
     }
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
@@ -3300,8 +3300,8 @@ nonisolated extension Cohort_Wire_V1_RunningTask: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_RunningTask, rhs: Cohort_Wire_V1_RunningTask) -> Bool {
-    if lhs.taskID != rhs.taskID {return false}
+  static func ==(lhs: Cohort_Wire_V1_RunningAttempt, rhs: Cohort_Wire_V1_RunningAttempt) -> Bool {
+    if lhs.attemptID != rhs.attemptID {return false}
     if lhs.group != rhs.group {return false}
     if lhs.path != rhs.path {return false}
     if lhs.attempt != rhs.attempt {return false}
@@ -3312,9 +3312,9 @@ nonisolated extension Cohort_Wire_V1_RunningTask: SwiftProtobuf.Message, SwiftPr
   }
 }
 
-nonisolated extension Cohort_Wire_V1_TaskStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".TaskStarted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{3}started_at\0")
+nonisolated extension Cohort_Wire_V1_AttemptStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AttemptStarted"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{3}started_at\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3322,7 +3322,7 @@ nonisolated extension Cohort_Wire_V1_TaskStarted: SwiftProtobuf.Message, SwiftPr
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.attemptID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
@@ -3333,8 +3333,8 @@ nonisolated extension Cohort_Wire_V1_TaskStarted: SwiftProtobuf.Message, SwiftPr
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.taskID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    if self.attemptID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.attemptID, fieldNumber: 1)
     }
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
@@ -3351,8 +3351,8 @@ nonisolated extension Cohort_Wire_V1_TaskStarted: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_TaskStarted, rhs: Cohort_Wire_V1_TaskStarted) -> Bool {
-    if lhs.taskID != rhs.taskID {return false}
+  static func ==(lhs: Cohort_Wire_V1_AttemptStarted, rhs: Cohort_Wire_V1_AttemptStarted) -> Bool {
+    if lhs.attemptID != rhs.attemptID {return false}
     if lhs.group != rhs.group {return false}
     if lhs.path != rhs.path {return false}
     if lhs.attempt != rhs.attempt {return false}
@@ -3362,9 +3362,9 @@ nonisolated extension Cohort_Wire_V1_TaskStarted: SwiftProtobuf.Message, SwiftPr
   }
 }
 
-nonisolated extension Cohort_Wire_V1_TasksStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".TasksStarted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}tasks\0")
+nonisolated extension Cohort_Wire_V1_AttemptsStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AttemptsStarted"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempts\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3372,29 +3372,29 @@ nonisolated extension Cohort_Wire_V1_TasksStarted: SwiftProtobuf.Message, SwiftP
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.tasks) }()
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.attempts) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.tasks.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.tasks, fieldNumber: 1)
+    if !self.attempts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.attempts, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_TasksStarted, rhs: Cohort_Wire_V1_TasksStarted) -> Bool {
-    if lhs.tasks != rhs.tasks {return false}
+  static func ==(lhs: Cohort_Wire_V1_AttemptsStarted, rhs: Cohort_Wire_V1_AttemptsStarted) -> Bool {
+    if lhs.attempts != rhs.attempts {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
-nonisolated extension Cohort_Wire_V1_TaskResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".TaskResult"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}output\0\u{1}error\0\u{1}cancelled\0\u{3}started_at\0\u{3}finished_at\0")
+nonisolated extension Cohort_Wire_V1_AttemptResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AttemptResult"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}output\0\u{1}error\0\u{1}cancelled\0\u{3}started_at\0\u{3}finished_at\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3402,7 +3402,7 @@ nonisolated extension Cohort_Wire_V1_TaskResult: SwiftProtobuf.Message, SwiftPro
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.attemptID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
@@ -3442,8 +3442,8 @@ nonisolated extension Cohort_Wire_V1_TaskResult: SwiftProtobuf.Message, SwiftPro
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    if self.taskID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    if self.attemptID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.attemptID, fieldNumber: 1)
     }
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
@@ -3478,8 +3478,8 @@ nonisolated extension Cohort_Wire_V1_TaskResult: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_TaskResult, rhs: Cohort_Wire_V1_TaskResult) -> Bool {
-    if lhs.taskID != rhs.taskID {return false}
+  static func ==(lhs: Cohort_Wire_V1_AttemptResult, rhs: Cohort_Wire_V1_AttemptResult) -> Bool {
+    if lhs.attemptID != rhs.attemptID {return false}
     if lhs.group != rhs.group {return false}
     if lhs.path != rhs.path {return false}
     if lhs.attempt != rhs.attempt {return false}
@@ -3491,8 +3491,8 @@ nonisolated extension Cohort_Wire_V1_TaskResult: SwiftProtobuf.Message, SwiftPro
   }
 }
 
-nonisolated extension Cohort_Wire_V1_TaskResults: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".TaskResults"
+nonisolated extension Cohort_Wire_V1_AttemptResults: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AttemptResults"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}results\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
@@ -3514,7 +3514,7 @@ nonisolated extension Cohort_Wire_V1_TaskResults: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_TaskResults, rhs: Cohort_Wire_V1_TaskResults) -> Bool {
+  static func ==(lhs: Cohort_Wire_V1_AttemptResults, rhs: Cohort_Wire_V1_AttemptResults) -> Bool {
     if lhs.results != rhs.results {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -3523,7 +3523,7 @@ nonisolated extension Cohort_Wire_V1_TaskResults: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_LockRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LockRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}task\0\u{1}categories\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}attempt\0\u{1}categories\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3532,7 +3532,7 @@ nonisolated extension Cohort_Wire_V1_LockRequest: SwiftProtobuf.Message, SwiftPr
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
-      case 2: try { try decoder.decodeSingularMessageField(value: &self._task) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._attempt) }()
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.categories) }()
       default: break
       }
@@ -3547,7 +3547,7 @@ nonisolated extension Cohort_Wire_V1_LockRequest: SwiftProtobuf.Message, SwiftPr
     if self.requestID != 0 {
       try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
     }
-    try { if let v = self._task {
+    try { if let v = self._attempt {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
     } }()
     if !self.categories.isEmpty {
@@ -3558,7 +3558,7 @@ nonisolated extension Cohort_Wire_V1_LockRequest: SwiftProtobuf.Message, SwiftPr
 
   static func ==(lhs: Cohort_Wire_V1_LockRequest, rhs: Cohort_Wire_V1_LockRequest) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
-    if lhs._task != rhs._task {return false}
+    if lhs._attempt != rhs._attempt {return false}
     if lhs.categories != rhs.categories {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -3685,9 +3685,9 @@ nonisolated extension Cohort_Wire_V1_WorkerDisconnect: SwiftProtobuf.Message, Sw
   }
 }
 
-nonisolated extension Cohort_Wire_V1_Task: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".Task"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0")
+nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".Attempt"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3695,7 +3695,7 @@ nonisolated extension Cohort_Wire_V1_Task: SwiftProtobuf.Message, SwiftProtobuf.
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.attemptID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
@@ -3710,8 +3710,8 @@ nonisolated extension Cohort_Wire_V1_Task: SwiftProtobuf.Message, SwiftProtobuf.
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.taskID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    if self.attemptID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.attemptID, fieldNumber: 1)
     }
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
@@ -3740,8 +3740,8 @@ nonisolated extension Cohort_Wire_V1_Task: SwiftProtobuf.Message, SwiftProtobuf.
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_Task, rhs: Cohort_Wire_V1_Task) -> Bool {
-    if lhs.taskID != rhs.taskID {return false}
+  static func ==(lhs: Cohort_Wire_V1_Attempt, rhs: Cohort_Wire_V1_Attempt) -> Bool {
+    if lhs.attemptID != rhs.attemptID {return false}
     if lhs.group != rhs.group {return false}
     if lhs.path != rhs.path {return false}
     if lhs.attempt != rhs.attempt {return false}
@@ -3757,7 +3757,7 @@ nonisolated extension Cohort_Wire_V1_Task: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Cohort_Wire_V1_Dispatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Dispatch"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}tasks\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempts\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3765,29 +3765,29 @@ nonisolated extension Cohort_Wire_V1_Dispatch: SwiftProtobuf.Message, SwiftProto
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.tasks) }()
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.attempts) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.tasks.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.tasks, fieldNumber: 1)
+    if !self.attempts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.attempts, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_Dispatch, rhs: Cohort_Wire_V1_Dispatch) -> Bool {
-    if lhs.tasks != rhs.tasks {return false}
+    if lhs.attempts != rhs.attempts {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
-nonisolated extension Cohort_Wire_V1_TaskCancellation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".TaskCancellation"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}task_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}reason\0")
+nonisolated extension Cohort_Wire_V1_AttemptCancellation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AttemptCancellation"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}reason\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3795,7 +3795,7 @@ nonisolated extension Cohort_Wire_V1_TaskCancellation: SwiftProtobuf.Message, Sw
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.taskID) }()
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.attemptID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
@@ -3806,8 +3806,8 @@ nonisolated extension Cohort_Wire_V1_TaskCancellation: SwiftProtobuf.Message, Sw
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.taskID != 0 {
-      try visitor.visitSingularUInt64Field(value: self.taskID, fieldNumber: 1)
+    if self.attemptID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.attemptID, fieldNumber: 1)
     }
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
@@ -3824,8 +3824,8 @@ nonisolated extension Cohort_Wire_V1_TaskCancellation: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_TaskCancellation, rhs: Cohort_Wire_V1_TaskCancellation) -> Bool {
-    if lhs.taskID != rhs.taskID {return false}
+  static func ==(lhs: Cohort_Wire_V1_AttemptCancellation, rhs: Cohort_Wire_V1_AttemptCancellation) -> Bool {
+    if lhs.attemptID != rhs.attemptID {return false}
     if lhs.group != rhs.group {return false}
     if lhs.path != rhs.path {return false}
     if lhs.attempt != rhs.attempt {return false}
@@ -3835,9 +3835,9 @@ nonisolated extension Cohort_Wire_V1_TaskCancellation: SwiftProtobuf.Message, Sw
   }
 }
 
-nonisolated extension Cohort_Wire_V1_CancelTasks: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".CancelTasks"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}tasks\0")
+nonisolated extension Cohort_Wire_V1_CancelAttempts: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".CancelAttempts"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempts\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3845,21 +3845,21 @@ nonisolated extension Cohort_Wire_V1_CancelTasks: SwiftProtobuf.Message, SwiftPr
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.tasks) }()
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.attempts) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.tasks.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.tasks, fieldNumber: 1)
+    if !self.attempts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.attempts, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_CancelTasks, rhs: Cohort_Wire_V1_CancelTasks) -> Bool {
-    if lhs.tasks != rhs.tasks {return false}
+  static func ==(lhs: Cohort_Wire_V1_CancelAttempts, rhs: Cohort_Wire_V1_CancelAttempts) -> Bool {
+    if lhs.attempts != rhs.attempts {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3977,7 +3977,7 @@ nonisolated extension Cohort_Wire_V1_ShutdownNotice: SwiftProtobuf.Message, Swif
 
 nonisolated extension Cohort_Wire_V1_WorkerError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WorkerError"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}task\0\u{3}request_id\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}attempt\0\u{3}request_id\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3987,7 +3987,7 @@ nonisolated extension Cohort_Wire_V1_WorkerError: SwiftProtobuf.Message, SwiftPr
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.code) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
-      case 3: try { try decoder.decodeSingularMessageField(value: &self._task) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._attempt) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self._requestID) }()
       default: break
       }
@@ -4005,7 +4005,7 @@ nonisolated extension Cohort_Wire_V1_WorkerError: SwiftProtobuf.Message, SwiftPr
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
     }
-    try { if let v = self._task {
+    try { if let v = self._attempt {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     } }()
     try { if let v = self._requestID {
@@ -4017,7 +4017,7 @@ nonisolated extension Cohort_Wire_V1_WorkerError: SwiftProtobuf.Message, SwiftPr
   static func ==(lhs: Cohort_Wire_V1_WorkerError, rhs: Cohort_Wire_V1_WorkerError) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
-    if lhs._task != rhs._task {return false}
+    if lhs._attempt != rhs._attempt {return false}
     if lhs._requestID != rhs._requestID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

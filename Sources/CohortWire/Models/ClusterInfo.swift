@@ -37,11 +37,11 @@ public struct LockInfo: Hashable, Sendable {
     public var category: String
     /// The last fencing token granted for this category.
     public var token: UInt64
-    public var holder: LockHolder?
+    public var holder: LockHolderStatus?
     /// Waiting requests, first in line first.
     public var waiters: [LockWaiter]
 
-    public init(category: String, token: UInt64, holder: LockHolder?, waiters: [LockWaiter]) {
+    public init(category: String, token: UInt64, holder: LockHolderStatus?, waiters: [LockWaiter]) {
         self.category = category
         self.token = token
         self.holder = holder
@@ -50,7 +50,7 @@ public struct LockInfo: Hashable, Sendable {
 }
 
 /// The attempt that holds a lock.
-public struct LockHolder: Hashable, Sendable {
+public struct LockHolderStatus: Hashable, Sendable {
     public var group: String
     /// The child's path.
     public var child: String

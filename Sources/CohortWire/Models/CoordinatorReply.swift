@@ -12,7 +12,7 @@ public struct CoordinatorReply: Hashable, Sendable {
 
     public enum Kind: Hashable, Sendable {
         /// The group was accepted (or was already known under this id).
-        case submitted(Submitted)
+        case submitted(SubmitReceipt)
         /// Every group, answering `status(group: nil)`.
         case groups([GroupSummary])
         /// One group in detail, answering `status(group:)` and, as a snapshot, `watch`.
@@ -33,7 +33,7 @@ public struct CoordinatorReply: Hashable, Sendable {
 }
 
 /// The answer to a submit.
-public struct Submitted: Hashable, Sendable {
+public struct SubmitReceipt: Hashable, Sendable {
     /// The group's id: the one the submission asked for, or one the coordinator chose.
     public var id: String
     /// The group's name.
@@ -56,11 +56,11 @@ public struct Submitted: Hashable, Sendable {
 public struct ResultReply: Hashable, Sendable {
     public var group: String
     public var path: String?
-    public var outcome: TaskOutcome
+    public var outcome: WireOutcome
     /// The output was cut down to the coordinator's `maxOutputBytes` (a marker in it shows where).
     public var outputTruncated: Bool
 
-    public init(group: String, path: String?, outcome: TaskOutcome, outputTruncated: Bool = false) {
+    public init(group: String, path: String?, outcome: WireOutcome, outputTruncated: Bool = false) {
         self.group = group
         self.path = path
         self.outcome = outcome

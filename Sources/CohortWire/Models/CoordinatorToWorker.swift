@@ -12,9 +12,9 @@ public enum CoordinatorToWorker: Hashable, Sendable {
     /// Nothing else to say this interval (any message counts as a heartbeat).
     case heartbeat
     /// Run these attempts.
-    case dispatch([DispatchTask])
+    case dispatch([AttemptDispatch])
     /// Stop these attempts (each names its attempt, so a later attempt is never hit).
-    case cancel([TaskCancellation])
+    case cancel([AttemptCancellation])
     /// A lock request is granted: every category at once.
     case lockGrant(LockGrant)
     /// A lock request is refused or cancelled, or its grant revoked.
@@ -26,8 +26,8 @@ public enum CoordinatorToWorker: Hashable, Sendable {
 }
 
 /// One attempt to run.
-public struct DispatchTask: Hashable, Sendable {
-    public var task: TaskRef
+public struct AttemptDispatch: Hashable, Sendable {
+    public var ref: WireAttemptRef
     /// The procedure kind, e.g. `shell`.
     public var kind: String
     /// The procedure's input as UTF-8 JSON, results of its producers already injected.
@@ -40,10 +40,10 @@ public struct DispatchTask: Hashable, Sendable {
     public var env: [String: String]
 
     public init(
-        task: TaskRef, kind: String, input: Data, fencingTokens: [String: UInt64] = [:],
+        ref: WireAttemptRef, kind: String, input: Data, fencingTokens: [String: UInt64] = [:],
         timeout: Duration? = nil, env: [String: String] = [:]
     ) {
-        self.task = task
+        self.ref = ref
         self.kind = kind
         self.input = input
         self.fencingTokens = fencingTokens
@@ -53,12 +53,12 @@ public struct DispatchTask: Hashable, Sendable {
 }
 
 /// Stop one attempt.
-public struct TaskCancellation: Hashable, Sendable {
-    public var task: TaskRef
+public struct AttemptCancellation: Hashable, Sendable {
+    public var ref: WireAttemptRef
     public var reason: String
 
-    public init(task: TaskRef, reason: String) {
-        self.task = task
+    public init(ref: WireAttemptRef, reason: String) {
+        self.ref = ref
         self.reason = reason
     }
 }
@@ -114,14 +114,14 @@ public struct WorkerError: Error, Hashable, Sendable {
     public var code: ProtocolError.Code
     public var message: String
     /// The attempt concerned, if any (e.g. a result for a superseded attempt).
-    public var task: TaskRef?
+    public var ref: WireAttemptRef?
     /// The lock request concerned, if any.
     public var requestID: UInt64?
 
-    public init(code: ProtocolError.Code, message: String, task: TaskRef? = nil, requestID: UInt64? = nil) {
+    public init(code: ProtocolError.Code, message: String, ref: WireAttemptRef? = nil, requestID: UInt64? = nil) {
         self.code = code
         self.message = message
-        self.task = task
+        self.ref = ref
         self.requestID = requestID
     }
 }

@@ -6,7 +6,7 @@ import Foundation
 
 /// A finished procedure's one result: succeeded with a value, failed with an
 /// error, or cancelled (AsyncOperation's three outcomes).
-public enum TaskOutcome: Hashable, Sendable {
+public enum WireOutcome: Hashable, Sendable {
     /// Succeeded; `output` is its result as UTF-8 JSON, passed through opaque.
     case succeeded(output: Data)
     /// Failed; `error` is the error's message.

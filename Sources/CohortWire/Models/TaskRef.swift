@@ -7,7 +7,7 @@
 /// restarted coordinator can recognise attempts reported by reconnecting
 /// workers. A cancel or a result names the attempt, never just the child,
 /// so it can never hit a later attempt of the same child.
-public struct TaskRef: Hashable, Sendable {
+public struct WireAttemptRef: Hashable, Sendable {
     /// The coordinator's compact id of this attempt.
     public var id: UInt64
     /// The group's id.

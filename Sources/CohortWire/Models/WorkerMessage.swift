@@ -8,9 +8,9 @@ public enum WorkerMessage: Hashable, Sendable {
     /// Nothing else to say this interval (any message counts as a heartbeat).
     case heartbeat
     /// Attempts that started running.
-    case started([TaskStart])
+    case started([AttemptStart])
     /// Attempts that finished.
-    case results([TaskResult])
+    case results([AttemptResult])
     /// A running attempt asks for cluster-wide locks (a local `MutuallyExclusive`).
     case lockRequest(LockRequest)
     /// Give back the grant obtained by this lock request.
@@ -35,14 +35,14 @@ public struct WorkerReady: Hashable, Sendable {
     /// Procedure kinds it can run (`shell`, `sleep`, `echo`, `fail`, registered ones).
     public var kinds: [String]
     /// Attempts still running since before this connection (empty on a first connection).
-    public var running: [RunningTask]
+    public var running: [RunningAttempt]
     /// The worker is draining (it reconnected during a drain): the coordinator sends it no new
     /// work from this READY on, before the `draining` message that follows it arrives.
     public var draining: Bool
 
     public init(
         name: String, host: String, sessionID: String, labels: [String], slots: UInt32,
-        kinds: [String], running: [RunningTask] = [], draining: Bool = false
+        kinds: [String], running: [RunningAttempt] = [], draining: Bool = false
     ) {
         self.name = name
         self.host = host
@@ -56,39 +56,39 @@ public struct WorkerReady: Hashable, Sendable {
 }
 
 /// An attempt a reconnecting worker still runs.
-public struct RunningTask: Hashable, Sendable {
-    public var task: TaskRef
+public struct RunningAttempt: Hashable, Sendable {
+    public var ref: WireAttemptRef
     public var startedAt: WireTimestamp?
     /// Grants the attempt holds: category → fencing token.
     public var heldTokens: [String: UInt64]
 
-    public init(task: TaskRef, startedAt: WireTimestamp?, heldTokens: [String: UInt64] = [:]) {
-        self.task = task
+    public init(ref: WireAttemptRef, startedAt: WireTimestamp?, heldTokens: [String: UInt64] = [:]) {
+        self.ref = ref
         self.startedAt = startedAt
         self.heldTokens = heldTokens
     }
 }
 
 /// An attempt started.
-public struct TaskStart: Hashable, Sendable {
-    public var task: TaskRef
+public struct AttemptStart: Hashable, Sendable {
+    public var ref: WireAttemptRef
     public var startedAt: WireTimestamp
 
-    public init(task: TaskRef, startedAt: WireTimestamp) {
-        self.task = task
+    public init(ref: WireAttemptRef, startedAt: WireTimestamp) {
+        self.ref = ref
         self.startedAt = startedAt
     }
 }
 
 /// An attempt finished with an outcome.
-public struct TaskResult: Hashable, Sendable {
-    public var task: TaskRef
-    public var outcome: TaskOutcome
+public struct AttemptResult: Hashable, Sendable {
+    public var ref: WireAttemptRef
+    public var outcome: WireOutcome
     public var startedAt: WireTimestamp
     public var finishedAt: WireTimestamp
 
-    public init(task: TaskRef, outcome: TaskOutcome, startedAt: WireTimestamp, finishedAt: WireTimestamp) {
-        self.task = task
+    public init(ref: WireAttemptRef, outcome: WireOutcome, startedAt: WireTimestamp, finishedAt: WireTimestamp) {
+        self.ref = ref
         self.outcome = outcome
         self.startedAt = startedAt
         self.finishedAt = finishedAt
@@ -100,12 +100,12 @@ public struct LockRequest: Hashable, Sendable {
     /// Chosen by the worker, unique in its session; names the grant later.
     public var requestID: UInt64
     /// The running attempt that asks (the lease is tied to it and to the worker's liveness).
-    public var task: TaskRef
+    public var ref: WireAttemptRef
     public var categories: [String]
 
-    public init(requestID: UInt64, task: TaskRef, categories: [String]) {
+    public init(requestID: UInt64, ref: WireAttemptRef, categories: [String]) {
         self.requestID = requestID
-        self.task = task
+        self.ref = ref
         self.categories = categories
     }
 }

@@ -96,7 +96,7 @@ extension CoordinatorReply: WireBody {
         switch WireKind(rawValue: kind) {
         case .submitted:
             let proto = try body.decode(Cohort_Wire_V1_Submitted.self)
-            return CoordinatorReply(requestID: proto.requestID, .submitted(Submitted(
+            return CoordinatorReply(requestID: proto.requestID, .submitted(SubmitReceipt(
                 id: proto.id, name: proto.name, warnings: proto.warnings, alreadySubmitted: proto.alreadySubmitted)))
         case .groupList:
             let proto = try body.decode(Cohort_Wire_V1_GroupList.self)
@@ -111,7 +111,7 @@ extension CoordinatorReply: WireBody {
             let proto = try body.decode(Cohort_Wire_V1_ResultReply.self)
             guard proto.hasOutcome else { throw BodyError("result has no outcome") }
             return CoordinatorReply(requestID: proto.requestID, .result(ResultReply(
-                group: proto.group, path: proto.hasPath ? proto.path : nil, outcome: try TaskOutcome(proto: proto.outcome),
+                group: proto.group, path: proto.hasPath ? proto.path : nil, outcome: try WireOutcome(proto: proto.outcome),
                 outputTruncated: proto.outputTruncated)))
         case .cancelAccepted:
             let proto = try body.decode(Cohort_Wire_V1_CancelAccepted.self)
@@ -287,7 +287,7 @@ extension LockInfo {
             category: proto.category,
             token: proto.token,
             holder: proto.hasHolder
-                ? LockHolder(
+                ? LockHolderStatus(
                     group: proto.holder.group, child: proto.holder.child,
                     attempt: proto.holder.attempt,
                     worker: proto.holder.worker.isEmpty ? nil : proto.holder.worker)

@@ -30,8 +30,8 @@ extension CoordinatorToWorker: WireBody {
             return try RepeatedMessageField.encode(tasks) { $0.proto }
         case .cancel(let cancellations):
             return try RepeatedMessageField.encode(cancellations) { cancellation in
-                var task = Cohort_Wire_V1_TaskCancellation()
-                cancellation.task.write(into: &task)
+                var task = Cohort_Wire_V1_AttemptCancellation()
+                cancellation.ref.write(into: &task)
                 task.reason = cancellation.reason
                 return task
             }
@@ -59,7 +59,7 @@ extension CoordinatorToWorker: WireBody {
             var proto = Cohort_Wire_V1_WorkerError()
             proto.code = error.code.proto
             proto.message = error.message
-            if let task = error.task { proto.task = task.proto }
+            if let task = error.ref { proto.attempt = task.proto }
             if let requestID = error.requestID { proto.requestID = requestID }
             return try serialize(proto)
         }
@@ -70,15 +70,15 @@ extension CoordinatorToWorker: WireBody {
         case .heartbeat:
             return .heartbeat
         case .dispatch:
-            var tasks: [DispatchTask] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_Task.self) { task, _ in
-                tasks.append(DispatchTask(proto: task))
+            var tasks: [AttemptDispatch] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_Attempt.self) { task, _ in
+                tasks.append(AttemptDispatch(proto: task))
             }
             return .dispatch(tasks)
         case .cancel:
-            var cancellations: [TaskCancellation] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_TaskCancellation.self) { task, _ in
-                cancellations.append(TaskCancellation(task: TaskRef(inline: task), reason: task.reason))
+            var cancellations: [AttemptCancellation] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptCancellation.self) { task, _ in
+                cancellations.append(AttemptCancellation(ref: WireAttemptRef(inline: task), reason: task.reason))
             }
             return .cancel(cancellations)
         case .lockGrant:
@@ -101,7 +101,7 @@ extension CoordinatorToWorker: WireBody {
             let proto = try body.decode(Cohort_Wire_V1_WorkerError.self)
             return .error(WorkerError(
                 code: try ProtocolError.Code(proto: proto.code), message: proto.message,
-                task: proto.hasTask ? TaskRef(proto: proto.task) : nil,
+                ref: proto.hasAttempt ? WireAttemptRef(proto: proto.attempt) : nil,
                 requestID: proto.hasRequestID ? proto.requestID : nil))
         case nil:
             throw .unknownKind
@@ -109,11 +109,11 @@ extension CoordinatorToWorker: WireBody {
     }
 }
 
-extension DispatchTask {
+extension AttemptDispatch {
     @inline(__always)
-    init(proto: Cohort_Wire_V1_Task) {
+    init(proto: Cohort_Wire_V1_Attempt) {
         self.init(
-            task: TaskRef(inline: proto),
+            ref: WireAttemptRef(inline: proto),
             kind: proto.kind,
             input: proto.input,
             fencingTokens: proto.fencingTokens,
@@ -122,9 +122,9 @@ extension DispatchTask {
     }
 
     @inline(__always)
-    var proto: Cohort_Wire_V1_Task {
-        var proto = Cohort_Wire_V1_Task()
-        task.write(into: &proto)
+    var proto: Cohort_Wire_V1_Attempt {
+        var proto = Cohort_Wire_V1_Attempt()
+        ref.write(into: &proto)
         proto.kind = kind
         proto.input = input
         proto.fencingTokens = fencingTokens

@@ -8,15 +8,15 @@ import Foundation
 // and values this version does not know are refused: within one protocol
 // version, both sides know the same set.
 
-extension TaskRef {
+extension WireAttemptRef {
     @inline(__always)
-    init(proto: Cohort_Wire_V1_TaskRef) {
+    init(proto: Cohort_Wire_V1_AttemptRef) {
         self.init(id: proto.id, group: proto.group, path: proto.path, attempt: proto.attempt)
     }
 
     @inline(__always)
-    var proto: Cohort_Wire_V1_TaskRef {
-        var proto = Cohort_Wire_V1_TaskRef()
+    var proto: Cohort_Wire_V1_AttemptRef {
+        var proto = Cohort_Wire_V1_AttemptRef()
         proto.id = id
         proto.group = group
         proto.path = path
@@ -26,28 +26,28 @@ extension TaskRef {
 }
 
 /// Hot messages carry a task ref inline, as fields 1-4 (see cohort.proto).
-protocol InlineTaskRef {
-    var taskID: UInt64 { get set }
+protocol InlineAttemptRef {
+    var attemptID: UInt64 { get set }
     var group: String { get set }
     var path: String { get set }
     var attempt: UInt32 { get set }
 }
 
-extension Cohort_Wire_V1_Task: InlineTaskRef {}
-extension Cohort_Wire_V1_TaskResult: InlineTaskRef {}
-extension Cohort_Wire_V1_TaskStarted: InlineTaskRef {}
-extension Cohort_Wire_V1_TaskCancellation: InlineTaskRef {}
-extension Cohort_Wire_V1_RunningTask: InlineTaskRef {}
+extension Cohort_Wire_V1_Attempt: InlineAttemptRef {}
+extension Cohort_Wire_V1_AttemptResult: InlineAttemptRef {}
+extension Cohort_Wire_V1_AttemptStarted: InlineAttemptRef {}
+extension Cohort_Wire_V1_AttemptCancellation: InlineAttemptRef {}
+extension Cohort_Wire_V1_RunningAttempt: InlineAttemptRef {}
 
-extension TaskRef {
+extension WireAttemptRef {
     @inline(__always)
-    init(inline proto: some InlineTaskRef) {
-        self.init(id: proto.taskID, group: proto.group, path: proto.path, attempt: proto.attempt)
+    init(inline proto: some InlineAttemptRef) {
+        self.init(id: proto.attemptID, group: proto.group, path: proto.path, attempt: proto.attempt)
     }
 
     @inline(__always)
-    func write(into proto: inout some InlineTaskRef) {
-        proto.taskID = id
+    func write(into proto: inout some InlineAttemptRef) {
+        proto.attemptID = id
         proto.group = group
         proto.path = path
         proto.attempt = attempt
@@ -80,7 +80,7 @@ extension Duration {
     }
 }
 
-extension TaskOutcome {
+extension WireOutcome {
     init(proto: Cohort_Wire_V1_Outcome) throws(BodyError) {
         switch proto.kind {
         case .output(let output): self = .succeeded(output: output)

@@ -42,8 +42,8 @@ extension WorkerMessage: WireBody {
             proto.kinds = ready.kinds
             proto.draining = ready.draining
             proto.running = ready.running.map { running in
-                var task = Cohort_Wire_V1_RunningTask()
-                running.task.write(into: &task)
+                var task = Cohort_Wire_V1_RunningAttempt()
+                running.ref.write(into: &task)
                 task.startedAt = running.startedAt.wireValue
                 task.heldTokens = running.heldTokens
                 return task
@@ -53,8 +53,8 @@ extension WorkerMessage: WireBody {
             return []
         case .started(let started):
             return try RepeatedMessageField.encode(started) { start in
-                var task = Cohort_Wire_V1_TaskStarted()
-                start.task.write(into: &task)
+                var task = Cohort_Wire_V1_AttemptStarted()
+                start.ref.write(into: &task)
                 task.startedAt = start.startedAt.nanosecondsSinceEpoch
                 return task
             }
@@ -63,7 +63,7 @@ extension WorkerMessage: WireBody {
         case .lockRequest(let request):
             var proto = Cohort_Wire_V1_LockRequest()
             proto.requestID = request.requestID
-            proto.task = request.task.proto
+            proto.attempt = request.ref.proto
             proto.categories = request.categories
             return try serialize(proto)
         case .lockRelease(let requestID):
@@ -93,26 +93,26 @@ extension WorkerMessage: WireBody {
                 name: proto.name, host: proto.host, sessionID: proto.sessionID, labels: proto.labels,
                 slots: proto.slots, kinds: proto.kinds,
                 running: proto.running.map {
-                    RunningTask(task: TaskRef(inline: $0), startedAt: .optional($0.startedAt), heldTokens: $0.heldTokens)
+                    RunningAttempt(ref: WireAttemptRef(inline: $0), startedAt: .optional($0.startedAt), heldTokens: $0.heldTokens)
                 }, draining: proto.draining))
         case .heartbeat:
             return .heartbeat
         case .started:
-            var started: [TaskStart] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_TaskStarted.self) { task, _ in
-                started.append(TaskStart(task: TaskRef(inline: task), startedAt: WireTimestamp(nanosecondsSinceEpoch: task.startedAt)))
+            var started: [AttemptStart] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptStarted.self) { task, _ in
+                started.append(AttemptStart(ref: WireAttemptRef(inline: task), startedAt: WireTimestamp(nanosecondsSinceEpoch: task.startedAt)))
             }
             return .started(started)
         case .results:
-            var results: [TaskResult] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_TaskResult.self) { (result, index) throws(BodyError) in
-                results.append(try TaskResult(proto: result, index: index))
+            var results: [AttemptResult] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptResult.self) { (result, index) throws(BodyError) in
+                results.append(try AttemptResult(proto: result, index: index))
             }
             return .results(results)
         case .lockRequest:
             let proto = try body.decode(Cohort_Wire_V1_LockRequest.self)
-            guard proto.hasTask else { throw BodyError("lock request has no task") }
-            return .lockRequest(LockRequest(requestID: proto.requestID, task: TaskRef(proto: proto.task), categories: proto.categories))
+            guard proto.hasAttempt else { throw BodyError("lock request has no task") }
+            return .lockRequest(LockRequest(requestID: proto.requestID, ref: WireAttemptRef(proto: proto.attempt), categories: proto.categories))
         case .lockRelease:
             return .lockRelease(requestID: try body.decode(Cohort_Wire_V1_LockRelease.self).requestID)
         case .lockWithdraw:
@@ -127,10 +127,10 @@ extension WorkerMessage: WireBody {
     }
 }
 
-extension TaskResult {
+extension AttemptResult {
     @inline(__always)
-    init(proto: Cohort_Wire_V1_TaskResult, index: Int) throws(BodyError) {
-        let outcome: TaskOutcome
+    init(proto: Cohort_Wire_V1_AttemptResult, index: Int) throws(BodyError) {
+        let outcome: WireOutcome
         switch proto.outcome {
         case .output(let output): outcome = .succeeded(output: output)
         case .error(let error): outcome = .failed(error: error)
@@ -138,16 +138,16 @@ extension TaskResult {
         case nil: throw BodyError("results[\(index)] has no outcome")
         }
         self.init(
-            task: TaskRef(inline: proto),
+            ref: WireAttemptRef(inline: proto),
             outcome: outcome,
             startedAt: WireTimestamp(nanosecondsSinceEpoch: proto.startedAt),
             finishedAt: WireTimestamp(nanosecondsSinceEpoch: proto.finishedAt))
     }
 
     @inline(__always)
-    var proto: Cohort_Wire_V1_TaskResult {
-        var proto = Cohort_Wire_V1_TaskResult()
-        task.write(into: &proto)
+    var proto: Cohort_Wire_V1_AttemptResult {
+        var proto = Cohort_Wire_V1_AttemptResult()
+        ref.write(into: &proto)
         switch outcome {
         case .succeeded(let output): proto.outcome = .output(output)
         case .failed(let error): proto.outcome = .error(error)

@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// Thread-safety: `Sendable`; state is behind a `Mutex`; completions run with no lock held.
 final class AttemptExclusivityManager: ExclusivityManager {
-    let attempt: TaskRef
+    let attempt: WireAttemptRef
     let cluster: ClusterExclusivityManager
     /// Category → cluster fencing token of what the attempt holds.
     let held: [String: UInt64]
@@ -33,7 +33,7 @@ final class AttemptExclusivityManager: ExclusivityManager {
     private let local = LocalExclusivityManager()
     private let state = Mutex(State())
 
-    init(attempt: TaskRef, cluster: ClusterExclusivityManager, held: [String: UInt64]) {
+    init(attempt: WireAttemptRef, cluster: ClusterExclusivityManager, held: [String: UInt64]) {
         self.attempt = attempt
         self.cluster = cluster
         self.held = held

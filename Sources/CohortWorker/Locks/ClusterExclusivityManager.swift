@@ -26,7 +26,7 @@ enum LockMessage: Sendable, Equatable {
 /// the worker's loop thread. Completions and cancellations are called with no lock held.
 final class ClusterExclusivityManager: ExclusivityManager {
     private struct Entry {
-        let attempt: TaskRef
+        let attempt: WireAttemptRef
         let categories: [String]
         let procedure: Procedure
         var completion: (@Sendable (ExclusivityGrant?) -> Void)?
@@ -70,7 +70,7 @@ final class ClusterExclusivityManager: ExclusivityManager {
 
     /// Asks the coordinator for `categories`, for `procedure`, on behalf of `attempt`.
     func request(
-        _ categories: Set<String>, for procedure: Procedure, attempt: TaskRef,
+        _ categories: Set<String>, for procedure: Procedure, attempt: WireAttemptRef,
         completion: @escaping @Sendable (ExclusivityGrant?) -> Void
     ) -> ExclusivityRequestID {
         let sorted = categories.sorted()
@@ -79,7 +79,7 @@ final class ClusterExclusivityManager: ExclusivityManager {
             state.entries[state.nextID] = Entry(attempt: attempt, categories: sorted, procedure: procedure, completion: completion)
             return state.nextID
         }
-        send(.request(LockRequest(requestID: id, task: attempt, categories: sorted)))
+        send(.request(LockRequest(requestID: id, ref: attempt, categories: sorted)))
         return ExclusivityRequestID(id)
     }
 
@@ -145,16 +145,16 @@ final class ClusterExclusivityManager: ExclusivityManager {
     func outstandingRequests() -> [LockRequest] {
         state.withLock { state in
             state.entries.filter { $0.value.tokens == nil }.sorted { $0.key < $1.key }.map {
-                LockRequest(requestID: $0.key, task: $0.value.attempt, categories: $0.value.categories)
+                LockRequest(requestID: $0.key, ref: $0.value.attempt, categories: $0.value.categories)
             }
         }
     }
 
-    /// Category → token of every grant that procedures of the attempt `taskID` hold.
-    func heldTokens(of taskID: UInt64) -> [String: UInt64] {
+    /// Category → token of every grant that procedures of the attempt `attemptID` hold.
+    func heldTokens(of attemptID: UInt64) -> [String: UInt64] {
         state.withLock { state in
             var tokens: [String: UInt64] = [:]
-            for entry in state.entries.values where entry.attempt.id == taskID {
+            for entry in state.entries.values where entry.attempt.id == attemptID {
                 tokens.merge(entry.tokens ?? [:]) { _, new in new }
             }
             return tokens
@@ -162,10 +162,10 @@ final class ClusterExclusivityManager: ExclusivityManager {
     }
 
     /// The running attempt `procedure` belongs to: its own, or that of its outermost group.
-    static func attempt(of procedure: Procedure) -> TaskRef? {
+    static func attempt(of procedure: Procedure) -> WireAttemptRef? {
         var current: Procedure? = procedure
         while let candidate = current {
-            if let task = candidate as? TaskProcedure { return task.dispatch.task }
+            if let task = candidate as? AttemptProcedure { return task.dispatch.ref }
             current = candidate.parent
         }
         return nil

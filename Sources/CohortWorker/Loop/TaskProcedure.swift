@@ -5,9 +5,9 @@ import Foundation
 /// What an attempt tells the worker's loop as it runs.
 enum AttemptEvent: Sendable {
     /// It started executing (only for kinds that may take a while; a result implies a start).
-    case started(TaskStart)
+    case started(AttemptStart)
     /// It finished: its result, ready to send.
-    case finished(TaskResult)
+    case finished(AttemptResult)
 }
 
 /// One dispatched attempt, as a procedure on the worker's queue: it runs its kind's
@@ -16,7 +16,7 @@ enum AttemptEvent: Sendable {
 /// Cancelling it (a cancel from the coordinator, its timeout, the worker stopping) cancels
 /// the kind's Swift task and the attempt's local procedures; it finishes when the kind's
 /// closure has returned, so a cancelled attempt has really stopped when its result is sent.
-final class TaskProcedure: Procedure, @unchecked Sendable {
+final class AttemptProcedure: Procedure, @unchecked Sendable {
     // @unchecked Sendable: the only mutable state besides the engine's is `running`, a Protected.
 
     private struct Running {
@@ -28,7 +28,7 @@ final class TaskProcedure: Procedure, @unchecked Sendable {
         var reported = false
     }
 
-    let dispatch: DispatchTask
+    let dispatch: AttemptDispatch
     let context: ProcedureContext
     private let kind: ProcedureKind?
     private let report: @Sendable (AttemptEvent) -> Void
@@ -37,7 +37,7 @@ final class TaskProcedure: Procedure, @unchecked Sendable {
     /// - Parameters:
     ///   - kind: the kind's body; nil if this worker has no such kind (the attempt fails).
     ///   - report: called from any thread as the attempt starts and finishes.
-    init(dispatch: DispatchTask, kind: ProcedureKind?, context: ProcedureContext, report: @escaping @Sendable (AttemptEvent) -> Void) {
+    init(dispatch: AttemptDispatch, kind: ProcedureKind?, context: ProcedureContext, report: @escaping @Sendable (AttemptEvent) -> Void) {
         self.dispatch = dispatch
         self.kind = kind
         self.context = context
@@ -64,7 +64,7 @@ final class TaskProcedure: Procedure, @unchecked Sendable {
                 finish(with: error)
             }
         case .task(let body):
-            report(.started(TaskStart(task: dispatch.task, startedAt: startedAt)))
+            report(.started(AttemptStart(ref: dispatch.ref, startedAt: startedAt)))
             let input = dispatch.input
             let context = context
             let task = Task {
@@ -94,7 +94,7 @@ final class TaskProcedure: Procedure, @unchecked Sendable {
             return !running.reported
         }
         if first {
-            report(.finished(TaskResult(task: dispatch.task, outcome: .cancelled(reason: Self.describe(reason)), startedAt: now, finishedAt: now)))
+            report(.finished(AttemptResult(ref: dispatch.ref, outcome: .cancelled(reason: Self.describe(reason)), startedAt: now, finishedAt: now)))
         }
     }
 
@@ -107,13 +107,13 @@ final class TaskProcedure: Procedure, @unchecked Sendable {
         context.scope.close()
         guard !reported else { return }
         let finishedAt = WireTimestamp(Date())
-        let result: TaskOutcome =
+        let result: WireOutcome =
             switch outcome {
             case .succeeded: .succeeded(output: output ?? Data("null".utf8))
             case .failed(let error): .failed(error: Self.describe(error))
             case .cancelled(let reason): .cancelled(reason: Self.describe(reason))
             }
-        report(.finished(TaskResult(task: dispatch.task, outcome: result, startedAt: startedAt ?? finishedAt, finishedAt: finishedAt)))
+        report(.finished(AttemptResult(ref: dispatch.ref, outcome: result, startedAt: startedAt ?? finishedAt, finishedAt: finishedAt)))
     }
 
     private func scheduleTimeout(_ timeout: Duration) {

@@ -70,12 +70,12 @@ extension WorkerLoop {
         case .error(let error):
             logger.warning(
                 "the coordinator refused a message",
-                metadata: ["code": "\(error.code)", "error": "\(error.message)", "task.id": "\(error.task?.id.description ?? "-")"])
+                metadata: ["code": "\(error.code)", "error": "\(error.message)", "task.id": "\(error.ref?.id.description ?? "-")"])
         }
     }
 
     /// Puts dispatched attempts on the queue.
-    private func start(_ tasks: [DispatchTask]) {
+    private func start(_ tasks: [AttemptDispatch]) {
         guard stopDeadline == nil else {
             // The coordinator sent these before it saw `draining`; they are not run, and
             // the final `disconnect` tells it every unreported attempt is lost.
@@ -83,13 +83,13 @@ extension WorkerLoop {
             return
         }
         for dispatch in tasks {
-            let task = dispatch.task
+            let task = dispatch.ref
             guard attempts[task.id] == nil else {
                 logger.warning("duplicate dispatch ignored", metadata: ["task.id": "\(task.id)"])
                 continue
             }
             let context = ProcedureContext(
-                group: task.group, child: task.path, attempt: Int(task.attempt), taskID: task.id,
+                group: task.group, child: task.path, attempt: Int(task.attempt), attemptID: task.id,
                 workerName: configuration.name, fencingTokens: dispatch.fencingTokens, extraEnvironment: dispatch.env,
                 logger: logger, scope: AttemptScope(exclusivity: .cluster(locks, task, held: dispatch.fencingTokens)),
                 settings: settings)
@@ -100,7 +100,7 @@ extension WorkerLoop {
                 runHere(dispatch, body, context)
                 continue
             }
-            let procedure = TaskProcedure(dispatch: dispatch, kind: kind, context: context, report: report)
+            let procedure = AttemptProcedure(dispatch: dispatch, kind: kind, context: context, report: report)
             attempts[task.id] = Attempt(procedure: procedure)
             queue.add(procedure)
         }
@@ -111,24 +111,24 @@ extension WorkerLoop {
     /// the slot for the time of the call), without the two thread hand-offs of the queue and
     /// the mailbox. Its result goes out with the turn's; no cancel can come while it runs.
     private func runHere(
-        _ dispatch: DispatchTask, _ body: (Data, ProcedureContext) throws -> Data, _ context: ProcedureContext
+        _ dispatch: AttemptDispatch, _ body: (Data, ProcedureContext) throws -> Data, _ context: ProcedureContext
     ) {
         let startedAt = WireTimestamp(Date())
-        let outcome: TaskOutcome
+        let outcome: WireOutcome
         do {
             outcome = .succeeded(output: try body(dispatch.input, context))
         } catch {
-            outcome = .failed(error: TaskProcedure.describe(error))
+            outcome = .failed(error: AttemptProcedure.describe(error))
         }
         context.scope.close()
         outbox.results.append(
-            TaskResult(task: dispatch.task, outcome: outcome, startedAt: startedAt, finishedAt: WireTimestamp(Date())))
+            AttemptResult(ref: dispatch.ref, outcome: outcome, startedAt: startedAt, finishedAt: WireTimestamp(Date())))
     }
 
     /// Cancels the attempt a cancel names, if this worker runs exactly that attempt.
-    private func cancel(_ cancellation: TaskCancellation) {
-        guard let attempt = attempts[cancellation.task.id], attempt.procedure.dispatch.task == cancellation.task else {
-            logger.debug("cancel for an attempt not running here ignored", metadata: ["task.id": "\(cancellation.task.id)"])
+    private func cancel(_ cancellation: AttemptCancellation) {
+        guard let attempt = attempts[cancellation.ref.id], attempt.procedure.dispatch.ref == cancellation.ref else {
+            logger.debug("cancel for an attempt not running here ignored", metadata: ["task.id": "\(cancellation.ref.id)"])
             return
         }
         attempt.procedure.cancel(with: CancellationReason(cancellation.reason))
@@ -138,13 +138,13 @@ extension WorkerLoop {
     func handle(_ input: LoopInput, now: ContinuousClock.Instant) {
         switch input {
         case .attempt(.started(let start)):
-            guard attempts[start.task.id] != nil else { return }
-            attempts[start.task.id]!.startedAt = start.startedAt
-            if session.isReady, !attempts[start.task.id]!.interrupted { outbox.started.append(start) }
+            guard attempts[start.ref.id] != nil else { return }
+            attempts[start.ref.id]!.startedAt = start.startedAt
+            if session.isReady, !attempts[start.ref.id]!.interrupted { outbox.started.append(start) }
         case .attempt(.finished(let result)):
-            guard let attempt = attempts.removeValue(forKey: result.task.id) else { return }
+            guard let attempt = attempts.removeValue(forKey: result.ref.id) else { return }
             if attempt.interrupted {
-                logger.debug("interrupted attempt not reported", metadata: ["task.id": "\(result.task.id)"])
+                logger.debug("interrupted attempt not reported", metadata: ["task.id": "\(result.ref.id)"])
             } else if session.isReady {
                 outbox.results.append(result)
             } else {

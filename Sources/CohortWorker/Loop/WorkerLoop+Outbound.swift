@@ -6,8 +6,8 @@ import ZeroMQ
 /// What one loop turn has to say to the coordinator, sent together at the end of the turn.
 struct Outbox {
     var locks: [LockMessage] = []
-    var started: [TaskStart] = []
-    var results: [TaskResult] = []
+    var started: [AttemptStart] = []
+    var results: [AttemptResult] = []
 
     var isEmpty: Bool { locks.isEmpty && started.isEmpty && results.isEmpty }
 }
@@ -31,11 +31,11 @@ extension WorkerLoop {
             }
         }
         if !outbox.started.isEmpty {
-            let finished = Set(outbox.results.map(\.task.id))
-            let started = outbox.started.filter { !finished.contains($0.task.id) }
+            let finished = Set(outbox.results.map(\.ref.id))
+            let started = outbox.started.filter { !finished.contains($0.ref.id) }
             if !started.isEmpty { send(.worker(.started(started)), now: now) }
         }
-        var batch: [TaskResult] = []
+        var batch: [AttemptResult] = []
         var bytes = 0
         for result in outbox.results {
             let result = Self.bounded(result, limit: codec.maxFrameSize - 4096)
@@ -100,7 +100,7 @@ extension WorkerLoop {
         poller.setEvents(watch ? [.readable, .writable] : .readable, at: socketIndex)
     }
 
-    private static func size(of result: TaskResult) -> Int {
+    private static func size(of result: AttemptResult) -> Int {
         switch result.outcome {
         case .succeeded(let output): output.count + 64
         case .failed(let error): error.utf8.count + 64
@@ -109,7 +109,7 @@ extension WorkerLoop {
     }
 
     /// The result, or a failure saying its output was too large to send.
-    private static func bounded(_ result: TaskResult, limit: Int) -> TaskResult {
+    private static func bounded(_ result: AttemptResult, limit: Int) -> AttemptResult {
         guard case .succeeded(let output) = result.outcome, output.count > limit else { return result }
         var bounded = result
         bounded.outcome = .failed(error: "output too large: \(output.count) bytes, over the limit of \(limit)")

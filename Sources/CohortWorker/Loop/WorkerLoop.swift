@@ -25,7 +25,7 @@ enum LoopInput: Sendable {
 /// never on a timer).
 final class WorkerLoop {
     struct Attempt {
-        let procedure: TaskProcedure
+        let procedure: AttemptProcedure
         var startedAt: WireTimestamp?
         /// Cancelled because the worker is stopping: its result is not reported, the final
         /// `disconnect` tells the coordinator to treat it as lost.
@@ -54,7 +54,7 @@ final class WorkerLoop {
     var attempts: [UInt64: Attempt] = [:]
     var outbox = Outbox()
     /// Results that finished while no session was ready, sent after the next READY.
-    var unsentResults: [TaskResult] = []
+    var unsentResults: [AttemptResult] = []
     /// Lock withdrawals and releases made while no session was ready.
     var unsentLockMessages: [LockMessage] = []
     /// Frames a send could not queue (the socket was full), sent first when it is writable.
@@ -168,11 +168,11 @@ final class WorkerLoop {
     private func announce(sessionID: String, peerID: String, now: ContinuousClock.Instant) {
         // Every attempt still here, started or still queued (no `startedAt`): the coordinator
         // adopts each or cancels it, in its answer to READY.
-        let running = attempts.values.filter { !$0.interrupted }.sorted { $0.procedure.dispatch.task.id < $1.procedure.dispatch.task.id }
-            .map { attempt -> RunningTask in
+        let running = attempts.values.filter { !$0.interrupted }.sorted { $0.procedure.dispatch.ref.id < $1.procedure.dispatch.ref.id }
+            .map { attempt -> RunningAttempt in
                 let dispatch = attempt.procedure.dispatch
-                let held = dispatch.fencingTokens.merging(locks.heldTokens(of: dispatch.task.id)) { _, new in new }
-                return RunningTask(task: dispatch.task, startedAt: attempt.startedAt, heldTokens: held)
+                let held = dispatch.fencingTokens.merging(locks.heldTokens(of: dispatch.ref.id)) { _, new in new }
+                return RunningAttempt(ref: dispatch.ref, startedAt: attempt.startedAt, heldTokens: held)
             }
         holdingForAdoption = queue.isSuspended
         let draining = drainDeadline != nil || stopDeadline != nil

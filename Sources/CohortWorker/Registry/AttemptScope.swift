@@ -23,7 +23,7 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
         case manager(any ExclusivityManager)
         /// The cluster's lock table, each request tied to this attempt, which holds the
         /// categories of `held` (category → fencing token) already.
-        case cluster(ClusterExclusivityManager, TaskRef, held: [String: UInt64])
+        case cluster(ClusterExclusivityManager, WireAttemptRef, held: [String: UInt64])
     }
 
     private let exclusivity: Exclusivity

@@ -23,7 +23,7 @@ public struct ProcedureContext: Sendable {
     /// The attempt number, from 1 (`COHORT_ATTEMPT`).
     public let attempt: Int
     /// The coordinator's id of this attempt.
-    public let taskID: UInt64
+    public let attemptID: UInt64
     /// The worker's name (`COHORT_WORKER`).
     public let workerName: String
     /// Category → fencing token of every lock the coordinator granted for this attempt
@@ -60,19 +60,19 @@ public struct ProcedureContext: Sendable {
     /// A context for calling a kind's closure directly, e.g. in a unit test: its ``queue``
     /// uses the process-local exclusivity manager and nothing cancels it.
     public init(
-        group: String = "local", child: String = "child", attempt: Int = 1, taskID: UInt64 = 0,
+        group: String = "local", child: String = "child", attempt: Int = 1, attemptID: UInt64 = 0,
         workerName: String = "local", fencingTokens: [String: UInt64] = [:],
         logger: Logger = Logger(label: "cohort.worker.procedure")
     ) {
         self.init(
-            group: group, child: child, attempt: attempt, taskID: taskID, workerName: workerName,
+            group: group, child: child, attempt: attempt, attemptID: attemptID, workerName: workerName,
             fencingTokens: fencingTokens, extraEnvironment: [:], logger: logger,
             scope: AttemptScope(exclusivity: .manager(LocalExclusivityManager.shared)), settings: KindSettings()
         )
     }
 
     init(
-        group: String, child: String, attempt: Int, taskID: UInt64, workerName: String,
+        group: String, child: String, attempt: Int, attemptID: UInt64, workerName: String,
         fencingTokens: [String: UInt64], extraEnvironment: [String: String], logger: Logger, scope: AttemptScope,
         settings: KindSettings
     ) {
@@ -80,7 +80,7 @@ public struct ProcedureContext: Sendable {
         self.group = group
         self.child = child
         self.attempt = attempt
-        self.taskID = taskID
+        self.attemptID = attemptID
         self.workerName = workerName
         self.fencingTokens = fencingTokens
         self.baseLogger = logger

@@ -183,7 +183,7 @@ final class WirePeer: @unchecked Sendable {
 
     /// The next dispatch (its tasks).
     func dispatched(timeout: Duration = Deadline.event, sourceLocation: SourceLocation = #_sourceLocation) throws
-        -> [DispatchTask]
+        -> [AttemptDispatch]
     {
         try expect("DISPATCH", timeout: timeout, sourceLocation: sourceLocation) { message in
             if case .toWorker(.dispatch(let tasks)) = message { return tasks }
@@ -192,10 +192,10 @@ final class WirePeer: @unchecked Sendable {
     }
 
     /// Reports attempts started and finished.
-    func finish(_ task: DispatchTask, _ outcome: TaskOutcome) throws {
+    func finish(_ task: AttemptDispatch, _ outcome: WireOutcome) throws {
         let now = WireTimestamp(Date())
-        try send(.worker(.started([TaskStart(task: task.task, startedAt: now)])))
-        try send(.worker(.results([TaskResult(task: task.task, outcome: outcome, startedAt: now, finishedAt: now)])))
+        try send(.worker(.started([AttemptStart(ref: task.ref, startedAt: now)])))
+        try send(.worker(.results([AttemptResult(ref: task.ref, outcome: outcome, startedAt: now, finishedAt: now)])))
     }
 }
 

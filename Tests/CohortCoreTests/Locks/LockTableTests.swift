@@ -117,12 +117,12 @@ import Testing
 
     @Test func theSnapshotShowsHolderTokenAndWaitersInLine() {
         var table = LockTable()
-        _ = table.request(.attempt(1), levels: cluster("db"), owner: LockOwner(group: "g", child: "a", attempt: 1, worker: WorkerID(2)))
+        _ = table.request(.attempt(1), levels: cluster("db"), owner: LockOwner(group: "g", child: "a", attempt: 1, worker: SessionID(2)))
         _ = table.request(.attempt(2), levels: cluster("db"), owner: LockOwner(group: "g", child: "b", attempt: 1))
         let snapshot = table.snapshot()
         #expect(snapshot.count == 1)
         #expect(snapshot[0].category == "db" && snapshot[0].token == 1)
-        #expect(snapshot[0].holder == LockOwner(group: "g", child: "a", attempt: 1, worker: WorkerID(2)))
+        #expect(snapshot[0].holder == LockOwner(group: "g", child: "a", attempt: 1, worker: SessionID(2)))
         #expect(snapshot[0].waiters.map(\.child) == ["b"])
     }
 }

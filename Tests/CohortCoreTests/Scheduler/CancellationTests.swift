@@ -14,7 +14,7 @@ import CohortSpec
         #expect(running.count == 4)
         h.record(try h.scheduler.cancelGroup("g", reason: "cancelled by user", now: h.now))
         // One cancel per running attempt, each naming that attempt, sent to its worker.
-        let cancels = h.log.compactMap { action -> (WorkerID, AttemptRef)? in
+        let cancels = h.log.compactMap { action -> (SessionID, AttemptRef)? in
             if case .cancel(let worker, let ref, _) = action { return (worker, ref) }
             return nil
         }
@@ -74,7 +74,7 @@ import CohortSpec
         #expect(second.ref.attempt == 2 && second.ref.id != first.ref.id)
         // A late report about the first attempt is refused, not applied to the second.
         #expect(throws: SchedulerError.self) {
-            _ = try h.scheduler.taskFinished(first.ref, outcome: .succeeded(output: .init()), worker: WorkerID(1), now: h.now)
+            _ = try h.scheduler.attemptFinished(first.ref, outcome: .succeeded(output: .init()), worker: SessionID(1), now: h.now)
         }
         h.record(try h.scheduler.cancelChild("g", path: "a", reason: "stop", now: h.now))
         #expect(h.cancels.keys.sorted() == [second.ref.id])

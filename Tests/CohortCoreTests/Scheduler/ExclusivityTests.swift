@@ -30,7 +30,7 @@ import CohortSpec
         #expect(waiting.waitingReason == "waiting for lock db held by g/a")
         let snapshot = h.scheduler.lockSnapshot()
         #expect(snapshot.map(\.category) == ["db"])
-        #expect(snapshot[0].holder?.child == "a" && snapshot[0].holder?.worker == WorkerID(1))
+        #expect(snapshot[0].holder?.child == "a" && snapshot[0].holder?.worker == SessionID(1))
         #expect(snapshot[0].waiters.map(\.child) == ["b"])
     }
 
@@ -120,7 +120,7 @@ import CohortSpec
         }
         #expect(granted)
         // Requests from attempts that are not running there are denied.
-        let denied = h.scheduler.lockRequested(3, by: WorkerID(9), for: plain.ref, categories: ["x"], now: h.now)
+        let denied = h.scheduler.lockRequested(3, by: SessionID(9), for: plain.ref, categories: ["x"], now: h.now)
         guard case .deny(_, 3, .denied, _) = denied.first else {
             Issue.record("expected a denial, got \(denied)")
             return
@@ -188,11 +188,11 @@ import CohortSpec
         // worker-1 reconnects with a new session and reports `a`: its earlier session is
         // dropped, but the grant is the attempt's and stays.
         let reconnected = h.scheduler.workerReady(
-            WorkerID(3), name: "worker-1", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+            SessionID(3), name: "worker-1", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
             running: [a.ref], now: h.now)
         #expect(!reconnected.contains { if case .grant = $0 { true } else { false } })
         #expect(h.scheduler.locks.snapshot().first?.holder?.child == "a")
         // Released from the new session: b's procedure gets it.
-        #expect(h.scheduler.lockReleased(1, by: WorkerID(3), now: h.now) == [.grant(two, request: 1, tokens: ["db": 2])])
+        #expect(h.scheduler.lockReleased(1, by: SessionID(3), now: h.now) == [.grant(two, request: 1, tokens: ["db": 2])])
     }
 }

@@ -113,20 +113,20 @@ import CohortSpec
         // says so, and nothing is dispatched before its `draining` message would arrive.
         try h.submit(GroupSpec("h", children: [leaf("b")]), id: "h")
         let again = h.scheduler.workerReady(
-            WorkerID(5), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
+            SessionID(5), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
             running: [a.ref], draining: true, now: h.now)
         h.record(again)
         #expect(!again.contains { if case .dispatch = $0 { true } else { false } })
-        #expect(h.scheduler.membership.workers[WorkerID(5)]?.state == .draining)
+        #expect(h.scheduler.membership.workers[SessionID(5)]?.state == .draining)
         // Without the flag the same READY takes the waiting child at once.
         var plain = SchedulerHarness(prefetch: 0)
         plain.addWorker(1, slots: 2)
-        plain.record(plain.scheduler.workerDraining(WorkerID(1), now: plain.now))
+        plain.record(plain.scheduler.workerDraining(SessionID(1), now: plain.now))
         try plain.submit(GroupSpec("h", children: [leaf("b")]), id: "h")
         let ready = plain.scheduler.workerReady(
-            WorkerID(5), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
+            SessionID(5), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
             now: plain.now)
-        #expect(ready.contains { if case .dispatch(WorkerID(5), _) = $0 { true } else { false } })
+        #expect(ready.contains { if case .dispatch(SessionID(5), _) = $0 { true } else { false } })
     }
 
     @Test func aSupersededAttemptsLateResultIsRefusedAndNeverOverwritesTheNewOutcome() throws {
@@ -150,12 +150,12 @@ import CohortSpec
 
         // Before the new attempt finishes: the late result changes nothing.
         #expect(throws: SchedulerError.self) {
-            try h.scheduler.taskFinished(first.ref, outcome: .succeeded(output: Data("\"late\"".utf8)), worker: one, now: h.now)
+            try h.scheduler.attemptFinished(first.ref, outcome: .succeeded(output: Data("\"late\"".utf8)), worker: one, now: h.now)
         }
         #expect(try h.child("g", "a").phase == .running)
         try h.succeed("a", output: ["from": "attempt 2"])
         // After: neither the old session nor a new session of the same worker may overwrite it.
-        let rejoined = WorkerID(9)
+        let rejoined = SessionID(9)
         h.record(
             h.scheduler.workerReady(
                 rejoined, name: "worker-1", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
@@ -163,7 +163,7 @@ import CohortSpec
         #expect(h.cancels[first.ref.id] == "superseded by attempt 2")
         for worker in [one, rejoined] {
             do {
-                _ = try h.scheduler.taskFinished(first.ref, outcome: .failed(error: "late"), worker: worker, now: h.now)
+                _ = try h.scheduler.attemptFinished(first.ref, outcome: .failed(error: "late"), worker: worker, now: h.now)
                 Issue.record("a late result from \(worker) was accepted")
             } catch {
                 #expect(error.code == .superseded)

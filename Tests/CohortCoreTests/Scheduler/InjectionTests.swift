@@ -24,7 +24,7 @@ import CohortSpec
         #expect(h.attempt("build") == nil)
         try h.succeed("checkout", output: ["stdout": "abc123\n", "exitCode": 0])
         let build = try #require(h.attempt("build"))
-        #expect(h.running[build.ref.id]?.worker == WorkerID(2))
+        #expect(h.running[build.ref.id]?.worker == SessionID(2))
         #expect(
             try JSONValue(jsonData: build.input)
                 == ["command": ["sh", "-c", "cat"], "env": ["KEEP": "1", "VERSION": "1.2.3"], "stdin": "abc123\n"])

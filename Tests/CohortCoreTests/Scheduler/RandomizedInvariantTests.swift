@@ -38,7 +38,7 @@ import CohortSpec
         var checker = InvariantChecker(flats: flats)
         try checker.check(&h, from: 0)
         /// Attempts of lost workers, whose late reports are sent now and then.
-        var late: [(WorkerID, DispatchOrder)] = []
+        var late: [(SessionID, DispatchOrder)] = []
 
         var steps = 0
         while h.finished.count < flats.count {
@@ -79,7 +79,7 @@ import CohortSpec
                 let (worker, order) = late.removeFirst()
                 let before = try h.scheduler.childSnapshot(order.ref.group, path: order.ref.path)
                 #expect(throws: SchedulerError.self) {
-                    try h.scheduler.taskFinished(order.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: worker, now: h.now)
+                    try h.scheduler.attemptFinished(order.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: worker, now: h.now)
                 }
                 h.record(h.scheduler.lockReleased(UInt64(random.int(1...3)), by: worker, now: h.now))
                 let after = try h.scheduler.childSnapshot(order.ref.group, path: order.ref.path)

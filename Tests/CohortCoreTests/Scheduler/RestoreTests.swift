@@ -23,7 +23,7 @@ import CohortSpec
                 switch action {
                 case .dispatch(let worker, let order):
                     latest[order.ref.group, default: [:]][order.ref.path] = ChildRecord(
-                        group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, taskID: order.ref.id,
+                        group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, attemptID: order.ref.id,
                         state: .inFlight, worker: harness.scheduler.workerName(worker), tokens: order.tokens)
                 case .groupFinished(let group, let phase, let reason):
                     outcomes[group] = (phase, reason, harness.now)
@@ -36,8 +36,8 @@ import CohortSpec
             }
             for change in harness.scheduler.takeLocalLockChanges() {
                 switch change {
-                case .granted(let record): localLocks["\(record.taskID)/\(record.request)"] = record
-                case .released(let taskID, let request): localLocks["\(taskID)/\(request)"] = nil
+                case .granted(let record): localLocks["\(record.attemptID)/\(record.request)"] = record
+                case .released(let attemptID, let request): localLocks["\(attemptID)/\(request)"] = nil
                 }
             }
             tokens = harness.scheduler.locks.lastTokens
@@ -97,15 +97,15 @@ import CohortSpec
         #expect(try harness.child("r1", "build").phase == .running)
         // The worker comes back and reports the attempt it still runs: it carries on.
         let build = try #require(journal.latest["r1"]?["build"])
-        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        let ref = AttemptRef(id: build.attemptID, group: "r1", path: "build", attempt: 1)
         harness.record(
             harness.scheduler.workerReady(
-                WorkerID(1), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
+                SessionID(1), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
                 running: [ref], now: harness.now))
         #expect(harness.scheduler.orphanCount == 0)
         harness.record(
-            try harness.scheduler.taskFinished(
-                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(1), now: harness.now))
+            try harness.scheduler.attemptFinished(
+                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: SessionID(1), now: harness.now))
         let publish = try #require(harness.attempt("publish"))
         #expect(try JSONValue(jsonData: publish.input) == ["v": "1.2.3"])
         try harness.succeed("publish")
@@ -118,11 +118,11 @@ import CohortSpec
         var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
         harness.addWorker(7)
         let build = try #require(journal.latest["r1"]?["build"])
-        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        let ref = AttemptRef(id: build.attemptID, group: "r1", path: "build", attempt: 1)
         // It finished while the coordinator was away, so the worker did not list it in READY.
         harness.record(
-            try harness.scheduler.taskFinished(
-                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(7), now: harness.now))
+            try harness.scheduler.attemptFinished(
+                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: SessionID(7), now: harness.now))
         #expect(try harness.child("r1", "build").phase == .succeeded)
         #expect(harness.attempt("publish") != nil)
     }
@@ -131,7 +131,7 @@ import CohortSpec
         let (_, journal) = try firstRun()
         var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
         let build = try #require(journal.latest["r1"]?["build"])
-        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        let ref = AttemptRef(id: build.attemptID, group: "r1", path: "build", attempt: 1)
         harness.record(try harness.scheduler.orphanFinished(ref, outcome: .succeeded(output: Data("{}".utf8)), now: harness.now))
         let child = try harness.child("r1", "build")
         #expect(child.phase == .succeeded)
@@ -154,15 +154,15 @@ import CohortSpec
         let second = try #require(harness.attempt("build"))
         #expect(second.ref.attempt == 2)
         let first = try #require(journal.latest["r1"]?["build"])
-        #expect(second.ref.id > first.taskID)
+        #expect(second.ref.id > first.attemptID)
         // A new grant: its token is above the new epoch's floor, so above every earlier one.
         #expect(second.tokens["repo"]! > Self.epochFloor)
         #expect(second.tokens["repo"]! > first.tokens["repo"]!)
         // A late result of the first attempt is refused.
         #expect(throws: SchedulerError.self) {
-            try harness.scheduler.taskFinished(
-                AttemptRef(id: first.taskID, group: "r1", path: "build", attempt: 1),
-                outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(2), now: harness.now)
+            try harness.scheduler.attemptFinished(
+                AttemptRef(id: first.attemptID, group: "r1", path: "build", attempt: 1),
+                outcome: .succeeded(output: Data("{}".utf8)), worker: SessionID(2), now: harness.now)
         }
     }
 
@@ -178,10 +178,10 @@ import CohortSpec
         // `touch` waits for repo, which the orphan still holds with its old token.
         #expect(harness.attempt("touch") == nil)
         #expect(harness.scheduler.locks.snapshot().first?.holder?.child == "build")
-        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        let ref = AttemptRef(id: build.attemptID, group: "r1", path: "build", attempt: 1)
         harness.record(
-            try harness.scheduler.taskFinished(
-                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(1), now: harness.now))
+            try harness.scheduler.attemptFinished(
+                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: SessionID(1), now: harness.now))
         let touch = try #require(harness.attempt("touch"))
         #expect(touch.tokens["repo"]! > Self.epochFloor)
     }
@@ -221,21 +221,21 @@ import CohortSpec
         // was waiting): it must not get db while a's procedure still holds it.
         harness.record(
             harness.scheduler.workerReady(
-                WorkerID(11), name: "worker-1", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+                SessionID(11), name: "worker-1", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
                 running: [a.ref], now: harness.now))
         harness.record(
             harness.scheduler.workerReady(
-                WorkerID(12), name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+                SessionID(12), name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
                 running: [b.ref], now: harness.now))
-        #expect(harness.scheduler.lockRequested(1, by: WorkerID(12), for: b.ref, categories: ["db"], now: harness.now).isEmpty)
+        #expect(harness.scheduler.lockRequested(1, by: SessionID(12), for: b.ref, categories: ["db"], now: harness.now).isEmpty)
         #expect(harness.scheduler.locks.snapshot().first { $0.category == "db" }?.holder?.child == "a")
         // a's worker asking again for the grant it holds gets the same token back.
         #expect(
-            harness.scheduler.lockRequested(1, by: WorkerID(11), for: a.ref, categories: ["db"], now: harness.now)
-                == [.grant(WorkerID(11), request: 1, tokens: ["db": token])])
+            harness.scheduler.lockRequested(1, by: SessionID(11), for: a.ref, categories: ["db"], now: harness.now)
+                == [.grant(SessionID(11), request: 1, tokens: ["db": token])])
         // Released: b's procedure gets db, with a token above the new epoch's floor.
-        let next = harness.scheduler.lockReleased(1, by: WorkerID(11), now: harness.now)
-        guard case .grant(WorkerID(12), 1, let tokens) = next.first else {
+        let next = harness.scheduler.lockReleased(1, by: SessionID(11), now: harness.now)
+        guard case .grant(SessionID(12), 1, let tokens) = next.first else {
             Issue.record("expected b's grant, got \(next)")
             return
         }
@@ -243,8 +243,8 @@ import CohortSpec
         #expect(tokens["db"]! > token)
         // The release is journaled, and so is the new grant.
         let changes = harness.scheduler.takeLocalLockChanges()
-        #expect(changes.contains(.released(taskID: a.ref.id, request: 1)))
-        #expect(changes.contains { if case .granted(let record) = $0 { record.taskID == b.ref.id } else { false } })
+        #expect(changes.contains(.released(attemptID: a.ref.id, request: 1)))
+        #expect(changes.contains { if case .granted(let record) = $0 { record.attemptID == b.ref.id } else { false } })
     }
 
     @Test func aLocalGrantOfAnAttemptNobodyReportsIsRevokedAfterTheGrace() throws {
@@ -253,14 +253,14 @@ import CohortSpec
         // Only worker-2 comes back; its waiting request is sent again.
         harness.record(
             harness.scheduler.workerReady(
-                WorkerID(12), name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+                SessionID(12), name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
                 running: [b.ref], now: harness.now))
-        harness.record(harness.scheduler.lockRequested(1, by: WorkerID(12), for: b.ref, categories: ["db"], now: harness.now))
+        harness.record(harness.scheduler.lockRequested(1, by: SessionID(12), for: b.ref, categories: ["db"], now: harness.now))
         harness.advance(.seconds(9))
         #expect(!harness.log.contains { if case .grant = $0 { true } else { false } })
         harness.advance(.seconds(2))
         let grants = harness.log.compactMap { action -> [String: UInt64]? in
-            if case .grant(WorkerID(12), 1, let tokens) = action { return tokens }
+            if case .grant(SessionID(12), 1, let tokens) = action { return tokens }
             return nil
         }
         #expect(grants.count == 1)
@@ -272,8 +272,8 @@ import CohortSpec
         var (first, journal) = try firstRun()
         let build = try #require(first.attempt("build"))
         first.record(
-            try first.scheduler.taskFinished(
-                build.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: WorkerID(1), outputTruncated: true,
+            try first.scheduler.attemptFinished(
+                build.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: SessionID(1), outputTruncated: true,
                 now: first.now))
         journal.absorb(&first)
         let harness = restarted(journal, at: Timestamp.zero + .seconds(5))
@@ -372,15 +372,15 @@ import CohortSpec
         #expect(try harness.scheduler.groupSnapshot("r1").phase == .running)
         // The orphan is being cancelled: the cancel reaches it once its worker reports it.
         let build = try #require(journal.latest["r1"]?["build"])
-        let ref = AttemptRef(id: build.taskID, group: "r1", path: "build", attempt: 1)
+        let ref = AttemptRef(id: build.attemptID, group: "r1", path: "build", attempt: 1)
         harness.record(
             harness.scheduler.workerReady(
-                WorkerID(1), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
+                SessionID(1), name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,
                 running: [ref], now: harness.now))
-        #expect(harness.cancels[build.taskID] == "cancelled by alice")
+        #expect(harness.cancels[build.attemptID] == "cancelled by alice")
         harness.record(
-            try harness.scheduler.taskFinished(
-                ref, outcome: .cancelled(reason: "cancelled by alice"), worker: WorkerID(1), now: harness.now))
+            try harness.scheduler.attemptFinished(
+                ref, outcome: .cancelled(reason: "cancelled by alice"), worker: SessionID(1), now: harness.now))
         #expect(harness.finished["r1"]?.phase == .cancelled)
     }
 }

@@ -105,7 +105,7 @@ import CohortSpec
         try h.submit(GroupSpec("g", children: [leaf("a")]), id: "g")
         let order = try #require(h.attempt("a"))
         try h.start(order)
-        let new = WorkerID(7)
+        let new = SessionID(7)
         h.record(
             h.scheduler.workerReady(
                 new, name: "worker-1", host: "host", labels: [], slots: 2, kinds: SchedulerHarness.builtins,

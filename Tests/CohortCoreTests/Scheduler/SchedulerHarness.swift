@@ -13,9 +13,9 @@ struct SchedulerHarness {
     /// Every action, in order.
     var log: [SchedulerAction] = []
     /// Attempts dispatched and not reported finished, by attempt id.
-    var running: [UInt64: (worker: WorkerID, order: DispatchOrder)] = [:]
+    var running: [UInt64: (worker: SessionID, order: DispatchOrder)] = [:]
     /// Every dispatch, in order.
-    var dispatches: [(worker: WorkerID, order: DispatchOrder)] = []
+    var dispatches: [(worker: SessionID, order: DispatchOrder)] = []
     /// Cancels received, by attempt id.
     var cancels: [UInt64: String] = [:]
     var finished: [String: (phase: GroupPhase, reason: String?)] = [:]
@@ -51,8 +51,8 @@ struct SchedulerHarness {
     @discardableResult
     mutating func addWorker(
         _ number: UInt64, slots: Int = 2, labels: [String] = [], kinds: [String] = SchedulerHarness.builtins
-    ) -> WorkerID {
-        let id = WorkerID(number)
+    ) -> SessionID {
+        let id = SessionID(number)
         record(
             scheduler.workerReady(
                 id, name: "worker-\(number)", host: "host", labels: labels, slots: slots, kinds: kinds, now: now))
@@ -60,14 +60,14 @@ struct SchedulerHarness {
     }
 
     @discardableResult
-    mutating func submit(_ spec: GroupSpec, id: String? = nil) throws -> SubmitReceipt {
+    mutating func submit(_ spec: GroupSpec, id: String? = nil) throws -> Acceptance {
         let receipt = try scheduler.submit(spec, id: id, now: now)
         record(receipt.actions)
         return receipt
     }
 
     @discardableResult
-    mutating func submit(yaml: String, id: String? = nil) throws -> SubmitReceipt {
+    mutating func submit(yaml: String, id: String? = nil) throws -> Acceptance {
         try submit(SpecParser.parse(text: yaml, sourceName: "test.yaml"), id: id)
     }
 
@@ -82,12 +82,12 @@ struct SchedulerHarness {
 
     mutating func start(_ order: DispatchOrder) throws {
         let worker = running[order.ref.id]!.worker
-        record(try scheduler.taskStarted(order.ref, worker: worker, now: now))
+        record(try scheduler.attemptStarted(order.ref, worker: worker, now: now))
     }
 
     mutating func finish(_ order: DispatchOrder, _ outcome: AttemptOutcome) throws {
         let worker = running.removeValue(forKey: order.ref.id)!.worker
-        record(try scheduler.taskFinished(order.ref, outcome: outcome, worker: worker, now: now))
+        record(try scheduler.attemptFinished(order.ref, outcome: outcome, worker: worker, now: now))
     }
 
     mutating func succeed(_ path: String, output: JSONValue = ["ok": true], group: String? = nil) throws {

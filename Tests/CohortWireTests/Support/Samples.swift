@@ -3,8 +3,8 @@ import Foundation
 
 /// One message of every kind, each with non-default values in every field.
 enum Samples {
-    static let task = TaskRef(id: 0xDEAD_BEEF_0042, group: "g-7f3a", path: "tests/unit", attempt: 3)
-    static let otherTask = TaskRef(id: 77, group: "release-2", path: "build", attempt: 1)
+    static let task = WireAttemptRef(id: 0xDEAD_BEEF_0042, group: "g-7f3a", path: "tests/unit", attempt: 3)
+    static let otherAttempt = WireAttemptRef(id: 77, group: "release-2", path: "build", attempt: 1)
     static let t1 = WireTimestamp(nanosecondsSinceEpoch: 1_767_225_600_123_456_789)
     static let t2 = WireTimestamp(nanosecondsSinceEpoch: 1_767_225_601_987_654_321)
     static let json = Data(#"{"value":"1.2.3","n":[1,2,3]}"#.utf8)
@@ -13,11 +13,11 @@ enum Samples {
         name: "unit", path: "tests/unit", state: .waiting, worker: "w-2", attempt: 2,
         error: "exit 1", startedAt: t1, finishedAt: t2, waitingReason: "lock repo held by release/checkout")
 
-    static let dispatchTask = DispatchTask(
-        task: task, kind: "shell", input: json, fencingTokens: ["repo": 41, "db": 7],
+    static let dispatchAttempt = AttemptDispatch(
+        ref: task, kind: "shell", input: json, fencingTokens: ["repo": 41, "db": 7],
         timeout: .milliseconds(300_000), env: ["VERSION": "1.2.3"])
 
-    static let result = TaskResult(task: task, outcome: .succeeded(output: json), startedAt: t1, finishedAt: t2)
+    static let result = AttemptResult(ref: task, outcome: .succeeded(output: json), startedAt: t1, finishedAt: t2)
 
     /// Every message kind, labelled.
     static let all: [(String, WireMessage)] = [
@@ -46,7 +46,7 @@ enum Samples {
         ("disconnect", .clientRequest(ClientRequest(requestID: 11, .disconnect(reason: "bye")))),
         ("drain", .clientRequest(ClientRequest(requestID: 12, .drain(worker: "build-1")))),
 
-        ("submitted", .coordinatorReply(CoordinatorReply(requestID: 1, .submitted(Submitted(
+        ("submitted", .coordinatorReply(CoordinatorReply(requestID: 1, .submitted(SubmitReceipt(
             id: "g-7f3a", name: "release", warnings: [#"no connected worker offers kind "resize""#],
             alreadySubmitted: true))))),
         ("groups", .coordinatorReply(CoordinatorReply(requestID: 3, .groups([
@@ -74,7 +74,7 @@ enum Samples {
         ])))),
         ("locks reply", .coordinatorReply(CoordinatorReply(requestID: 10, .locks([
             LockInfo(category: "repo", token: 41,
-                     holder: LockHolder(group: "g-7f3a", child: "checkout", attempt: 2, worker: "w-1"),
+                     holder: LockHolderStatus(group: "g-7f3a", child: "checkout", attempt: 2, worker: "w-1"),
                      waiters: [LockWaiter(group: "g-8", child: "a/b"), LockWaiter(group: "g-9", child: "c")]),
             LockInfo(category: "db", token: 3, holder: nil, waiters: []),
         ])))),
@@ -91,19 +91,19 @@ enum Samples {
         ("ready", .worker(.ready(WorkerReady(
             name: "builder-1", host: "build-01.example", sessionID: "s-5b9c", labels: ["linux", "gpu"], slots: 4,
             kinds: ["shell", "sleep", "echo", "fail", "resize"],
-            running: [RunningTask(task: task, startedAt: t1, heldTokens: ["repo": 41]),
-                      RunningTask(task: otherTask, startedAt: nil)])))),
+            running: [RunningAttempt(ref: task, startedAt: t1, heldTokens: ["repo": 41]),
+                      RunningAttempt(ref: otherAttempt, startedAt: nil)])))),
         ("ready while draining", .worker(.ready(WorkerReady(
             name: "builder-2", host: "build-02.example", sessionID: "s-77", labels: [], slots: 1, kinds: ["shell"],
-            running: [RunningTask(task: task, startedAt: t1)], draining: true)))),
+            running: [RunningAttempt(ref: task, startedAt: t1)], draining: true)))),
         ("worker heartbeat", .worker(.heartbeat)),
-        ("started", .worker(.started([TaskStart(task: task, startedAt: t1), TaskStart(task: otherTask, startedAt: t2)]))),
+        ("started", .worker(.started([AttemptStart(ref: task, startedAt: t1), AttemptStart(ref: otherAttempt, startedAt: t2)]))),
         ("results", .worker(.results([
             result,
-            TaskResult(task: otherTask, outcome: .failed(error: "boom"), startedAt: t1, finishedAt: t2),
-            TaskResult(task: task, outcome: .cancelled(reason: "timed out"), startedAt: t1, finishedAt: t2),
+            AttemptResult(ref: otherAttempt, outcome: .failed(error: "boom"), startedAt: t1, finishedAt: t2),
+            AttemptResult(ref: task, outcome: .cancelled(reason: "timed out"), startedAt: t1, finishedAt: t2),
         ]))),
-        ("lock request", .worker(.lockRequest(LockRequest(requestID: 99, task: task, categories: ["repo", "db"])))),
+        ("lock request", .worker(.lockRequest(LockRequest(requestID: 99, ref: task, categories: ["repo", "db"])))),
         ("lock release", .worker(.lockRelease(requestID: 99))),
         ("lock withdraw", .worker(.lockWithdraw(requestID: 100))),
         ("draining", .worker(.draining(reason: "SIGTERM"))),
@@ -111,12 +111,12 @@ enum Samples {
 
         ("coordinator heartbeat", .toWorker(.heartbeat)),
         ("dispatch", .toWorker(.dispatch([
-            dispatchTask,
-            DispatchTask(task: otherTask, kind: "echo", input: Data("{}".utf8)),
+            dispatchAttempt,
+            AttemptDispatch(ref: otherAttempt, kind: "echo", input: Data("{}".utf8)),
         ]))),
         ("cancel tasks", .toWorker(.cancel([
-            TaskCancellation(task: task, reason: "group cancelled"),
-            TaskCancellation(task: otherTask, reason: "timed out"),
+            AttemptCancellation(ref: task, reason: "group cancelled"),
+            AttemptCancellation(ref: otherAttempt, reason: "timed out"),
         ]))),
         ("lock grant", .toWorker(.lockGrant(LockGrant(requestID: 99, tokens: ["repo": 42, "db": 8])))),
         ("lock denied", .toWorker(.lockDenied(LockDenial(requestID: 99, kind: .denied, reason: "category repo held by the group")))),
@@ -124,7 +124,7 @@ enum Samples {
         ("lock revoked", .toWorker(.lockDenied(LockDenial(requestID: 97, kind: .revoked, reason: "lease expired")))),
         ("shutdown", .toWorker(.shutdown(ShutdownNotice(reason: "SIGTERM", restarting: true)))),
         ("worker error", .toWorker(.error(WorkerError(
-            code: .superseded, message: "attempt 3 superseded by attempt 4", task: task, requestID: 5)))),
+            code: .superseded, message: "attempt 3 superseded by attempt 4", ref: task, requestID: 5)))),
         ("worker error bare", .toWorker(.error(WorkerError(code: .badFrame, message: "bad frame")))),
     ]
 

@@ -136,16 +136,16 @@ final class FakeCoordinator: Sendable {
         try await workerMessage("READY", timeout: timeout) { if case .ready(let ready) = $0 { ready } else { nil } }
     }
 
-    /// The result of the attempt `taskID`, from whichever results batch carries it.
-    func result(_ taskID: UInt64, timeout: Duration = .seconds(10)) async throws -> TaskResult {
-        let received = try await inbox.take("the result of task \(taskID)", timeout: timeout) {
-            if case .worker(.results(let results)) = $0.message { results.contains { $0.task.id == taskID } } else { false }
+    /// The result of the attempt `attemptID`, from whichever results batch carries it.
+    func result(_ attemptID: UInt64, timeout: Duration = .seconds(10)) async throws -> AttemptResult {
+        let received = try await inbox.take("the result of task \(attemptID)", timeout: timeout) {
+            if case .worker(.results(let results)) = $0.message { results.contains { $0.ref.id == attemptID } } else { false }
         }
         guard case .worker(.results(let results)) = received.message else { fatalError() }
         // Put the batch's other results back for later waits.
-        let others = results.filter { $0.task.id != taskID }
+        let others = results.filter { $0.ref.id != attemptID }
         if !others.isEmpty { inbox.post(Received(routingID: received.routingID, message: .worker(.results(others)))) }
-        return results.first { $0.task.id == taskID }!
+        return results.first { $0.ref.id == attemptID }!
     }
 
     /// The first worker message that `extract` turns into a value.
@@ -159,10 +159,10 @@ final class FakeCoordinator: Sendable {
         return extract(message)!
     }
 
-    /// Whether the worker ever sent a result for `taskID`.
-    func sawResult(_ taskID: UInt64) -> Bool {
+    /// Whether the worker ever sent a result for `attemptID`.
+    func sawResult(_ attemptID: UInt64) -> Bool {
         inbox.contains {
-            if case .worker(.results(let results)) = $0.message { results.contains { $0.task.id == taskID } } else { false }
+            if case .worker(.results(let results)) = $0.message { results.contains { $0.ref.id == attemptID } } else { false }
         }
     }
 }

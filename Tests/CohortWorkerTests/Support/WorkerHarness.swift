@@ -46,10 +46,10 @@ struct WorkerHarness: Sendable {
     func dispatch(
         _ kind: String, _ input: String, id: UInt64, path: String? = nil, attempt: UInt32 = 1,
         fencingTokens: [String: UInt64] = [:], timeout: Duration? = nil
-    ) -> TaskRef {
-        let task = TaskRef(id: id, group: "g-1", path: path ?? "child-\(id)", attempt: attempt)
+    ) -> WireAttemptRef {
+        let task = WireAttemptRef(id: id, group: "g-1", path: path ?? "child-\(id)", attempt: attempt)
         coordinator.send(.dispatch([
-            DispatchTask(task: task, kind: kind, input: Data(input.utf8), fencingTokens: fencingTokens, timeout: timeout),
+            AttemptDispatch(ref: task, kind: kind, input: Data(input.utf8), fencingTokens: fencingTokens, timeout: timeout),
         ]))
         return task
     }
