@@ -77,7 +77,7 @@ extension ClientError {
             case .internal: .internal
             }
         let specErrors = error.specErrors.map { wire in
-            CohortSpec.SpecError(.invalidValue, path: wire.path, wire.message)
+            CohortSpec.SpecError(.invalidValue, path: wire.path, wire.message, line: wire.line, column: wire.column)
         }
         self.init(code, error.message, specErrors: specErrors)
     }

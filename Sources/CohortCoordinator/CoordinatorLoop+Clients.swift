@@ -8,6 +8,16 @@ extension CoordinatorLoop {
         let id = request.requestID
         func reply(_ kind: CoordinatorReply.Kind) { outbox.send(CoordinatorReply(requestID: id, kind), to: routing) }
         func fail(_ error: ProtocolError) { reply(.error(error)) }
+        // An id of 0 names no request (0 is for unsolicited messages): nothing is carried out.
+        // ClientDisconnect is never answered, so it needs none.
+        if id == 0, !request.kind.isDisconnect {
+            return fail(ProtocolError(code: .invalidRequest, message: "request_id must be greater than 0"))
+        }
+        // An empty path is not an absent one (docs/protocol.md §4.4): refused, not read as the group.
+        if let path = request.kind.path, path.isEmpty {
+            return fail(
+                ProtocolError(code: .invalidRequest, message: "path is empty; leave it out to name the whole group"))
+        }
 
         switch request.kind {
         case .submit(let submission):
@@ -25,7 +35,7 @@ extension CoordinatorLoop {
         case .result(let group, let path):
             do {
                 let outcome = try scheduler.result(group, path: path)
-                let truncated = path.flatMap { try? scheduler.childSnapshot(group, path: $0) }?.outputTruncated ?? false
+                let truncated = try resultIsTruncated(group, path: path)
                 reply(.result(ResultReply(group: group, path: path, outcome: outcome.wire, outputTruncated: truncated)))
             } catch {
                 fail(error.wire)
@@ -35,7 +45,7 @@ extension CoordinatorLoop {
             let why = reason.isEmpty ? "cancelled by \(session.name.isEmpty ? session.peerID : session.name)" : reason
             do {
                 let actions =
-                    if let path, !path.isEmpty {
+                    if let path {
                         try scheduler.cancelChild(group, path: path, reason: why, now: now)
                     } else {
                         try scheduler.cancelGroup(group, reason: why, now: now)
@@ -111,6 +121,34 @@ extension CoordinatorLoop {
         let event = WatchEvent(group: group, at: now.wire, kind)
         for watch in list {
             outbox.send(CoordinatorReply(requestID: watch.requestID, .watchEvents([event])), to: watch.routing)
+        }
+    }
+}
+
+extension CoordinatorLoop {
+    /// Whether a result's output was cut: a procedure's own flag; for a group (no path, or a
+    /// nested group's), whether any procedure inside it was cut (docs/protocol.md §7, Result).
+    func resultIsTruncated(_ group: String, path: String?) throws(SchedulerError) -> Bool {
+        if let path, let child = try? scheduler.childSnapshot(group, path: path), !child.isGroup {
+            return child.outputTruncated
+        }
+        let prefix = path.map { $0 + "/" } ?? ""
+        return try scheduler.groupSnapshot(group).children.contains {
+            !$0.isGroup && $0.outputTruncated && $0.path.hasPrefix(prefix)
+        }
+    }
+}
+
+extension ClientRequest.Kind {
+    var isDisconnect: Bool {
+        if case .disconnect = self { true } else { false }
+    }
+
+    /// The child path a request names, if it names one.
+    var path: String? {
+        switch self {
+        case .result(_, let path), .cancel(_, let path, _): path
+        default: nil
         }
     }
 }

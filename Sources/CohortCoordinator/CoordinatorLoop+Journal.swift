@@ -106,7 +106,7 @@ extension CoordinatorLoop {
     func acceptOrphanResults(_ message: WorkerMessage, principal: Principal) {
         guard case .results(let results) = message, scheduler.orphanCount > 0, principal.may(.register) else { return }
         for result in results {
-            let kept = keptOutcome(result.outcome, task: result.ref)
+            let kept = keptOutcome(result.outcome, attempt: result.ref)
             let startedAt = result.startedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.startedAt)
             if let actions = try? scheduler.orphanFinished(
                 AttemptRef(result.ref), outcome: kept.outcome, startedAt: startedAt, outputTruncated: kept.truncated,

@@ -30,7 +30,9 @@ extension CoordinatorLoop {
             handleClient(request, from: routing, session: session)
         case .worker(let message):
             guard let session = peers[routing], session.role == .worker, let worker = session.worker else {
-                acceptOrphanResults(message, principal: principal)
+                // Results for restored attempts are taken from a worker whose session is gone
+                // (sent into the connection a restart closed), never from a client's session.
+                if peers[routing] == nil { acceptOrphanResults(message, principal: principal) }
                 refuseWithoutSession(routing, client: nil)
                 return
             }

@@ -33,7 +33,7 @@ extension CoordinatorLoop {
             stats.results.bump(UInt64(results.count))
             for result in results {
                 do {
-                    let kept = keptOutcome(result.outcome, task: result.ref)
+                    let kept = keptOutcome(result.outcome, attempt: result.ref)
                     apply(
                         try scheduler.attemptFinished(
                             AttemptRef(result.ref), outcome: kept.outcome, worker: worker,
@@ -68,7 +68,7 @@ extension CoordinatorLoop {
         stats.refused.bump()
         logger.notice(
             "refused a report about an attempt that is not current",
-            metadata: ["task.id": "\(task.id)", "task.ref": "\(task.group)/\(task.path)#\(task.attempt)", "error": "\(error.message)"])
+            metadata: ["attempt.id": "\(task.id)", "attempt.ref": "\(task.group)/\(task.path)#\(task.attempt)", "error": "\(error.message)"])
         outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, ref: task)), to: routing)
     }
 

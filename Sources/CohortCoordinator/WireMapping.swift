@@ -80,7 +80,7 @@ extension ChildSnapshot {
         ChildStatus(
             name: name, path: path, state: phase.wire, worker: workerName ?? worker?.description, attempt: attempt,
             error: error, startedAt: startedAt?.wire, finishedAt: finishedAt?.wire, waitingReason: waitingReason,
-            outputTruncated: outputTruncated)
+            outputTruncated: outputTruncated, isGroup: isGroup)
     }
 }
 
@@ -164,6 +164,6 @@ extension SpecErrors {
         let count = errors.count
         return ProtocolError(
             code: .invalidSpec, message: "the spec is invalid (\(count) error\(count == 1 ? "" : "s"))",
-            specErrors: errors.map { CohortWire.SpecError(path: $0.path, message: $0.message) })
+            specErrors: errors.map { CohortWire.SpecError(path: $0.path, message: $0.message, line: $0.line, column: $0.column) })
     }
 }

@@ -35,7 +35,7 @@ import Testing
         }
     }
 
-    @Test func aSpecOverMaxSpecBytesIsRefusedTooLargeBeforeParsing() async throws {
+    @Test func aSpecOverMaxSpecBytesIsASpecErrorNamingTheLimitBeforeParsing() async throws {
         try await withCoordinator(configure: { $0.specLimits.maxSpecBytes = 100 }) { cluster in
             let client = try cluster.client()
             let spec = "children: [{name: a, run: echo}]\n" + String(repeating: "# padding\n", count: 20)
@@ -43,8 +43,10 @@ import Testing
                 Issue.record("an oversized spec was accepted")
                 return
             }
-            #expect(error.code == .tooLarge)
-            #expect(error.message.contains("specLimits.maxSpecBytes"))
+            #expect(error.code == .invalidSpec)
+            #expect(error.specErrors.count == 1)
+            #expect(error.specErrors.first?.path == "")
+            #expect(error.specErrors.first?.message.contains("specLimits.maxSpecBytes") == true)
             guard case .submitted = try client.submit("children: [{name: a, run: echo}]") else {
                 Issue.record("a small spec was refused after an oversized one")
                 return
@@ -81,6 +83,15 @@ import Testing
             let stdout = try #require(try JSONValue(jsonData: output)["stdout"]?.stringValue)
             #expect(stdout.contains(OutputLimit.markerText))
             #expect(stdout.hasPrefix("xxxx") && stdout.hasSuffix("xxxx"))
+            // The group's own result holds the cut output, so it is flagged too; a small one is not.
+            guard case .result(let whole) = try client.request(.result(group: receipt.id, path: nil)),
+                case .result(let small) = try client.request(.result(group: receipt.id, path: "small"))
+            else {
+                Issue.record("no result")
+                return
+            }
+            #expect(whole.outputTruncated)
+            #expect(!small.outputTruncated)
         }
     }
 }

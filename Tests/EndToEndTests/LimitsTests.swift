@@ -43,7 +43,7 @@ extension EndToEnd {
 
             let spec = try Scratch.write(Self.children(1, padding: 10_000), name: "big.yaml")
             let bigSpec = try cluster.cli(["submit", spec])
-            #expect(bigSpec.status == 64, "\(bigSpec)")
+            #expect(bigSpec.status == 65, "\(bigSpec)")
             #expect(bigSpec.stderr.contains("specLimits.maxSpecBytes"), "\(bigSpec)")
 
             let message = try Scratch.write(Self.children(1, padding: 20_000), name: "huge.yaml")

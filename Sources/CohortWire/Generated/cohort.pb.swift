@@ -830,7 +830,7 @@ nonisolated struct Cohort_Wire_V1_ChildStatus: Sendable {
   /// Clears the value of `worker`. Subsequent reads from it will return its default value.
   mutating func clearWorker() {self._worker = nil}
 
-  /// latest attempt sent to a worker; 0: never started
+  /// procedures: latest attempt sent to a worker, 0 before the first; nested groups: always 0
   var attempt: UInt32 = 0
 
   /// failure message or cancellation reason
@@ -858,6 +858,9 @@ nonisolated struct Cohort_Wire_V1_ChildStatus: Sendable {
 
   /// the coordinator cut its output down to maxOutputBytes
   var outputTruncated: Bool = false
+
+  /// a nested group's row (no worker, no attempt; its state sums up its contents)
+  var isGroup: Bool = false
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1166,14 +1169,37 @@ nonisolated struct Cohort_Wire_V1_SpecError: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// e.g. "children[2].inject[0].from"
+  /// e.g. "children[2].inject[0].from"; empty for the whole document (syntax, size, depth)
   var path: String = String()
 
   var message: String = String()
 
+  /// 1-based, in Submit.document as sent; absent if unknown
+  var line: UInt32 {
+    get {_line ?? 0}
+    set {_line = newValue}
+  }
+  /// Returns true if `line` has been explicitly set.
+  var hasLine: Bool {self._line != nil}
+  /// Clears the value of `line`. Subsequent reads from it will return its default value.
+  mutating func clearLine() {self._line = nil}
+
+  /// 1-based
+  var column: UInt32 {
+    get {_column ?? 0}
+    set {_column = newValue}
+  }
+  /// Returns true if `column` has been explicitly set.
+  var hasColumn: Bool {self._column != nil}
+  /// Clears the value of `column`. Subsequent reads from it will return its default value.
+  mutating func clearColumn() {self._column = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+
+  fileprivate var _line: UInt32? = nil
+  fileprivate var _column: UInt32? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_ErrorReply: Sendable {
@@ -2423,7 +2449,7 @@ nonisolated extension Cohort_Wire_V1_GroupList: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ChildStatus"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}path\0\u{1}state\0\u{1}worker\0\u{1}attempt\0\u{1}error\0\u{3}started_at\0\u{3}finished_at\0\u{3}waiting_reason\0\u{3}output_truncated\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}path\0\u{1}state\0\u{1}worker\0\u{1}attempt\0\u{1}error\0\u{3}started_at\0\u{3}finished_at\0\u{3}waiting_reason\0\u{3}output_truncated\0\u{3}is_group\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2441,6 +2467,7 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
       case 8: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self._waitingReason) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.outputTruncated) }()
+      case 11: try { try decoder.decodeSingularBoolField(value: &self.isGroup) }()
       default: break
       }
     }
@@ -2481,6 +2508,9 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
     if self.outputTruncated != false {
       try visitor.visitSingularBoolField(value: self.outputTruncated, fieldNumber: 10)
     }
+    if self.isGroup != false {
+      try visitor.visitSingularBoolField(value: self.isGroup, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2495,6 +2525,7 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
     if lhs.finishedAt != rhs.finishedAt {return false}
     if lhs._waitingReason != rhs._waitingReason {return false}
     if lhs.outputTruncated != rhs.outputTruncated {return false}
+    if lhs.isGroup != rhs.isGroup {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3079,7 +3110,7 @@ nonisolated extension Cohort_Wire_V1_LocksReply: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Cohort_Wire_V1_SpecError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".SpecError"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}path\0\u{1}message\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}path\0\u{1}message\0\u{1}line\0\u{1}column\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3089,24 +3120,38 @@ nonisolated extension Cohort_Wire_V1_SpecError: SwiftProtobuf.Message, SwiftProt
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.path) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self._line) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self._column) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.path.isEmpty {
       try visitor.visitSingularStringField(value: self.path, fieldNumber: 1)
     }
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
     }
+    try { if let v = self._line {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 3)
+    } }()
+    try { if let v = self._column {
+      try visitor.visitSingularUInt32Field(value: v, fieldNumber: 4)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_SpecError, rhs: Cohort_Wire_V1_SpecError) -> Bool {
     if lhs.path != rhs.path {return false}
     if lhs.message != rhs.message {return false}
+    if lhs._line != rhs._line {return false}
+    if lhs._column != rhs._column {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -65,8 +65,9 @@ public struct ChildStatus: Hashable, Sendable {
     public var state: ChildState
     /// The worker running (or that ran) its latest attempt.
     public var worker: String?
-    /// The latest attempt sent to a worker (the one `worker` names); 0 if none was: the child
-    /// never started (it waits, or was cancelled before it reached a worker).
+    /// For a procedure, the latest attempt sent to a worker (the one `worker` names); 0 if none
+    /// was: it never started (it waits, or was cancelled before it reached a worker). Always 0
+    /// for a nested group.
     public var attempt: UInt32
     /// The failure's message or the cancellation's reason.
     public var error: String?
@@ -77,13 +78,16 @@ public struct ChildStatus: Hashable, Sendable {
     /// The coordinator cut the child's output down to its `maxOutputBytes` (a marker in the
     /// output shows where).
     public var outputTruncated: Bool
+    /// A nested group's row: no worker, no attempt; its state sums up its contents.
+    public var isGroup: Bool
 
     public init(
         name: String, path: String, state: ChildState, worker: String? = nil, attempt: UInt32 = 0,
         error: String? = nil, startedAt: WireTimestamp? = nil, finishedAt: WireTimestamp? = nil,
-        waitingReason: String? = nil, outputTruncated: Bool = false
+        waitingReason: String? = nil, outputTruncated: Bool = false, isGroup: Bool = false
     ) {
         self.outputTruncated = outputTruncated
+        self.isGroup = isGroup
         self.name = name
         self.path = path
         self.state = state

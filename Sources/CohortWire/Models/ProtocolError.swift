@@ -60,18 +60,30 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
 
     public var description: String {
         guard !specErrors.isEmpty else { return "\(code): \(message)" }
-        return "\(code): \(message)\n" + specErrors.map { "  \($0.path): \($0.message)" }.joined(separator: "\n")
+        return "\(code): \(message)\n" + specErrors.map { "  \($0)" }.joined(separator: "\n")
     }
 }
 
 /// One fault in a group spec, named by the path of the field at fault,
-/// e.g. `children[2].inject[0].from: no child named "buld"`.
-public struct SpecError: Hashable, Sendable {
+/// e.g. `children[2].inject[0].from: no child named "buld"`, and where known by its line and
+/// column (1-based) in the document as sent. The path is empty for a fault of the whole
+/// document (syntax, size, depth).
+public struct SpecError: Hashable, Sendable, CustomStringConvertible {
     public var path: String
     public var message: String
+    public var line: Int?
+    public var column: Int?
 
-    public init(path: String, message: String) {
+    public init(path: String, message: String, line: Int? = nil, column: Int? = nil) {
         self.path = path
         self.message = message
+        self.line = line
+        self.column = column
+    }
+
+    /// `3:5: children[2].inject[0].from: no child named "buld"`.
+    public var description: String {
+        let position = line.map { line in "\(line)" + (column.map { ":\($0)" } ?? "") + ": " } ?? ""
+        return position + (path.isEmpty ? "" : "\(path): ") + message
     }
 }

@@ -81,6 +81,8 @@ extension CoordinatorReply: WireBody {
                 var message = Cohort_Wire_V1_SpecError()
                 message.path = specError.path
                 message.message = specError.message
+                if let line = specError.line { message.line = UInt32(clamping: line) }
+                if let column = specError.column { message.column = UInt32(clamping: column) }
                 return message
             }
             proto.restarting = error.restarting
@@ -135,7 +137,11 @@ extension CoordinatorReply: WireBody {
             let proto = try body.decode(Cohort_Wire_V1_ErrorReply.self)
             return CoordinatorReply(requestID: proto.requestID, .error(ProtocolError(
                 code: try ProtocolError.Code(proto: proto.code), message: proto.message,
-                specErrors: proto.specErrors.map { SpecError(path: $0.path, message: $0.message) },
+                specErrors: proto.specErrors.map {
+                    SpecError(
+                        path: $0.path, message: $0.message, line: $0.hasLine ? Int($0.line) : nil,
+                        column: $0.hasColumn ? Int($0.column) : nil)
+                },
                 restarting: proto.restarting)))
         case .acknowledged:
             return CoordinatorReply(requestID: try body.decode(Cohort_Wire_V1_Acknowledged.self).requestID, .acknowledged)
@@ -198,7 +204,8 @@ extension ChildStatus {
             startedAt: .optional(proto.startedAt),
             finishedAt: .optional(proto.finishedAt),
             waitingReason: proto.hasWaitingReason ? proto.waitingReason : nil,
-            outputTruncated: proto.outputTruncated)
+            outputTruncated: proto.outputTruncated,
+            isGroup: proto.isGroup)
     }
 
     var proto: Cohort_Wire_V1_ChildStatus {
@@ -213,6 +220,7 @@ extension ChildStatus {
         proto.finishedAt = finishedAt.wireValue
         if let waitingReason { proto.waitingReason = waitingReason }
         proto.outputTruncated = outputTruncated
+        proto.isGroup = isGroup
         return proto
     }
 }

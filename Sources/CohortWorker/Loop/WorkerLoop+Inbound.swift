@@ -70,7 +70,7 @@ extension WorkerLoop {
         case .error(let error):
             logger.warning(
                 "the coordinator refused a message",
-                metadata: ["code": "\(error.code)", "error": "\(error.message)", "task.id": "\(error.ref?.id.description ?? "-")"])
+                metadata: ["code": "\(error.code)", "error": "\(error.message)", "attempt.id": "\(error.ref?.id.description ?? "-")"])
         }
     }
 
@@ -85,7 +85,7 @@ extension WorkerLoop {
         for dispatch in tasks {
             let task = dispatch.ref
             guard attempts[task.id] == nil else {
-                logger.warning("duplicate dispatch ignored", metadata: ["task.id": "\(task.id)"])
+                logger.warning("duplicate dispatch ignored", metadata: ["attempt.id": "\(task.id)"])
                 continue
             }
             let context = ProcedureContext(
@@ -128,7 +128,7 @@ extension WorkerLoop {
     /// Cancels the attempt a cancel names, if this worker runs exactly that attempt.
     private func cancel(_ cancellation: AttemptCancellation) {
         guard let attempt = attempts[cancellation.ref.id], attempt.procedure.dispatch.ref == cancellation.ref else {
-            logger.debug("cancel for an attempt not running here ignored", metadata: ["task.id": "\(cancellation.ref.id)"])
+            logger.debug("cancel for an attempt not running here ignored", metadata: ["attempt.id": "\(cancellation.ref.id)"])
             return
         }
         attempt.procedure.cancel(with: CancellationReason(cancellation.reason))
@@ -144,7 +144,7 @@ extension WorkerLoop {
         case .attempt(.finished(let result)):
             guard let attempt = attempts.removeValue(forKey: result.ref.id) else { return }
             if attempt.interrupted {
-                logger.debug("interrupted attempt not reported", metadata: ["task.id": "\(result.ref.id)"])
+                logger.debug("interrupted attempt not reported", metadata: ["attempt.id": "\(result.ref.id)"])
             } else if session.isReady {
                 outbox.results.append(result)
             } else {

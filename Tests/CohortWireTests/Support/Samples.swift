@@ -55,7 +55,10 @@ enum Samples {
         ])))),
         ("group", .coordinatorReply(CoordinatorReply(requestID: 4, .group(GroupDetail(
             id: "g-7f3a", name: "release", state: .failed, submittedAt: t1, finishedAt: t2,
-            reason: "build failed", children: [child, ChildStatus(name: "lint", path: "lint", state: .ready)]))))),
+            reason: "build failed", children: [
+                child, ChildStatus(name: "lint", path: "lint", state: .ready),
+                ChildStatus(name: "tests", path: "tests", state: .running, isGroup: true),
+            ]))))),
         ("result reply", .coordinatorReply(CoordinatorReply(requestID: 5, .result(ResultReply(
             group: "g-7f3a", path: "version", outcome: .succeeded(output: json)))))),
         ("result failed", .coordinatorReply(CoordinatorReply(requestID: 5, .result(ResultReply(
@@ -81,7 +84,7 @@ enum Samples {
         ("error", .coordinatorReply(CoordinatorReply(requestID: 1, .error(ProtocolError(
             code: .invalidSpec, message: "2 errors",
             specErrors: [SpecError(path: "children[2].inject[0].from", message: #"no child named "buld""#),
-                         SpecError(path: "name", message: "must not contain /")]))))),
+                         SpecError(path: "name", message: "must not contain /", line: 3, column: 7)]))))),
         ("unsolicited error", .coordinatorReply(CoordinatorReply(requestID: 0, .error(ProtocolError(
             code: .shuttingDown, message: "coordinator stopping"))))),
         ("restarting notice", .coordinatorReply(CoordinatorReply(requestID: 0, .error(ProtocolError(
