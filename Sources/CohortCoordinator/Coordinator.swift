@@ -40,9 +40,9 @@ public final class Coordinator: Sendable {
 
     /// Binds the endpoint and serves clients and workers until the calling task is cancelled.
     ///
-    /// Once bound it logs, and (unless ``CoordinatorConfiguration/printsListeningLine`` is
-    /// false) prints to stdout, exactly one line `cohort coordinator listening on ENDPOINT`
-    /// with the resolved endpoint, flushed at once.
+    /// Once bound it logs `coordinator listening` with the resolved endpoint, which
+    /// ``boundEndpoint()`` returns; the library prints nothing (the `cohort coordinator`
+    /// command prints `cohort coordinator listening on ENDPOINT`).
     ///
     /// - Throws: ``CoordinatorConfigurationError`` for invalid settings, `ZeroMQError` when the
     ///   endpoint cannot be bound (e.g. the port is in use), ``CoordinatorError`` when `run()`

@@ -65,9 +65,6 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     public var restartGrace: Duration = .seconds(10)
     /// How long finished groups stay in the journal before they are pruned. Default 7 days.
     public var retention: Duration = .seconds(7 * 24 * 3600)
-    /// Whether `run()` prints `cohort coordinator listening on …` to stdout once bound
-    /// (it is always logged). Default true: the CLI and scripts read that line.
-    public var printsListeningLine: Bool = true
 
     /// ``maxMessageSize``, or its default: twice ``maxFrameSize``.
     public var effectiveMaxMessageSize: Int { maxMessageSize ?? 2 * maxFrameSize }

@@ -88,13 +88,10 @@ extension CoordinatorLoop {
         }
     }
 
-    /// The loud warning of a plaintext coordinator that other machines can reach.
+    /// Logs the loud warning of a plaintext coordinator that other machines can reach; the
+    /// CLI also prints it (``CoordinatorConfiguration/exposureWarning``).
     func warnIfExposed(_ endpoint: String) {
-        guard security == nil, configuration.listensBeyondLoopback else { return }
-        let text =
-            "the coordinator listens on \(endpoint) WITHOUT CURVE: anyone who can reach it can register workers, "
-            + "submit, cancel and read every group. Set secretKeyFile and authorizedKeysDir (docs/security.md)."
-        logger.warning("\(text)")
-        FileHandle.standardError.write(Data("cohort: WARNING: \(text)\n".utf8))
+        guard security == nil, let text = configuration.exposureWarning else { return }
+        logger.warning("\(text)", metadata: ["endpoint": "\(endpoint)"])
     }
 }

@@ -188,9 +188,6 @@ final class CoordinatorLoop {
 
     private func announce(_ endpoint: String) {
         logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "epoch": "\(epoch)"])
-        if configuration.printsListeningLine {
-            FileHandle.standardOutput.write(Data("cohort coordinator listening on \(endpoint)\n".utf8))
-        }
         onBound(endpoint)
     }
 

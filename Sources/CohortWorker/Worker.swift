@@ -38,17 +38,24 @@ public final class Worker: Sendable {
     /// The kinds the worker runs.
     public let registry: ProcedureRegistry
     private let logger: Logger
+    private let onReady: @Sendable (WorkerSessionStarted) -> Void
     /// The running loop's mailbox, and whether ``drain()`` was called before it existed.
     private let control = Mutex<(mailbox: Mailbox<LoopInput>?, drainRequested: Bool)>((nil, false))
 
     /// A worker with `configuration`, running the kinds of `registry`.
+    ///
+    /// `onReady` is called on the worker's loop thread each time the coordinator welcomes a
+    /// session (once per connection, again after a reconnect); it must return quickly. The
+    /// library prints nothing: the `cohort worker` command prints
+    /// `cohort worker NAME ready (session ID)` from it.
     public init(
         configuration: WorkerConfiguration, registry: ProcedureRegistry = ProcedureRegistry(),
-        logger: Logger = Logger(label: "cohort.worker")
+        logger: Logger = Logger(label: "cohort.worker"), onReady: @escaping @Sendable (WorkerSessionStarted) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
+        self.onReady = onReady
     }
 
     /// Runs the worker until the calling task is cancelled (or the coordinator refuses it).
@@ -75,12 +82,14 @@ public final class Worker: Sendable {
         }
         defer { control.withLock { $0.mailbox = nil } }
         if drainRequested { mailbox.post(.drain) }
-        let (configuration, registry, logger) = (self.configuration, self.registry, self.logger)
+        let (configuration, registry, logger, onReady) = (self.configuration, self.registry, self.logger, self.onReady)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let thread = Thread {
                     do {
-                        let loop = try WorkerLoop(configuration: configuration, registry: registry, logger: logger, mailbox: mailbox)
+                        let loop = try WorkerLoop(
+                            configuration: configuration, registry: registry, logger: logger, mailbox: mailbox,
+                            onReady: onReady)
                         try loop.run()
                         continuation.resume()
                     } catch let error as WorkerRunError {
@@ -109,4 +118,23 @@ public final class Worker: Sendable {
         }
         mailbox?.post(.drain)
     }
+}
+
+/// A session the coordinator welcomed (see ``Worker/init(configuration:registry:logger:onReady:)``).
+public struct WorkerSessionStarted: Hashable, Sendable, CustomStringConvertible {
+    /// The worker's name (``WorkerConfiguration/name``).
+    public var name: String
+    /// The session's id, new for every connection.
+    public var sessionID: String
+    /// Attempts still running from an earlier session, reported in this one's READY.
+    public var running: Int
+
+    public init(name: String, sessionID: String, running: Int) {
+        self.name = name
+        self.sessionID = sessionID
+        self.running = running
+    }
+
+    /// `cohort worker NAME ready (session ID)`: the line the CLI prints and scripts wait for.
+    public var description: String { "cohort worker \(name) ready (session \(sessionID))" }
 }

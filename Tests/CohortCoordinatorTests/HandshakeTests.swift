@@ -121,7 +121,6 @@ import Testing
 
     @Test func stoppingTellsWorkersAndClientsAndReturnsPromptly() async throws {
         var configuration = CoordinatorConfiguration(endpoint: "tcp://127.0.0.1:*")
-        configuration.printsListeningLine = false
         let coordinator = Coordinator(configuration: configuration, logger: .init(label: "test"))
         let service = Task { try await coordinator.run() }
         defer { service.cancel() }
@@ -148,7 +147,6 @@ import Testing
 
     @Test func aSecondRunIsRefusedAndAnInvalidConfigurationThrows() async throws {
         var bad = CoordinatorConfiguration(endpoint: "nonsense")
-        bad.printsListeningLine = false
         await #expect(throws: CoordinatorConfigurationError.self) {
             try await Coordinator(configuration: bad, logger: .init(label: "test")).run()
         }

@@ -154,7 +154,6 @@ import Testing
         try await withStateDirectory { path in
             try await withCoordinator(configure: { $0.stateDirectory = path }) { _ in
                 var configuration = CoordinatorConfiguration(endpoint: "tcp://127.0.0.1:*")
-                configuration.printsListeningLine = false
                 configuration.stateDirectory = path
                 let second = Coordinator(configuration: configuration, logger: Logger(label: "test.second"))
                 let error = await #expect(throws: JournalError.self) { try await second.run() }

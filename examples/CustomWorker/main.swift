@@ -172,4 +172,8 @@ func run(_ worker: Worker) async -> Int32 {
     }
 }
 
-exit(await run(Worker(configuration: configuration, registry: registry)))
+// Scripts (and the end-to-end tests) wait for the line `cohort worker NAME ready (session ID)`.
+let worker = Worker(configuration: configuration, registry: registry) { ready in
+    FileHandle.standardOutput.write(Data("\(ready)\n".utf8))
+}
+exit(await run(worker))

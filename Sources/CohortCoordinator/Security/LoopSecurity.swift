@@ -71,6 +71,14 @@ final class LoopSecurity {
 }
 
 extension CoordinatorConfiguration {
+    /// The warning for a coordinator that other machines can reach without CURVE (nil when
+    /// it listens on loopback only, or has CURVE keys): anyone who reaches it can do anything.
+    public var exposureWarning: String? {
+        guard curve == nil, listensBeyondLoopback else { return nil }
+        return "the coordinator listens on \(endpoint) WITHOUT CURVE: anyone who can reach it can register workers, "
+            + "submit, cancel and read every group. Set secretKeyFile and authorizedKeysDir (docs/security.md)."
+    }
+
     /// Whether the endpoint is reachable from other machines: TCP on anything but loopback.
     var listensBeyondLoopback: Bool {
         guard endpoint.hasPrefix("tcp://") else { return false }

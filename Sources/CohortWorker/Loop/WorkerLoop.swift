@@ -68,10 +68,16 @@ final class WorkerLoop {
     /// attempts until the coordinator's first answer (which cancels those it does not adopt).
     var holdingForAdoption = false
     var failure: WorkerRunError?
+    /// Told of every welcomed session; the library prints nothing itself.
+    let onReady: @Sendable (WorkerSessionStarted) -> Void
     var undecodable = 0
 
-    init(configuration: WorkerConfiguration, registry: ProcedureRegistry, logger: Logger, mailbox: Mailbox<LoopInput>) throws {
+    init(
+        configuration: WorkerConfiguration, registry: ProcedureRegistry, logger: Logger, mailbox: Mailbox<LoopInput>,
+        onReady: @escaping @Sendable (WorkerSessionStarted) -> Void = { _ in }
+    ) throws {
         self.configuration = configuration
+        self.onReady = onReady
         self.registry = registry
         var logger = logger
         logger[metadataKey: "worker.name"] = "\(configuration.name)"
@@ -190,8 +196,7 @@ final class WorkerLoop {
         outbox.results.append(contentsOf: unsentResults)
         unsentResults = []
         logger.info("ready", metadata: ["session.id": "\(sessionID)", "worker.id": "\(peerID)", "running": "\(running.count)"])
-        let line = "cohort worker \(configuration.name) ready (session \(sessionID))\n"
-        FileHandle.standardOutput.write(Data(line.utf8))
+        onReady(WorkerSessionStarted(name: configuration.name, sessionID: sessionID, running: running.count))
     }
 
     /// Closes the connection and stops starting new work: the queue is suspended, so queued

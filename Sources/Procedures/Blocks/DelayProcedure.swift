@@ -2,6 +2,7 @@ import Dispatch
 
 /// Waits for a duration, then succeeds. Cancelling it while it waits finishes it at once.
 open class DelayProcedure: Procedure, @unchecked Sendable {
+    // @unchecked Sendable: adds an immutable duration and a `Protected` timer; the rest is Procedure's.
     public let delay: Duration
     private let timer = Protected<DispatchWorkItem?>(nil)
 

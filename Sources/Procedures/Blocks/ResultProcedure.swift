@@ -1,6 +1,7 @@
 /// A procedure whose work is a synchronous, throwing closure; its output is the closure's
 /// return value (ProcedureKit's `ResultProcedure`).
 open class ResultProcedure<Output: Sendable>: Procedure, OutputProcedure, @unchecked Sendable {
+    // @unchecked Sendable: adds a ResultStorage (locked inside) and an immutable `@Sendable` closure.
     private let storage = ResultStorage<Void, Output>(input: ())
     private let block: @Sendable () throws -> Output
 
@@ -29,6 +30,7 @@ open class ResultProcedure<Output: Sendable>: Procedure, OutputProcedure, @unche
 /// A procedure that runs a synchronous, throwing closure (ProcedureKit's `BlockProcedure`).
 /// A thrown error fails it. (Not generic, so the hot path pays no generic-metadata lookups.)
 open class BlockProcedure: Procedure, @unchecked Sendable {
+    // @unchecked Sendable: adds only an immutable `@Sendable` closure; the rest is Procedure's.
     private let block: @Sendable () throws -> Void
 
     public init(block: @escaping @Sendable () throws -> Void) {
@@ -51,6 +53,7 @@ open class BlockProcedure: Procedure, @unchecked Sendable {
 /// `CancellationError` from the APIs it awaits), and the procedure finishes when the closure
 /// returns, so a cancelled procedure has really stopped when it finishes.
 open class AsyncResultProcedure<Output: Sendable>: Procedure, OutputProcedure, @unchecked Sendable {
+    // @unchecked Sendable: adds a locked ResultStorage, an immutable closure and a `Protected` task handle.
     private let storage = ResultStorage<Void, Output>(input: ())
     private let block: @Sendable () async throws -> Output
     private let task = Protected<Task<Void, Never>?>(nil)

@@ -4,6 +4,7 @@
 open class TransformProcedure<Input: Sendable, Output: Sendable>: Procedure, InputProcedure, OutputProcedure,
     @unchecked Sendable
 {
+    // @unchecked Sendable: its added state is a ResultStorage (locked inside) and an immutable `@Sendable` closure.
     /// The work: synchronous here, `async` for ``AsyncTransformProcedure``.
     enum Transform: Sendable {
         case sync(@Sendable (Input) throws -> Output)
@@ -83,6 +84,7 @@ open class TransformProcedure<Input: Sendable, Output: Sendable>: Procedure, Inp
 open class AsyncTransformProcedure<Input: Sendable, Output: Sendable>: TransformProcedure<Input, Output>,
     @unchecked Sendable
 {
+    // @unchecked Sendable: adds a `Protected` task handle; the rest is TransformProcedure's.
     public init(input: Input? = nil, transform: @escaping @Sendable (Input) async throws -> Output) {
         super.init(input: input, asyncTransform: transform)
     }

@@ -1,6 +1,7 @@
 /// A condition decided by a closure: `true` satisfies it, `false` ignores the procedure
 /// (cancels it without an error), a thrown error fails it.
 public final class BlockCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds only an immutable `@Sendable` closure; the rest is Condition's, proved there.
     private let block: @Sendable () async throws -> Bool
 
     public init(_ block: @escaping @Sendable () async throws -> Bool) {
@@ -15,6 +16,7 @@ public final class BlockCondition: Condition, @unchecked Sendable {
 
 /// Inverts a condition: satisfied becomes failed, failed and ignored become satisfied.
 public final class NegatedCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds only an immutable reference to a Sendable condition; the rest is Condition's.
     public let condition: Condition
 
     public init(_ condition: Condition) {
@@ -37,6 +39,7 @@ public final class NegatedCondition: Condition, @unchecked Sendable {
 
 /// Evaluates a condition without the dependencies it would produce.
 public final class SilentCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds only an immutable reference to a Sendable condition; the rest is Condition's.
     public let condition: Condition
 
     public init(_ condition: Condition) {
@@ -60,6 +63,7 @@ public final class SilentCondition: Condition, @unchecked Sendable {
 /// All of several conditions: failed if any failed, else ignored if any was ignored, else
 /// satisfied. The first decisive result cancels the evaluations still running.
 public final class AllOfCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds only an immutable array of Sendable conditions; the rest is Condition's.
     public let conditions: [Condition]
 
     public init(_ conditions: [Condition]) {
@@ -82,6 +86,7 @@ public final class AllOfCondition: Condition, @unchecked Sendable {
 /// Any of several conditions: satisfied as soon as one is satisfied (the others are
 /// cancelled); otherwise failed if any failed, else ignored.
 public final class AnyOfCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds only an immutable array of Sendable conditions; the rest is Condition's.
     public let conditions: [Condition]
 
     public init(_ conditions: [Condition]) {
@@ -118,6 +123,7 @@ public final class AnyOfCondition: Condition, @unchecked Sendable {
 /// `ignoringCancellations` is set, in which case a cancelled dependency makes the
 /// procedure ignored (cancelled without an error).
 public final class NoFailedDependenciesCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds no mutable state; the rest is Condition's.
     public let ignoringCancellations: Bool
 
     public init(ignoringCancellations: Bool = false) {
@@ -143,6 +149,7 @@ public final class NoFailedDependenciesCondition: Condition, @unchecked Sendable
 /// whole cluster). The lock is requested after dependencies and conditions, and released
 /// when the procedure finishes.
 public final class MutuallyExclusive: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds only immutable `let`s of Sendable values; the rest is Condition's.
     public init(category: String) {
         super.init()
         name = "MutuallyExclusive<\(category)>"

@@ -3,6 +3,7 @@
 /// it are cancelled and never execute: the group finishes failed with that child's error,
 /// or cancelled. Nest sequences and parallel groups in each other freely.
 open class SequenceProcedure: GroupProcedure, @unchecked Sendable {
+    // @unchecked Sendable: its one added property is a `Protected` (locked); the rest is GroupProcedure's.
     private let chain = Protected<(last: Procedure?, stopped: Bool)>((nil, false))
 
     public override init(children: [Procedure], maxConcurrentCount: Int = ProcedureQueue.unlimited) {

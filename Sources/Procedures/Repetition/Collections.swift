@@ -1,6 +1,7 @@
 /// Transforms each element of an array input (ProcedureKit's `MapProcedure`).
 open class MapProcedure<Element: Sendable, Mapped: Sendable>: TransformProcedure<[Element], Mapped>, @unchecked Sendable
 where Mapped: RangeReplaceableCollection {
+    // @unchecked Sendable: adds no stored state; the rest is TransformProcedure's.
     public init(input: [Element]? = nil, transform: @escaping @Sendable (Element) throws -> Mapped.Element) {
         super.init(input: input) { elements in
             var result = Mapped()
@@ -13,6 +14,7 @@ where Mapped: RangeReplaceableCollection {
 
 /// Folds an array input into one value (ProcedureKit's `ReduceProcedure`).
 open class ReduceProcedure<Element: Sendable, Result: Sendable>: TransformProcedure<[Element], Result>, @unchecked Sendable {
+    // @unchecked Sendable: adds no stored state; the rest is TransformProcedure's.
     public init(input: [Element]? = nil, initial: Result,
                 nextPartialResult: @escaping @Sendable (Result, Element) throws -> Result) {
         super.init(input: input) { elements in try elements.reduce(initial, nextPartialResult) }
@@ -25,6 +27,7 @@ open class ReduceProcedure<Element: Sendable, Result: Sendable>: TransformProced
 open class BatchProcedure<Item: InputProcedure & OutputProcedure>: GroupProcedure, InputProcedure, OutputProcedure,
     @unchecked Sendable
 {
+    // @unchecked Sendable: its added state is immutable `let`s, a locked ResultStorage and a `Protected`; the rest is GroupProcedure's.
     private let storage: ResultStorage<[Item.Input], [Item.Output]>
     private let body: @Sendable (Item.Input) -> Item
     private let items = Protected<[Item]>([])

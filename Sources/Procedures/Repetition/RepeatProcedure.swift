@@ -4,6 +4,7 @@
 /// the repetition with its error. Cancelling the repeat cancels the running attempt and
 /// starts no other.
 open class RepeatProcedure<Attempt: Procedure>: GroupProcedure, @unchecked Sendable {
+    // @unchecked Sendable: adds immutable `let`s and a `Protected` progress record; the rest is GroupProcedure's.
     public typealias Body = @Sendable (_ attempt: Int) -> Attempt?
 
     public let maxCount: Int?

@@ -20,6 +20,7 @@ public struct RetryFailure<Attempt: Procedure> {
 /// if any, decides whether and how to try again. Ends succeeded with the first successful
 /// attempt, or failed with the last attempt's error; `attemptErrors` holds every error.
 open class RetryProcedure<Attempt: Procedure>: RepeatProcedure<Attempt>, @unchecked Sendable {
+    // @unchecked Sendable: adds an immutable handler and a `Protected` list; the rest is RepeatProcedure's.
     public typealias Handler = @Sendable (RetryFailure<Attempt>) -> RetryDecision<Attempt>
 
     private let handler: Handler?

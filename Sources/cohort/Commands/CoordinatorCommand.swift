@@ -102,9 +102,18 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = log.bootstrap("cohort.coordinator", default: .info)
-        let coordinator = Coordinator(configuration: try makeConfiguration(), logger: logger)
+        let configuration = try makeConfiguration()
+        let coordinator = Coordinator(configuration: configuration, logger: logger)
         let hangups = SignalTrap([SIGHUP], repeatable: true) { _, _ in coordinator.reloadAuthorizedKeys() }
         defer { hangups.cancel() }
+        // The library prints nothing: the line scripts wait for, and the plaintext warning,
+        // are printed here once the endpoint is bound.
+        let announcer = Task {
+            guard let endpoint = try? await coordinator.boundEndpoint() else { return }
+            Console.out("cohort coordinator listening on \(endpoint)")
+            if let warning = configuration.exposureWarning { Console.err("cohort: WARNING: \(warning)") }
+        }
+        defer { announcer.cancel() }
         do {
             try await ServiceRunner.run(name: "coordinator", logger: logger) {
                 try await coordinator.run()

@@ -103,7 +103,9 @@ struct WorkerCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap("cohort.worker", default: .info)
         let configuration = try makeConfiguration()
-        let worker = Worker(configuration: configuration, registry: ProcedureRegistry(), logger: logger)
+        let worker = Worker(configuration: configuration, registry: ProcedureRegistry(), logger: logger) { ready in
+            Console.out(ready.description)
+        }
         do {
             try await ServiceRunner.run(name: "worker", logger: logger, drain: { worker.drain() }) {
                 try await worker.run()

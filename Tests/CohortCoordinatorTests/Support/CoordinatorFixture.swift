@@ -17,7 +17,6 @@ func withCoordinator<R>(
     _ body: (CoordinatorHandle) async throws -> R
 ) async throws -> R {
     var configuration = CoordinatorConfiguration(endpoint: "tcp://127.0.0.1:*")
-    configuration.printsListeningLine = false
     configure(&configuration)
     var logger = Logger(label: "test.coordinator")
     logger.logLevel = .error
