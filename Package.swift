@@ -2,9 +2,14 @@
 // Cohort: group procedures across a cluster. The module layout follows DESIGN.md §4.
 import PackageDescription
 
+// CI builds the project's own targets with warnings as errors (.ci/run runs with CI=true); a
+// developer's build only shows them. Dependencies are not affected.
+let warningsAsErrors: [SwiftSetting] =
+    Context.environment["CI"] == "true" ? [.unsafeFlags(["-warnings-as-errors"])] : []
+
 let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
-]
+] + warningsAsErrors
 
 let package = Package(
     name: "Cohort",

@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func stoppingTellsWorkersAndClientsAndReturnsPromptly() async throws {
-        var configuration = CoordinatorConfiguration(endpoint: "tcp://127.0.0.1:*")
+        let configuration = CoordinatorConfiguration(endpoint: "tcp://127.0.0.1:*")
         let coordinator = Coordinator(configuration: configuration, logger: .init(label: "test"))
         let service = Task { try await coordinator.run() }
         defer { service.cancel() }
@@ -146,11 +146,11 @@ import Testing
     }
 
     @Test func aSecondRunIsRefusedAndAnInvalidConfigurationThrows() async throws {
-        var bad = CoordinatorConfiguration(endpoint: "nonsense")
+        let bad = CoordinatorConfiguration(endpoint: "nonsense")
         await #expect(throws: CoordinatorConfigurationError.self) {
             try await Coordinator(configuration: bad, logger: .init(label: "test")).run()
         }
-        try await withCoordinator { cluster in
+        _ = try await withCoordinator { cluster in
             await #expect(throws: CoordinatorError.self) { try await cluster.coordinator.run() }
         }
     }

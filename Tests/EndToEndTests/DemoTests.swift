@@ -47,7 +47,7 @@ extension EndToEnd {
         @Test func anInterruptedDemoStopsItsProcessesAndRemovesItsLogs() throws {
             let demo = try Subprocess(Binaries.cohort, ["demo"], name: "demo")
             defer { demo.stop() }
-            try demo.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("cohort demo: submitted ") ? true : nil }
+            _ = try demo.waitForLine(timeout: .seconds(60)) { $0.hasPrefix("cohort demo: submitted ") ? true : nil }
             kill(demo.pid, SIGINT)
             let status = try demo.wait(timeout: .seconds(30))
             #expect(status == 130, "stdout:\n\(demo.stdout)\nstderr:\n\(demo.stderr)")
