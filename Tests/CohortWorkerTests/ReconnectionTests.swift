@@ -1,3 +1,4 @@
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import CohortTestSupport
 import CohortSpec
 import CohortWire
 import Foundation

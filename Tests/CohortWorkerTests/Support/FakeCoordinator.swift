@@ -1,3 +1,4 @@
+import CohortTestSupport
 import CohortWire
 import Dispatch
 import Foundation
@@ -123,7 +124,7 @@ final class FakeCoordinator: Sendable {
     // MARK: Waiting for what the worker says
 
     /// The next worker HELLO.
-    func hello(timeout: Duration = .seconds(10)) async throws -> Hello {
+    func hello(timeout: Duration = Deadline.event) async throws -> Hello {
         let received = try await inbox.take("HELLO", timeout: timeout) {
             if case .handshake(.hello) = $0.message { true } else { false }
         }
@@ -132,12 +133,12 @@ final class FakeCoordinator: Sendable {
     }
 
     /// The next READY.
-    func ready(timeout: Duration = .seconds(10)) async throws -> WorkerReady {
+    func ready(timeout: Duration = Deadline.event) async throws -> WorkerReady {
         try await workerMessage("READY", timeout: timeout) { if case .ready(let ready) = $0 { ready } else { nil } }
     }
 
     /// The result of the attempt `attemptID`, from whichever results batch carries it.
-    func result(_ attemptID: UInt64, timeout: Duration = .seconds(10)) async throws -> AttemptResult {
+    func result(_ attemptID: UInt64, timeout: Duration = Deadline.event) async throws -> AttemptResult {
         let received = try await inbox.take("the result of task \(attemptID)", timeout: timeout) {
             if case .worker(.results(let results)) = $0.message { results.contains { $0.ref.id == attemptID } } else { false }
         }
@@ -150,7 +151,7 @@ final class FakeCoordinator: Sendable {
 
     /// The first worker message that `extract` turns into a value.
     func workerMessage<T: Sendable>(
-        _ what: String, timeout: Duration = .seconds(10), _ extract: @escaping @Sendable (WorkerMessage) -> T?
+        _ what: String, timeout: Duration = Deadline.event, _ extract: @escaping @Sendable (WorkerMessage) -> T?
     ) async throws -> T {
         let received = try await inbox.take(what, timeout: timeout) {
             if case .worker(let message) = $0.message { extract(message) != nil } else { false }
@@ -165,17 +166,4 @@ final class FakeCoordinator: Sendable {
             if case .worker(.results(let results)) = $0.message { results.contains { $0.ref.id == attemptID } } else { false }
         }
     }
-}
-
-/// A value shared with test threads and closures.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    var value: Value {
-        get { mutex.withLock { $0 } }
-        set { mutex.withLock { $0 = newValue } }
-    }
-
-    @discardableResult
-    func mutate<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
