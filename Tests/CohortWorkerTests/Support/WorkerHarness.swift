@@ -1,3 +1,4 @@
+import CohortPeerSupport
 import CohortSpec
 import CohortTestSupport
 import CohortWire
@@ -6,9 +7,9 @@ import Synchronization
 import Testing
 @testable import CohortWorker
 
-/// A worker running in-process against a ``FakeCoordinator``, welcomed and ready.
+/// A worker running in-process against a fake coordinator (``FakePeer``), welcomed and ready.
 struct WorkerHarness: Sendable {
-    let coordinator: FakeCoordinator
+    let coordinator: FakePeer
     let ready: WorkerReady
     let configuration: WorkerConfiguration
 
@@ -21,7 +22,7 @@ struct WorkerHarness: Sendable {
         configure: (inout WorkerConfiguration) -> Void = { _ in },
         _ body: (WorkerHarness) async throws -> Void
     ) async throws {
-        let coordinator = try FakeCoordinator()
+        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "test-worker"
