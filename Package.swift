@@ -167,6 +167,12 @@ let package = Package(
             name: "CohortWorkerTests",
             dependencies: ["CohortWorker", "CohortSpec", "CohortWire", "ZeroMQ", "CohortTestSupport", "CohortPeerSupport"],
             swiftSettings: strict),
+        .testTarget(
+            name: "CohortClientTests",
+            dependencies: [
+                "CohortClient", "CohortCoordinator", "CohortSpec", "CohortWire", "CohortTestSupport", "CohortPeerSupport",
+            ],
+            swiftSettings: strict),
         // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the
         // executables so that `swift build --build-tests` builds them).
         .testTarget(
