@@ -139,22 +139,53 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        .testTarget(name: "ProceduresTests", dependencies: ["Procedures"], swiftSettings: strict),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
-        .testTarget(name: "CohortWireTests", dependencies: ["CohortWire"], swiftSettings: strict),
+        // Test support, shared by the test targets (STYLE.md, Tests): a manual clock, deadline
+        // waits, Locked, an async inbox, a seeded generator. No Cohort module, no ZeroMQ, so
+        // ProceduresTests links only Procedures and this.
+        .target(name: "CohortTestSupport", path: "Tests/CohortTestSupport", swiftSettings: strict),
+        // The one fake peer over real ZeroMQ (a DEALER playing a worker or a client, a ROUTER
+        // playing the coordinator) and an in-process coordinator on a free loopback port.
+        .target(
+            name: "CohortPeerSupport",
+            dependencies: [
+                "CohortTestSupport", "CohortWire", "ZeroMQ", "CohortCoordinator",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/CohortPeerSupport",
+            swiftSettings: strict
+        ),
+
+        .testTarget(name: "ProceduresTests", dependencies: ["Procedures", "CohortTestSupport"], swiftSettings: strict),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CohortTestSupport"], swiftSettings: strict),
+        .testTarget(name: "CohortWireTests", dependencies: ["CohortWire", "CohortTestSupport"], swiftSettings: strict),
         .testTarget(name: "CohortSpecTests", dependencies: ["CohortSpec"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
         .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         .testTarget(
             name: "CohortCoordinatorTests",
-            dependencies: ["CohortCoordinator", "CohortCore", "CohortSpec", "CohortJournal", "CohortWire", "ZeroMQ", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "CohortCoordinator", "CohortCore", "CohortSpec", "CohortJournal", "CohortWire", "ZeroMQ",
+                "CohortTestSupport", "CohortPeerSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
-        .testTarget(name: "CohortWorkerTests", dependencies: ["CohortWorker", "CohortSpec", "CohortWire", "ZeroMQ"], swiftSettings: strict),
+        .testTarget(
+            name: "CohortWorkerTests",
+            dependencies: ["CohortWorker", "CohortSpec", "CohortWire", "ZeroMQ", "CohortTestSupport", "CohortPeerSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CohortClientTests",
+            dependencies: [
+                "CohortClient", "CohortCoordinator", "CohortSpec", "CohortWire", "CohortTestSupport", "CohortPeerSupport",
+            ],
+            swiftSettings: strict),
         // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the
         // executables so that `swift build --build-tests` builds them).
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["cohort", "custom-worker", "CohortCore", "CohortSpec", "CohortClient"],
+            dependencies: [
+                "cohort", "custom-worker", "CohortCore", "CohortSpec", "CohortClient", "CohortTestSupport",
+                "CohortPeerSupport",
+            ],
             swiftSettings: strict
         ),
 

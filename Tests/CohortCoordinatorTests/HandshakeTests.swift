@@ -1,3 +1,4 @@
+import CohortPeerSupport
 import CohortCoordinator
 import CohortWire
 import Foundation

@@ -1,3 +1,5 @@
+import CohortTestSupport
+import CohortPeerSupport
 import CohortCoordinator
 import CohortJournal
 import CohortWire

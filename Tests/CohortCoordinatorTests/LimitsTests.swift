@@ -1,3 +1,4 @@
+import CohortPeerSupport
 import CohortCore
 import CohortSpec
 import CohortWire

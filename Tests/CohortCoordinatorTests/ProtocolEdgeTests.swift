@@ -1,3 +1,4 @@
+import CohortPeerSupport
 import CohortWire
 import Foundation
 import Testing

@@ -1,3 +1,5 @@
+import CohortTestSupport
+import CohortPeerSupport
 import CohortCoordinator
 import CohortWire
 import Foundation

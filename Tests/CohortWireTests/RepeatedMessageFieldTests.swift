@@ -1,3 +1,4 @@
+import CohortTestSupport
 import Foundation
 import SwiftProtobuf
 import Testing
@@ -91,7 +92,7 @@ import Testing
             dispatch.attempts = Self.protoAttempts(count)
             return try dispatch.serializedBytes()
         }
-        var rng = SplitMix64(state: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         var agreements = 0
         for round in 0..<20_000 {
             let seed = seeds[round % seeds.count]

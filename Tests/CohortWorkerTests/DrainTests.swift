@@ -1,3 +1,5 @@
+import CohortTestSupport
+import CohortPeerSupport
 import CohortWire
 import Foundation
 import Testing
@@ -8,9 +10,9 @@ import Testing
 /// handed back after the drain timeout; the coordinator is told before the worker leaves.
 @Suite struct DrainTests {
     private func start(_ configure: (inout WorkerConfiguration) -> Void = { _ in }) throws
-        -> (FakeCoordinator, Worker, Task<Void, any Error>)
+        -> (FakePeer, Worker, Task<Void, any Error>)
     {
-        let coordinator = try FakeCoordinator()
+        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "draining-worker"
         configuration.slots = 2
@@ -75,7 +77,7 @@ import Testing
     }
 
     @Test func drainBeforeRunDrainsAtOnce() async throws {
-        let coordinator = try FakeCoordinator()
+        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")
         defer { coordinator.stop() }
         let worker = Worker(configuration: WorkerConfiguration(coordinator: coordinator.endpoint))
         worker.drain()

@@ -1,3 +1,5 @@
+import CohortTestSupport
+import CohortPeerSupport
 import CohortWire
 import Foundation
 import Testing
@@ -8,7 +10,7 @@ struct ReconnectionTests {
     @Test func silentCoordinatorIsLostAndANewSessionReportsWhatStillRuns() async throws {
         // The fake never heartbeats: after interval × liveness of silence (3 s, so that a loaded
         // machine answers the second session before it too is lost) the worker gives up on it.
-        let coordinator = try FakeCoordinator(heartbeat: false, interval: .milliseconds(100), liveness: 30)
+        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*", behaviour: .init(heartbeat: false, interval: .milliseconds(100), liveness: 30))
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "reconnecting"
@@ -53,7 +55,7 @@ struct ReconnectionTests {
     }
 
     @Test func aWorkerThatReconnectsWhileDrainingSaysSoInItsReady() async throws {
-        let coordinator = try FakeCoordinator(heartbeat: false, interval: .milliseconds(100), liveness: 10)
+        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*", behaviour: .init(heartbeat: false, interval: .milliseconds(100), liveness: 10))
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "draining-reconnect"
@@ -83,7 +85,7 @@ struct ReconnectionTests {
     }
 
     @Test func refusalForAnotherProtocolVersionEndsRun() async throws {
-        let coordinator = try FakeCoordinator(welcome: false)
+        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*", behaviour: .init(welcomes: []))
         defer { coordinator.stop() }
         let running = Task { try await Worker(configuration: WorkerConfiguration(coordinator: coordinator.endpoint)).run() }
         _ = try await coordinator.hello()

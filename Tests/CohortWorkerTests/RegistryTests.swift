@@ -1,3 +1,5 @@
+import CohortTestSupport
+import CohortPeerSupport
 import CohortSpec
 import CohortWire
 import Foundation

@@ -1,3 +1,5 @@
+import CohortTestSupport
+import CohortPeerSupport
 import CohortSpec
 import CohortWire
 import Foundation
@@ -178,7 +180,7 @@ struct WorkerTests {
     }
 
     @Test func workerStopsPromptlyWhenItsTaskIsCancelled() async throws {
-        let coordinator = try FakeCoordinator()
+        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "stopping-worker"

@@ -1,3 +1,4 @@
+import CohortPeerSupport
 import Foundation
 import Testing
 
@@ -43,21 +44,20 @@ extension EndToEnd {
 
             var generator = SystemRandomNumberGenerator()
             for _ in 0..<5 {
-                let garbage = try RawPeer(endpoint: cluster.endpoint)
-                garbage.send((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) })
+                try sendRawTCP((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }, to: cluster.endpoint)
             }
-            let garbageAfterGreeting = try RawPeer(endpoint: cluster.endpoint)
-            try garbageAfterGreeting.handshakeAsDealer()
-            garbageAfterGreeting.sendMessage([(0..<40).map { _ in UInt8.random(in: 0...255, using: &generator) }])
+            let garbageAfterGreeting = try FakePeer(connectingTo: cluster.endpoint)
+            defer { garbageAfterGreeting.stop() }
+            try garbageAfterGreeting.sendRaw([(0..<40).map { _ in UInt8.random(in: 0...255, using: &generator) }])
 
-            let future = try RawPeer(endpoint: cluster.endpoint)
-            try future.handshakeAsDealer()
+            let future = try FakePeer(connectingTo: cluster.endpoint)
+            defer { future.stop() }
             // "CHRT", protocol version 2, family 1 (handshake), kind 1 (hello), and a body.
-            future.sendMessage([Array("CHRT".utf8) + [0, 2, 1, 1], Array("hello from the future".utf8)])
+            try future.sendRaw([Array("CHRT".utf8) + [0, 2, 1, 1], Array("hello from the future".utf8)])
             // The answer (protocol.md §6.2): a HANDSHAKE ERROR in the coordinator's version (header
             // "CHRT", version 1, family 1, kind 3), UNSUPPORTED_VERSION, naming both versions.
             let words = Array("protocol version 2 is not supported".utf8)
-            let answer = future.receive { $0.contains(words) }
+            let answer = future.receiveRaw(timeout: .seconds(10))?.frames.joined().map { $0 } ?? []
             #expect(answer.contains(Array("CHRT".utf8) + [0, 1, 1, 3]), "a handshake error: \(String(decoding: answer, as: UTF8.self))")
             #expect(answer.contains(words), "naming the version: \(String(decoding: answer, as: UTF8.self))")
             #expect(String(decoding: answer, as: UTF8.self).contains("speaks 1"), "and the one it speaks")

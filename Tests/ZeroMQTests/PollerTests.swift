@@ -1,3 +1,4 @@
+import CohortTestSupport
 import Synchronization
 import Testing
 @testable import ZeroMQ

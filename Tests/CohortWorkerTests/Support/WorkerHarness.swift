@@ -1,12 +1,15 @@
+import CohortPeerSupport
 import CohortSpec
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Synchronization
+import Testing
 @testable import CohortWorker
 
-/// A worker running in-process against a ``FakeCoordinator``, welcomed and ready.
+/// A worker running in-process against a fake coordinator (``FakePeer``), welcomed and ready.
 struct WorkerHarness: Sendable {
-    let coordinator: FakeCoordinator
+    let coordinator: FakePeer
     let ready: WorkerReady
     let configuration: WorkerConfiguration
 
@@ -19,7 +22,7 @@ struct WorkerHarness: Sendable {
         configure: (inout WorkerConfiguration) -> Void = { _ in },
         _ body: (WorkerHarness) async throws -> Void
     ) async throws {
-        let coordinator = try FakeCoordinator()
+        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "test-worker"
@@ -67,49 +70,4 @@ struct WorkerHarness: Sendable {
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Runs `body`, failing with a timeout naming `what` if it takes longer than `limit`.
-///
-/// `body` runs as a task of its own, so a body that ignores cancellation (awaiting another
-/// task's value) cannot hold the test past the limit.
-func within<T: Sendable>(_ limit: Duration, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    let once = Locked<CheckedContinuation<T, any Error>?>(nil)
-    return try await withCheckedThrowingContinuation { continuation in
-        once.value = continuation
-        @Sendable func resume(_ result: Result<T, any Error>) {
-            let taken = once.mutate { slot in
-                defer { slot = nil }
-                return slot
-            }
-            taken?.resume(with: result)
-        }
-        Task {
-            do { resume(.success(try await body())) } catch { resume(.failure(error)) }
-        }
-        Task {
-            try? await Task.sleep(for: limit)
-            resume(.failure(InboxTimeout(what: what, timeout: limit)))
-        }
-    }
-}
-
-/// Whether a process with `pid` still exists (a zombie counts as gone).
-func processExists(_ pid: Int32) -> Bool {
-    guard kill(pid, 0) == 0 || errno == EPERM else { return false }
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")")
-    else { return true }
-    let state = stat[stat.index(close, offsetBy: 2)]
-    return state != "Z" && state != "X"
-}
-
-/// Waits, up to `limit`, until `condition` holds; checks every 10 ms. Returns whether it did.
-func eventually(_ limit: Duration, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
 }

@@ -1,3 +1,4 @@
+import CohortTestSupport
 import Testing
 @testable import Procedures
 

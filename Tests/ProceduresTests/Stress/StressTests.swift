@@ -1,3 +1,4 @@
+import CohortTestSupport
 import Dispatch
 import Synchronization
 import Testing
