@@ -320,7 +320,7 @@ nonisolated enum Cohort_Wire_V1_WorkerState: SwiftProtobuf.Enum, Swift.CaseItera
   typealias RawValue = Int
   case unspecified // = 0
 
-  /// said HELLO, not READY yet
+  /// reserved: a worker is listed only once it sent READY
   case joining // = 1
   case ready // = 2
   case draining // = 3
@@ -630,7 +630,7 @@ nonisolated struct Cohort_Wire_V1_ResultRequest: Sendable {
 
   var group: String = String()
 
-  /// absent: the group's own result (coordinator-defined)
+  /// absent: the whole group's result (docs/protocol.md §7); present but empty: INVALID_REQUEST
   var path: String {
     get {_path ?? String()}
     set {_path = newValue}
@@ -833,7 +833,7 @@ nonisolated struct Cohort_Wire_V1_ChildStatus: Sendable {
   /// procedures: latest attempt sent to a worker, 0 before the first; nested groups: always 0
   var attempt: UInt32 = 0
 
-  /// failure message or cancellation reason
+  /// failure message or cancellation reason; "cancelling: <reason>" while a cancel is under way
   var error: String {
     get {_error ?? String()}
     set {_error = newValue}

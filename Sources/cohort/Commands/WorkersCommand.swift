@@ -8,7 +8,7 @@ struct WorkersCommand: AsyncParsableCommand {
         abstract: "List the workers connected to the coordinator.",
         discussion: """
             One line per worker: id, name, host, labels, slots, attempts running now and state \
-            (joining, ready, draining, lost).
+            (ready, draining, or lost: a worker that left recently).
 
             --json shape (stable; fields may be added):
               [{"id", "name", "host", "labels", "slots", "running", "state"}]
