@@ -32,7 +32,8 @@ extension CoordinatorLoop {
             }
 
         case .cancel(let group, let path, let reason):
-            let why = reason.isEmpty ? "cancelled by \(session.name.isEmpty ? session.peerID : session.name)" : reason
+            let why: CancellationReason =
+                reason.isEmpty ? .cancelledByClient(session.name.isEmpty ? session.peerID : session.name) : .custom(reason)
             do {
                 let actions =
                     if let path, !path.isEmpty {
@@ -40,7 +41,7 @@ extension CoordinatorLoop {
                     } else {
                         try scheduler.cancelGroup(group, reason: why, now: now)
                     }
-                journalCancel(group, path: path, reason: why)
+                journalCancel(group, path: path, reason: why.text)
                 logger.info("cancel accepted", metadata: ["group.id": "\(group)", "child.path": "\(path ?? "")"])
                 reply(.cancelAccepted(group: group, path: path))
                 apply(actions)

@@ -83,7 +83,7 @@ extension CoordinatorLoop {
                 outbox.send(.dispatch([order.wire]), to: routing)
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
-                outbox.send(.cancel([AttemptCancellation(ref: ref.wire, reason: reason)]), to: routing)
+                outbox.send(.cancel([AttemptCancellation(ref: ref.wire, reason: reason.text, code: reason.code)]), to: routing)
             case .grant(let worker, let request, let tokens):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 outbox.send(.lockGrant(LockGrant(requestID: request, tokens: tokens)), to: routing)

@@ -347,7 +347,7 @@ import Testing
             let status = try client.waitForStatus("cc") { $0.children.first { $0.path == "b" }?.state == .cancelled }
             #expect(status.children.first { $0.path == "c" }?.state == .ready)
             guard case .result(let result) = try client.request(.result(group: "cc", path: "b")),
-                case .cancelled(let reason) = result.outcome
+                case .cancelled(let reason, _) = result.outcome
             else {
                 Issue.record("b has no cancelled result")
                 return

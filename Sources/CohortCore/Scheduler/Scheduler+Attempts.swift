@@ -25,7 +25,7 @@ extension Scheduler {
 
     /// An attempt finished on `worker` with `outcome`.
     ///
-    /// A failure (or a worker-side timeout, `timed out`) is retried while the child's retry
+    /// A failure (or a worker-side timeout, ``CancellationReason/timedOut``) is retried while the child's retry
     /// budget lasts, after the policy's backoff; otherwise the child finishes with the
     /// outcome. An attempt that was being cancelled finishes the child cancelled (or
     /// succeeded, if it completed before the cancel reached it).
@@ -52,14 +52,15 @@ extension Scheduler {
         case .failed(let error) where cancelling == nil:
             retryOrFinish(runIndex, leaf, .failed, message: error, now: now)
         case .cancelled(let reason) where cancelling == nil:
-            if reason == "timed out" {
-                retryOrFinish(runIndex, leaf, .cancelled, message: reason, now: now)
-            } else {
+            switch reason {
+            case .timedOut:
+                retryOrFinish(runIndex, leaf, .cancelled, message: reason.text, now: now)
+            default:
                 runs[runIndex]!.children[leaf].cancelCause = runs[runIndex]!.children[leaf].cancelCause ?? .explicit
-                finishLeaf(runIndex, leaf, .cancelled, message: reason, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, message: reason.text, now: now)
             }
         case .failed, .cancelled:
-            finishLeaf(runIndex, leaf, .cancelled, message: cancelling, now: now)
+            finishLeaf(runIndex, leaf, .cancelled, message: cancelling?.text, now: now)
         }
         settle(now: now)
         return takeActions()
@@ -126,7 +127,7 @@ extension Scheduler {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             case .groupTimeout(let runIndex, let group):
                 guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { continue }
-                cancelGroup(runIndex, group, reason: "timed out", now: now)
+                cancelGroup(runIndex, group, reason: .timedOut, now: now)
             }
         }
         if let orphanDeadline, orphanDeadline <= now { expireOrphans(now: now) }

@@ -5,7 +5,7 @@ extension Scheduler {
     /// every running attempt has reported back. Cancelling a finished group does nothing.
     ///
     /// - Throws: ``SchedulerError`` `notFound` for an unknown group.
-    public mutating func cancelGroup(_ id: String, reason: String, now: Timestamp) throws(SchedulerError)
+    public mutating func cancelGroup(_ id: String, reason: CancellationReason, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
         guard let runIndex = runByID[id] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
@@ -18,7 +18,7 @@ extension Scheduler {
     /// says) or a nested group (everything inside it). `path` `""` is the whole group.
     ///
     /// - Throws: ``SchedulerError`` `notFound` for an unknown group or path.
-    public mutating func cancelChild(_ id: String, path: String, reason: String, now: Timestamp) throws(SchedulerError)
+    public mutating func cancelChild(_ id: String, path: String, reason: CancellationReason, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
         guard let runIndex = runByID[id], let plan = runs[runIndex]?.plan else {
@@ -37,7 +37,7 @@ extension Scheduler {
     }
 
     /// Cancels group `group` of a run (0: the whole run) and everything inside it.
-    mutating func cancelGroup(_ runIndex: Int, _ group: Int, reason: String, now: Timestamp) {
+    mutating func cancelGroup(_ runIndex: Int, _ group: Int, reason: CancellationReason, now: Timestamp) {
         guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { return }
         let plan = runs[runIndex]!.plan
         if state.cancelReason == nil { runs[runIndex]!.groups[group].cancelReason = reason }
@@ -64,7 +64,7 @@ extension Scheduler {
 
     /// Cancels one leaf: at once if no worker has it, else by a cancel to the worker that
     /// names the attempt (the leaf finishes when the worker reports back).
-    mutating func cancelLeaf(_ runIndex: Int, _ leaf: Int, reason: String, cause: CancelCause, now: Timestamp) {
+    mutating func cancelLeaf(_ runIndex: Int, _ leaf: Int, reason: CancellationReason, cause: CancelCause, now: Timestamp) {
         guard let child = runs[runIndex]?.children[leaf], !child.isDone else { return }
         if child.cancelCause == nil { runs[runIndex]!.children[leaf].cancelCause = cause }
         switch child.stage {
@@ -76,7 +76,7 @@ extension Scheduler {
             actions.append(.cancel(worker, ref, reason: reason))
             withdrawLocalRequests(of: child.attemptID, worker: worker, now: now)
         default:
-            finishLeaf(runIndex, leaf, .cancelled, message: reason, now: now)
+            finishLeaf(runIndex, leaf, .cancelled, message: reason.text, now: now)
         }
     }
 }

@@ -89,12 +89,12 @@ extension Scheduler {
         let succeeded: Bool
         let policy: ChildFailurePolicy
         let parentGroup: Int?
-        let verb: String
+        let failed: Bool
         var groupCancelled = false
         if node < leafCount {
             let child = runs[runIndex]!.children[node]
             succeeded = child.phase == .succeeded
-            verb = child.phase == .failed ? "failed" : "was cancelled"
+            failed = child.phase == .failed
             parentGroup = plan.flat.leaves[node].group
             policy = plan.flat.groups[plan.flat.leaves[node].group].onChildFailure
             groupCancelled = child.cancelCause == .group
@@ -104,7 +104,7 @@ extension Scheduler {
             guard runs[runIndex] != nil, group != 0 else { return }
             let state = runs[runIndex]!.groups[group]
             succeeded = state.phase == .succeeded
-            verb = state.phase == .failed ? "failed" : "was cancelled"
+            failed = state.phase == .failed
             parentGroup = plan.flat.groups[group].parent
             policy = parentGroup.map { plan.flat.groups[$0].onChildFailure } ?? .cancelDependents
             groupCancelled = state.cancelReason != nil
@@ -112,7 +112,7 @@ extension Scheduler {
         let path = plan.path(ofNode: node)
 
         if !succeeded, policy == .cancelGroup, !groupCancelled, let parentGroup {
-            let reason = "cancelled because \"\(path)\" \(verb) (onChildFailure: cancel-group)"
+            let reason = CancellationReason.dependencyFailed(path: path, cancelled: !failed, policy: .cancelGroup)
             for leaf in plan.flat.groups[parentGroup].leaves {
                 cancelLeaf(runIndex, leaf, reason: reason, cause: .propagated, now: now)
             }
@@ -123,11 +123,15 @@ extension Scheduler {
             runs[runIndex]!.children[leaf].remaining -= 1
             if !succeeded {
                 if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
-                    cancelLeaf(runIndex, leaf, reason: "producer \"\(path)\" \(verb)", cause: .propagated, now: now)
+                    cancelLeaf(
+                        runIndex, leaf, reason: failed ? .producerFailed(path: path) : .producerCancelled(path: path),
+                        cause: .propagated, now: now)
                     continue
                 }
                 if policy == .cancelDependents {
-                    cancelLeaf(runIndex, leaf, reason: "dependency \"\(path)\" \(verb)", cause: .propagated, now: now)
+                    cancelLeaf(
+                        runIndex, leaf, reason: .dependencyFailed(path: path, cancelled: !failed, policy: policy),
+                        cause: .propagated, now: now)
                     continue
                 }
             }
@@ -159,7 +163,7 @@ extension Scheduler {
         }
         let reason: String? =
             switch phase {
-            case .cancelled: state.cancelReason ?? firstCancellation(runIndex)
+            case .cancelled: state.cancelReason?.text ?? firstCancellation(runIndex)
             case .failed: state.firstFailure
             default: nil
             }

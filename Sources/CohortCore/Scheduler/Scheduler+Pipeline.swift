@@ -47,7 +47,7 @@ extension Scheduler {
                 return
             case .released:
                 // The group finished: nothing inside it may start.
-                finishLeaf(runIndex, leaf, .cancelled, message: "its group finished before it could start", now: now)
+                finishLeaf(runIndex, leaf, .cancelled, message: CancellationReason.groupFinished.text, now: now)
                 return
             }
         }
@@ -147,9 +147,9 @@ extension Scheduler {
             switch producer.phase {
             case .succeeded: break
             case .failed:
-                return .failure(.init(.cancelled, "producer \"\(injection.producerPath)\" failed"))
+                return .failure(.init(.cancelled, CancellationReason.producerFailed(path: injection.producerPath).text))
             default:
-                return .failure(.init(.cancelled, "producer \"\(injection.producerPath)\" was cancelled"))
+                return .failure(.init(.cancelled, CancellationReason.producerCancelled(path: injection.producerPath).text))
             }
             let output: JSONValue
             do {

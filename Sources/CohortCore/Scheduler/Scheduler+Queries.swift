@@ -51,7 +51,7 @@ extension Scheduler {
             switch child.phase {
             case .succeeded: return .succeeded(output: child.output ?? Data("null".utf8))
             case .failed: return .failed(error: child.error ?? "failed")
-            case .cancelled: return .cancelled(reason: child.error ?? "cancelled")
+            case .cancelled: return .cancelled(reason: .custom(child.error ?? "cancelled"))
             default: throw SchedulerError(.notFound, "\"\(path)\" in group \"\(id)\" has not finished (\(child.phase))")
             }
         }
@@ -69,7 +69,7 @@ extension Scheduler {
         case .failed:
             return .failed(error: (group == 0 ? run.reason : state.firstFailure) ?? "failed")
         case .cancelled:
-            return .cancelled(reason: (group == 0 ? run.reason : state.cancelReason) ?? "cancelled")
+            return .cancelled(reason: .custom((group == 0 ? run.reason : state.cancelReason?.text) ?? "cancelled"))
         case .pending, .running:
             throw SchedulerError(.notFound, "\(name) has not finished (\(state.phase))")
         }
@@ -139,7 +139,7 @@ extension Scheduler {
         return ChildSnapshot(
             name: flatLeaf.name, path: flatLeaf.path, isGroup: false, phase: phase, worker: child.worker,
             workerName: child.worker.flatMap { workerNames[$0] }, attempt: child.sentAttempt,
-            error: child.isDone || child.stage == .retryWait ? child.error : child.cancelling.map { "cancelling: \($0)" },
+            error: child.isDone || child.stage == .retryWait ? child.error : child.cancelling.map { "cancelling: \($0.text)" },
             startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason,
             outputTruncated: child.outputTruncated)
     }
@@ -150,7 +150,7 @@ extension Scheduler {
         let error: String? =
             switch state.phase {
             case .failed: state.firstFailure
-            case .cancelled: state.cancelReason ?? "cancelled"
+            case .cancelled: state.cancelReason?.text ?? "cancelled"
             default: nil
             }
         var phase: ChildPhase = .pending

@@ -102,9 +102,9 @@ extension Scheduler {
         for cancel in cancels {
             guard let plan = runs[cancel.runIndex]?.plan, let node = plan.nodeByPath[cancel.path] else { continue }
             if node < plan.flat.leaves.count {
-                cancelLeaf(cancel.runIndex, node, reason: cancel.reason, cause: .explicit, now: now)
+                cancelLeaf(cancel.runIndex, node, reason: .custom(cancel.reason), cause: .explicit, now: now)
             } else {
-                cancelGroup(cancel.runIndex, node - plan.flat.leaves.count, reason: cancel.reason, now: now)
+                cancelGroup(cancel.runIndex, node - plan.flat.leaves.count, reason: .custom(cancel.reason), now: now)
             }
         }
         settle(now: now)
@@ -201,7 +201,7 @@ extension Scheduler {
             if let worker = child.worker { attemptsByWorker[worker]?.remove(attemptID) }
             attempts[attemptID]!.dispatched = false
             if let cancelling = child.cancelling {
-                finishLeaf(runIndex, leaf, .cancelled, message: cancelling, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, message: cancelling.text, now: now)
                 continue
             }
             endAttempt(attemptID, now: now)

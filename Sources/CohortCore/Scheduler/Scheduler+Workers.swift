@@ -46,13 +46,13 @@ extension Scheduler {
     }
 
     /// Why an attempt a worker still runs is not adopted: `superseded by attempt 3`, or unknown.
-    func supersededReason(_ ref: AttemptRef) -> String {
+    func supersededReason(_ ref: AttemptRef) -> CancellationReason {
         if let runIndex = runByID[ref.group], let run = runs[runIndex], let node = run.nodeByPath[ref.path], node < run.leafCount,
             run.children[node].attempt > ref.attempt
         {
-            return "superseded by attempt \(run.children[node].attempt)"
+            return .superseded(byAttempt: run.children[node].attempt)
         }
-        return "the coordinator does not know this attempt"
+        return .unknownAttempt
     }
 
     /// The worker said something (any message counts as a heartbeat).
@@ -98,7 +98,7 @@ extension Scheduler {
             attempts[attemptID]!.dispatched = false
             let message = "worker \(record.name) (\(id)) was lost: \(reason)"
             if let cancelling = child.cancelling {
-                finishLeaf(runIndex, leaf, .cancelled, message: cancelling, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, message: cancelling.text, now: now)
                 continue
             }
             let counts = child.stage == .started && !handedBack

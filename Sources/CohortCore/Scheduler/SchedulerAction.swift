@@ -6,7 +6,7 @@ public enum SchedulerAction: Hashable, Sendable {
     /// Send this attempt to the worker.
     case dispatch(SessionID, DispatchOrder)
     /// Tell the worker to stop this attempt (it never touches another attempt of the child).
-    case cancel(SessionID, AttemptRef, reason: String)
+    case cancel(SessionID, AttemptRef, reason: CancellationReason)
     /// A worker-local lock request is granted, every category at once.
     case grant(SessionID, request: UInt64, tokens: [String: UInt64])
     /// A worker-local lock request is refused, cancelled, or its grant revoked.
@@ -27,7 +27,7 @@ public struct DispatchOrder: Hashable, Sendable {
     /// Category → fencing token of every lock the attempt runs under (its own and those its
     /// enclosing groups hold for it).
     public var tokens: [String: UInt64]
-    /// The attempt's timeout (the worker cancels it with `timed out`); nil for none.
+    /// The attempt's timeout (the worker cancels it, ``CancellationReason/timedOut``); nil for none.
     public var timeout: Duration?
 
     public init(ref: AttemptRef, kind: String, input: Data, tokens: [String: UInt64], timeout: Duration?) {
