@@ -72,11 +72,22 @@ extension CoordinatorLoop {
         outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, ref: task)), to: routing)
     }
 
-    /// Turns the scheduler's actions into messages for this turn.
+    /// Carries out the scheduler's actions, the one stream of everything it decided: records
+    /// go into the turn's journal batch (committed before the turn's messages leave), the
+    /// rest become the turn's messages.
     func apply(_ actions: [SchedulerAction]) {
         for action in actions {
-            journal(action)
             switch action {
+            case .record(let record):
+                journalWriter?.batch.append(record)
+            case .sessionLost(let worker, let loss):
+                // A worker that left was let go where it left; a silent one is forgotten here.
+                guard loss == .silent else { continue }
+                stats.workersLost.bump()
+                if let routing = peers.routingOfWorker[worker] {
+                    logger.warning("worker lost", metadata: ["worker.id": "\(worker)"])
+                    peers.close(routing)
+                }
             case .dispatch(let worker, let order):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 stats.dispatched.bump()
@@ -95,7 +106,7 @@ extension CoordinatorLoop {
             case .groupFinished(let group, let phase, let reason):
                 logger.info("group finished", metadata: ["group.id": "\(group)", "group.state": "\(phase.rawValue)"])
                 notifyWatchers(of: group, .finished(state: phase.wire, reason: reason))
-                watchers[group] = nil
+                setWatchers(nil, of: group)
             }
         }
     }

@@ -132,7 +132,7 @@ extension Scheduler {
         }
         if let orphanDeadline, orphanDeadline <= now { expireOrphans(now: now) }
         for worker in membership.expired(now: now) {
-            loseWorker(worker, reason: "missed its heartbeats for \(membership.silenceLimit)", now: now)
+            loseWorker(worker, reason: "missed its heartbeats for \(membership.silenceLimit)", loss: .silent, now: now)
         }
         settle(now: now)
         return takeActions()

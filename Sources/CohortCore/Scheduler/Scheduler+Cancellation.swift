@@ -9,6 +9,7 @@ extension Scheduler {
         -> [SchedulerAction]
     {
         guard let runIndex = runByID[id] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        if emitsRecords { actions.append(.record(.cancelRequested(group: id, path: "", reason: reason.text, at: now))) }
         cancelGroup(runIndex, 0, reason: reason, now: now)
         settle(now: now)
         return takeActions()
@@ -27,6 +28,7 @@ extension Scheduler {
         guard let node = plan.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
+        if emitsRecords { actions.append(.record(.cancelRequested(group: id, path: path, reason: reason.text, at: now))) }
         if node < plan.flat.leaves.count {
             cancelLeaf(runIndex, node, reason: reason, cause: .explicit, now: now)
         } else {

@@ -19,7 +19,7 @@ extension Scheduler {
         runs[runIndex]!.children[leaf].cancelling = nil
         runs[runIndex]!.children[leaf].attemptErrors = []
         if phase != .succeeded { runs[runIndex]!.children[leaf].error = message }
-        if recordsFinishes { recordFinish(runIndex, leaf) }
+        if emitsRecords { recordFinish(runIndex, leaf) }
         notifyLeaf(runIndex, leaf)
 
         let plan = runs[runIndex]!.plan
@@ -171,6 +171,7 @@ extension Scheduler {
         runs[runIndex]!.reason = reason
         runs[runIndex]!.finishedAt = now
         actions.append(.groupFinished(group: id, phase, reason: reason))
+        if emitsRecords { actions.append(.record(.groupFinished(id: id, phase, reason: reason, at: now))) }
         finishedOrder.append(runIndex)
         while finishedOrder.count > configuration.finishedGroupRetention, let oldest = finishedOrder.popFirst() {
             if let forgotten = runs.removeValue(forKey: oldest) { runByID[forgotten.id] = nil }

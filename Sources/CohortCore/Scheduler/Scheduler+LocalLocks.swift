@@ -35,9 +35,9 @@ extension Scheduler {
         localByAttempt[ref.id, default: []].append(request)
         if let grant = locks.request(holder, levels: localLevels(categories, of: plan, leaf: location.leaf, attemptID: ref.id), owner: owner) {
             recordLocalGrant(ref.id, request: request, tokens: grant.tokens)
-            return [.grant(worker, request: request, tokens: grant.tokens)]
+            actions.append(.grant(worker, request: request, tokens: grant.tokens))
         }
-        return []
+        return takeActions()
     }
 
     /// The levels of a local request: the attempt's own categories from its table, the others
@@ -61,7 +61,7 @@ extension Scheduler {
         else { return [] }
         localByAttempt[attemptID]?.removeAll { $0 == request }
         if localByAttempt[attemptID]?.isEmpty == true { localByAttempt[attemptID] = nil }
-        if recordsFinishes { localLockChanges.append(.released(attemptID: attemptID, request: request)) }
+        if emitsRecords { actions.append(.record(.localLock(.released(attemptID: attemptID, request: request)))) }
         handleGrants(locks.remove(.local(attempt: attemptID, request: request)), now: now)
         settle(now: now)
         return takeActions()
@@ -92,20 +92,15 @@ extension Scheduler {
 
     /// Notes a local grant for the journal.
     mutating func recordLocalGrant(_ attemptID: UInt64, request: UInt64, tokens: [String: UInt64]) {
-        guard recordsFinishes, let location = attempts[attemptID], let run = runs[location.runIndex] else { return }
-        localLockChanges.append(
-            .granted(
-                LocalLockRecord(
-                    group: run.plan.id, path: run.flat.leaves[location.leaf].path,
-                    attempt: run.children[location.leaf].attempt, attemptID: attemptID, request: request, tokens: tokens)))
-    }
-
-    /// Local grants made and released since the last call, for the journal. Empty unless
-    /// ``recordsFinishes`` is set.
-    public mutating func takeLocalLockChanges() -> [LocalLockChange] {
-        guard !localLockChanges.isEmpty else { return [] }
-        defer { localLockChanges.removeAll(keepingCapacity: true) }
-        return localLockChanges
+        guard emitsRecords, let location = attempts[attemptID], let run = runs[location.runIndex] else { return }
+        actions.append(
+            .record(
+                .localLock(
+                    .granted(
+                        LocalLockRecord(
+                            group: run.plan.id, path: run.flat.leaves[location.leaf].path,
+                            attempt: run.children[location.leaf].attempt, attemptID: attemptID, request: request,
+                            tokens: tokens)))))
     }
 
     /// Rebuilds a journaled local grant of a restored attempt with its tokens (at restart, for

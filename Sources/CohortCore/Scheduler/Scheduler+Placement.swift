@@ -136,6 +136,14 @@ extension Scheduler {
         }
         let input = (runs[runIndex]!.children[leaf].input ?? flatLeaf.input).jsonData()
         let tokens = runs[runIndex]!.tokens(forLeaf: leaf, own: own)
+        if emitsRecords {
+            actions.append(
+                .record(
+                    .dispatched(
+                        ChildRecord(
+                            group: ref.group, path: ref.path, attempt: ref.attempt, attemptID: attemptID, state: .inFlight,
+                            worker: workerNames[worker], tokens: tokens))))
+        }
         actions.append(
             .dispatch(
                 worker,

@@ -24,23 +24,16 @@ extension Scheduler {
     /// Whether `worker` is a session of an earlier coordinator incarnation.
     static func isPastSession(_ worker: SessionID) -> Bool { worker.rawValue >= pastSessionBase }
 
-    /// Children that finished since the last call, as journal records (outcome, output, the
-    /// latest attempt sent to a worker, its worker). Empty unless ``recordsFinishes`` is set.
-    public mutating func takeFinishedChildren() -> [ChildRecord] {
-        guard !finished.isEmpty else { return [] }
-        defer { finished.removeAll(keepingCapacity: true) }
-        return finished
-    }
-
-    /// Records a leaf that just finished (its phase, output, error and times are set).
+    /// Records a leaf that just finished (its phase, output, error and times are set): its
+    /// outcome, output, the latest attempt sent to a worker and that worker.
     mutating func recordFinish(_ runIndex: Int, _ leaf: Int) {
         let child = runs[runIndex]!.children[leaf]
-        finished.append(
+        actions.append(.record(.finished(
             ChildRecord(
                 group: runs[runIndex]!.plan.id, path: runs[runIndex]!.plan.flat.leaves[leaf].path, attempt: child.sentAttempt,
                 attemptID: 0, state: .finished(child.phase), output: child.output,
                 outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error, worker: child.worker.flatMap { workerNames[$0] },
-                startedAt: child.startedAt, finishedAt: child.finishedAt))
+                startedAt: child.startedAt, finishedAt: child.finishedAt))))
     }
 
     /// How many restored attempts no worker has reported yet.
@@ -51,7 +44,7 @@ extension Scheduler {
     /// `lastTokens` are the journaled fencing counters (kept so `cohort locks` goes on from
     /// them; the epoch's token floor already makes every new token larger). Attempts in flight
     /// wait `grace` for a worker to report them. Returns the actions the replay produced
-    /// (`groupFinished` of groups whose last child had finished, cancels for orphans being
+    /// (`groupFinished` and its record, of groups whose last child had finished, cancels for orphans being
     /// cancelled, which reach them once a worker reports them).
     public mutating func restore(
         _ groups: [RestoredGroup], lastTokens: [String: UInt64], grace: Duration, now: Timestamp
@@ -116,8 +109,14 @@ extension Scheduler {
             runs[runIndex]!.groups[0].finishedAt = outcome.finishedAt
         }
         if !orphans.isEmpty { orphanDeadline = now + grace }
-        finished.removeAll()
-        localLockChanges.removeAll()
+        // The replay's finishes and local grants are the journal's own; a group the replay
+        // finishes is new to it.
+        actions.removeAll {
+            switch $0 {
+            case .record(.finished), .record(.localLock): true
+            default: false
+            }
+        }
         return takeActions()
     }
 

@@ -17,7 +17,7 @@ extension Scheduler {
         if draining { membership.setState(.draining, of: id) }
         workerNames[id] = name
         for ref in running { adopt(ref, by: id, now: now) }
-        if let previous { loseWorker(previous, reason: "replaced by a new session of \(name)", now: now) }
+        if let previous { loseWorker(previous, reason: "replaced by a new session of \(name)", loss: .replaced, now: now) }
         membershipChanged(now: now)
         settle(now: now)
         return takeActions()
@@ -78,7 +78,7 @@ extension Scheduler {
     public mutating func workerLost(
         _ id: SessionID, reason: String, handedBack: Bool = false, now: Timestamp
     ) -> [SchedulerAction] {
-        loseWorker(id, reason: reason, handedBack: handedBack, now: now)
+        loseWorker(id, reason: reason, loss: .left, handedBack: handedBack, now: now)
         settle(now: now)
         return takeActions()
     }
@@ -86,7 +86,7 @@ extension Scheduler {
     /// Revokes the session's grants and lock requests; each of its attempts gets a new attempt
     /// (if it never started, was handed back, or within the retry budget) or finishes:
     /// cancelled if it was being cancelled, else failed naming the worker and every attempt's error.
-    mutating func loseWorker(_ id: SessionID, reason: String, handedBack: Bool = false, now: Timestamp) {
+    mutating func loseWorker(_ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp) {
         guard let record = membership.remove(id) else { return }
         let attemptIDs = (attemptsByWorker.removeValue(forKey: id) ?? []).sorted()
         for attemptID in attemptIDs {
@@ -115,5 +115,6 @@ extension Scheduler {
             }
         }
         membershipChanged(now: now)
+        actions.append(.sessionLost(id, loss))
     }
 }

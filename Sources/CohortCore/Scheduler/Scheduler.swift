@@ -67,13 +67,9 @@ public struct Scheduler: Sendable {
     var actions: [SchedulerAction] = []
 
     // The journal (Scheduler+Restore.swift).
-    /// Whether finished children are collected for ``takeFinishedChildren()`` (the journal is on).
-    public var recordsFinishes = false
-    /// Children finished since the last ``takeFinishedChildren()``, recorded as they finish
-    /// (a run forgotten in the same event, `finishedGroupRetention`, keeps its records).
-    var finished: [ChildRecord] = []
-    /// Worker-local grants made and released since the last ``takeLocalLockChanges()``.
-    var localLockChanges: [LocalLockChange] = []
+    /// Whether what the journal keeps is reported as ``SchedulerAction/record(_:)`` actions
+    /// (the coordinator has a journal). Off, nothing is built for it.
+    public var emitsRecords = false
     /// Attempts restored from the journal that no worker has reported yet.
     var orphans: Set<UInt64> = []
     /// When orphans nobody reported get new attempts.
@@ -120,6 +116,7 @@ public struct Scheduler: Sendable {
         let plan = addRun(
             spec, id: groupID, flat: flat ?? spec.flattened(), sequence: submissions, owner: owner, submittedAt: now)
         let warnings = placementWarnings(for: plan)
+        if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
         settle(now: now)
         return Acceptance(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
     }

@@ -15,6 +15,21 @@ public enum SchedulerAction: Hashable, Sendable {
     case childChanged(group: String, ChildSnapshot)
     /// The group finished: every child has finished. Reported for every group.
     case groupFinished(group: String, GroupPhase, reason: String?)
+    /// Write this down in the journal (only while ``Scheduler/emitsRecords`` is on). The shell
+    /// commits a turn's records before it sends the turn's messages.
+    case record(JournalRecord)
+    /// A worker session ended (its attempts have been dealt with); `loss` says how.
+    case sessionLost(SessionID, WorkerLoss)
+}
+
+/// How a worker session ended.
+public enum WorkerLoss: Hashable, Sendable {
+    /// It missed its heartbeats: the shell forgets its connection.
+    case silent
+    /// A new session of the same worker replaced it.
+    case replaced
+    /// It said goodbye, or the shell found its connection gone (the shell already knows).
+    case left
 }
 
 /// One attempt to run, with everything the worker needs.
