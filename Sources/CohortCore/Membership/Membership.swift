@@ -39,7 +39,7 @@ public struct Membership: Sendable {
 
     /// Records that `worker` said something at `now`. Unknown workers are ignored.
     public mutating func heard(_ worker: SessionID, now: Timestamp) {
-        if workers[worker] != nil, workers[worker]!.lastHeard < now { workers[worker]!.lastHeard = now }
+        if let lastHeard = workers[worker]?.lastHeard, lastHeard < now { workers[worker]?.lastHeard = now }
     }
 
     /// The sessions silent for longer than ``silenceLimit`` at `now`, in id order.
@@ -72,8 +72,8 @@ public struct Membership: Sendable {
     /// Adjusts a worker's count of attempts in flight.
     mutating func addInFlight(_ delta: Int, to worker: SessionID) {
         guard workers[worker] != nil else { return }
-        workers[worker]!.inFlight += delta
-        if delta < 0 { workers[worker]!.completed += UInt64(-delta) }
+        workers[worker]?.inFlight += delta
+        if delta < 0 { workers[worker]?.completed += UInt64(-delta) }
     }
 
     /// The connected session of the worker named `name`, if any.

@@ -1,10 +1,16 @@
 /// The scheduler's groups by run index.
 ///
 /// Reading a group through the subscript borrows it where a dictionary's getter copies it: a
-/// ``GroupRun`` holds a dozen arrays and strings, so each `runs[runIndex]!.children[leaf]` read
+/// ``GroupRun`` holds a dozen arrays and strings, so each `runs[runIndex]?.children[leaf]` read
 /// through a dictionary retained and released every one of them (about a tenth of the
-/// coordinator's time per result, profiled). Writing through it (`runs[runIndex]!.x = y`)
+/// coordinator's time per result, profiled). Writing through it (`runs[runIndex]?.x = y`)
 /// changes the group in place, as a dictionary's does.
+///
+/// Nothing force-unwraps a lookup: a group can be forgotten (`finishedGroupRetention`) while
+/// messages about it are still on their way, so every access either chains (`runs[i]?.x = y`
+/// writes in place and does nothing for a group that is gone) or binds the one field it
+/// needs with `guard let … else { return }`. Binding a whole `GroupRun` (`if let run =
+/// runs[i]`) copies it; the hot path never does.
 struct RunTable: Sendable {
     /// Slot → position in `storage`.
     private var positions: [Int: Int] = [:]

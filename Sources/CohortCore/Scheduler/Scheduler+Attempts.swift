@@ -13,11 +13,11 @@ extension Scheduler {
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
         let (runIndex, leaf) = (location.runIndex, location.leaf)
-        guard runs[runIndex]!.children[leaf].stage == .dispatched else { return [] }
-        runs[runIndex]!.children[leaf].stage = .started
-        runs[runIndex]!.children[leaf].startedAt = now
-        if runs[runIndex]!.children[leaf].cancelling == nil {
-            runs[runIndex]!.children[leaf].phase = .running
+        guard runs[runIndex]?.children[leaf].stage == .dispatched else { return [] }
+        runs[runIndex]?.children[leaf].stage = .started
+        runs[runIndex]?.children[leaf].startedAt = now
+        if runs[runIndex]?.children[leaf].cancelling == nil {
+            runs[runIndex]?.children[leaf].phase = .running
         }
         notifyLeaf(runIndex, leaf)
         return takeActions()
@@ -40,14 +40,14 @@ extension Scheduler {
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
         let (runIndex, leaf) = (location.runIndex, location.leaf)
-        if runs[runIndex]!.children[leaf].startedAt == nil {
-            runs[runIndex]!.children[leaf].startedAt = min(startedAt ?? now, now)
+        if runs[runIndex]?.children[leaf].startedAt == nil {
+            runs[runIndex]?.children[leaf].startedAt = min(startedAt ?? now, now)
         }
-        runs[runIndex]!.children[leaf].counted += 1
-        let cancelling = runs[runIndex]!.children[leaf].cancelling
+        runs[runIndex]?.children[leaf].counted += 1
+        let cancelling = runs[runIndex]?.children[leaf].cancelling
         switch outcome {
         case .succeeded(let output):
-            runs[runIndex]!.children[leaf].outputTruncated = outputTruncated
+            runs[runIndex]?.children[leaf].outputTruncated = outputTruncated
             finishLeaf(runIndex, leaf, .succeeded, output: output, now: now)
         case .failed(let error) where cancelling == nil:
             retryOrFinish(runIndex, leaf, .failed, message: error, now: now)
@@ -56,7 +56,7 @@ extension Scheduler {
             case .timedOut:
                 retryOrFinish(runIndex, leaf, .cancelled, message: reason.text, now: now)
             default:
-                runs[runIndex]!.children[leaf].cancelCause = runs[runIndex]!.children[leaf].cancelCause ?? .explicit
+                if runs[runIndex]?.children[leaf].cancelCause == nil { runs[runIndex]?.children[leaf].cancelCause = .explicit }
                 finishLeaf(runIndex, leaf, .cancelled, message: reason.text, now: now)
             }
         case .failed, .cancelled:
@@ -81,24 +81,25 @@ extension Scheduler {
 
     /// The child's retry budget: attempts in all, the first included.
     func budget(_ runIndex: Int, _ leaf: Int) -> UInt32 {
-        UInt32(clamping: max(runs[runIndex]!.flat.leaves[leaf].retry?.attempts ?? 1, 1))
+        UInt32(clamping: max(runs[runIndex]?.flat.leaves[leaf].retry?.attempts ?? 1, 1))
     }
 
     /// Ends the current attempt; starts another after the backoff if the budget allows,
     /// else finishes the child with `phase`.
     mutating func retryOrFinish(_ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, now: Timestamp) {
-        let child = runs[runIndex]!.children[leaf]
-        let group = runs[runIndex]!.flat.leaves[leaf].ancestors
-        let cancelled = group.contains { runs[runIndex]!.groups[$0].cancelReason != nil }
-        guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]!.flat.leaves[leaf].retry else {
+        guard let child = runs[runIndex]?.children[leaf], let ancestors = runs[runIndex]?.flat.leaves[leaf].ancestors else {
+            return
+        }
+        let cancelled = ancestors.contains { runs[runIndex]?.groups[$0].cancelReason != nil }
+        guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]?.flat.leaves[leaf].retry else {
             finishLeaf(runIndex, leaf, phase, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
             return
         }
         endAttempt(child.attemptID, now: now)
         let delay = policy.delay(afterFailedAttempt: Int(child.counted), unitRandom: random.unit())
-        runs[runIndex]!.children[leaf].error = message
-        runs[runIndex]!.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
-        runs[runIndex]!.children[leaf].retryAt = now + delay
+        runs[runIndex]?.children[leaf].error = message
+        runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
+        runs[runIndex]?.children[leaf].retryAt = now + delay
         setStage(runIndex, leaf, .retryWait, .waiting, now: now)
         if delay <= .zero {
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))
@@ -110,7 +111,7 @@ extension Scheduler {
     /// The final error of a child whose attempt ended with `last`: `last` alone after a single
     /// attempt, else every attempt's error, `attempt 1: exit code 2; attempt 2: timed out; …`.
     func everyAttemptsError(_ runIndex: Int, _ leaf: Int, last: String) -> String {
-        let child = runs[runIndex]!.children[leaf]
+        guard let child = runs[runIndex]?.children[leaf] else { return last }
         guard !child.attemptErrors.isEmpty else { return last }
         return (child.attemptErrors + ["attempt \(child.attempt): \(last)"]).joined(separator: "; ")
     }

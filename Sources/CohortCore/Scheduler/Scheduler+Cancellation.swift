@@ -41,12 +41,12 @@ extension Scheduler {
     /// Cancels group `group` of a run (0: the whole run) and everything inside it.
     mutating func cancelGroup(_ runIndex: Int, _ group: Int, reason: CancellationReason, now: Timestamp) {
         guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { return }
-        let plan = runs[runIndex]!.plan
-        if state.cancelReason == nil { runs[runIndex]!.groups[group].cancelReason = reason }
+        guard let plan = runs[runIndex]?.plan else { return }
+        if state.cancelReason == nil { runs[runIndex]?.groups[group].cancelReason = reason }
         // Inner groups count as cancelled too (their outcome is `cancelled`, not `failed`).
         for inner in plan.flat.groups.indices where inner != group && isWithin(plan, inner, group) {
-            if runs[runIndex]!.groups[inner].cancelReason == nil, !runs[runIndex]!.groups[inner].phase.isFinished {
-                runs[runIndex]!.groups[inner].cancelReason = reason
+            if runs[runIndex]?.groups[inner].cancelReason == nil, runs[runIndex]?.groups[inner].phase.isFinished == false {
+                runs[runIndex]?.groups[inner].cancelReason = reason
             }
         }
         for leaf in plan.flat.groups[group].leaves {
@@ -68,12 +68,12 @@ extension Scheduler {
     /// names the attempt (the leaf finishes when the worker reports back).
     mutating func cancelLeaf(_ runIndex: Int, _ leaf: Int, reason: CancellationReason, cause: CancelCause, now: Timestamp) {
         guard let child = runs[runIndex]?.children[leaf], !child.isDone else { return }
-        if child.cancelCause == nil { runs[runIndex]!.children[leaf].cancelCause = cause }
+        if child.cancelCause == nil { runs[runIndex]?.children[leaf].cancelCause = cause }
         switch child.stage {
         case .dispatched, .started:
             guard child.cancelling == nil, let worker = child.worker else { return }
-            runs[runIndex]!.children[leaf].cancelling = reason
-            let plan = runs[runIndex]!.plan
+            runs[runIndex]?.children[leaf].cancelling = reason
+            guard let plan = runs[runIndex]?.plan else { return }
             let ref = AttemptRef(id: child.attemptID, group: plan.id, path: plan.flat.leaves[leaf].path, attempt: child.attempt)
             actions.append(.cancel(worker, ref, reason: reason))
             withdrawLocalRequests(of: child.attemptID, worker: worker, now: now)

@@ -8,38 +8,38 @@ extension Scheduler {
     mutating func finishLeaf(
         _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String? = nil, output: Data? = nil, now: Timestamp
     ) {
-        guard runs[runIndex] != nil, !runs[runIndex]!.children[leaf].isDone else { return }
-        let attemptID = runs[runIndex]!.children[leaf].attemptID
+        guard let attemptID = runs[runIndex]?.children[leaf].attemptID, runs[runIndex]?.children[leaf].isDone == false
+        else { return }
         if attemptID != 0 { endAttempt(attemptID, now: now) }
-        runs[runIndex]!.children[leaf].stage = .done
-        runs[runIndex]!.children[leaf].phase = phase
-        runs[runIndex]!.children[leaf].finishedAt = now
-        runs[runIndex]!.children[leaf].output = output
-        runs[runIndex]!.children[leaf].input = nil
-        runs[runIndex]!.children[leaf].cancelling = nil
-        runs[runIndex]!.children[leaf].attemptErrors = []
-        if phase != .succeeded { runs[runIndex]!.children[leaf].error = message }
+        runs[runIndex]?.children[leaf].stage = .done
+        runs[runIndex]?.children[leaf].phase = phase
+        runs[runIndex]?.children[leaf].finishedAt = now
+        runs[runIndex]?.children[leaf].output = output
+        runs[runIndex]?.children[leaf].input = nil
+        runs[runIndex]?.children[leaf].cancelling = nil
+        runs[runIndex]?.children[leaf].attemptErrors = []
+        if phase != .succeeded { runs[runIndex]?.children[leaf].error = message }
         if emitsRecords { recordFinish(runIndex, leaf) }
         notifyLeaf(runIndex, leaf)
 
-        let plan = runs[runIndex]!.plan
+        guard let plan = runs[runIndex]?.plan else { return }
         let path = plan.flat.leaves[leaf].path
         for group in plan.flat.leaves[leaf].ancestors {
-            runs[runIndex]!.groups[group].unfinished -= 1
+            runs[runIndex]?.groups[group].unfinished -= 1
             switch phase {
             case .failed:
-                runs[runIndex]!.groups[group].failed += 1
-                if runs[runIndex]!.groups[group].firstFailure == nil {
-                    runs[runIndex]!.groups[group].firstFailure = "\"\(path)\" failed: \(message ?? "unknown error")"
+                runs[runIndex]?.groups[group].failed += 1
+                if runs[runIndex]?.groups[group].firstFailure == nil {
+                    runs[runIndex]?.groups[group].firstFailure = "\"\(path)\" failed: \(message ?? "unknown error")"
                 }
             case .cancelled:
-                runs[runIndex]!.groups[group].cancelled += 1
+                runs[runIndex]?.groups[group].cancelled += 1
             default: break
             }
         }
         work.append(.nodeFinished(runIndex: runIndex, node: leaf))
         // Innermost group first, so a nested group is finished before its parent.
-        for group in plan.flat.leaves[leaf].ancestors.reversed() where runs[runIndex]!.groups[group].unfinished == 0 {
+        for group in plan.flat.leaves[leaf].ancestors.reversed() where runs[runIndex]?.groups[group].unfinished == 0 {
             work.append(.nodeFinished(runIndex: runIndex, node: plan.flat.leaves.count + group))
         }
     }
@@ -92,7 +92,7 @@ extension Scheduler {
         let failed: Bool
         var groupCancelled = false
         if node < leafCount {
-            let child = runs[runIndex]!.children[node]
+            guard let child = runs[runIndex]?.children[node] else { return }
             succeeded = child.phase == .succeeded
             failed = child.phase == .failed
             parentGroup = plan.flat.leaves[node].group
@@ -101,8 +101,7 @@ extension Scheduler {
         } else {
             let group = node - leafCount
             finishGroup(runIndex, group, now: now)
-            guard runs[runIndex] != nil, group != 0 else { return }
-            let state = runs[runIndex]!.groups[group]
+            guard group != 0, let state = runs[runIndex]?.groups[group] else { return }
             succeeded = state.phase == .succeeded
             failed = state.phase == .failed
             parentGroup = plan.flat.groups[group].parent
@@ -119,8 +118,8 @@ extension Scheduler {
         }
         for dependent in plan.dependents[node] {
             let leaf = Int(dependent)
-            guard runs[runIndex] != nil, !runs[runIndex]!.children[leaf].isDone else { continue }
-            runs[runIndex]!.children[leaf].remaining -= 1
+            guard runs[runIndex]?.children[leaf].isDone == false else { continue }
+            runs[runIndex]?.children[leaf].remaining -= 1
             if !succeeded {
                 if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
                     cancelLeaf(
@@ -135,9 +134,9 @@ extension Scheduler {
                     continue
                 }
             }
-            if runs[runIndex]!.children[leaf].remaining == 0 {
+            if runs[runIndex]?.children[leaf].remaining == 0 {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
-            } else if runs[runIndex]!.watched {
+            } else if runs[runIndex]?.watched == true {
                 notifyLeaf(runIndex, leaf)
             }
         }
@@ -146,15 +145,14 @@ extension Scheduler {
     /// Every procedure of a group finished: its outcome, its hold given back; for the top
     /// level, the run's outcome.
     private mutating func finishGroup(_ runIndex: Int, _ group: Int, now: Timestamp) {
-        guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { return }
-        let id = runs[runIndex]!.plan.id
+        guard let state = runs[runIndex]?.groups[group], let id = runs[runIndex]?.id, !state.phase.isFinished else { return }
         let phase: GroupPhase =
             state.cancelReason != nil ? .cancelled : state.failed > 0 ? .failed : state.cancelled > 0 ? .cancelled : .succeeded
-        runs[runIndex]!.groups[group].phase = phase
-        runs[runIndex]!.groups[group].finishedAt = now
-        runs[runIndex]!.groups[group].waitingForHold = []
+        runs[runIndex]?.groups[group].phase = phase
+        runs[runIndex]?.groups[group].finishedAt = now
+        runs[runIndex]?.groups[group].waitingForHold = []
         if state.hold == .requested || state.hold == .granted {
-            runs[runIndex]!.groups[group].hold = .released
+            runs[runIndex]?.groups[group].hold = .released
             handleGrants(locks.remove(.group(run: runIndex, group: group)), now: now)
         }
         guard group == 0 else {
@@ -167,9 +165,9 @@ extension Scheduler {
             case .failed: state.firstFailure
             default: nil
             }
-        runs[runIndex]!.phase = phase
-        runs[runIndex]!.reason = reason
-        runs[runIndex]!.finishedAt = now
+        runs[runIndex]?.phase = phase
+        runs[runIndex]?.reason = reason
+        runs[runIndex]?.finishedAt = now
         actions.append(.groupFinished(group: id, phase, reason: reason))
         if emitsRecords { actions.append(.record(.groupFinished(id: id, phase, reason: reason, at: now))) }
         finishedOrder.append(runIndex)

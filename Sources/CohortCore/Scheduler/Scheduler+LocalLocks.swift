@@ -21,7 +21,7 @@ extension Scheduler {
         membership.heard(worker, now: now)
         let holder = LockHolder.local(attempt: ref.id, request: request)
         guard let location = try? current(ref, on: worker),
-            runs[location.runIndex]!.children[location.leaf].cancelling == nil
+            runs[location.runIndex]?.children[location.leaf].cancelling == nil
         else {
             return [.deny(worker, request: request, .denied, reason: "attempt \(ref) is not running on \(worker)")]
         }
@@ -29,7 +29,7 @@ extension Scheduler {
             guard let tokens = locks.tokens(of: holder) else { return [] }
             return [.grant(worker, request: request, tokens: tokens)]
         }
-        let plan = runs[location.runIndex]!.plan
+        guard let plan = runs[location.runIndex]?.plan else { return [] }
         let leaf = plan.flat.leaves[location.leaf]
         let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
         localByAttempt[ref.id, default: []].append(request)

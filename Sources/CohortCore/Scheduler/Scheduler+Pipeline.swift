@@ -20,29 +20,30 @@ extension Scheduler {
         case .blocked, .awaitingHold, .parked, .retryWait: break
         default: return
         }
-        let plan = runs[runIndex]!.plan
+        guard let plan = runs[runIndex]?.plan else { return }
 
         if !child.injected, !plan.flat.leaves[leaf].inject.isEmpty {
             switch injectedInput(runIndex, leaf) {
             case .success(let input):
-                runs[runIndex]!.children[leaf].input = input
-                runs[runIndex]!.children[leaf].injected = true
+                runs[runIndex]?.children[leaf].input = input
+                runs[runIndex]?.children[leaf].injected = true
             case .failure(let failure):
-                if failure.phase == .cancelled { runs[runIndex]!.children[leaf].cancelCause = .propagated }
+                if failure.phase == .cancelled { runs[runIndex]?.children[leaf].cancelCause = .propagated }
                 finishLeaf(runIndex, leaf, failure.phase, message: failure.message, now: now)
                 return
             }
         }
 
         for group in plan.flat.leaves[leaf].ancestors {
-            switch runs[runIndex]!.groups[group].hold {
+            guard let hold = runs[runIndex]?.groups[group].hold else { return }
+            switch hold {
             case .none, .granted:
                 continue
             case .notRequested:
                 if requestHold(runIndex, group, now: now) { continue }
                 fallthrough
             case .requested:
-                runs[runIndex]!.groups[group].waitingForHold.append(Int32(leaf))
+                runs[runIndex]?.groups[group].waitingForHold.append(Int32(leaf))
                 setStage(runIndex, leaf, .awaitingHold, .waiting, now: now)
                 return
             case .released:
@@ -57,36 +58,36 @@ extension Scheduler {
 
     /// Requests a group's hold; true if granted at once.
     private mutating func requestHold(_ runIndex: Int, _ group: Int, now: Timestamp) -> Bool {
-        let plan = runs[runIndex]!.plan
+        guard let plan = runs[runIndex]?.plan else { return false }
         let levels = plan.lockLevels(for: plan.flat.groups[group].exclusive, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
-        runs[runIndex]!.groups[group].hold = .requested
+        runs[runIndex]?.groups[group].hold = .requested
         guard let grant = locks.request(.group(run: runIndex, group: group), levels: levels, owner: owner) else { return false }
-        runs[runIndex]!.groups[group].hold = .granted
-        runs[runIndex]!.groups[group].tokens = grant.tokens
+        runs[runIndex]?.groups[group].hold = .granted
+        runs[runIndex]?.groups[group].tokens = grant.tokens
         return true
     }
 
     /// A group's hold came through: its waiting leaves go on.
     mutating func holdGranted(_ runIndex: Int, _ group: Int, tokens: [String: UInt64], now: Timestamp) {
-        guard runs[runIndex] != nil, runs[runIndex]!.groups[group].hold == .requested else { return }
-        runs[runIndex]!.groups[group].hold = .granted
-        runs[runIndex]!.groups[group].tokens = tokens
-        let waiting = runs[runIndex]!.groups[group].waitingForHold
-        runs[runIndex]!.groups[group].waitingForHold = []
+        guard let state = runs[runIndex]?.groups[group], state.hold == .requested else { return }
+        runs[runIndex]?.groups[group].hold = .granted
+        runs[runIndex]?.groups[group].tokens = tokens
+        let waiting = state.waitingForHold
+        runs[runIndex]?.groups[group].waitingForHold = []
         for leaf in waiting { work.append(.unblocked(runIndex: runIndex, leaf: Int(leaf))) }
     }
 
     /// Marks the leaf's enclosing groups started (and arms nested groups' timeouts; the top
     /// level's runs from its submission) the first time one of their leaves is about to start.
     mutating func markGroupsStarted(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
-        let plan = runs[runIndex]!.plan
-        for group in plan.flat.leaves[leaf].ancestors where runs[runIndex]!.groups[group].startedAt == nil {
-            runs[runIndex]!.groups[group].startedAt = now
-            runs[runIndex]!.groups[group].phase = .running
+        guard let plan = runs[runIndex]?.plan else { return }
+        for group in plan.flat.leaves[leaf].ancestors where runs[runIndex]?.groups[group].startedAt == nil {
+            runs[runIndex]?.groups[group].startedAt = now
+            runs[runIndex]?.groups[group].phase = .running
             if group == 0 {
-                runs[runIndex]!.phase = .running
-                runs[runIndex]!.startedAt = now
+                runs[runIndex]?.phase = .running
+                runs[runIndex]?.startedAt = now
             } else {
                 notifyGroup(runIndex, group)
             }
@@ -99,7 +100,7 @@ extension Scheduler {
     /// Parks the leaf if no connected worker can run it; otherwise starts an attempt, asks for
     /// its locks and queues it once they are granted.
     mutating func placeOrPark(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
-        let plan = runs[runIndex]!.plan
+        guard let plan = runs[runIndex]?.plan else { return }
         let placement = Int(plan.placement[leaf])
         if capable[placement].isEmpty {
             parked[placement].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: 0))
@@ -110,7 +111,7 @@ extension Scheduler {
         let flatLeaf = plan.flat.leaves[leaf]
         if !flatLeaf.exclusive.isEmpty {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
-            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]!.children[leaf].attempt)
+            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]?.children[leaf].attempt ?? 0)
             if locks.request(.attempt(attemptID), levels: levels, owner: owner) == nil {
                 setStage(runIndex, leaf, .locking, .waiting, now: now)
                 return
@@ -123,27 +124,31 @@ extension Scheduler {
     private mutating func beginAttempt(_ runIndex: Int, _ leaf: Int) -> UInt64 {
         let attemptID = nextAttemptID
         nextAttemptID += 1
-        runs[runIndex]!.children[leaf].attempt += 1
-        runs[runIndex]!.children[leaf].attemptID = attemptID
-        runs[runIndex]!.children[leaf].retryAt = nil
+        runs[runIndex]?.children[leaf].attempt += 1
+        runs[runIndex]?.children[leaf].attemptID = attemptID
+        runs[runIndex]?.children[leaf].retryAt = nil
         attempts[attemptID] = AttemptLocation(runIndex: runIndex, leaf: leaf)
         return attemptID
     }
 
     /// Locks held: queue the attempt for placement.
     mutating func enqueue(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
-        let placement = Int(runs[runIndex]!.plan.placement[leaf])
-        queues[placement].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: runs[runIndex]!.children[leaf].attemptID))
+        guard let placement = runs[runIndex]?.placement[leaf], let attemptID = runs[runIndex]?.children[leaf].attemptID else {
+            return
+        }
+        queues[Int(placement)].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: attemptID))
         queuedCount += 1
         setStage(runIndex, leaf, .queued, .ready, now: now)
     }
 
     /// The leaf's input with its producers' outputs injected, or why it cannot be built.
     private func injectedInput(_ runIndex: Int, _ leaf: Int) -> Result<JSONValue, InjectionFailure> {
-        let plan = runs[runIndex]!.plan
+        guard let plan = runs[runIndex]?.plan else { return .failure(.init(.cancelled, CancellationReason.groupFinished.text)) }
         var input = plan.flat.leaves[leaf].input
         for injection in plan.flat.leaves[leaf].inject {
-            let producer = runs[runIndex]!.children[injection.producer]
+            guard let producer = runs[runIndex]?.children[injection.producer] else {
+                return .failure(.init(.cancelled, CancellationReason.groupFinished.text))
+            }
             switch producer.phase {
             case .succeeded: break
             case .failed:
@@ -169,9 +174,9 @@ extension Scheduler {
     // MARK: Status changes
 
     mutating func setStage(_ runIndex: Int, _ leaf: Int, _ stage: ChildRun.Stage, _ phase: ChildPhase, now: Timestamp) {
-        runs[runIndex]!.children[leaf].stage = stage
-        let changed = runs[runIndex]!.children[leaf].phase != phase
-        runs[runIndex]!.children[leaf].phase = phase
+        runs[runIndex]?.children[leaf].stage = stage
+        let changed = runs[runIndex]?.children[leaf].phase != phase
+        runs[runIndex]?.children[leaf].phase = phase
         if changed || stage == .awaitingHold || stage == .parked || stage == .locking { notifyLeaf(runIndex, leaf) }
     }
 

@@ -117,25 +117,26 @@ extension Scheduler {
     }
 
     private mutating func dispatch(_ runIndex: Int, _ leaf: Int, to worker: SessionID, now: Timestamp) {
-        let attemptID = runs[runIndex]!.children[leaf].attemptID
+        guard let plan = runs[runIndex]?.plan, let attemptID = runs[runIndex]?.children[leaf].attemptID,
+            let attempt = runs[runIndex]?.children[leaf].attempt
+        else { return }
         attempts[attemptID]?.dispatched = true
         attemptsByWorker[worker, default: []].insert(attemptID)
         membership.addInFlight(1, to: worker)
-        runs[runIndex]!.children[leaf].worker = worker
-        runs[runIndex]!.children[leaf].sentAttempt = runs[runIndex]!.children[leaf].attempt
-        runs[runIndex]!.children[leaf].stage = .dispatched
-        runs[runIndex]!.children[leaf].startedAt = nil
-        let plan = runs[runIndex]!.plan
+        runs[runIndex]?.children[leaf].worker = worker
+        runs[runIndex]?.children[leaf].sentAttempt = attempt
+        runs[runIndex]?.children[leaf].stage = .dispatched
+        runs[runIndex]?.children[leaf].startedAt = nil
         let flatLeaf = plan.flat.leaves[leaf]
-        let ref = AttemptRef(id: attemptID, group: plan.id, path: flatLeaf.path, attempt: runs[runIndex]!.children[leaf].attempt)
+        let ref = AttemptRef(id: attemptID, group: plan.id, path: flatLeaf.path, attempt: attempt)
         var own: [String: UInt64] = [:]
         if !flatLeaf.exclusive.isEmpty {
             own = locks.tokens(of: .attempt(attemptID)) ?? [:]
             locks.setOwner(
                 LockOwner(group: plan.id, child: flatLeaf.path, attempt: ref.attempt, worker: worker), of: .attempt(attemptID))
         }
-        let input = (runs[runIndex]!.children[leaf].input ?? flatLeaf.input).jsonData()
-        let tokens = runs[runIndex]!.tokens(forLeaf: leaf, own: own)
+        let input = (runs[runIndex]?.children[leaf].input ?? flatLeaf.input).jsonData()
+        let tokens = runs[runIndex]?.tokens(forLeaf: leaf, own: own) ?? own
         if emitsRecords {
             actions.append(
                 .record(

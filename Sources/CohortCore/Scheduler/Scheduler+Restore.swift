@@ -27,10 +27,12 @@ extension Scheduler {
     /// Records a leaf that just finished (its phase, output, error and times are set): its
     /// outcome, output, the latest attempt sent to a worker and that worker.
     mutating func recordFinish(_ runIndex: Int, _ leaf: Int) {
-        let child = runs[runIndex]!.children[leaf]
+        guard let child = runs[runIndex]?.children[leaf], let group = runs[runIndex]?.id,
+            let path = runs[runIndex]?.flat.leaves[leaf].path
+        else { return }
         actions.append(.record(.finished(
             ChildRecord(
-                group: runs[runIndex]!.plan.id, path: runs[runIndex]!.plan.flat.leaves[leaf].path, attempt: child.sentAttempt,
+                group: group, path: path, attempt: child.sentAttempt,
                 attemptID: 0, state: .finished(child.phase), output: child.output,
                 outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error, worker: child.worker.flatMap { workerNames[$0] },
                 startedAt: child.startedAt, finishedAt: child.finishedAt))))
@@ -68,11 +70,11 @@ extension Scheduler {
                 submittedAt: group.submittedAt)
             for record in group.children {
                 guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
-                runs[plan.runIndex]!.children[leaf].attempt = record.attempt
-                runs[plan.runIndex]!.children[leaf].sentAttempt = record.attempt
-                runs[plan.runIndex]!.children[leaf].counted = record.attempt
-                runs[plan.runIndex]!.children[leaf].worker = session(record.worker)
-                runs[plan.runIndex]!.children[leaf].startedAt = record.startedAt
+                runs[plan.runIndex]?.children[leaf].attempt = record.attempt
+                runs[plan.runIndex]?.children[leaf].sentAttempt = record.attempt
+                runs[plan.runIndex]?.children[leaf].counted = record.attempt
+                runs[plan.runIndex]?.children[leaf].worker = session(record.worker)
+                runs[plan.runIndex]?.children[leaf].startedAt = record.startedAt
                 switch record.state {
                 case .inFlight:
                     restoreOrphan(plan, leaf, record, now: now)
@@ -86,7 +88,7 @@ extension Scheduler {
         // Outcomes in the order they happened, so propagation replays as it ran.
         finishes.sort { ($0.record.finishedAt ?? now) < ($1.record.finishedAt ?? now) }
         for finish in finishes {
-            runs[finish.runIndex]!.children[finish.leaf].outputTruncated = finish.record.outputTruncated
+            runs[finish.runIndex]?.children[finish.leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
                 finish.runIndex, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
                 now: finish.record.finishedAt ?? now)
@@ -103,10 +105,10 @@ extension Scheduler {
         settle(now: now)
         // Finished groups keep the time and reason they finished with.
         for group in groups {
-            guard let outcome = group.outcome, let runIndex = runByID[group.id], runs[runIndex]!.phase.isFinished else { continue }
-            runs[runIndex]!.reason = outcome.reason
-            runs[runIndex]!.finishedAt = outcome.finishedAt
-            runs[runIndex]!.groups[0].finishedAt = outcome.finishedAt
+            guard let outcome = group.outcome, let runIndex = runByID[group.id], runs[runIndex]?.phase.isFinished == true else { continue }
+            runs[runIndex]?.reason = outcome.reason
+            runs[runIndex]?.finishedAt = outcome.finishedAt
+            runs[runIndex]?.groups[0].finishedAt = outcome.finishedAt
         }
         if !orphans.isEmpty { orphanDeadline = now + grace }
         // The replay's finishes and local grants are the journal's own; a group the replay
@@ -126,29 +128,29 @@ extension Scheduler {
         let flatLeaf = plan.flat.leaves[leaf]
         markGroupsStarted(runIndex, leaf, now: now)
         // Enclosing groups' holds first: the attempt's own levels may be in their tables.
-        for group in flatLeaf.ancestors where runs[runIndex]!.groups[group].hold == .notRequested {
+        for group in flatLeaf.ancestors where runs[runIndex]?.groups[group].hold == .notRequested {
             let exclusive = plan.flat.groups[group].exclusive
             let levels = plan.lockLevels(for: exclusive, ancestors: plan.ancestors(ofGroup: group))
             let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
             let tokens = record.tokens.filter { exclusive.contains($0.key) }
             guard locks.restoreGrant(.group(run: runIndex, group: group), levels: levels, owner: owner, tokens: tokens)
             else { continue }
-            runs[runIndex]!.groups[group].hold = .granted
-            runs[runIndex]!.groups[group].tokens = locks.tokens(of: .group(run: runIndex, group: group)) ?? [:]
+            runs[runIndex]?.groups[group].hold = .granted
+            runs[runIndex]?.groups[group].tokens = locks.tokens(of: .group(run: runIndex, group: group)) ?? [:]
         }
-        let worker = runs[runIndex]!.children[leaf].worker ?? SessionID(Self.pastSessionBase - 1)
+        let worker = runs[runIndex]?.children[leaf].worker ?? SessionID(Self.pastSessionBase - 1)
         if !flatLeaf.exclusive.isEmpty {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
             let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: record.attempt, worker: worker)
             let tokens = record.tokens.filter { flatLeaf.exclusive.contains($0.key) }
             _ = locks.restoreGrant(.attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens)
         }
-        runs[runIndex]!.children[leaf].worker = worker
-        runs[runIndex]!.children[leaf].attemptID = record.attemptID
-        runs[runIndex]!.children[leaf].counted = record.attempt - 1
-        runs[runIndex]!.children[leaf].stage = .started
-        runs[runIndex]!.children[leaf].phase = .running
-        runs[runIndex]!.children[leaf].injected = true
+        runs[runIndex]?.children[leaf].worker = worker
+        runs[runIndex]?.children[leaf].attemptID = record.attemptID
+        runs[runIndex]?.children[leaf].counted = record.attempt - 1
+        runs[runIndex]?.children[leaf].stage = .started
+        runs[runIndex]?.children[leaf].phase = .running
+        runs[runIndex]?.children[leaf].injected = true
         attempts[record.attemptID] = AttemptLocation(runIndex: runIndex, leaf: leaf, dispatched: true)
         attemptsByWorker[worker, default: []].insert(record.attemptID)
         nextAttemptID = max(nextAttemptID, record.attemptID + 1)
@@ -166,7 +168,7 @@ extension Scheduler {
         attemptsByWorker[old]?.remove(ref.id)
         attemptsByWorker[worker, default: []].insert(ref.id)
         membership.addInFlight(1, to: worker)
-        runs[location.runIndex]!.children[location.leaf].worker = worker
+        runs[location.runIndex]?.children[location.leaf].worker = worker
     }
 
     /// A result for a restored attempt that arrived on a connection without a session: a
@@ -198,13 +200,13 @@ extension Scheduler {
             }
             let (runIndex, leaf) = (location.runIndex, location.leaf)
             if let worker = child.worker { attemptsByWorker[worker]?.remove(attemptID) }
-            attempts[attemptID]!.dispatched = false
+            attempts[attemptID]?.dispatched = false
             if let cancelling = child.cancelling {
                 finishLeaf(runIndex, leaf, .cancelled, message: cancelling.text, now: now)
                 continue
             }
             endAttempt(attemptID, now: now)
-            runs[runIndex]!.children[leaf].error =
+            runs[runIndex]?.children[leaf].error =
                 "attempt \(child.attempt) was not reported by any worker after the coordinator restarted"
             setStage(runIndex, leaf, .retryWait, .waiting, now: now)
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))

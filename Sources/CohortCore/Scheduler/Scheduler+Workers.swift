@@ -37,10 +37,10 @@ extension Scheduler {
         membership.addInFlight(-1, to: old)
         attemptsByWorker[worker, default: []].insert(ref.id)
         membership.addInFlight(1, to: worker)
-        runs[location.runIndex]!.children[location.leaf].worker = worker
+        runs[location.runIndex]?.children[location.leaf].worker = worker
         if child.stage == .dispatched {
-            runs[location.runIndex]!.children[location.leaf].stage = .started
-            runs[location.runIndex]!.children[location.leaf].phase = .running
+            runs[location.runIndex]?.children[location.leaf].stage = .started
+            runs[location.runIndex]?.children[location.leaf].phase = .running
         }
         if let reason = child.cancelling { actions.append(.cancel(worker, ref, reason: reason)) }
     }
@@ -95,19 +95,21 @@ extension Scheduler {
             }
             let (runIndex, leaf) = (location.runIndex, location.leaf)
             // The worker is gone: its counts and local requests go with it.
-            attempts[attemptID]!.dispatched = false
+            attempts[attemptID]?.dispatched = false
             let message = "worker \(record.name) (\(id)) was lost: \(reason)"
             if let cancelling = child.cancelling {
                 finishLeaf(runIndex, leaf, .cancelled, message: cancelling.text, now: now)
                 continue
             }
             let counts = child.stage == .started && !handedBack
-            if counts { runs[runIndex]!.children[leaf].counted += 1 }
-            let cancelled = runs[runIndex]!.flat.leaves[leaf].ancestors.contains { runs[runIndex]!.groups[$0].cancelReason != nil }
-            if runs[runIndex]!.children[leaf].counted < budget(runIndex, leaf) || !counts, !cancelled {
+            if counts { runs[runIndex]?.children[leaf].counted += 1 }
+            let counted = child.counted + (counts ? 1 : 0)
+            guard let ancestors = runs[runIndex]?.flat.leaves[leaf].ancestors else { continue }
+            let cancelled = ancestors.contains { runs[runIndex]?.groups[$0].cancelReason != nil }
+            if counted < budget(runIndex, leaf) || !counts, !cancelled {
                 endAttempt(attemptID, now: now)
-                runs[runIndex]!.children[leaf].error = message
-                if counts { runs[runIndex]!.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
+                runs[runIndex]?.children[leaf].error = message
+                if counts { runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
                 setStage(runIndex, leaf, .retryWait, .waiting, now: now)
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             } else {

@@ -142,7 +142,7 @@ public struct Scheduler: Sendable {
             if plan.remaining[leaf] == 0 {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             } else {
-                runs[runIndex]!.children[leaf].phase = .waiting
+                runs[runIndex]?.children[leaf].phase = .waiting
             }
         }
         runByID[groupID] = runIndex
@@ -161,7 +161,7 @@ public struct Scheduler: Sendable {
     /// while `watched` is true; a watcher's shell turns it on and off.
     public mutating func setWatched(_ id: String, _ watched: Bool) {
         guard let runIndex = runByID[id] else { return }
-        runs[runIndex]!.watched = watched
+        runs[runIndex]?.watched = watched
     }
 
     /// When the scheduler next needs ``tick(now:)``: the earliest timer or liveness expiry.
