@@ -101,9 +101,9 @@ extension Scheduler {
     /// its locks and queues it once they are granted.
     mutating func placeOrPark(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
         guard let plan = runs[runIndex]?.plan else { return }
-        let placement = Int(plan.placement[leaf])
-        if capable[placement].isEmpty {
-            parked[placement].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: 0))
+        let placementClass = Int(plan.placement[leaf])
+        if !placement.canRun(placementClass) {
+            placement.park(runIndex: runIndex, leaf: leaf, in: placementClass)
             setStage(runIndex, leaf, .parked, .waiting, now: now)
             return
         }
@@ -133,11 +133,9 @@ extension Scheduler {
 
     /// Locks held: queue the attempt for placement.
     mutating func enqueue(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
-        guard let placement = runs[runIndex]?.placement[leaf], let attemptID = runs[runIndex]?.children[leaf].attemptID else {
-            return
-        }
-        queues[Int(placement)].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: attemptID))
-        queuedCount += 1
+        guard let placementClass = runs[runIndex]?.placement[leaf], let attemptID = runs[runIndex]?.children[leaf].attemptID
+        else { return }
+        placement.enqueue(runIndex: runIndex, leaf: leaf, attemptID: attemptID, in: Int(placementClass))
         setStage(runIndex, leaf, .queued, .ready, now: now)
     }
 

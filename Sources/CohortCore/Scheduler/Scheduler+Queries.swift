@@ -123,11 +123,13 @@ extension Scheduler {
             let group = flatLeaf.ancestors.first { run.groups[$0].hold == .requested }
             reason = group.map { holdReason(run, $0) }
         case .parked:
-            reason = unplaceableReason(classes[Int(run.placement[leaf])]) ?? "waiting for a worker"
+            reason = Placement.unplaceableReason(placement.classes[Int(run.placement[leaf])], membership: membership) ?? "waiting for a worker"
         case .locking:
             reason = lockReason(.attempt(child.attemptID), categories: flatLeaf.exclusive)
         case .queued:
-            if run.placement.indices.contains(leaf), let why = unplaceableReason(classes[Int(run.placement[leaf])]) {
+            if run.placement.indices.contains(leaf),
+                let why = Placement.unplaceableReason(placement.classes[Int(run.placement[leaf])], membership: membership)
+            {
                 phase = .waiting
                 reason = why
             }

@@ -45,16 +45,8 @@ public struct Scheduler: Sendable {
     var nextAttemptID: UInt64 = 1
     var workerNames: [SessionID: String] = [:]
 
-    // Placement.
-    var classes: [PlacementClass] = []
-    var classIndex: [PlacementClass: Int32] = [:]
-    var queues: [Deque<QueueEntry>] = []
-    var parked: [[QueueEntry]] = []
-    var capable: [[SessionID]] = []
-    /// Per class: where in `capable` the next search for a worker starts (ties take turns).
-    var turns: [Int] = []
-    var queuedCount = 0
-    var rotation = 0
+    /// Placement on workers: queues by class, parked leaves, the choice of worker.
+    var placement = Placement()
 
     /// Worker-local lock requests (granted or waiting): attempt id -> request ids.
     var localByAttempt: [UInt64: [UInt64]] = [:]
@@ -115,7 +107,7 @@ public struct Scheduler: Sendable {
         submissions += 1
         let plan = addRun(
             spec, id: groupID, flat: flat ?? spec.flattened(), sequence: submissions, owner: owner, submittedAt: now)
-        let warnings = placementWarnings(for: plan)
+        let warnings = placement.warnings(for: plan.placement, membership: membership)
         if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
         settle(now: now)
         return Acceptance(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
@@ -132,7 +124,9 @@ public struct Scheduler: Sendable {
         placement.reserveCapacity(flat.leaves.count)
         for leaf in flat.leaves {
             placement.append(
-                classID(PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty)))
+                self.placement.classID(
+                    PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty),
+                    membership: membership))
         }
         let plan = GroupPlan(
             runIndex: runIndex, id: groupID, spec: spec, flat: flat, placement: placement, sequence: sequence, owner: owner,
