@@ -104,7 +104,7 @@ extension Scheduler {
         if delay <= .zero {
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))
         } else {
-            timers.schedule(.retry(runIndex: runIndex, leaf: leaf, attempt: child.attempt), at: now + delay)
+            attempts.timers.schedule(.retry(runIndex: runIndex, leaf: leaf, attempt: child.attempt), at: now + delay)
         }
     }
 
@@ -119,7 +119,7 @@ extension Scheduler {
     /// Passes time: due retries start, groups past their timeout are cancelled (`timed out`),
     /// silent workers are declared lost.
     public mutating func tick(now: Timestamp) -> [SchedulerAction] {
-        while let event = timers.popDue(now: now) {
+        while let event = attempts.timers.popDue(now: now) {
             switch event {
             case .retry(let runIndex, let leaf, let attempt):
                 guard let child = runs[runIndex]?.children[leaf], child.stage == .retryWait, child.attempt == attempt else {
@@ -131,7 +131,7 @@ extension Scheduler {
                 cancelGroup(runIndex, group, reason: .timedOut, now: now)
             }
         }
-        if let orphanDeadline, orphanDeadline <= now { expireOrphans(now: now) }
+        if let deadline = attempts.orphanDeadline, deadline <= now { expireOrphans(now: now) }
         for worker in membership.expired(now: now) {
             loseWorker(worker, reason: "missed its heartbeats for \(membership.silenceLimit)", loss: .silent, now: now)
         }

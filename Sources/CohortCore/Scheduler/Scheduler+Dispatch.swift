@@ -44,7 +44,7 @@ extension Scheduler {
             let attempt = runs[runIndex]?.children[leaf].attempt
         else { return }
         attempts[attemptID]?.dispatched = true
-        attemptsByWorker[worker, default: []].insert(attemptID)
+        attempts.move(attemptID, from: nil, to: worker)
         membership.addInFlight(1, to: worker)
         runs[runIndex]?.children[leaf].worker = worker
         runs[runIndex]?.children[leaf].sentAttempt = attempt

@@ -50,11 +50,11 @@ extension Scheduler {
         guard let location = attempts.removeValue(forKey: attemptID) else { return }
         runs[location.runIndex]?.children[location.leaf].attemptID = 0
         if location.dispatched, let worker = runs[location.runIndex]?.children[location.leaf].worker {
-            attemptsByWorker[worker]?.remove(attemptID)
+            attempts.bySession[worker]?.remove(attemptID)
             membership.addInFlight(-1, to: worker)
         }
         var grants: [LockTable.Grant] = []
-        for request in localByAttempt.removeValue(forKey: attemptID) ?? [] {
+        for request in attempts.localRequests.removeValue(forKey: attemptID) ?? [] {
             grants += locks.remove(.local(attempt: attemptID, request: request))
         }
         grants += locks.remove(.attempt(attemptID))

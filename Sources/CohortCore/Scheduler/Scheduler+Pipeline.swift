@@ -92,7 +92,7 @@ extension Scheduler {
                 notifyGroup(runIndex, group)
             }
             if group != 0, let timeout = plan.flat.groups[group].timeout {
-                timers.schedule(.groupTimeout(runIndex: runIndex, group: group), at: now + timeout)
+                attempts.timers.schedule(.groupTimeout(runIndex: runIndex, group: group), at: now + timeout)
             }
         }
     }
@@ -122,12 +122,10 @@ extension Scheduler {
 
     /// A new attempt: a fresh id, the next number.
     private mutating func beginAttempt(_ runIndex: Int, _ leaf: Int) -> UInt64 {
-        let attemptID = nextAttemptID
-        nextAttemptID += 1
+        let attemptID = attempts.begin(runIndex: runIndex, leaf: leaf)
         runs[runIndex]?.children[leaf].attempt += 1
         runs[runIndex]?.children[leaf].attemptID = attemptID
         runs[runIndex]?.children[leaf].retryAt = nil
-        attempts[attemptID] = AttemptLocation(runIndex: runIndex, leaf: leaf)
         return attemptID
     }
 

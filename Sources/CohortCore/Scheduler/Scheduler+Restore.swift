@@ -39,7 +39,7 @@ extension Scheduler {
     }
 
     /// How many restored attempts no worker has reported yet.
-    public var orphanCount: Int { orphans.count }
+    public var orphanCount: Int { attempts.orphans.count }
 
     /// Rebuilds the journal's groups. Call it once, on a fresh scheduler, before any worker joins.
     ///
@@ -110,7 +110,7 @@ extension Scheduler {
             runs[runIndex]?.finishedAt = outcome.finishedAt
             runs[runIndex]?.groups[0].finishedAt = outcome.finishedAt
         }
-        if !orphans.isEmpty { orphanDeadline = now + grace }
+        if !attempts.orphans.isEmpty { attempts.orphanDeadline = now + grace }
         // The replay's finishes and local grants are the journal's own; a group the replay
         // finishes is new to it.
         actions.removeAll {
@@ -151,22 +151,18 @@ extension Scheduler {
         runs[runIndex]?.children[leaf].stage = .started
         runs[runIndex]?.children[leaf].phase = .running
         runs[runIndex]?.children[leaf].injected = true
-        attempts[record.attemptID] = AttemptLocation(runIndex: runIndex, leaf: leaf, dispatched: true)
-        attemptsByWorker[worker, default: []].insert(record.attemptID)
-        nextAttemptID = max(nextAttemptID, record.attemptID + 1)
-        orphans.insert(record.attemptID)
+        attempts.restore(record.attemptID, runIndex: runIndex, leaf: leaf, on: worker)
     }
 
     /// A worker reports a restored attempt by its result (or start) without having listed it in
     /// READY (it finished while the coordinator was away): the worker adopts it first.
     mutating func claimOrphan(_ ref: AttemptRef, by worker: SessionID) {
-        guard orphans.contains(ref.id), let location = attempts[ref.id],
+        guard attempts.orphans.contains(ref.id), let location = attempts[ref.id],
             let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
             let old = child.worker, Self.isPastSession(old)
         else { return }
-        orphans.remove(ref.id)
-        attemptsByWorker[old]?.remove(ref.id)
-        attemptsByWorker[worker, default: []].insert(ref.id)
+        attempts.orphans.remove(ref.id)
+        attempts.move(ref.id, from: old, to: worker)
         membership.addInFlight(1, to: worker)
         runs[location.runIndex]?.children[location.leaf].worker = worker
     }
@@ -181,7 +177,7 @@ extension Scheduler {
         _ ref: AttemptRef, outcome: AttemptOutcome, startedAt: Timestamp? = nil, outputTruncated: Bool = false,
         now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
-        guard orphans.contains(ref.id), let location = attempts[ref.id],
+        guard attempts.orphans.contains(ref.id), let location = attempts[ref.id],
             let worker = runs[location.runIndex]?.children[location.leaf].worker
         else { throw SchedulerError(.notFound, "attempt \(ref) is not a restored attempt awaiting its worker") }
         return try attemptFinished(
@@ -191,15 +187,15 @@ extension Scheduler {
     /// The grace period is over: every orphan nobody reported gets a new attempt (or, if it was
     /// being cancelled, finishes cancelled).
     mutating func expireOrphans(now: Timestamp) {
-        orphanDeadline = nil
-        let expired = orphans.sorted()
-        orphans = []
+        attempts.orphanDeadline = nil
+        let expired = attempts.orphans.sorted()
+        attempts.orphans = []
         for attemptID in expired {
             guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf] else {
                 continue
             }
             let (runIndex, leaf) = (location.runIndex, location.leaf)
-            if let worker = child.worker { attemptsByWorker[worker]?.remove(attemptID) }
+            if let worker = child.worker { attempts.bySession[worker]?.remove(attemptID) }
             attempts[attemptID]?.dispatched = false
             if let cancelling = child.cancelling {
                 finishLeaf(runIndex, leaf, .cancelled, message: cancelling.text, now: now)

@@ -32,10 +32,9 @@ extension Scheduler {
             actions.append(.cancel(worker, ref, reason: supersededReason(ref)))
             return
         }
-        orphans.remove(ref.id)
-        attemptsByWorker[old]?.remove(ref.id)
+        attempts.orphans.remove(ref.id)
+        attempts.move(ref.id, from: old, to: worker)
         membership.addInFlight(-1, to: old)
-        attemptsByWorker[worker, default: []].insert(ref.id)
         membership.addInFlight(1, to: worker)
         runs[location.runIndex]?.children[location.leaf].worker = worker
         if child.stage == .dispatched {
@@ -88,7 +87,7 @@ extension Scheduler {
     /// cancelled if it was being cancelled, else failed naming the worker and every attempt's error.
     mutating func loseWorker(_ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp) {
         guard let record = membership.remove(id) else { return }
-        let attemptIDs = (attemptsByWorker.removeValue(forKey: id) ?? []).sorted()
+        let attemptIDs = (attempts.bySession.removeValue(forKey: id) ?? []).sorted()
         for attemptID in attemptIDs {
             guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf] else {
                 continue

@@ -39,19 +39,14 @@ public struct Scheduler: Sendable {
     var nextRunIndex = 0
     var submissions: UInt64 = 0
     var finishedOrder: Deque<Int> = []
-    /// Current attempt id → where it belongs.
-    var attempts: [UInt64: AttemptLocation] = [:]
-    var attemptsByWorker: [SessionID: Set<UInt64>] = [:]
-    var nextAttemptID: UInt64 = 1
+    /// Attempts and retries: attempt ids, their sessions, timers, orphans.
+    var attempts: AttemptTable
     var workerNames: [SessionID: String] = [:]
 
     /// Placement on workers: queues by class, parked leaves, the choice of worker.
     var placement = Placement()
 
-    /// Worker-local lock requests (granted or waiting): attempt id -> request ids.
-    var localByAttempt: [UInt64: [UInt64]] = [:]
-
-    var timers = TimerHeap()
+    /// Retry jitter.
     var random: SplitMix64
     /// Propagation work, processed iteratively so long chains never deepen the stack.
     var work: Deque<Work> = []
@@ -62,10 +57,6 @@ public struct Scheduler: Sendable {
     /// Whether what the journal keeps is reported as ``SchedulerAction/record(_:)`` actions
     /// (the coordinator has a journal). Off, nothing is built for it.
     public var emitsRecords = false
-    /// Attempts restored from the journal that no worker has reported yet.
-    var orphans: Set<UInt64> = []
-    /// When orphans nobody reported get new attempts.
-    var orphanDeadline: Timestamp?
 
     public init(configuration: SchedulerConfiguration = SchedulerConfiguration()) {
         self.configuration = configuration
@@ -73,7 +64,7 @@ public struct Scheduler: Sendable {
         self.locks = LockTable(tokenFloor: configuration.tokenFloor)
         // Attempt ids start above the floor too, so a restarted coordinator (a larger epoch)
         // never hands out an id an earlier incarnation used.
-        self.nextAttemptID = configuration.tokenFloor + 1
+        self.attempts = AttemptTable(floor: configuration.tokenFloor)
         self.random = SplitMix64(seed: configuration.randomSeed)
     }
 
@@ -143,7 +134,7 @@ public struct Scheduler: Sendable {
         // The group's own deadline runs from its submission (a nested group's from its start),
         // across restarts too.
         if let timeout = flat.groups[0].timeout {
-            timers.schedule(.groupTimeout(runIndex: runIndex, group: 0), at: submittedAt + timeout)
+            attempts.timers.schedule(.groupTimeout(runIndex: runIndex, group: 0), at: submittedAt + timeout)
         }
         return plan
     }
@@ -160,14 +151,14 @@ public struct Scheduler: Sendable {
 
     /// When the scheduler next needs ``tick(now:)``: the earliest timer or liveness expiry.
     public var nextDeadline: Timestamp? {
-        [timers.next, membership.nextExpiry(), orphanDeadline].compactMap { $0 }.min()
+        [attempts.timers.next, membership.nextExpiry(), attempts.orphanDeadline].compactMap { $0 }.min()
     }
 
     /// How many groups have not finished.
     public var activeGroupCount: Int { runs.count - finishedOrder.count }
 
     /// How many attempts are in flight on workers.
-    public var attemptsInFlight: Int { attempts.values.count { $0.dispatched } }
+    public var attemptsInFlight: Int { attempts.inFlightCount }
 
     // MARK: Helpers
 
@@ -197,14 +188,6 @@ public struct Scheduler: Sendable {
         defer { actions.removeAll(keepingCapacity: true) }
         return actions
     }
-}
-
-/// Where an attempt belongs.
-struct AttemptLocation: Sendable {
-    var runIndex: Int
-    var leaf: Int
-    /// Sent to a worker (and not finished).
-    var dispatched = false
 }
 
 /// A unit of propagation work.
