@@ -81,16 +81,13 @@ extension Scheduler {
 
     /// The child's retry budget: attempts in all, the first included.
     func budget(_ runIndex: Int, _ leaf: Int) -> UInt32 {
-        UInt32(clamping: max(runs[runIndex]?.flat.leaves[leaf].retry?.attempts ?? 1, 1))
+        runs[runIndex]?.retryBudget(leaf) ?? 1
     }
 
     /// Ends the current attempt; starts another after the backoff if the budget allows,
     /// else finishes the child with `phase`.
     mutating func retryOrFinish(_ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, now: Timestamp) {
-        guard let child = runs[runIndex]?.children[leaf], let ancestors = runs[runIndex]?.flat.leaves[leaf].ancestors else {
-            return
-        }
-        let cancelled = ancestors.contains { runs[runIndex]?.groups[$0].cancelReason != nil }
+        guard let child = runs[runIndex]?.children[leaf], let cancelled = runs[runIndex]?.isInCancelledGroup(leaf) else { return }
         guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]?.flat.leaves[leaf].retry else {
             finishLeaf(runIndex, leaf, phase, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
             return
@@ -111,9 +108,7 @@ extension Scheduler {
     /// The final error of a child whose attempt ended with `last`: `last` alone after a single
     /// attempt, else every attempt's error, `attempt 1: exit code 2; attempt 2: timed out; …`.
     func everyAttemptsError(_ runIndex: Int, _ leaf: Int, last: String) -> String {
-        guard let child = runs[runIndex]?.children[leaf] else { return last }
-        guard !child.attemptErrors.isEmpty else { return last }
-        return (child.attemptErrors + ["attempt \(child.attempt): \(last)"]).joined(separator: "; ")
+        runs[runIndex]?.everyAttemptsError(leaf, last: last) ?? last
     }
 
     /// Passes time: due retries start, groups past their timeout are cancelled (`timed out`),

@@ -8,7 +8,7 @@ extension Scheduler {
     public mutating func cancelGroup(_ id: String, reason: CancellationReason, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
-        guard let runIndex = runByID[id] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id) else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         if emitsRecords { actions.append(.record(.cancelRequested(group: id, path: "", reason: reason.text, at: now))) }
         cancelGroup(runIndex, 0, reason: reason, now: now)
         settle(now: now)
@@ -22,7 +22,7 @@ extension Scheduler {
     public mutating func cancelChild(_ id: String, path: String, reason: CancellationReason, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
-        guard let runIndex = runByID[id], let plan = runs[runIndex]?.plan else {
+        guard let runIndex = runs.index(of: id), let plan = runs[runIndex]?.plan else {
             throw SchedulerError(.notFound, "no group \"\(id)\"")
         }
         guard let node = plan.nodeByPath[path] else {
@@ -44,7 +44,7 @@ extension Scheduler {
         guard let plan = runs[runIndex]?.plan else { return }
         if state.cancelReason == nil { runs[runIndex]?.groups[group].cancelReason = reason }
         // Inner groups count as cancelled too (their outcome is `cancelled`, not `failed`).
-        for inner in plan.flat.groups.indices where inner != group && isWithin(plan, inner, group) {
+        for inner in plan.flat.groups.indices where inner != group && plan.isWithin(inner, group) {
             if runs[runIndex]?.groups[inner].cancelReason == nil, runs[runIndex]?.groups[inner].phase.isFinished == false {
                 runs[runIndex]?.groups[inner].cancelReason = reason
             }
@@ -52,16 +52,6 @@ extension Scheduler {
         for leaf in plan.flat.groups[group].leaves {
             cancelLeaf(runIndex, leaf, reason: reason, cause: .group, now: now)
         }
-    }
-
-    /// Whether group `inner` is inside group `outer`.
-    private func isWithin(_ plan: GroupPlan, _ inner: Int, _ outer: Int) -> Bool {
-        var current: Int? = plan.flat.groups[inner].parent
-        while let index = current {
-            if index == outer { return true }
-            current = plan.flat.groups[index].parent
-        }
-        return false
     }
 
     /// Cancels one leaf: at once if no worker has it, else by a cancel to the worker that

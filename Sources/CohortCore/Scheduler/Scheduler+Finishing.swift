@@ -146,8 +146,7 @@ extension Scheduler {
     /// level, the run's outcome.
     private mutating func finishGroup(_ runIndex: Int, _ group: Int, now: Timestamp) {
         guard let state = runs[runIndex]?.groups[group], let id = runs[runIndex]?.id, !state.phase.isFinished else { return }
-        let phase: GroupPhase =
-            state.cancelReason != nil ? .cancelled : state.failed > 0 ? .failed : state.cancelled > 0 ? .cancelled : .succeeded
+        let phase = runs[runIndex]?.outcome(ofGroup: group) ?? .cancelled
         runs[runIndex]?.groups[group].phase = phase
         runs[runIndex]?.groups[group].finishedAt = now
         runs[runIndex]?.groups[group].waitingForHold = []
@@ -161,7 +160,7 @@ extension Scheduler {
         }
         let reason: String? =
             switch phase {
-            case .cancelled: state.cancelReason?.text ?? firstCancellation(runIndex)
+            case .cancelled: state.cancelReason?.text ?? runs[runIndex]?.firstCancellation()
             case .failed: state.firstFailure
             default: nil
             }
@@ -170,15 +169,6 @@ extension Scheduler {
         runs[runIndex]?.finishedAt = now
         actions.append(.groupFinished(group: id, phase, reason: reason))
         if emitsRecords { actions.append(.record(.groupFinished(id: id, phase, reason: reason, at: now))) }
-        finishedOrder.append(runIndex)
-        while finishedOrder.count > configuration.finishedGroupRetention, let oldest = finishedOrder.popFirst() {
-            if let forgotten = runs.removeValue(forKey: oldest) { runByID[forgotten.id] = nil }
-        }
-    }
-
-    private func firstCancellation(_ runIndex: Int) -> String? {
-        guard let run = runs[runIndex] else { return nil }
-        guard let leaf = run.children.indices.first(where: { run.children[$0].phase == .cancelled }) else { return nil }
-        return "\"\(run.flat.leaves[leaf].path)\" was cancelled: \(run.children[leaf].error ?? "no reason given")"
+        runs.finished(runIndex, retention: configuration.finishedGroupRetention)
     }
 }

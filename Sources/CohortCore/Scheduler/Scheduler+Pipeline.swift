@@ -23,7 +23,7 @@ extension Scheduler {
         guard let plan = runs[runIndex]?.plan else { return }
 
         if !child.injected, !plan.flat.leaves[leaf].inject.isEmpty {
-            switch injectedInput(runIndex, leaf) {
+            switch runs[runIndex]?.injectedInput(leaf) ?? .failure(.init(.cancelled, CancellationReason.groupFinished.text)) {
             case .success(let input):
                 runs[runIndex]?.children[leaf].input = input
                 runs[runIndex]?.children[leaf].injected = true
@@ -137,36 +137,6 @@ extension Scheduler {
         setStage(runIndex, leaf, .queued, .ready, now: now)
     }
 
-    /// The leaf's input with its producers' outputs injected, or why it cannot be built.
-    private func injectedInput(_ runIndex: Int, _ leaf: Int) -> Result<JSONValue, InjectionFailure> {
-        guard let plan = runs[runIndex]?.plan else { return .failure(.init(.cancelled, CancellationReason.groupFinished.text)) }
-        var input = plan.flat.leaves[leaf].input
-        for injection in plan.flat.leaves[leaf].inject {
-            guard let producer = runs[runIndex]?.children[injection.producer] else {
-                return .failure(.init(.cancelled, CancellationReason.groupFinished.text))
-            }
-            switch producer.phase {
-            case .succeeded: break
-            case .failed:
-                return .failure(.init(.cancelled, CancellationReason.producerFailed(path: injection.producerPath).text))
-            default:
-                return .failure(.init(.cancelled, CancellationReason.producerCancelled(path: injection.producerPath).text))
-            }
-            let output: JSONValue
-            do {
-                output = try JSONValue(jsonData: producer.output ?? Data("null".utf8))
-            } catch {
-                return .failure(.init(.failed, "producer \"\(injection.producerPath)\" returned output that is not JSON"))
-            }
-            guard let selected = output.select(injection.select) else {
-                return .failure(
-                    .init(.failed, "producer \"\(injection.producerPath)\" output has nothing at \"\(injection.select)\""))
-            }
-            input.set(injection.into, to: selected)
-        }
-        return .success(input)
-    }
-
     // MARK: Status changes
 
     mutating func setStage(_ runIndex: Int, _ leaf: Int, _ stage: ChildRun.Stage, _ phase: ChildPhase, now: Timestamp) {
@@ -177,22 +147,13 @@ extension Scheduler {
     }
 
     mutating func notifyLeaf(_ runIndex: Int, _ leaf: Int) {
-        guard let run = runs[runIndex], run.watched else { return }
+        guard runs[runIndex]?.watched == true, let run = runs[runIndex] else { return }
         actions.append(.childChanged(group: run.id, leafSnapshot(run, leaf)))
     }
 
     mutating func notifyGroup(_ runIndex: Int, _ group: Int) {
-        guard let run = runs[runIndex], run.watched, group != 0 else { return }
+        guard group != 0, runs[runIndex]?.watched == true, let run = runs[runIndex] else { return }
         actions.append(.childChanged(group: run.id, groupSnapshot(run, group)))
     }
 }
 
-/// Why a consumer's input could not be built.
-struct InjectionFailure: Error {
-    var phase: ChildPhase
-    var message: String
-    init(_ phase: ChildPhase, _ message: String) {
-        self.phase = phase
-        self.message = message
-    }
-}

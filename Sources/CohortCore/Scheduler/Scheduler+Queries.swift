@@ -12,7 +12,7 @@ extension Scheduler {
     /// One group with every child (nested groups and procedures), depth-first in spec order.
     /// - Throws: ``SchedulerError`` `notFound`.
     public func groupSnapshot(_ id: String) throws(SchedulerError) -> GroupSnapshot {
-        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         var snapshot = overview(run)
         snapshot.children.reserveCapacity(run.leafCount + run.flat.groups.count - 1)
         appendChildren(of: 0, in: run, to: &snapshot.children)
@@ -22,14 +22,14 @@ extension Scheduler {
     /// The CURVE key (Z85) of the client that submitted group `id`: `.some(nil)` for a group
     /// submitted without CURVE, `nil` for no such group.
     public func groupOwner(_ id: String) -> String?? {
-        guard let runIndex = runByID[id], let run = runs[runIndex] else { return nil }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { return nil }
         return .some(run.plan.owner)
     }
 
     /// One child's status (a procedure or nested group).
     /// - Throws: ``SchedulerError`` `notFound`.
     public func childSnapshot(_ id: String, path: String) throws(SchedulerError) -> ChildSnapshot {
-        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         guard let node = run.nodeByPath[path], path != "" else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
@@ -41,7 +41,7 @@ extension Scheduler {
     /// failure or cancellation.
     /// - Throws: ``SchedulerError`` `notFound`, also if it has not finished (docs/protocol.md §7).
     public func result(_ id: String, path: String?) throws(SchedulerError) -> AttemptOutcome {
-        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         let path = path ?? ""
         guard let node = run.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")

@@ -63,8 +63,8 @@ extension Scheduler {
         }
         var finishes: [(runIndex: Int, leaf: Int, record: ChildRecord, phase: ChildPhase)] = []
         var cancels: [(runIndex: Int, path: String, reason: String)] = []
-        for group in groups.sorted(by: { $0.sequence < $1.sequence }) where runByID[group.id] == nil {
-            submissions = max(submissions, group.sequence)
+        for group in groups.sorted(by: { $0.sequence < $1.sequence }) where runs.index(of: group.id) == nil {
+            runs.submissions = max(runs.submissions, group.sequence)
             let plan = addRun(
                 group.spec, id: group.id, flat: group.spec.flattened(), sequence: group.sequence, owner: group.owner,
                 submittedAt: group.submittedAt)
@@ -105,7 +105,7 @@ extension Scheduler {
         settle(now: now)
         // Finished groups keep the time and reason they finished with.
         for group in groups {
-            guard let outcome = group.outcome, let runIndex = runByID[group.id], runs[runIndex]?.phase.isFinished == true else { continue }
+            guard let outcome = group.outcome, let runIndex = runs.index(of: group.id), runs[runIndex]?.phase.isFinished == true else { continue }
             runs[runIndex]?.reason = outcome.reason
             runs[runIndex]?.finishedAt = outcome.finishedAt
             runs[runIndex]?.groups[0].finishedAt = outcome.finishedAt

@@ -46,7 +46,7 @@ extension Scheduler {
 
     /// Why an attempt a worker still runs is not adopted: `superseded by attempt 3`, or unknown.
     func supersededReason(_ ref: AttemptRef) -> CancellationReason {
-        if let runIndex = runByID[ref.group], let run = runs[runIndex], let node = run.nodeByPath[ref.path], node < run.leafCount,
+        if let runIndex = runs.index(of: ref.group), let run = runs[runIndex], let node = run.nodeByPath[ref.path], node < run.leafCount,
             run.children[node].attempt > ref.attempt
         {
             return .superseded(byAttempt: run.children[node].attempt)
@@ -103,8 +103,7 @@ extension Scheduler {
             let counts = child.stage == .started && !handedBack
             if counts { runs[runIndex]?.children[leaf].counted += 1 }
             let counted = child.counted + (counts ? 1 : 0)
-            guard let ancestors = runs[runIndex]?.flat.leaves[leaf].ancestors else { continue }
-            let cancelled = ancestors.contains { runs[runIndex]?.groups[$0].cancelReason != nil }
+            guard let cancelled = runs[runIndex]?.isInCancelledGroup(leaf) else { continue }
             if counted < budget(runIndex, leaf) || !counts, !cancelled {
                 endAttempt(attemptID, now: now)
                 runs[runIndex]?.children[leaf].error = message

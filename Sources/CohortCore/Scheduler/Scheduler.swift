@@ -35,10 +35,6 @@ public struct Scheduler: Sendable {
     public internal(set) var locks: LockTable
 
     var runs = RunTable()
-    var runByID: [String: Int] = [:]
-    var nextRunIndex = 0
-    var submissions: UInt64 = 0
-    var finishedOrder: Deque<Int> = []
     /// Attempts and retries: attempt ids, their sessions, timers, orphans.
     var attempts: AttemptTable
     var workerNames: [SessionID: String] = [:]
@@ -87,7 +83,7 @@ public struct Scheduler: Sendable {
     {
         if let id {
             try Self.checkGroupID(id)
-            if let runIndex = runByID[id], let run = runs[runIndex] {
+            if let runIndex = runs.index(of: id), let run = runs[runIndex] {
                 guard run.fingerprint == spec.hashValue else {
                     throw SchedulerError(.conflict, "group id \"\(id)\" is already used by another spec")
                 }
@@ -95,9 +91,9 @@ public struct Scheduler: Sendable {
             }
         }
         let groupID = id ?? freshID(for: spec.name)
-        submissions += 1
+        runs.submissions += 1
         let plan = addRun(
-            spec, id: groupID, flat: flat ?? spec.flattened(), sequence: submissions, owner: owner, submittedAt: now)
+            spec, id: groupID, flat: flat ?? spec.flattened(), sequence: runs.submissions, owner: owner, submittedAt: now)
         let warnings = placement.warnings(for: plan.placement, membership: membership)
         if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
         settle(now: now)
@@ -109,8 +105,7 @@ public struct Scheduler: Sendable {
     mutating func addRun(
         _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp
     ) -> GroupPlan {
-        let runIndex = nextRunIndex
-        nextRunIndex += 1
+        let runIndex = runs.reserveIndex()
         var placement: [Int32] = []
         placement.reserveCapacity(flat.leaves.count)
         for leaf in flat.leaves {
@@ -122,7 +117,7 @@ public struct Scheduler: Sendable {
         let plan = GroupPlan(
             runIndex: runIndex, id: groupID, spec: spec, flat: flat, placement: placement, sequence: sequence, owner: owner,
             now: submittedAt)
-        runs[runIndex] = GroupRun(plan: plan)
+        runs.add(GroupRun(plan: plan))
         for leaf in plan.remaining.indices {
             if plan.remaining[leaf] == 0 {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
@@ -130,7 +125,6 @@ public struct Scheduler: Sendable {
                 runs[runIndex]?.children[leaf].phase = .waiting
             }
         }
-        runByID[groupID] = runIndex
         // The group's own deadline runs from its submission (a nested group's from its start),
         // across restarts too.
         if let timeout = flat.groups[0].timeout {
@@ -140,12 +134,12 @@ public struct Scheduler: Sendable {
     }
 
     /// Whether a group with this id is known (running or kept after finishing).
-    public func contains(group id: String) -> Bool { runByID[id] != nil }
+    public func contains(group id: String) -> Bool { runs.index(of: id) != nil }
 
     /// Reports every change of the group's children (``SchedulerAction/childChanged(group:_:)``)
     /// while `watched` is true; a watcher's shell turns it on and off.
     public mutating func setWatched(_ id: String, _ watched: Bool) {
-        guard let runIndex = runByID[id] else { return }
+        guard let runIndex = runs.index(of: id) else { return }
         runs[runIndex]?.watched = watched
     }
 
@@ -155,7 +149,7 @@ public struct Scheduler: Sendable {
     }
 
     /// How many groups have not finished.
-    public var activeGroupCount: Int { runs.count - finishedOrder.count }
+    public var activeGroupCount: Int { runs.activeCount }
 
     /// How many attempts are in flight on workers.
     public var attemptsInFlight: Int { attempts.inFlightCount }
@@ -172,8 +166,8 @@ public struct Scheduler: Sendable {
     }
 
     private func freshID(for name: String) -> String {
-        var number = submissions + 1
-        while runByID["\(name)-\(number)"] != nil { number += 1 }
+        var number = runs.submissions + 1
+        while runs.index(of: "\(name)-\(number)") != nil { number += 1 }
         return "\(name)-\(number)"
     }
 
