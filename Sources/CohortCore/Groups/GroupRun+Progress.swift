@@ -1,12 +1,49 @@
 import CohortSpec
+import DequeModule
 import Foundation
 
-/// What a run decides from its own state alone: retry budgets, the errors of every attempt,
-/// the input a consumer gets from its producers, how a finished group reads.
+/// What a run decides from its own state alone: a leaf's finish and the counting it sets off
+/// (dependents, enclosing groups), retry budgets, the errors of every attempt, the input a
+/// consumer gets from its producers, how a finished group reads.
 ///
 /// These never look at workers, locks or other runs, so the facade calls them through the
 /// run table without copying the run (`runs[i]?.injectedInput(leaf)`).
 extension GroupRun {
+    /// Finishes a leaf for good (its attempt has ended): its outcome, its enclosing groups'
+    /// counts, and the propagation work that follows — the leaf's dependents, then every
+    /// enclosing group it was the last of, innermost first, so a nested group finishes
+    /// before its parent.
+    mutating func finishLeaf(
+        _ leaf: Int, _ phase: ChildPhase, message: String?, output: Data?, now: Timestamp, work: inout Deque<Work>
+    ) {
+        children[leaf].stage = .done
+        children[leaf].phase = phase
+        children[leaf].finishedAt = now
+        children[leaf].output = output
+        children[leaf].input = nil
+        children[leaf].cancelling = nil
+        children[leaf].attemptErrors = []
+        if phase != .succeeded { children[leaf].error = message }
+        let flatLeaf = flat.leaves[leaf]
+        for group in flatLeaf.ancestors {
+            groups[group].unfinished -= 1
+            switch phase {
+            case .failed:
+                groups[group].failed += 1
+                if groups[group].firstFailure == nil {
+                    groups[group].firstFailure = "\"\(flatLeaf.path)\" failed: \(message ?? "unknown error")"
+                }
+            case .cancelled:
+                groups[group].cancelled += 1
+            default: break
+            }
+        }
+        work.append(.nodeFinished(runIndex: runIndex, node: leaf))
+        for group in flatLeaf.ancestors.reversed() where groups[group].unfinished == 0 {
+            work.append(.nodeFinished(runIndex: runIndex, node: leafCount + group))
+        }
+    }
+
     /// The child's retry budget: attempts in all, the first included.
     func retryBudget(_ leaf: Int) -> UInt32 {
         UInt32(clamping: max(flat.leaves[leaf].retry?.attempts ?? 1, 1))

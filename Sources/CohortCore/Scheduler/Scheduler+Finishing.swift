@@ -11,37 +11,9 @@ extension Scheduler {
         guard let attemptID = runs[runIndex]?.children[leaf].attemptID, runs[runIndex]?.children[leaf].isDone == false
         else { return }
         if attemptID != 0 { endAttempt(attemptID, now: now) }
-        runs[runIndex]?.children[leaf].stage = .done
-        runs[runIndex]?.children[leaf].phase = phase
-        runs[runIndex]?.children[leaf].finishedAt = now
-        runs[runIndex]?.children[leaf].output = output
-        runs[runIndex]?.children[leaf].input = nil
-        runs[runIndex]?.children[leaf].cancelling = nil
-        runs[runIndex]?.children[leaf].attemptErrors = []
-        if phase != .succeeded { runs[runIndex]?.children[leaf].error = message }
+        runs[runIndex]?.finishLeaf(leaf, phase, message: message, output: output, now: now, work: &work)
         if emitsRecords { recordFinish(runIndex, leaf) }
         notifyLeaf(runIndex, leaf)
-
-        guard let plan = runs[runIndex]?.plan else { return }
-        let path = plan.flat.leaves[leaf].path
-        for group in plan.flat.leaves[leaf].ancestors {
-            runs[runIndex]?.groups[group].unfinished -= 1
-            switch phase {
-            case .failed:
-                runs[runIndex]?.groups[group].failed += 1
-                if runs[runIndex]?.groups[group].firstFailure == nil {
-                    runs[runIndex]?.groups[group].firstFailure = "\"\(path)\" failed: \(message ?? "unknown error")"
-                }
-            case .cancelled:
-                runs[runIndex]?.groups[group].cancelled += 1
-            default: break
-            }
-        }
-        work.append(.nodeFinished(runIndex: runIndex, node: leaf))
-        // Innermost group first, so a nested group is finished before its parent.
-        for group in plan.flat.leaves[leaf].ancestors.reversed() where runs[runIndex]?.groups[group].unfinished == 0 {
-            work.append(.nodeFinished(runIndex: runIndex, node: plan.flat.leaves.count + group))
-        }
     }
 
     /// Forgets an attempt: its worker's count, its lock request (granted or waiting) and the
