@@ -3,12 +3,22 @@ import DequeModule
 import Foundation
 
 /// The cluster's scheduler: a pure state machine that takes events (a submission, a worker
-/// joining, an attempt's result, a cancel, the passing of time) and returns the actions that
-/// follow (dispatches, cancels, lock grants, watch events).
+/// joining, an attempt's result, a cancel, the passing of time) and returns everything that
+/// follows as one stream of ``SchedulerAction``s: messages (dispatches, cancels, lock grants,
+/// watch events), what the journal records (``SchedulerAction/record(_:)``) and worker
+/// sessions that ended (``SchedulerAction/sessionLost(_:_:)``).
 ///
-/// It composes the accepted groups (``GroupRun``s over their flattened specs), the
-/// cluster-wide ``LockTable`` and the worker registry with liveness (``Membership``). It
-/// never touches a socket, a clock or a thread: every event carries `now`.
+/// It is a thin facade over state machines with one job each, and routes events between them:
+/// - ``RunTable`` and ``GroupRun`` — the progress of group runs: dependency counting,
+///   outcomes, injection inputs (Runs/, Groups/);
+/// - ``Placement`` — placement on workers: queues by class, parked leaves, capable workers,
+///   the choice of worker (Placement/);
+/// - ``AttemptTable`` — attempts and retries: attempt ids and their sessions, orphans after
+///   a restart, retry and timeout timers (Attempts/);
+/// - ``LockTable`` — the cluster-wide locks and fencing tokens (Locks/);
+/// - ``Membership`` — the worker registry with liveness (Membership/).
+/// The `Scheduler+*.swift` extensions are the routing: what an event means for each part.
+/// It never touches a socket, a clock or a thread: every event carries `now`.
 ///
 /// What it guarantees (DESIGN.md §3):
 /// - a procedure starts only after everything it waits for (`after`, `inject`, sequence
@@ -34,9 +44,11 @@ public struct Scheduler: Sendable {
     /// The cluster-wide lock table.
     public internal(set) var locks: LockTable
 
+    /// The progress of group runs.
     var runs = RunTable()
     /// Attempts and retries: attempt ids, their sessions, timers, orphans.
     var attempts: AttemptTable
+    /// Every session's worker name, also after it left (for records and snapshots).
     var workerNames: [SessionID: String] = [:]
 
     /// Placement on workers: queues by class, parked leaves, the choice of worker.
