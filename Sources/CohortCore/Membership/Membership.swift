@@ -4,6 +4,10 @@
 /// A pure state machine: ``heard(_:now:)`` records that a worker said something (any message
 /// counts as a heartbeat), ``expired(now:)`` names the workers silent for `liveness`
 /// intervals. The scheduler owns one and decides what a loss means for attempts and grants.
+///
+/// Invariants: a session is in `workers` from its join until it is removed (then it moves to
+/// `departed`, the most recent kept); `inFlight` counts the attempts the scheduler placed on
+/// it and has not seen end.
 public struct Membership: Sendable {
     /// How often peers are expected to say something.
     public var heartbeatInterval: Duration
