@@ -56,6 +56,8 @@ struct ChildRun: Sendable {
     var cancelling: CancellationReason?
     /// Why it was cancelled before it could finish on its own (group cancel, dependency).
     var cancelCause: CancelCause?
+    /// Why it ended cancelled, once it has (its `error` is the reason's text).
+    var cancelReason: CancellationReason?
     var startedAt: Timestamp?
     var finishedAt: Timestamp?
     /// When a retry waiting for its backoff may go.

@@ -14,7 +14,8 @@ extension GroupRun {
     /// enclosing group it was the last of, innermost first, so a nested group finishes
     /// before its parent.
     mutating func finishLeaf(
-        _ leaf: Int, _ phase: ChildPhase, message: String?, output: Data?, now: Timestamp, work: inout Deque<Work>
+        _ leaf: Int, _ phase: ChildPhase, message: String?, reason: CancellationReason?, output: Data?, now: Timestamp,
+        work: inout Deque<Work>
     ) {
         children[leaf].stage = .done
         children[leaf].phase = phase
@@ -24,6 +25,7 @@ extension GroupRun {
         children[leaf].cancelling = nil
         children[leaf].attemptErrors = []
         if phase != .succeeded { children[leaf].error = message }
+        if phase == .cancelled { children[leaf].cancelReason = reason ?? message.map(CancellationReason.custom) }
         let flatLeaf = flat.leaves[leaf]
         for group in flatLeaf.ancestors {
             groups[group].unfinished -= 1
@@ -70,9 +72,9 @@ extension GroupRun {
             switch producer.phase {
             case .succeeded: break
             case .failed:
-                return .failure(.init(.cancelled, CancellationReason.producerFailed(path: injection.producerPath).text))
+                return .failure(InjectionFailure(.producerFailed(path: injection.producerPath)))
             default:
-                return .failure(.init(.cancelled, CancellationReason.producerCancelled(path: injection.producerPath).text))
+                return .failure(InjectionFailure(.producerCancelled(path: injection.producerPath)))
             }
             let output: JSONValue
             do {
@@ -121,8 +123,17 @@ extension GroupPlan {
 struct InjectionFailure: Error {
     var phase: ChildPhase
     var message: String
+    /// Why the consumer is cancelled (`phase` cancelled).
+    var reason: CancellationReason?
+
     init(_ phase: ChildPhase, _ message: String) {
         self.phase = phase
         self.message = message
+    }
+
+    /// The consumer is cancelled for `reason`.
+    init(_ reason: CancellationReason) {
+        self.init(.cancelled, reason.text)
+        self.reason = reason
     }
 }

@@ -54,13 +54,13 @@ extension Scheduler {
         case .cancelled(let reason) where cancelling == nil:
             switch reason {
             case .timedOut:
-                retryOrFinish(runIndex, leaf, .cancelled, message: reason.text, now: now)
+                retryOrFinish(runIndex, leaf, .cancelled, message: reason.text, reason: reason, now: now)
             default:
                 if runs[runIndex]?.children[leaf].cancelCause == nil { runs[runIndex]?.children[leaf].cancelCause = .explicit }
-                finishLeaf(runIndex, leaf, .cancelled, message: reason.text, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, reason: reason, now: now)
             }
         case .failed, .cancelled:
-            finishLeaf(runIndex, leaf, .cancelled, message: cancelling?.text, now: now)
+            finishLeaf(runIndex, leaf, .cancelled, message: cancelling?.text, reason: cancelling, now: now)
         }
         settle(now: now)
         return takeActions()
@@ -86,10 +86,15 @@ extension Scheduler {
 
     /// Ends the current attempt; starts another after the backoff if the budget allows,
     /// else finishes the child with `phase`.
-    mutating func retryOrFinish(_ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, now: Timestamp) {
+    /// `reason` is the cancellation's, for a worker-side timeout.
+    mutating func retryOrFinish(
+        _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, reason: CancellationReason? = nil, now: Timestamp
+    ) {
         guard let child = runs[runIndex]?.children[leaf], let cancelled = runs[runIndex]?.isInCancelledGroup(leaf) else { return }
         guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]?.flat.leaves[leaf].retry else {
-            finishLeaf(runIndex, leaf, phase, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
+            // After several attempts the child's error reads as every attempt's, its own words.
+            let error = everyAttemptsError(runIndex, leaf, last: message)
+            finishLeaf(runIndex, leaf, phase, message: error, reason: child.attemptErrors.isEmpty ? reason : nil, now: now)
             return
         }
         endAttempt(child.attemptID, now: now)

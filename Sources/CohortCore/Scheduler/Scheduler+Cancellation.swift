@@ -68,7 +68,7 @@ extension Scheduler {
             actions.append(.cancel(worker, ref, reason: reason))
             withdrawLocalRequests(of: child.attemptID, worker: worker, now: now)
         default:
-            finishLeaf(runIndex, leaf, .cancelled, message: reason.text, now: now)
+            finishLeaf(runIndex, leaf, .cancelled, reason: reason, now: now)
         }
     }
 }

@@ -6,12 +6,13 @@ import CohortSpec
 extension Scheduler {
     /// Finishes a leaf for good: releases its locks, updates its groups and propagates.
     mutating func finishLeaf(
-        _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String? = nil, output: Data? = nil, now: Timestamp
+        _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String? = nil, reason: CancellationReason? = nil,
+        output: Data? = nil, now: Timestamp
     ) {
         guard let attemptID = runs[runIndex]?.children[leaf].attemptID, runs[runIndex]?.children[leaf].isDone == false
         else { return }
         if attemptID != 0 { endAttempt(attemptID, now: now) }
-        runs[runIndex]?.finishLeaf(leaf, phase, message: message, output: output, now: now, work: &work)
+        runs[runIndex]?.finishLeaf(leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: now, work: &work)
         if emitsRecords { recordFinish(runIndex, leaf) }
         notifyLeaf(runIndex, leaf)
     }

@@ -23,13 +23,13 @@ extension Scheduler {
         guard let plan = runs[runIndex]?.plan else { return }
 
         if !child.injected, !plan.flat.leaves[leaf].inject.isEmpty {
-            switch runs[runIndex]?.injectedInput(leaf) ?? .failure(.init(.cancelled, CancellationReason.groupFinished.text)) {
+            switch runs[runIndex]?.injectedInput(leaf) ?? .failure(InjectionFailure(.groupFinished)) {
             case .success(let input):
                 runs[runIndex]?.children[leaf].input = input
                 runs[runIndex]?.children[leaf].injected = true
             case .failure(let failure):
                 if failure.phase == .cancelled { runs[runIndex]?.children[leaf].cancelCause = .propagated }
-                finishLeaf(runIndex, leaf, failure.phase, message: failure.message, now: now)
+                finishLeaf(runIndex, leaf, failure.phase, message: failure.message, reason: failure.reason, now: now)
                 return
             }
         }
@@ -48,7 +48,7 @@ extension Scheduler {
                 return
             case .released:
                 // The group finished: nothing inside it may start.
-                finishLeaf(runIndex, leaf, .cancelled, message: CancellationReason.groupFinished.text, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, reason: .groupFinished, now: now)
                 return
             }
         }

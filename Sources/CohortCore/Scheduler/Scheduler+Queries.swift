@@ -51,7 +51,7 @@ extension Scheduler {
             switch child.phase {
             case .succeeded: return .succeeded(output: child.output ?? Data("null".utf8))
             case .failed: return .failed(error: child.error ?? "failed")
-            case .cancelled: return .cancelled(reason: .custom(child.error ?? "cancelled"))
+            case .cancelled: return .cancelled(reason: child.cancelReason ?? .custom(child.error ?? "cancelled"))
             default: throw SchedulerError(.notFound, "\"\(path)\" in group \"\(id)\" has not finished (\(child.phase))")
             }
         }
@@ -69,7 +69,10 @@ extension Scheduler {
         case .failed:
             return .failed(error: (group == 0 ? run.reason : state.firstFailure) ?? "failed")
         case .cancelled:
-            return .cancelled(reason: .custom((group == 0 ? run.reason : state.cancelReason?.text) ?? "cancelled"))
+            // A group cancelled in this incarnation reads as its cancel; one whose words come from
+            // elsewhere (its children's cancels, the journal after a restart) as those words.
+            let text = (group == 0 ? run.reason : state.cancelReason?.text) ?? "cancelled"
+            return .cancelled(reason: state.cancelReason.flatMap { $0.text == text ? $0 : nil } ?? .custom(text))
         case .pending, .running:
             throw SchedulerError(.notFound, "\(name) has not finished (\(state.phase))")
         }

@@ -198,7 +198,7 @@ extension Scheduler {
             if let worker = child.worker { attempts.bySession[worker]?.remove(attemptID) }
             attempts[attemptID]?.dispatched = false
             if let cancelling = child.cancelling {
-                finishLeaf(runIndex, leaf, .cancelled, message: cancelling.text, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, reason: cancelling, now: now)
                 continue
             }
             endAttempt(attemptID, now: now)

@@ -97,7 +97,7 @@ extension Scheduler {
             attempts[attemptID]?.dispatched = false
             let message = "worker \(record.name) (\(id)) was lost: \(reason)"
             if let cancelling = child.cancelling {
-                finishLeaf(runIndex, leaf, .cancelled, message: cancelling.text, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, reason: cancelling, now: now)
                 continue
             }
             let counts = child.stage == .started && !handedBack
