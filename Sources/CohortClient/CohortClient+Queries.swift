@@ -39,7 +39,7 @@ extension CohortClient {
                 throw ClientError(.protocolMismatch, "the output of \(group)/\(child ?? "") is not JSON: \(error)")
             }
         case .failed(let error): return (.failed(error), false)
-        case .cancelled(let reason): return (.cancelled(reason), false)
+        case .cancelled(let reason, _): return (.cancelled(reason), false)
         }
     }
 

@@ -42,7 +42,8 @@ extension CoordinatorLoop {
             }
 
         case .cancel(let group, let path, let reason):
-            let why = reason.isEmpty ? "cancelled by \(session.name.isEmpty ? session.peerID : session.name)" : reason
+            let why: CancellationReason =
+                reason.isEmpty ? .cancelledByClient(session.name.isEmpty ? session.peerID : session.name) : .custom(reason)
             do {
                 let actions =
                     if let path {
@@ -50,7 +51,6 @@ extension CoordinatorLoop {
                     } else {
                         try scheduler.cancelGroup(group, reason: why, now: now)
                     }
-                journalCancel(group, path: path, reason: why)
                 logger.info("cancel accepted", metadata: ["group.id": "\(group)", "child.path": "\(path ?? "")"])
                 reply(.cancelAccepted(group: group, path: path))
                 apply(actions)
@@ -73,16 +73,13 @@ extension CoordinatorLoop {
                 reply(.watchEvents([event]))
             } else {
                 let watch = Watch(routing: routing, requestID: id)
-                if !(watchers[group]?.contains(watch) ?? false) { watchers[group, default: []].append(watch) }
-                scheduler.setWatched(group, true)
+                var list = watchers[group] ?? []
+                if !list.contains(watch) { list.append(watch) }
+                setWatchers(list, of: group)
             }
 
         case .unwatch(let group):
-            watchers[group]?.removeAll { $0.routing == routing }
-            if watchers[group]?.isEmpty == true {
-                watchers[group] = nil
-                scheduler.setWatched(group, false)
-            }
+            setWatchers(watchers[group]?.filter { $0.routing != routing }, of: group)
             reply(.acknowledged)
 
         case .workers:
@@ -109,9 +106,7 @@ extension CoordinatorLoop {
     /// Ends every watch of a client (it left, or sending to it failed).
     func dropWatches(of routing: RoutingID) {
         for (group, list) in watchers where list.contains(where: { $0.routing == routing }) {
-            let kept = list.filter { $0.routing != routing }
-            watchers[group] = kept.isEmpty ? nil : kept
-            if kept.isEmpty { scheduler.setWatched(group, false) }
+            setWatchers(list.filter { $0.routing != routing }, of: group)
         }
     }
 

@@ -39,22 +39,13 @@ final class JournalWriter {
         committer.stop()
         journal.close()
     }
-
-    /// Fencing counters move with every grant; the largest token of each category a turn sent
-    /// out (in a dispatch or a worker's local grant) is written. (A token never sent out needs
-    /// no record: the epoch alone keeps later tokens larger.)
-    func noteTokens(_ tokens: [String: UInt64]) {
-        for (category, token) in tokens where token > batch.fencing[category] ?? 0 {
-            batch.fencing[category] = token
-        }
-    }
 }
 
 extension CoordinatorLoop {
     /// Reloads the journal's groups into the scheduler. Runs before the endpoint is bound.
     func restoreFromJournal() throws(JournalError) {
         guard let writer = journalWriter else { return }
-        scheduler.recordsFinishes = true
+        scheduler.emitsRecords = true
         let cutoff = now + (Duration.zero - configuration.retention)
         let contents = try writer.journal.load(finishedSince: cutoff)
         let actions = scheduler.restore(
@@ -68,35 +59,6 @@ extension CoordinatorLoop {
                 "groups.unfinished": "\(unfinished)", "groups.finished": "\(contents.groups.count - unfinished)",
                 "attempts.awaitingWorkers": "\(scheduler.orphanCount)",
             ])
-    }
-
-    /// A group was accepted (not an idempotent resubmission).
-    func journalSubmitted(_ id: String, spec: GroupSpec, owner: String?) {
-        journalWriter?.batch.submissions.append(JournalBatch.Submission(id: id, spec: spec, submittedAt: now, owner: owner))
-    }
-
-    /// A client asked to cancel a group (`path` nil or empty) or a child.
-    func journalCancel(_ group: String, path: String?, reason: String) {
-        journalWriter?.batch.cancels.append((group, path ?? "", reason, now))
-    }
-
-    /// Records what an action means for the journal: dispatches and group outcomes.
-    func journal(_ action: SchedulerAction) {
-        guard let writer = journalWriter else { return }
-        switch action {
-        case .dispatch(let worker, let order):
-            writer.batch.dispatches.append(
-                ChildRecord(
-                    group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, attemptID: order.ref.id,
-                    state: .inFlight, worker: scheduler.workerName(worker), tokens: order.tokens))
-            writer.noteTokens(order.tokens)
-        case .grant(_, _, let tokens):
-            writer.noteTokens(tokens)
-        case .groupFinished(let group, let phase, let reason):
-            writer.batch.outcomes.append((group, phase, reason, now))
-        default:
-            break
-        }
     }
 
     /// Results a worker sent while the coordinator was down arrive, after a restart, on a
@@ -126,8 +88,6 @@ extension CoordinatorLoop {
         repeat {
             rounds += 1
             guard journalIsWritable(writer) else { return }
-            writer.batch.finishes += scheduler.takeFinishedChildren()
-            writer.batch.localLocks += scheduler.takeLocalLockChanges()
             if !writer.batch.isEmpty {
                 // Pipelined while more work waits; written here when the loop would only
                 // wait for the commit anyway (a hand-over costs a thread wake-up each way).

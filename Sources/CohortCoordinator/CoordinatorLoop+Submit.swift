@@ -70,7 +70,6 @@ extension CoordinatorLoop {
             do {
                 let receipt = try scheduler.submit(spec, id: parsed.groupID, flat: flat, owner: session.key, now: now)
                 if !receipt.alreadySubmitted {
-                    journalSubmitted(receipt.id, spec: spec, owner: session.key)
                     logger.info(
                         "group accepted",
                         metadata: [

@@ -72,18 +72,29 @@ extension CoordinatorLoop {
         outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, ref: task)), to: routing)
     }
 
-    /// Turns the scheduler's actions into messages for this turn.
+    /// Carries out the scheduler's actions, the one stream of everything it decided: records
+    /// go into the turn's journal batch (committed before the turn's messages leave), the
+    /// rest become the turn's messages.
     func apply(_ actions: [SchedulerAction]) {
         for action in actions {
-            journal(action)
             switch action {
+            case .record(let record):
+                journalWriter?.batch.append(record)
+            case .sessionLost(let worker, let loss):
+                // A worker that left was let go where it left; a silent one is forgotten here.
+                guard loss == .silent else { continue }
+                stats.workersLost.bump()
+                if let routing = peers.routingOfWorker[worker] {
+                    logger.warning("worker lost", metadata: ["worker.id": "\(worker)"])
+                    peers.close(routing)
+                }
             case .dispatch(let worker, let order):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 stats.dispatched.bump()
                 outbox.send(.dispatch([order.wire]), to: routing)
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
-                outbox.send(.cancel([AttemptCancellation(ref: ref.wire, reason: reason)]), to: routing)
+                outbox.send(.cancel([AttemptCancellation(ref: ref.wire, reason: reason.text, code: reason.code)]), to: routing)
             case .grant(let worker, let request, let tokens):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 outbox.send(.lockGrant(LockGrant(requestID: request, tokens: tokens)), to: routing)
@@ -95,7 +106,7 @@ extension CoordinatorLoop {
             case .groupFinished(let group, let phase, let reason):
                 logger.info("group finished", metadata: ["group.id": "\(group)", "group.state": "\(phase.rawValue)"])
                 notifyWatchers(of: group, .finished(state: phase.wire, reason: reason))
-                watchers[group] = nil
+                setWatchers(nil, of: group)
             }
         }
     }

@@ -25,8 +25,9 @@ final class CoordinatorLoop {
     var scheduler: Scheduler
     var peers = PeerTable()
     var outbox = Outbox()
-    /// Watches by group id: who watches, with which request id.
-    var watchers: [String: [Watch]] = [:]
+    /// Watches by group id: who watches, with which request id. Changed only through
+    /// ``setWatchers(_:of:)``, which tells the scheduler which groups are watched.
+    private(set) var watchers: [String: [Watch]] = [:]
     var now: Timestamp
     var stopping = false
     /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
@@ -162,15 +163,7 @@ final class CoordinatorLoop {
     /// Timers, liveness and heartbeats, once per turn.
     private func housekeeping() {
         if let deadline = scheduler.nextDeadline, deadline <= now {
-            let lostBefore = scheduler.membership.workers.keys
             apply(scheduler.tick(now: now))
-            for worker in lostBefore where scheduler.membership.workers[worker] == nil {
-                stats.workersLost.bump()
-                if let routing = peers.routingOfWorker[worker] {
-                    logger.warning("worker lost", metadata: ["worker.id": "\(worker)"])
-                    peers.close(routing)
-                }
-            }
         }
         for routing in peers.workersToHeartbeat(now: now, interval: configuration.heartbeatInterval)
         where !outbox.hasItems(for: routing) {
@@ -208,5 +201,14 @@ final class CoordinatorLoop {
                 outbox.send(CoordinatorReply(requestID: 0, .error(notice)), to: routing)
             }
         }
+    }
+
+    /// The one place the subscriber table changes: the scheduler reports a group's child
+    /// changes (``SchedulerAction/childChanged(group:_:)``) exactly while someone watches it.
+    func setWatchers(_ list: [Watch]?, of group: String) {
+        let list = list?.isEmpty == false ? list : nil
+        let wasWatched = watchers[group] != nil
+        watchers[group] = list
+        if wasWatched != (list != nil) { scheduler.setWatched(group, list != nil) }
     }
 }

@@ -26,7 +26,7 @@ extension AttemptOutcome {
         switch outcome {
         case .succeeded(let output): self = .succeeded(output: output)
         case .failed(let error): self = .failed(error: error)
-        case .cancelled(let reason): self = .cancelled(reason: reason)
+        case .cancelled(let reason, let code): self = .cancelled(reason: CancellationReason(code: code, text: reason))
         }
     }
 
@@ -34,7 +34,40 @@ extension AttemptOutcome {
         switch self {
         case .succeeded(let output): .succeeded(output: output)
         case .failed(let error): .failed(error: error)
-        case .cancelled(let reason): .cancelled(reason: reason)
+        case .cancelled(let reason): .cancelled(reason: reason.text, code: reason.code)
+        }
+    }
+}
+
+extension CancellationReason {
+    /// A reason as a worker reports it: the cases a code says all of keep their case; the
+    /// others keep their words (the scheduler switches only on ``timedOut``).
+    init(code: CancelCode, text: String) {
+        switch code {
+        case .timedOut: self = .timedOut
+        case .groupFinished: self = .groupFinished
+        case .workerLost: self = .workerLost(text)
+        case .handedBack: self = .handedBack(text)
+        case .shutdown: self = .shutdown(text)
+        case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed:
+            self = .custom(text)
+        }
+    }
+
+    /// The code that travels next to ``text``.
+    var code: CancelCode {
+        switch self {
+        case .timedOut: .timedOut
+        case .cancelledByClient: .cancelledByClient
+        case .superseded, .unknownAttempt: .superseded
+        case .producerFailed: .producerFailed
+        case .producerCancelled: .producerCancelled
+        case .groupFinished: .groupFinished
+        case .dependencyFailed: .dependencyFailed
+        case .workerLost: .workerLost
+        case .handedBack: .handedBack
+        case .shutdown: .shutdown
+        case .custom: .custom
         }
     }
 }

@@ -42,6 +42,35 @@ public struct JournalBatch: Sendable {
             && fencing.isEmpty && localLocks.isEmpty
     }
 
+    /// Adds what the scheduler asked to record. The fencing counters a record carries (a
+    /// dispatch's tokens, a local grant's) move with it: the largest token of each category a
+    /// turn sent out is written. (A token never sent out needs no record: the epoch alone
+    /// keeps later tokens larger.)
+    public mutating func append(_ record: JournalRecord) {
+        switch record {
+        case .submitted(let id, let spec, let owner, let at):
+            submissions.append(Submission(id: id, spec: spec, submittedAt: at, owner: owner))
+        case .dispatched(let child):
+            dispatches.append(child)
+            noteTokens(child.tokens)
+        case .finished(let child):
+            finishes.append(child)
+        case .groupFinished(let id, let phase, let reason, let at):
+            outcomes.append((id, phase, reason, at))
+        case .cancelRequested(let group, let path, let reason, let at):
+            cancels.append((group, path, reason, at))
+        case .localLock(let change):
+            localLocks.append(change)
+            if case .granted(let grant) = change { noteTokens(grant.tokens) }
+        }
+    }
+
+    private mutating func noteTokens(_ tokens: [String: UInt64]) {
+        for (category, token) in tokens where token > fencing[category] ?? 0 {
+            fencing[category] = token
+        }
+    }
+
     public mutating func removeAll() {
         submissions.removeAll(keepingCapacity: true)
         dispatches.removeAll(keepingCapacity: true)

@@ -25,16 +25,16 @@ import Testing
         try await withCoordinator { cluster in
             let peer = try cluster.peer()
             var frames = try WireCodec().encode(
-                .handshake(.hello(Hello(role: .client, protocolVersion: 2, softwareVersion: "9", peerName: "future"))))
+                .handshake(.hello(Hello(role: .client, protocolVersion: 3, softwareVersion: "9", peerName: "future"))))
             frames[0][4] = 0
-            frames[0][5] = 2
+            frames[0][5] = 3
             try peer.sendRaw(frames)
             let refusal = try peer.expect("HANDSHAKE ERROR") { message -> HandshakeError? in
                 if case .handshake(.error(let error)) = message { return error }
                 return nil
             }
             #expect(refusal.code == .unsupportedVersion)
-            #expect(refusal.message == "protocol version 2 is not supported; this coordinator speaks 1")
+            #expect(refusal.message == "protocol version 3 is not supported; this coordinator speaks 2")
             #expect(cluster.coordinator.counters.wrongVersion == 1)
             // The coordinator keeps serving.
             let client = try cluster.client()
@@ -55,7 +55,7 @@ import Testing
             }
             // The peer speaks the body's version: refused as a version mismatch naming both.
             #expect(refusal.code == .unsupportedVersion)
-            #expect(refusal.message == "protocol version 7 is not supported; this coordinator speaks 1")
+            #expect(refusal.message == "protocol version 7 is not supported; this coordinator speaks 2")
             #expect(refusal.supportedVersions == WireVersion.supported)
             #expect(cluster.coordinator.counters.wrongVersion == 1)
             #expect(cluster.coordinator.counters.badFrames == 0)
@@ -80,7 +80,7 @@ import Testing
                 try stranger.sendRaw([(0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }])
             }
             let client = try cluster.client()
-            try client.sendRaw([Array("CHRT".utf8) + [0, 1, 2, 1], [0xFF, 0xFF, 0xFF]])
+            try client.sendRaw([Array("CHRT".utf8) + [0, UInt8(WireVersion.current), 2, 1], [0xFF, 0xFF, 0xFF]])
             let error = try client.expect("ERROR REPLY") { message -> ProtocolError? in
                 if case .coordinatorReply(let reply) = message, reply.requestID == 0, case .error(let error) = reply.kind {
                     return error

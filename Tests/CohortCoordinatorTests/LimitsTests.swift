@@ -13,7 +13,7 @@ import Testing
     @Test func oversizedFramesAreRefusedAndTheCoordinatorKeepsServing() async throws {
         try await withCoordinator(configure: { $0.maxFrameSize = 8192 }) { cluster in
             let client = try cluster.client()
-            let header = Array("CHRT".utf8) + [0, 1, 2, 1]
+            let header = Array("CHRT".utf8) + [0, UInt8(WireVersion.current), 2, 1]
             try client.sendRaw([header, [UInt8](repeating: 7, count: 10_000)])
             let refusal = try client.expect("TOO_LARGE") { message -> ProtocolError? in
                 if case .coordinatorReply(let reply) = message, case .error(let error) = reply.kind { return error }

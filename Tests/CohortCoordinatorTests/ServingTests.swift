@@ -345,16 +345,19 @@ import Testing
             }
             let a = try #require(tasks.first { $0.ref.path == "a" })
             #expect(cancels.map(\.ref) == [a.ref])
-            try worker.finish(a, .cancelled(reason: cancels[0].reason))
+            // A cancel without words names its client, with the code a worker switches on.
+            #expect(cancels[0].code == .cancelledByClient && cancels[0].reason.hasPrefix("cancelled by "))
+            try worker.finish(a, .cancelled(reason: cancels[0].reason, code: cancels[0].code))
             let status = try client.waitForStatus("cc") { $0.children.first { $0.path == "b" }?.state == .cancelled }
             #expect(status.children.first { $0.path == "c" }?.state == .ready)
             guard case .result(let result) = try client.request(.result(group: "cc", path: "b")),
-                case .cancelled(let reason) = result.outcome
+                case .cancelled(let reason, let code) = result.outcome
             else {
                 Issue.record("b has no cancelled result")
                 return
             }
             #expect(reason == "dependency \"a\" was cancelled")
+            #expect(code == .dependencyFailed, "the result carries the reason's code")
         }
     }
 

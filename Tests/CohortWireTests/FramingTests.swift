@@ -30,7 +30,7 @@ import Testing
         #expect(decodeError([Array("GET / HTTP/1.1".utf8), []]) == .badMagic(Array("GET ".utf8)))
     }
 
-    @Test(arguments: [0 as UInt16, 2, 7, 0x0100, 0xFFFF])
+    @Test(arguments: [0 as UInt16, 1, 3, 7, 0x0100, 0xFFFF])
     func aWrongVersionIsRecognisedAndReported(version: UInt16) throws {
         let body = try frames(.worker(.heartbeat))[1]
         let frames = [header(version: version, family: WireFamily.workerMessage.rawValue), body]
@@ -59,7 +59,7 @@ import Testing
     @Test func aLongerHeaderOfThisVersionIsRefused() throws {
         var frames = try frames()
         frames[0].append(0)
-        #expect(decodeError(frames) == .malformedHeader("header is 9 bytes; version 1 headers are 8"))
+        #expect(decodeError(frames) == .malformedHeader("header is 9 bytes; version 2 headers are 8"))
     }
 
     @Test func theBodyOfAHeartbeatIsIgnored() throws {
@@ -117,16 +117,16 @@ import Testing
     @Test(arguments: WireFamily.allCases)
     func anUnknownKindIsRefused(family: WireFamily) {
         for kind: UInt8 in [0, 11, 42, 255] {
-            #expect(decodeError([header(version: 1, family: family.rawValue, kind: kind), []]) == .unknownKind(family, kind: kind))
+            #expect(decodeError([header(version: WireVersion.current, family: family.rawValue, kind: kind), []]) == .unknownKind(family, kind: kind))
         }
     }
 
     @Test func anEmptyBodyIsAMessageOfDefaults() throws {
         // Every field at its default: valid where the defaults are (proto3 sends nothing for them).
-        #expect(try codec.decode(frames: [header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 6), []])
+        #expect(try codec.decode(frames: [header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 6), []])
             == .worker(.lockRelease(requestID: 0)))
         // Enum 0 is never valid.
-        guard case .malformedBody(.clientRequest, _) = decodeError([header(version: 1, family: WireFamily.clientRequest.rawValue, kind: 1), []]) else {
+        guard case .malformedBody(.clientRequest, _) = decodeError([header(version: WireVersion.current, family: WireFamily.clientRequest.rawValue, kind: 1), []]) else {
             Issue.record("a submit without a format decoded")
             return
         }
@@ -134,7 +134,7 @@ import Testing
 
     @Test func invalidProtobufIsAMalformedBody() throws {
         // Field 1, length-delimited, claims 100 bytes but has 1.
-        let error = decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 4), [0x0A, 100, 0]])
+        let error = decodeError([header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), [0x0A, 100, 0]])
         guard case .malformedBody(.workerMessage, _) = error else {
             Issue.record("expected malformedBody, got \(String(describing: error))")
             return
@@ -163,27 +163,50 @@ import Testing
     @Test func aResultWithoutOutcomeIsAMalformedBody() throws {
         // TaskResults (family 4, kind 4) holding one empty AttemptResult.
         let body: [UInt8] = [0x0A, 0x00]
-        #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 4), body])
+        #expect(decodeError([header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), body])
             == .malformedBody(.workerMessage, reason: "results[0] has no outcome"))
+    }
+
+    @Test func aCancelledResultOrCancelWithoutItsCodeIsAMalformedBody() throws {
+        // AttemptResults (family 4, kind 4) holding one AttemptResult cancelled "x" (field 7) and no code.
+        let result: [UInt8] = [0x0A, 0x03, 0x3A, 0x01, 0x78]
+        #expect(decodeError([header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), result])
+            == .malformedBody(.workerMessage, reason: "cancel code 0 is unknown"))
+        // CancelAttempts (family 5, kind 3) holding one AttemptCancellation with reason "x" (field 5) and no code.
+        let cancel: [UInt8] = [0x0A, 0x03, 0x2A, 0x01, 0x78]
+        #expect(decodeError([header(version: WireVersion.current, family: WireFamily.coordinatorToWorker.rawValue, kind: 3), cancel])
+            == .malformedBody(.coordinatorToWorker, reason: "cancel code 0 is unknown"))
+    }
+
+    @Test func everyCancelCodeSurvivesEncodeAndDecode() throws {
+        let ref = WireAttemptRef(id: 7, group: "g", path: "a", attempt: 1)
+        for code in CancelCode.allCases {
+            let cancel = WireMessage.toWorker(.cancel([AttemptCancellation(ref: ref, reason: "why", code: code)]))
+            #expect(try codec.decode(frames: codec.encode(cancel)) == cancel)
+            let stamp = WireTimestamp(nanosecondsSinceEpoch: 1)
+            let result = WireMessage.worker(
+                .results([AttemptResult(ref: ref, outcome: .cancelled(reason: "why", code: code), startedAt: stamp, finishedAt: stamp)]))
+            #expect(try codec.decode(frames: codec.encode(result)) == result)
+        }
     }
 
     @Test func aLockRequestWithoutTaskIsAMalformedBody() throws {
         // LockRequest (family 4, kind 5) with request id 1 and no task.
-        #expect(decodeError([header(version: 1, family: WireFamily.workerMessage.rawValue, kind: 5), [0x08, 0x01]])
+        #expect(decodeError([header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 5), [0x08, 0x01]])
             == .malformedBody(.workerMessage, reason: "lock request has no task"))
     }
 
     @Test func helloMustRepeatItsHeadersVersion() throws {
         var hello = Hello(role: .worker, softwareVersion: "1", peerName: "w")
-        hello.protocolVersion = 2
+        hello.protocolVersion = 3
         let frames = try codec.encode(.handshake(.hello(hello)))
         // The peer speaks the body's version: a version mismatch, not a malformed body.
-        #expect(decodeError(frames) == .unsupportedVersion(got: 2, family: .handshake))
+        #expect(decodeError(frames) == .unsupportedVersion(got: 3, family: .handshake))
     }
 
     @Test func errorsReadWellAndMapToCodes() {
-        #expect(WireError.unsupportedVersion(got: 2, family: .handshake).description
-            == "protocol version 2 is not supported; this build speaks 1")
+        #expect(WireError.unsupportedVersion(got: 3, family: .handshake).description
+            == "protocol version 3 is not supported; this build speaks 2")
         #expect(WireError.wrongFrameCount(got: 3).description == "expected 2 frames (header, body), got 3")
         #expect(WireError.badMagic([0x47, 0x45]).code == .badFrame)
         #expect(WireError.frameTooLarge(frame: 1, size: 10, limit: 5).description == "frame 1 is 10 bytes, over the limit of 5")

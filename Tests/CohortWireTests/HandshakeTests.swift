@@ -16,23 +16,23 @@ import Testing
     }
 
     @Test func theVersionErrorReplyNamesBothVersions() {
-        let refusal = HandshakeError.unsupportedVersion(2)
-        #expect(refusal.message == "protocol version 2 is not supported; this coordinator speaks 1")
+        let refusal = HandshakeError.unsupportedVersion(3)
+        #expect(refusal.message == "protocol version 3 is not supported; this coordinator speaks 2")
         #expect(refusal.code == .unsupportedVersion)
-        #expect(refusal.supportedVersions == 1...1)
+        #expect(refusal.supportedVersions == 2...2)
         #expect(HandshakeError.unsupportedVersion(7, supported: 1...3).message
             == "protocol version 7 is not supported; this coordinator speaks 1 to 3")
     }
 
     @Test func aCoordinatorAnswersAHelloOfAnotherVersionWithAnErrorReply() throws {
         // Coordinator side: the decoder recognises the version and says which.
-        let hello = try foreignHello(version: 2)
+        let hello = try foreignHello(version: 3)
         var refusal: HandshakeError?
         do {
             _ = try codec.decode(frames: hello)
-            Issue.record("a version 2 hello decoded")
+            Issue.record("a version 3 hello decoded")
         } catch {
-            #expect(error == .unsupportedVersion(got: 2, family: .handshake))
+            #expect(error == .unsupportedVersion(got: 3, family: .handshake))
             refusal = HandshakeError(refusing: error)
         }
         let reply = try codec.encode(.handshake(.error(try #require(refusal))))
@@ -43,7 +43,7 @@ import Testing
             return
         }
         #expect(received.code == .unsupportedVersion)
-        #expect(received.message == "protocol version 2 is not supported; this coordinator speaks 1")
+        #expect(received.message == "protocol version 3 is not supported; this coordinator speaks 2")
     }
 
     @Test func aPeerReadsAVersionRefusalFromACoordinatorOfAnotherVersion() throws {

@@ -175,7 +175,7 @@ struct WorkerTests {
     @Test func timeoutCancelsWithReasonTimedOut() async throws {
         try await WorkerHarness.run { harness async throws in
             harness.dispatch("sleep", #"{"seconds":60}"#, id: 1, timeout: .milliseconds(200))
-            #expect(try await harness.coordinator.result(1).outcome == .cancelled(reason: "timed out"))
+            #expect(try await harness.coordinator.result(1).outcome == .cancelled(reason: "timed out", code: .timedOut))
         }
     }
 

@@ -53,9 +53,11 @@ struct ChildRun: Sendable {
     /// The coordinator cut the output down to its size limit (a marker shows where).
     var outputTruncated = false
     /// The reason of a cancel sent to the current attempt, which has not reported back yet.
-    var cancelling: String?
+    var cancelling: CancellationReason?
     /// Why it was cancelled before it could finish on its own (group cancel, dependency).
     var cancelCause: CancelCause?
+    /// Why it ended cancelled, once it has (its `error` is the reason's text).
+    var cancelReason: CancellationReason?
     var startedAt: Timestamp?
     var finishedAt: Timestamp?
     /// When a retry waiting for its backoff may go.
@@ -97,7 +99,7 @@ struct NestedRun: Sendable {
     /// Fencing tokens of the hold.
     var tokens: [String: UInt64] = [:]
     /// Set when the group was cancelled (by a client, or its timeout): the reason.
-    var cancelReason: String?
+    var cancelReason: CancellationReason?
     /// The first failure inside, `"build" failed: exit code 2`.
     var firstFailure: String?
     var startedAt: Timestamp?

@@ -67,7 +67,15 @@ final class GroupPlan: Sendable {
 }
 
 /// One accepted group as the scheduler runs it: the plan, and the state of every procedure
-/// and nested group.
+/// and nested group. Its job is the group's progress (GroupRun+Progress.swift); the run
+/// table holds it and it is changed in place there, never copied on the hot path.
+///
+/// Invariants:
+/// - a child's `remaining` is the number of nodes it still waits for; it is unblocked at 0;
+/// - a group's `unfinished` is the number of its procedures not finished; the group (and its
+///   outcome, ``outcome(ofGroup:)``) finishes at 0, a nested group before its parent;
+/// - a finished child (`stage == .done`) never changes again: cancel is final, and so is
+///   every outcome.
 struct GroupRun: Sendable {
     /// What never changes once the run is accepted; a reference, so that reading it never
     /// holds a copy of the per-child arrays below (a copy alive during a mutation would make

@@ -73,7 +73,8 @@ public struct LockTable: Sendable {
             }
         }
         requests[holder] = Request(levels: merged, next: 0, tokens: [:], owner: owner)
-        return advance(holder) ? Grant(holder: holder, tokens: requests[holder]!.tokens) : nil
+        guard advance(holder), let tokens = requests[holder]?.tokens else { return nil }
+        return Grant(holder: holder, tokens: tokens)
     }
 
     /// Rebuilds a grant a restarted coordinator finds in its journal: requests `levels` for
@@ -87,8 +88,8 @@ public struct LockTable: Sendable {
             _ = remove(holder)
             return false
         }
-        for (category, token) in tokens where requests[holder]!.tokens[category] != nil {
-            requests[holder]!.tokens[category] = token
+        for (category, token) in tokens where requests[holder]?.tokens[category] != nil {
+            requests[holder]?.tokens[category] = token
         }
         return true
     }
@@ -126,9 +127,10 @@ public struct LockTable: Sendable {
                 guard var table = tables[level.scope] else { continue }
                 let granted = table.remove(holder)
                 tables[level.scope] = table
-                for grant in granted where requests[grant.holder] != nil {
-                    merge(grant.tokens, level: requests[grant.holder]!.next, into: grant.holder)
-                    requests[grant.holder]!.next += 1
+                for grant in granted {
+                    guard let next = requests[grant.holder]?.next else { continue }
+                    merge(grant.tokens, level: next, into: grant.holder)
+                    requests[grant.holder]?.next += 1
                     progressed.append(grant.holder)
                 }
             }
@@ -191,7 +193,7 @@ public struct LockTable: Sendable {
             tables[level.scope] = table
             guard let grant else { return false }
             merge(grant.tokens, level: request.next, into: holder)
-            requests[holder]!.next += 1
+            requests[holder]?.next += 1
         }
         return requests[holder] != nil
     }
@@ -203,7 +205,7 @@ public struct LockTable: Sendable {
         let scope = request.levels[index].scope
         for (category, token) in tokens {
             let effective = scope.owner.flatMap { requests[$0]?.tokens[category] } ?? token
-            requests[holder]!.tokens[category] = effective
+            requests[holder]?.tokens[category] = effective
         }
     }
 }

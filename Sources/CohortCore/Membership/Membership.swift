@@ -4,6 +4,10 @@
 /// A pure state machine: ``heard(_:now:)`` records that a worker said something (any message
 /// counts as a heartbeat), ``expired(now:)`` names the workers silent for `liveness`
 /// intervals. The scheduler owns one and decides what a loss means for attempts and grants.
+///
+/// Invariants: a session is in `workers` from its join until it is removed (then it moves to
+/// `departed`, the most recent kept); `inFlight` counts the attempts the scheduler placed on
+/// it and has not seen end.
 public struct Membership: Sendable {
     /// How often peers are expected to say something.
     public var heartbeatInterval: Duration
@@ -39,7 +43,7 @@ public struct Membership: Sendable {
 
     /// Records that `worker` said something at `now`. Unknown workers are ignored.
     public mutating func heard(_ worker: SessionID, now: Timestamp) {
-        if workers[worker] != nil, workers[worker]!.lastHeard < now { workers[worker]!.lastHeard = now }
+        if let lastHeard = workers[worker]?.lastHeard, lastHeard < now { workers[worker]?.lastHeard = now }
     }
 
     /// The sessions silent for longer than ``silenceLimit`` at `now`, in id order.
@@ -72,8 +76,8 @@ public struct Membership: Sendable {
     /// Adjusts a worker's count of attempts in flight.
     mutating func addInFlight(_ delta: Int, to worker: SessionID) {
         guard workers[worker] != nil else { return }
-        workers[worker]!.inFlight += delta
-        if delta < 0 { workers[worker]!.completed += UInt64(-delta) }
+        workers[worker]?.inFlight += delta
+        if delta < 0 { workers[worker]?.completed += UInt64(-delta) }
     }
 
     /// The connected session of the worker named `name`, if any.

@@ -2,8 +2,8 @@ import CohortSpec
 import Foundation
 
 /// One child's record in the coordinator's journal: an attempt that was dispatched, or the
-/// child's outcome. The scheduler produces the outcomes (``Scheduler/takeFinishedChildren()``);
-/// the coordinator writes dispatches from its ``SchedulerAction/dispatch(_:_:)`` actions.
+/// child's outcome. The scheduler reports both in ``SchedulerAction/record(_:)`` actions
+/// (``JournalRecord/dispatched(_:)``, ``JournalRecord/finished(_:)``).
 public struct ChildRecord: Hashable, Sendable {
     /// Where the record stands.
     public enum State: Hashable, Sendable {

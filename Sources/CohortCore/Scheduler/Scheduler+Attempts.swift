@@ -13,11 +13,11 @@ extension Scheduler {
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
         let (runIndex, leaf) = (location.runIndex, location.leaf)
-        guard runs[runIndex]!.children[leaf].stage == .dispatched else { return [] }
-        runs[runIndex]!.children[leaf].stage = .started
-        runs[runIndex]!.children[leaf].startedAt = now
-        if runs[runIndex]!.children[leaf].cancelling == nil {
-            runs[runIndex]!.children[leaf].phase = .running
+        guard runs[runIndex]?.children[leaf].stage == .dispatched else { return [] }
+        runs[runIndex]?.children[leaf].stage = .started
+        runs[runIndex]?.children[leaf].startedAt = now
+        if runs[runIndex]?.children[leaf].cancelling == nil {
+            runs[runIndex]?.children[leaf].phase = .running
         }
         notifyLeaf(runIndex, leaf)
         return takeActions()
@@ -25,7 +25,7 @@ extension Scheduler {
 
     /// An attempt finished on `worker` with `outcome`.
     ///
-    /// A failure (or a worker-side timeout, `timed out`) is retried while the child's retry
+    /// A failure (or a worker-side timeout, ``CancellationReason/timedOut``) is retried while the child's retry
     /// budget lasts, after the policy's backoff; otherwise the child finishes with the
     /// outcome. An attempt that was being cancelled finishes the child cancelled (or
     /// succeeded, if it completed before the cancel reached it).
@@ -40,26 +40,27 @@ extension Scheduler {
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
         let (runIndex, leaf) = (location.runIndex, location.leaf)
-        if runs[runIndex]!.children[leaf].startedAt == nil {
-            runs[runIndex]!.children[leaf].startedAt = min(startedAt ?? now, now)
+        if runs[runIndex]?.children[leaf].startedAt == nil {
+            runs[runIndex]?.children[leaf].startedAt = min(startedAt ?? now, now)
         }
-        runs[runIndex]!.children[leaf].counted += 1
-        let cancelling = runs[runIndex]!.children[leaf].cancelling
+        runs[runIndex]?.children[leaf].counted += 1
+        let cancelling = runs[runIndex]?.children[leaf].cancelling
         switch outcome {
         case .succeeded(let output):
-            runs[runIndex]!.children[leaf].outputTruncated = outputTruncated
+            runs[runIndex]?.children[leaf].outputTruncated = outputTruncated
             finishLeaf(runIndex, leaf, .succeeded, output: output, now: now)
         case .failed(let error) where cancelling == nil:
             retryOrFinish(runIndex, leaf, .failed, message: error, now: now)
         case .cancelled(let reason) where cancelling == nil:
-            if reason == "timed out" {
-                retryOrFinish(runIndex, leaf, .cancelled, message: reason, now: now)
-            } else {
-                runs[runIndex]!.children[leaf].cancelCause = runs[runIndex]!.children[leaf].cancelCause ?? .explicit
-                finishLeaf(runIndex, leaf, .cancelled, message: reason, now: now)
+            switch reason {
+            case .timedOut:
+                retryOrFinish(runIndex, leaf, .cancelled, message: reason.text, reason: reason, now: now)
+            default:
+                if runs[runIndex]?.children[leaf].cancelCause == nil { runs[runIndex]?.children[leaf].cancelCause = .explicit }
+                finishLeaf(runIndex, leaf, .cancelled, reason: reason, now: now)
             }
         case .failed, .cancelled:
-            finishLeaf(runIndex, leaf, .cancelled, message: cancelling, now: now)
+            finishLeaf(runIndex, leaf, .cancelled, message: cancelling?.text, reason: cancelling, now: now)
         }
         settle(now: now)
         return takeActions()
@@ -80,44 +81,45 @@ extension Scheduler {
 
     /// The child's retry budget: attempts in all, the first included.
     func budget(_ runIndex: Int, _ leaf: Int) -> UInt32 {
-        UInt32(clamping: max(runs[runIndex]!.flat.leaves[leaf].retry?.attempts ?? 1, 1))
+        runs[runIndex]?.retryBudget(leaf) ?? 1
     }
 
     /// Ends the current attempt; starts another after the backoff if the budget allows,
     /// else finishes the child with `phase`.
-    mutating func retryOrFinish(_ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, now: Timestamp) {
-        let child = runs[runIndex]!.children[leaf]
-        let group = runs[runIndex]!.flat.leaves[leaf].ancestors
-        let cancelled = group.contains { runs[runIndex]!.groups[$0].cancelReason != nil }
-        guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]!.flat.leaves[leaf].retry else {
-            finishLeaf(runIndex, leaf, phase, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
+    /// `reason` is the cancellation's, for a worker-side timeout.
+    mutating func retryOrFinish(
+        _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, reason: CancellationReason? = nil, now: Timestamp
+    ) {
+        guard let child = runs[runIndex]?.children[leaf], let cancelled = runs[runIndex]?.isInCancelledGroup(leaf) else { return }
+        guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]?.flat.leaves[leaf].retry else {
+            // After several attempts the child's error reads as every attempt's, its own words.
+            let error = everyAttemptsError(runIndex, leaf, last: message)
+            finishLeaf(runIndex, leaf, phase, message: error, reason: child.attemptErrors.isEmpty ? reason : nil, now: now)
             return
         }
         endAttempt(child.attemptID, now: now)
         let delay = policy.delay(afterFailedAttempt: Int(child.counted), unitRandom: random.unit())
-        runs[runIndex]!.children[leaf].error = message
-        runs[runIndex]!.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
-        runs[runIndex]!.children[leaf].retryAt = now + delay
+        runs[runIndex]?.children[leaf].error = message
+        runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
+        runs[runIndex]?.children[leaf].retryAt = now + delay
         setStage(runIndex, leaf, .retryWait, .waiting, now: now)
         if delay <= .zero {
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))
         } else {
-            timers.schedule(.retry(runIndex: runIndex, leaf: leaf, attempt: child.attempt), at: now + delay)
+            attempts.timers.schedule(.retry(runIndex: runIndex, leaf: leaf, attempt: child.attempt), at: now + delay)
         }
     }
 
     /// The final error of a child whose attempt ended with `last`: `last` alone after a single
     /// attempt, else every attempt's error, `attempt 1: exit code 2; attempt 2: timed out; …`.
     func everyAttemptsError(_ runIndex: Int, _ leaf: Int, last: String) -> String {
-        let child = runs[runIndex]!.children[leaf]
-        guard !child.attemptErrors.isEmpty else { return last }
-        return (child.attemptErrors + ["attempt \(child.attempt): \(last)"]).joined(separator: "; ")
+        runs[runIndex]?.everyAttemptsError(leaf, last: last) ?? last
     }
 
     /// Passes time: due retries start, groups past their timeout are cancelled (`timed out`),
     /// silent workers are declared lost.
     public mutating func tick(now: Timestamp) -> [SchedulerAction] {
-        while let event = timers.popDue(now: now) {
+        while let event = attempts.timers.popDue(now: now) {
             switch event {
             case .retry(let runIndex, let leaf, let attempt):
                 guard let child = runs[runIndex]?.children[leaf], child.stage == .retryWait, child.attempt == attempt else {
@@ -126,12 +128,12 @@ extension Scheduler {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             case .groupTimeout(let runIndex, let group):
                 guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { continue }
-                cancelGroup(runIndex, group, reason: "timed out", now: now)
+                cancelGroup(runIndex, group, reason: .timedOut, now: now)
             }
         }
-        if let orphanDeadline, orphanDeadline <= now { expireOrphans(now: now) }
+        if let deadline = attempts.orphanDeadline, deadline <= now { expireOrphans(now: now) }
         for worker in membership.expired(now: now) {
-            loseWorker(worker, reason: "missed its heartbeats for \(membership.silenceLimit)", now: now)
+            loseWorker(worker, reason: "missed its heartbeats for \(membership.silenceLimit)", loss: .silent, now: now)
         }
         settle(now: now)
         return takeActions()

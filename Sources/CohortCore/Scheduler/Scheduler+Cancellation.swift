@@ -5,10 +5,11 @@ extension Scheduler {
     /// every running attempt has reported back. Cancelling a finished group does nothing.
     ///
     /// - Throws: ``SchedulerError`` `notFound` for an unknown group.
-    public mutating func cancelGroup(_ id: String, reason: String, now: Timestamp) throws(SchedulerError)
+    public mutating func cancelGroup(_ id: String, reason: CancellationReason, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
-        guard let runIndex = runByID[id] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id) else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        if emitsRecords { actions.append(.record(.cancelRequested(group: id, path: "", reason: reason.text, at: now))) }
         cancelGroup(runIndex, 0, reason: reason, now: now)
         settle(now: now)
         return takeActions()
@@ -18,15 +19,16 @@ extension Scheduler {
     /// says) or a nested group (everything inside it). `path` `""` is the whole group.
     ///
     /// - Throws: ``SchedulerError`` `notFound` for an unknown group or path.
-    public mutating func cancelChild(_ id: String, path: String, reason: String, now: Timestamp) throws(SchedulerError)
+    public mutating func cancelChild(_ id: String, path: String, reason: CancellationReason, now: Timestamp) throws(SchedulerError)
         -> [SchedulerAction]
     {
-        guard let runIndex = runByID[id], let plan = runs[runIndex]?.plan else {
+        guard let runIndex = runs.index(of: id), let plan = runs[runIndex]?.plan else {
             throw SchedulerError(.notFound, "no group \"\(id)\"")
         }
         guard let node = plan.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
+        if emitsRecords { actions.append(.record(.cancelRequested(group: id, path: path, reason: reason.text, at: now))) }
         if node < plan.flat.leaves.count {
             cancelLeaf(runIndex, node, reason: reason, cause: .explicit, now: now)
         } else {
@@ -37,14 +39,14 @@ extension Scheduler {
     }
 
     /// Cancels group `group` of a run (0: the whole run) and everything inside it.
-    mutating func cancelGroup(_ runIndex: Int, _ group: Int, reason: String, now: Timestamp) {
+    mutating func cancelGroup(_ runIndex: Int, _ group: Int, reason: CancellationReason, now: Timestamp) {
         guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { return }
-        let plan = runs[runIndex]!.plan
-        if state.cancelReason == nil { runs[runIndex]!.groups[group].cancelReason = reason }
+        guard let plan = runs[runIndex]?.plan else { return }
+        if state.cancelReason == nil { runs[runIndex]?.groups[group].cancelReason = reason }
         // Inner groups count as cancelled too (their outcome is `cancelled`, not `failed`).
-        for inner in plan.flat.groups.indices where inner != group && isWithin(plan, inner, group) {
-            if runs[runIndex]!.groups[inner].cancelReason == nil, !runs[runIndex]!.groups[inner].phase.isFinished {
-                runs[runIndex]!.groups[inner].cancelReason = reason
+        for inner in plan.flat.groups.indices where inner != group && plan.isWithin(inner, group) {
+            if runs[runIndex]?.groups[inner].cancelReason == nil, runs[runIndex]?.groups[inner].phase.isFinished == false {
+                runs[runIndex]?.groups[inner].cancelReason = reason
             }
         }
         for leaf in plan.flat.groups[group].leaves {
@@ -52,31 +54,21 @@ extension Scheduler {
         }
     }
 
-    /// Whether group `inner` is inside group `outer`.
-    private func isWithin(_ plan: GroupPlan, _ inner: Int, _ outer: Int) -> Bool {
-        var current: Int? = plan.flat.groups[inner].parent
-        while let index = current {
-            if index == outer { return true }
-            current = plan.flat.groups[index].parent
-        }
-        return false
-    }
-
     /// Cancels one leaf: at once if no worker has it, else by a cancel to the worker that
     /// names the attempt (the leaf finishes when the worker reports back).
-    mutating func cancelLeaf(_ runIndex: Int, _ leaf: Int, reason: String, cause: CancelCause, now: Timestamp) {
+    mutating func cancelLeaf(_ runIndex: Int, _ leaf: Int, reason: CancellationReason, cause: CancelCause, now: Timestamp) {
         guard let child = runs[runIndex]?.children[leaf], !child.isDone else { return }
-        if child.cancelCause == nil { runs[runIndex]!.children[leaf].cancelCause = cause }
+        if child.cancelCause == nil { runs[runIndex]?.children[leaf].cancelCause = cause }
         switch child.stage {
         case .dispatched, .started:
             guard child.cancelling == nil, let worker = child.worker else { return }
-            runs[runIndex]!.children[leaf].cancelling = reason
-            let plan = runs[runIndex]!.plan
+            runs[runIndex]?.children[leaf].cancelling = reason
+            guard let plan = runs[runIndex]?.plan else { return }
             let ref = AttemptRef(id: child.attemptID, group: plan.id, path: plan.flat.leaves[leaf].path, attempt: child.attempt)
             actions.append(.cancel(worker, ref, reason: reason))
             withdrawLocalRequests(of: child.attemptID, worker: worker, now: now)
         default:
-            finishLeaf(runIndex, leaf, .cancelled, message: reason, now: now)
+            finishLeaf(runIndex, leaf, .cancelled, reason: reason, now: now)
         }
     }
 }

@@ -6,42 +6,15 @@ import CohortSpec
 extension Scheduler {
     /// Finishes a leaf for good: releases its locks, updates its groups and propagates.
     mutating func finishLeaf(
-        _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String? = nil, output: Data? = nil, now: Timestamp
+        _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String? = nil, reason: CancellationReason? = nil,
+        output: Data? = nil, now: Timestamp
     ) {
-        guard runs[runIndex] != nil, !runs[runIndex]!.children[leaf].isDone else { return }
-        let attemptID = runs[runIndex]!.children[leaf].attemptID
+        guard let attemptID = runs[runIndex]?.children[leaf].attemptID, runs[runIndex]?.children[leaf].isDone == false
+        else { return }
         if attemptID != 0 { endAttempt(attemptID, now: now) }
-        runs[runIndex]!.children[leaf].stage = .done
-        runs[runIndex]!.children[leaf].phase = phase
-        runs[runIndex]!.children[leaf].finishedAt = now
-        runs[runIndex]!.children[leaf].output = output
-        runs[runIndex]!.children[leaf].input = nil
-        runs[runIndex]!.children[leaf].cancelling = nil
-        runs[runIndex]!.children[leaf].attemptErrors = []
-        if phase != .succeeded { runs[runIndex]!.children[leaf].error = message }
-        if recordsFinishes { recordFinish(runIndex, leaf) }
+        runs[runIndex]?.finishLeaf(leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: now, work: &work)
+        if emitsRecords { recordFinish(runIndex, leaf) }
         notifyLeaf(runIndex, leaf)
-
-        let plan = runs[runIndex]!.plan
-        let path = plan.flat.leaves[leaf].path
-        for group in plan.flat.leaves[leaf].ancestors {
-            runs[runIndex]!.groups[group].unfinished -= 1
-            switch phase {
-            case .failed:
-                runs[runIndex]!.groups[group].failed += 1
-                if runs[runIndex]!.groups[group].firstFailure == nil {
-                    runs[runIndex]!.groups[group].firstFailure = "\"\(path)\" failed: \(message ?? "unknown error")"
-                }
-            case .cancelled:
-                runs[runIndex]!.groups[group].cancelled += 1
-            default: break
-            }
-        }
-        work.append(.nodeFinished(runIndex: runIndex, node: leaf))
-        // Innermost group first, so a nested group is finished before its parent.
-        for group in plan.flat.leaves[leaf].ancestors.reversed() where runs[runIndex]!.groups[group].unfinished == 0 {
-            work.append(.nodeFinished(runIndex: runIndex, node: plan.flat.leaves.count + group))
-        }
     }
 
     /// Forgets an attempt: its worker's count, its lock request (granted or waiting) and the
@@ -50,11 +23,11 @@ extension Scheduler {
         guard let location = attempts.removeValue(forKey: attemptID) else { return }
         runs[location.runIndex]?.children[location.leaf].attemptID = 0
         if location.dispatched, let worker = runs[location.runIndex]?.children[location.leaf].worker {
-            attemptsByWorker[worker]?.remove(attemptID)
+            attempts.bySession[worker]?.remove(attemptID)
             membership.addInFlight(-1, to: worker)
         }
         var grants: [LockTable.Grant] = []
-        for request in localByAttempt.removeValue(forKey: attemptID) ?? [] {
+        for request in attempts.localRequests.removeValue(forKey: attemptID) ?? [] {
             grants += locks.remove(.local(attempt: attemptID, request: request))
         }
         grants += locks.remove(.attempt(attemptID))
@@ -89,22 +62,21 @@ extension Scheduler {
         let succeeded: Bool
         let policy: ChildFailurePolicy
         let parentGroup: Int?
-        let verb: String
+        let failed: Bool
         var groupCancelled = false
         if node < leafCount {
-            let child = runs[runIndex]!.children[node]
+            guard let child = runs[runIndex]?.children[node] else { return }
             succeeded = child.phase == .succeeded
-            verb = child.phase == .failed ? "failed" : "was cancelled"
+            failed = child.phase == .failed
             parentGroup = plan.flat.leaves[node].group
             policy = plan.flat.groups[plan.flat.leaves[node].group].onChildFailure
             groupCancelled = child.cancelCause == .group
         } else {
             let group = node - leafCount
             finishGroup(runIndex, group, now: now)
-            guard runs[runIndex] != nil, group != 0 else { return }
-            let state = runs[runIndex]!.groups[group]
+            guard group != 0, let state = runs[runIndex]?.groups[group] else { return }
             succeeded = state.phase == .succeeded
-            verb = state.phase == .failed ? "failed" : "was cancelled"
+            failed = state.phase == .failed
             parentGroup = plan.flat.groups[group].parent
             policy = parentGroup.map { plan.flat.groups[$0].onChildFailure } ?? .cancelDependents
             groupCancelled = state.cancelReason != nil
@@ -112,28 +84,32 @@ extension Scheduler {
         let path = plan.path(ofNode: node)
 
         if !succeeded, policy == .cancelGroup, !groupCancelled, let parentGroup {
-            let reason = "cancelled because \"\(path)\" \(verb) (onChildFailure: cancel-group)"
+            let reason = CancellationReason.dependencyFailed(path: path, cancelled: !failed, policy: .cancelGroup)
             for leaf in plan.flat.groups[parentGroup].leaves {
                 cancelLeaf(runIndex, leaf, reason: reason, cause: .propagated, now: now)
             }
         }
         for dependent in plan.dependents[node] {
             let leaf = Int(dependent)
-            guard runs[runIndex] != nil, !runs[runIndex]!.children[leaf].isDone else { continue }
-            runs[runIndex]!.children[leaf].remaining -= 1
+            guard runs[runIndex]?.children[leaf].isDone == false else { continue }
+            runs[runIndex]?.children[leaf].remaining -= 1
             if !succeeded {
                 if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
-                    cancelLeaf(runIndex, leaf, reason: "producer \"\(path)\" \(verb)", cause: .propagated, now: now)
+                    cancelLeaf(
+                        runIndex, leaf, reason: failed ? .producerFailed(path: path) : .producerCancelled(path: path),
+                        cause: .propagated, now: now)
                     continue
                 }
                 if policy == .cancelDependents {
-                    cancelLeaf(runIndex, leaf, reason: "dependency \"\(path)\" \(verb)", cause: .propagated, now: now)
+                    cancelLeaf(
+                        runIndex, leaf, reason: .dependencyFailed(path: path, cancelled: !failed, policy: policy),
+                        cause: .propagated, now: now)
                     continue
                 }
             }
-            if runs[runIndex]!.children[leaf].remaining == 0 {
+            if runs[runIndex]?.children[leaf].remaining == 0 {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
-            } else if runs[runIndex]!.watched {
+            } else if runs[runIndex]?.watched == true {
                 notifyLeaf(runIndex, leaf)
             }
         }
@@ -142,15 +118,13 @@ extension Scheduler {
     /// Every procedure of a group finished: its outcome, its hold given back; for the top
     /// level, the run's outcome.
     private mutating func finishGroup(_ runIndex: Int, _ group: Int, now: Timestamp) {
-        guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { return }
-        let id = runs[runIndex]!.plan.id
-        let phase: GroupPhase =
-            state.cancelReason != nil ? .cancelled : state.failed > 0 ? .failed : state.cancelled > 0 ? .cancelled : .succeeded
-        runs[runIndex]!.groups[group].phase = phase
-        runs[runIndex]!.groups[group].finishedAt = now
-        runs[runIndex]!.groups[group].waitingForHold = []
+        guard let state = runs[runIndex]?.groups[group], let id = runs[runIndex]?.id, !state.phase.isFinished else { return }
+        let phase = runs[runIndex]?.outcome(ofGroup: group) ?? .cancelled
+        runs[runIndex]?.groups[group].phase = phase
+        runs[runIndex]?.groups[group].finishedAt = now
+        runs[runIndex]?.groups[group].waitingForHold = []
         if state.hold == .requested || state.hold == .granted {
-            runs[runIndex]!.groups[group].hold = .released
+            runs[runIndex]?.groups[group].hold = .released
             handleGrants(locks.remove(.group(run: runIndex, group: group)), now: now)
         }
         guard group == 0 else {
@@ -159,23 +133,15 @@ extension Scheduler {
         }
         let reason: String? =
             switch phase {
-            case .cancelled: state.cancelReason ?? firstCancellation(runIndex)
+            case .cancelled: state.cancelReason?.text ?? runs[runIndex]?.firstCancellation()
             case .failed: state.firstFailure
             default: nil
             }
-        runs[runIndex]!.phase = phase
-        runs[runIndex]!.reason = reason
-        runs[runIndex]!.finishedAt = now
+        runs[runIndex]?.phase = phase
+        runs[runIndex]?.reason = reason
+        runs[runIndex]?.finishedAt = now
         actions.append(.groupFinished(group: id, phase, reason: reason))
-        finishedOrder.append(runIndex)
-        while finishedOrder.count > configuration.finishedGroupRetention, let oldest = finishedOrder.popFirst() {
-            if let forgotten = runs.removeValue(forKey: oldest) { runByID[forgotten.id] = nil }
-        }
-    }
-
-    private func firstCancellation(_ runIndex: Int) -> String? {
-        guard let run = runs[runIndex] else { return nil }
-        guard let leaf = run.children.indices.first(where: { run.children[$0].phase == .cancelled }) else { return nil }
-        return "\"\(run.flat.leaves[leaf].path)\" was cancelled: \(run.children[leaf].error ?? "no reason given")"
+        if emitsRecords { actions.append(.record(.groupFinished(id: id, phase, reason: reason, at: now))) }
+        runs.finished(runIndex, retention: configuration.finishedGroupRetention)
     }
 }

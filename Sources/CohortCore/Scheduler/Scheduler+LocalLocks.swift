@@ -21,23 +21,23 @@ extension Scheduler {
         membership.heard(worker, now: now)
         let holder = LockHolder.local(attempt: ref.id, request: request)
         guard let location = try? current(ref, on: worker),
-            runs[location.runIndex]!.children[location.leaf].cancelling == nil
+            runs[location.runIndex]?.children[location.leaf].cancelling == nil
         else {
             return [.deny(worker, request: request, .denied, reason: "attempt \(ref) is not running on \(worker)")]
         }
-        if localByAttempt[ref.id]?.contains(request) == true {
+        if attempts.localRequests[ref.id]?.contains(request) == true {
             guard let tokens = locks.tokens(of: holder) else { return [] }
             return [.grant(worker, request: request, tokens: tokens)]
         }
-        let plan = runs[location.runIndex]!.plan
+        guard let plan = runs[location.runIndex]?.plan else { return [] }
         let leaf = plan.flat.leaves[location.leaf]
         let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
-        localByAttempt[ref.id, default: []].append(request)
+        attempts.localRequests[ref.id, default: []].append(request)
         if let grant = locks.request(holder, levels: localLevels(categories, of: plan, leaf: location.leaf, attemptID: ref.id), owner: owner) {
             recordLocalGrant(ref.id, request: request, tokens: grant.tokens)
-            return [.grant(worker, request: request, tokens: grant.tokens)]
+            actions.append(.grant(worker, request: request, tokens: grant.tokens))
         }
-        return []
+        return takeActions()
     }
 
     /// The levels of a local request: the attempt's own categories from its table, the others
@@ -57,11 +57,11 @@ extension Scheduler {
     /// makes possible is granted.
     public mutating func lockReleased(_ request: UInt64, by worker: SessionID, now: Timestamp) -> [SchedulerAction] {
         membership.heard(worker, now: now)
-        guard let attemptID = attemptsByWorker[worker]?.first(where: { localByAttempt[$0]?.contains(request) == true })
+        guard let attemptID = attempts.bySession[worker]?.first(where: { attempts.localRequests[$0]?.contains(request) == true })
         else { return [] }
-        localByAttempt[attemptID]?.removeAll { $0 == request }
-        if localByAttempt[attemptID]?.isEmpty == true { localByAttempt[attemptID] = nil }
-        if recordsFinishes { localLockChanges.append(.released(attemptID: attemptID, request: request)) }
+        attempts.localRequests[attemptID]?.removeAll { $0 == request }
+        if attempts.localRequests[attemptID]?.isEmpty == true { attempts.localRequests[attemptID] = nil }
+        if emitsRecords { actions.append(.record(.localLock(.released(attemptID: attemptID, request: request)))) }
         handleGrants(locks.remove(.local(attempt: attemptID, request: request)), now: now)
         settle(now: now)
         return takeActions()
@@ -76,7 +76,7 @@ extension Scheduler {
     /// An attempt is being cancelled: its local requests that wait are withdrawn for it, and
     /// the worker is told (`cancelled`). Granted ones stay until the attempt finishes.
     mutating func withdrawLocalRequests(of attemptID: UInt64, worker: SessionID, now: Timestamp) {
-        guard let requests = localByAttempt[attemptID] else { return }
+        guard let requests = attempts.localRequests[attemptID] else { return }
         var kept: [UInt64] = []
         for request in requests {
             let holder = LockHolder.local(attempt: attemptID, request: request)
@@ -87,33 +87,28 @@ extension Scheduler {
             handleGrants(locks.remove(holder), now: now)
             actions.append(.deny(worker, request: request, .cancelled, reason: "its attempt is being cancelled"))
         }
-        localByAttempt[attemptID] = kept.isEmpty ? nil : kept
+        attempts.localRequests[attemptID] = kept.isEmpty ? nil : kept
     }
 
     /// Notes a local grant for the journal.
     mutating func recordLocalGrant(_ attemptID: UInt64, request: UInt64, tokens: [String: UInt64]) {
-        guard recordsFinishes, let location = attempts[attemptID], let run = runs[location.runIndex] else { return }
-        localLockChanges.append(
-            .granted(
-                LocalLockRecord(
-                    group: run.plan.id, path: run.flat.leaves[location.leaf].path,
-                    attempt: run.children[location.leaf].attempt, attemptID: attemptID, request: request, tokens: tokens)))
-    }
-
-    /// Local grants made and released since the last call, for the journal. Empty unless
-    /// ``recordsFinishes`` is set.
-    public mutating func takeLocalLockChanges() -> [LocalLockChange] {
-        guard !localLockChanges.isEmpty else { return [] }
-        defer { localLockChanges.removeAll(keepingCapacity: true) }
-        return localLockChanges
+        guard emitsRecords, let location = attempts[attemptID], let run = runs[location.runIndex] else { return }
+        actions.append(
+            .record(
+                .localLock(
+                    .granted(
+                        LocalLockRecord(
+                            group: run.plan.id, path: run.flat.leaves[location.leaf].path,
+                            attempt: run.children[location.leaf].attempt, attemptID: attemptID, request: request,
+                            tokens: tokens)))))
     }
 
     /// Rebuilds a journaled local grant of a restored attempt with its tokens (at restart, for
     /// orphans only): the attempt carries on if its worker reports it, and the grant with it;
     /// if nobody does, the attempt ends and the grant is revoked with it.
     mutating func restoreLocalGrant(_ record: LocalLockRecord) {
-        guard orphans.contains(record.attemptID), let location = attempts[record.attemptID], let run = runs[location.runIndex],
-            localByAttempt[record.attemptID]?.contains(record.request) != true
+        guard attempts.orphans.contains(record.attemptID), let location = attempts[record.attemptID], let run = runs[location.runIndex],
+            attempts.localRequests[record.attemptID]?.contains(record.request) != true
         else { return }
         let holder = LockHolder.local(attempt: record.attemptID, request: record.request)
         let owner = LockOwner(
@@ -121,6 +116,6 @@ extension Scheduler {
             worker: run.children[location.leaf].worker)
         let levels = localLevels(record.tokens.keys, of: run.plan, leaf: location.leaf, attemptID: record.attemptID)
         guard locks.restoreGrant(holder, levels: levels, owner: owner, tokens: record.tokens) else { return }
-        localByAttempt[record.attemptID, default: []].append(record.request)
+        attempts.localRequests[record.attemptID, default: []].append(record.request)
     }
 }

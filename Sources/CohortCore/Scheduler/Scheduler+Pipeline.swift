@@ -20,34 +20,35 @@ extension Scheduler {
         case .blocked, .awaitingHold, .parked, .retryWait: break
         default: return
         }
-        let plan = runs[runIndex]!.plan
+        guard let plan = runs[runIndex]?.plan else { return }
 
         if !child.injected, !plan.flat.leaves[leaf].inject.isEmpty {
-            switch injectedInput(runIndex, leaf) {
+            switch runs[runIndex]?.injectedInput(leaf) ?? .failure(InjectionFailure(.groupFinished)) {
             case .success(let input):
-                runs[runIndex]!.children[leaf].input = input
-                runs[runIndex]!.children[leaf].injected = true
+                runs[runIndex]?.children[leaf].input = input
+                runs[runIndex]?.children[leaf].injected = true
             case .failure(let failure):
-                if failure.phase == .cancelled { runs[runIndex]!.children[leaf].cancelCause = .propagated }
-                finishLeaf(runIndex, leaf, failure.phase, message: failure.message, now: now)
+                if failure.phase == .cancelled { runs[runIndex]?.children[leaf].cancelCause = .propagated }
+                finishLeaf(runIndex, leaf, failure.phase, message: failure.message, reason: failure.reason, now: now)
                 return
             }
         }
 
         for group in plan.flat.leaves[leaf].ancestors {
-            switch runs[runIndex]!.groups[group].hold {
+            guard let hold = runs[runIndex]?.groups[group].hold else { return }
+            switch hold {
             case .none, .granted:
                 continue
             case .notRequested:
                 if requestHold(runIndex, group, now: now) { continue }
                 fallthrough
             case .requested:
-                runs[runIndex]!.groups[group].waitingForHold.append(Int32(leaf))
+                runs[runIndex]?.groups[group].waitingForHold.append(Int32(leaf))
                 setStage(runIndex, leaf, .awaitingHold, .waiting, now: now)
                 return
             case .released:
                 // The group finished: nothing inside it may start.
-                finishLeaf(runIndex, leaf, .cancelled, message: "its group finished before it could start", now: now)
+                finishLeaf(runIndex, leaf, .cancelled, reason: .groupFinished, now: now)
                 return
             }
         }
@@ -57,41 +58,41 @@ extension Scheduler {
 
     /// Requests a group's hold; true if granted at once.
     private mutating func requestHold(_ runIndex: Int, _ group: Int, now: Timestamp) -> Bool {
-        let plan = runs[runIndex]!.plan
+        guard let plan = runs[runIndex]?.plan else { return false }
         let levels = plan.lockLevels(for: plan.flat.groups[group].exclusive, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
-        runs[runIndex]!.groups[group].hold = .requested
+        runs[runIndex]?.groups[group].hold = .requested
         guard let grant = locks.request(.group(run: runIndex, group: group), levels: levels, owner: owner) else { return false }
-        runs[runIndex]!.groups[group].hold = .granted
-        runs[runIndex]!.groups[group].tokens = grant.tokens
+        runs[runIndex]?.groups[group].hold = .granted
+        runs[runIndex]?.groups[group].tokens = grant.tokens
         return true
     }
 
     /// A group's hold came through: its waiting leaves go on.
     mutating func holdGranted(_ runIndex: Int, _ group: Int, tokens: [String: UInt64], now: Timestamp) {
-        guard runs[runIndex] != nil, runs[runIndex]!.groups[group].hold == .requested else { return }
-        runs[runIndex]!.groups[group].hold = .granted
-        runs[runIndex]!.groups[group].tokens = tokens
-        let waiting = runs[runIndex]!.groups[group].waitingForHold
-        runs[runIndex]!.groups[group].waitingForHold = []
+        guard let state = runs[runIndex]?.groups[group], state.hold == .requested else { return }
+        runs[runIndex]?.groups[group].hold = .granted
+        runs[runIndex]?.groups[group].tokens = tokens
+        let waiting = state.waitingForHold
+        runs[runIndex]?.groups[group].waitingForHold = []
         for leaf in waiting { work.append(.unblocked(runIndex: runIndex, leaf: Int(leaf))) }
     }
 
     /// Marks the leaf's enclosing groups started (and arms nested groups' timeouts; the top
     /// level's runs from its submission) the first time one of their leaves is about to start.
     mutating func markGroupsStarted(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
-        let plan = runs[runIndex]!.plan
-        for group in plan.flat.leaves[leaf].ancestors where runs[runIndex]!.groups[group].startedAt == nil {
-            runs[runIndex]!.groups[group].startedAt = now
-            runs[runIndex]!.groups[group].phase = .running
+        guard let plan = runs[runIndex]?.plan else { return }
+        for group in plan.flat.leaves[leaf].ancestors where runs[runIndex]?.groups[group].startedAt == nil {
+            runs[runIndex]?.groups[group].startedAt = now
+            runs[runIndex]?.groups[group].phase = .running
             if group == 0 {
-                runs[runIndex]!.phase = .running
-                runs[runIndex]!.startedAt = now
+                runs[runIndex]?.phase = .running
+                runs[runIndex]?.startedAt = now
             } else {
                 notifyGroup(runIndex, group)
             }
             if group != 0, let timeout = plan.flat.groups[group].timeout {
-                timers.schedule(.groupTimeout(runIndex: runIndex, group: group), at: now + timeout)
+                attempts.timers.schedule(.groupTimeout(runIndex: runIndex, group: group), at: now + timeout)
             }
         }
     }
@@ -99,10 +100,10 @@ extension Scheduler {
     /// Parks the leaf if no connected worker can run it; otherwise starts an attempt, asks for
     /// its locks and queues it once they are granted.
     mutating func placeOrPark(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
-        let plan = runs[runIndex]!.plan
-        let placement = Int(plan.placement[leaf])
-        if capable[placement].isEmpty {
-            parked[placement].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: 0))
+        guard let plan = runs[runIndex]?.plan else { return }
+        let placementClass = Int(plan.placement[leaf])
+        if !placement.canRun(placementClass) {
+            placement.park(runIndex: runIndex, leaf: leaf, in: placementClass)
             setStage(runIndex, leaf, .parked, .waiting, now: now)
             return
         }
@@ -110,7 +111,7 @@ extension Scheduler {
         let flatLeaf = plan.flat.leaves[leaf]
         if !flatLeaf.exclusive.isEmpty {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
-            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]!.children[leaf].attempt)
+            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]?.children[leaf].attempt ?? 0)
             if locks.request(.attempt(attemptID), levels: levels, owner: owner) == nil {
                 setStage(runIndex, leaf, .locking, .waiting, now: now)
                 return
@@ -121,77 +122,38 @@ extension Scheduler {
 
     /// A new attempt: a fresh id, the next number.
     private mutating func beginAttempt(_ runIndex: Int, _ leaf: Int) -> UInt64 {
-        let attemptID = nextAttemptID
-        nextAttemptID += 1
-        runs[runIndex]!.children[leaf].attempt += 1
-        runs[runIndex]!.children[leaf].attemptID = attemptID
-        runs[runIndex]!.children[leaf].retryAt = nil
-        attempts[attemptID] = AttemptLocation(runIndex: runIndex, leaf: leaf)
+        let attemptID = attempts.begin(runIndex: runIndex, leaf: leaf)
+        runs[runIndex]?.children[leaf].attempt += 1
+        runs[runIndex]?.children[leaf].attemptID = attemptID
+        runs[runIndex]?.children[leaf].retryAt = nil
         return attemptID
     }
 
     /// Locks held: queue the attempt for placement.
     mutating func enqueue(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
-        let placement = Int(runs[runIndex]!.plan.placement[leaf])
-        queues[placement].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: runs[runIndex]!.children[leaf].attemptID))
-        queuedCount += 1
+        guard let placementClass = runs[runIndex]?.placement[leaf], let attemptID = runs[runIndex]?.children[leaf].attemptID
+        else { return }
+        placement.enqueue(runIndex: runIndex, leaf: leaf, attemptID: attemptID, in: Int(placementClass))
         setStage(runIndex, leaf, .queued, .ready, now: now)
-    }
-
-    /// The leaf's input with its producers' outputs injected, or why it cannot be built.
-    private func injectedInput(_ runIndex: Int, _ leaf: Int) -> Result<JSONValue, InjectionFailure> {
-        let plan = runs[runIndex]!.plan
-        var input = plan.flat.leaves[leaf].input
-        for injection in plan.flat.leaves[leaf].inject {
-            let producer = runs[runIndex]!.children[injection.producer]
-            switch producer.phase {
-            case .succeeded: break
-            case .failed:
-                return .failure(.init(.cancelled, "producer \"\(injection.producerPath)\" failed"))
-            default:
-                return .failure(.init(.cancelled, "producer \"\(injection.producerPath)\" was cancelled"))
-            }
-            let output: JSONValue
-            do {
-                output = try JSONValue(jsonData: producer.output ?? Data("null".utf8))
-            } catch {
-                return .failure(.init(.failed, "producer \"\(injection.producerPath)\" returned output that is not JSON"))
-            }
-            guard let selected = output.select(injection.select) else {
-                return .failure(
-                    .init(.failed, "producer \"\(injection.producerPath)\" output has nothing at \"\(injection.select)\""))
-            }
-            input.set(injection.into, to: selected)
-        }
-        return .success(input)
     }
 
     // MARK: Status changes
 
     mutating func setStage(_ runIndex: Int, _ leaf: Int, _ stage: ChildRun.Stage, _ phase: ChildPhase, now: Timestamp) {
-        runs[runIndex]!.children[leaf].stage = stage
-        let changed = runs[runIndex]!.children[leaf].phase != phase
-        runs[runIndex]!.children[leaf].phase = phase
+        runs[runIndex]?.children[leaf].stage = stage
+        let changed = runs[runIndex]?.children[leaf].phase != phase
+        runs[runIndex]?.children[leaf].phase = phase
         if changed || stage == .awaitingHold || stage == .parked || stage == .locking { notifyLeaf(runIndex, leaf) }
     }
 
     mutating func notifyLeaf(_ runIndex: Int, _ leaf: Int) {
-        guard let run = runs[runIndex], run.watched else { return }
+        guard runs[runIndex]?.watched == true, let run = runs[runIndex] else { return }
         actions.append(.childChanged(group: run.id, leafSnapshot(run, leaf)))
     }
 
     mutating func notifyGroup(_ runIndex: Int, _ group: Int) {
-        guard let run = runs[runIndex], run.watched, group != 0 else { return }
+        guard group != 0, runs[runIndex]?.watched == true, let run = runs[runIndex] else { return }
         actions.append(.childChanged(group: run.id, groupSnapshot(run, group)))
     }
 }
 
-/// Why a consumer's input could not be built.
-struct InjectionFailure: Error {
-    var phase: ChildPhase
-    var message: String
-    init(_ phase: ChildPhase, _ message: String) {
-        self.phase = phase
-        self.message = message
-    }
-}

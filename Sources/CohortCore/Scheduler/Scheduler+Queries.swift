@@ -12,7 +12,7 @@ extension Scheduler {
     /// One group with every child (nested groups and procedures), depth-first in spec order.
     /// - Throws: ``SchedulerError`` `notFound`.
     public func groupSnapshot(_ id: String) throws(SchedulerError) -> GroupSnapshot {
-        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         var snapshot = overview(run)
         snapshot.children.reserveCapacity(run.leafCount + run.flat.groups.count - 1)
         appendChildren(of: 0, in: run, to: &snapshot.children)
@@ -22,14 +22,14 @@ extension Scheduler {
     /// The CURVE key (Z85) of the client that submitted group `id`: `.some(nil)` for a group
     /// submitted without CURVE, `nil` for no such group.
     public func groupOwner(_ id: String) -> String?? {
-        guard let runIndex = runByID[id], let run = runs[runIndex] else { return nil }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { return nil }
         return .some(run.plan.owner)
     }
 
     /// One child's status (a procedure or nested group).
     /// - Throws: ``SchedulerError`` `notFound`.
     public func childSnapshot(_ id: String, path: String) throws(SchedulerError) -> ChildSnapshot {
-        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         guard let node = run.nodeByPath[path], path != "" else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
@@ -41,7 +41,7 @@ extension Scheduler {
     /// failure or cancellation.
     /// - Throws: ``SchedulerError`` `notFound`, also if it has not finished (docs/protocol.md §7).
     public func result(_ id: String, path: String?) throws(SchedulerError) -> AttemptOutcome {
-        guard let runIndex = runByID[id], let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
         let path = path ?? ""
         guard let node = run.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
@@ -51,7 +51,7 @@ extension Scheduler {
             switch child.phase {
             case .succeeded: return .succeeded(output: child.output ?? Data("null".utf8))
             case .failed: return .failed(error: child.error ?? "failed")
-            case .cancelled: return .cancelled(reason: child.error ?? "cancelled")
+            case .cancelled: return .cancelled(reason: child.cancelReason ?? .custom(child.error ?? "cancelled"))
             default: throw SchedulerError(.notFound, "\"\(path)\" in group \"\(id)\" has not finished (\(child.phase))")
             }
         }
@@ -69,7 +69,10 @@ extension Scheduler {
         case .failed:
             return .failed(error: (group == 0 ? run.reason : state.firstFailure) ?? "failed")
         case .cancelled:
-            return .cancelled(reason: (group == 0 ? run.reason : state.cancelReason) ?? "cancelled")
+            // A group cancelled in this incarnation reads as its cancel; one whose words come from
+            // elsewhere (its children's cancels, the journal after a restart) as those words.
+            let text = (group == 0 ? run.reason : state.cancelReason?.text) ?? "cancelled"
+            return .cancelled(reason: state.cancelReason.flatMap { $0.text == text ? $0 : nil } ?? .custom(text))
         case .pending, .running:
             throw SchedulerError(.notFound, "\(name) has not finished (\(state.phase))")
         }
@@ -123,11 +126,13 @@ extension Scheduler {
             let group = flatLeaf.ancestors.first { run.groups[$0].hold == .requested }
             reason = group.map { holdReason(run, $0) }
         case .parked:
-            reason = unplaceableReason(classes[Int(run.placement[leaf])]) ?? "waiting for a worker"
+            reason = Placement.unplaceableReason(placement.classes[Int(run.placement[leaf])], membership: membership) ?? "waiting for a worker"
         case .locking:
             reason = lockReason(.attempt(child.attemptID), categories: flatLeaf.exclusive)
         case .queued:
-            if run.placement.indices.contains(leaf), let why = unplaceableReason(classes[Int(run.placement[leaf])]) {
+            if run.placement.indices.contains(leaf),
+                let why = Placement.unplaceableReason(placement.classes[Int(run.placement[leaf])], membership: membership)
+            {
                 phase = .waiting
                 reason = why
             }
@@ -139,7 +144,7 @@ extension Scheduler {
         return ChildSnapshot(
             name: flatLeaf.name, path: flatLeaf.path, isGroup: false, phase: phase, worker: child.worker,
             workerName: child.worker.flatMap { workerNames[$0] }, attempt: child.sentAttempt,
-            error: child.isDone || child.stage == .retryWait ? child.error : child.cancelling.map { "cancelling: \($0)" },
+            error: child.isDone || child.stage == .retryWait ? child.error : child.cancelling.map { "cancelling: \($0.text)" },
             startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason,
             outputTruncated: child.outputTruncated)
     }
@@ -150,7 +155,7 @@ extension Scheduler {
         let error: String? =
             switch state.phase {
             case .failed: state.firstFailure
-            case .cancelled: state.cancelReason ?? "cancelled"
+            case .cancelled: state.cancelReason?.text ?? "cancelled"
             default: nil
             }
         var phase: ChildPhase = .pending

@@ -24,34 +24,29 @@ extension Scheduler {
     /// Whether `worker` is a session of an earlier coordinator incarnation.
     static func isPastSession(_ worker: SessionID) -> Bool { worker.rawValue >= pastSessionBase }
 
-    /// Children that finished since the last call, as journal records (outcome, output, the
-    /// latest attempt sent to a worker, its worker). Empty unless ``recordsFinishes`` is set.
-    public mutating func takeFinishedChildren() -> [ChildRecord] {
-        guard !finished.isEmpty else { return [] }
-        defer { finished.removeAll(keepingCapacity: true) }
-        return finished
-    }
-
-    /// Records a leaf that just finished (its phase, output, error and times are set).
+    /// Records a leaf that just finished (its phase, output, error and times are set): its
+    /// outcome, output, the latest attempt sent to a worker and that worker.
     mutating func recordFinish(_ runIndex: Int, _ leaf: Int) {
-        let child = runs[runIndex]!.children[leaf]
-        finished.append(
+        guard let child = runs[runIndex]?.children[leaf], let group = runs[runIndex]?.id,
+            let path = runs[runIndex]?.flat.leaves[leaf].path
+        else { return }
+        actions.append(.record(.finished(
             ChildRecord(
-                group: runs[runIndex]!.plan.id, path: runs[runIndex]!.plan.flat.leaves[leaf].path, attempt: child.sentAttempt,
+                group: group, path: path, attempt: child.sentAttempt,
                 attemptID: 0, state: .finished(child.phase), output: child.output,
                 outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error, worker: child.worker.flatMap { workerNames[$0] },
-                startedAt: child.startedAt, finishedAt: child.finishedAt))
+                startedAt: child.startedAt, finishedAt: child.finishedAt))))
     }
 
     /// How many restored attempts no worker has reported yet.
-    public var orphanCount: Int { orphans.count }
+    public var orphanCount: Int { attempts.orphans.count }
 
     /// Rebuilds the journal's groups. Call it once, on a fresh scheduler, before any worker joins.
     ///
     /// `lastTokens` are the journaled fencing counters (kept so `cohort locks` goes on from
     /// them; the epoch's token floor already makes every new token larger). Attempts in flight
     /// wait `grace` for a worker to report them. Returns the actions the replay produced
-    /// (`groupFinished` of groups whose last child had finished, cancels for orphans being
+    /// (`groupFinished` and its record, of groups whose last child had finished, cancels for orphans being
     /// cancelled, which reach them once a worker reports them).
     public mutating func restore(
         _ groups: [RestoredGroup], lastTokens: [String: UInt64], grace: Duration, now: Timestamp
@@ -68,18 +63,18 @@ extension Scheduler {
         }
         var finishes: [(runIndex: Int, leaf: Int, record: ChildRecord, phase: ChildPhase)] = []
         var cancels: [(runIndex: Int, path: String, reason: String)] = []
-        for group in groups.sorted(by: { $0.sequence < $1.sequence }) where runByID[group.id] == nil {
-            submissions = max(submissions, group.sequence)
+        for group in groups.sorted(by: { $0.sequence < $1.sequence }) where runs.index(of: group.id) == nil {
+            runs.submissions = max(runs.submissions, group.sequence)
             let plan = addRun(
                 group.spec, id: group.id, flat: group.spec.flattened(), sequence: group.sequence, owner: group.owner,
                 submittedAt: group.submittedAt)
             for record in group.children {
                 guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
-                runs[plan.runIndex]!.children[leaf].attempt = record.attempt
-                runs[plan.runIndex]!.children[leaf].sentAttempt = record.attempt
-                runs[plan.runIndex]!.children[leaf].counted = record.attempt
-                runs[plan.runIndex]!.children[leaf].worker = session(record.worker)
-                runs[plan.runIndex]!.children[leaf].startedAt = record.startedAt
+                runs[plan.runIndex]?.children[leaf].attempt = record.attempt
+                runs[plan.runIndex]?.children[leaf].sentAttempt = record.attempt
+                runs[plan.runIndex]?.children[leaf].counted = record.attempt
+                runs[plan.runIndex]?.children[leaf].worker = session(record.worker)
+                runs[plan.runIndex]?.children[leaf].startedAt = record.startedAt
                 switch record.state {
                 case .inFlight:
                     restoreOrphan(plan, leaf, record, now: now)
@@ -93,7 +88,7 @@ extension Scheduler {
         // Outcomes in the order they happened, so propagation replays as it ran.
         finishes.sort { ($0.record.finishedAt ?? now) < ($1.record.finishedAt ?? now) }
         for finish in finishes {
-            runs[finish.runIndex]!.children[finish.leaf].outputTruncated = finish.record.outputTruncated
+            runs[finish.runIndex]?.children[finish.leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
                 finish.runIndex, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
                 now: finish.record.finishedAt ?? now)
@@ -102,22 +97,28 @@ extension Scheduler {
         for cancel in cancels {
             guard let plan = runs[cancel.runIndex]?.plan, let node = plan.nodeByPath[cancel.path] else { continue }
             if node < plan.flat.leaves.count {
-                cancelLeaf(cancel.runIndex, node, reason: cancel.reason, cause: .explicit, now: now)
+                cancelLeaf(cancel.runIndex, node, reason: .custom(cancel.reason), cause: .explicit, now: now)
             } else {
-                cancelGroup(cancel.runIndex, node - plan.flat.leaves.count, reason: cancel.reason, now: now)
+                cancelGroup(cancel.runIndex, node - plan.flat.leaves.count, reason: .custom(cancel.reason), now: now)
             }
         }
         settle(now: now)
         // Finished groups keep the time and reason they finished with.
         for group in groups {
-            guard let outcome = group.outcome, let runIndex = runByID[group.id], runs[runIndex]!.phase.isFinished else { continue }
-            runs[runIndex]!.reason = outcome.reason
-            runs[runIndex]!.finishedAt = outcome.finishedAt
-            runs[runIndex]!.groups[0].finishedAt = outcome.finishedAt
+            guard let outcome = group.outcome, let runIndex = runs.index(of: group.id), runs[runIndex]?.phase.isFinished == true else { continue }
+            runs[runIndex]?.reason = outcome.reason
+            runs[runIndex]?.finishedAt = outcome.finishedAt
+            runs[runIndex]?.groups[0].finishedAt = outcome.finishedAt
         }
-        if !orphans.isEmpty { orphanDeadline = now + grace }
-        finished.removeAll()
-        localLockChanges.removeAll()
+        if !attempts.orphans.isEmpty { attempts.orphanDeadline = now + grace }
+        // The replay's finishes and local grants are the journal's own; a group the replay
+        // finishes is new to it.
+        actions.removeAll {
+            switch $0 {
+            case .record(.finished), .record(.localLock): true
+            default: false
+            }
+        }
         return takeActions()
     }
 
@@ -127,47 +128,43 @@ extension Scheduler {
         let flatLeaf = plan.flat.leaves[leaf]
         markGroupsStarted(runIndex, leaf, now: now)
         // Enclosing groups' holds first: the attempt's own levels may be in their tables.
-        for group in flatLeaf.ancestors where runs[runIndex]!.groups[group].hold == .notRequested {
+        for group in flatLeaf.ancestors where runs[runIndex]?.groups[group].hold == .notRequested {
             let exclusive = plan.flat.groups[group].exclusive
             let levels = plan.lockLevels(for: exclusive, ancestors: plan.ancestors(ofGroup: group))
             let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
             let tokens = record.tokens.filter { exclusive.contains($0.key) }
             guard locks.restoreGrant(.group(run: runIndex, group: group), levels: levels, owner: owner, tokens: tokens)
             else { continue }
-            runs[runIndex]!.groups[group].hold = .granted
-            runs[runIndex]!.groups[group].tokens = locks.tokens(of: .group(run: runIndex, group: group)) ?? [:]
+            runs[runIndex]?.groups[group].hold = .granted
+            runs[runIndex]?.groups[group].tokens = locks.tokens(of: .group(run: runIndex, group: group)) ?? [:]
         }
-        let worker = runs[runIndex]!.children[leaf].worker ?? SessionID(Self.pastSessionBase - 1)
+        let worker = runs[runIndex]?.children[leaf].worker ?? SessionID(Self.pastSessionBase - 1)
         if !flatLeaf.exclusive.isEmpty {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
             let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: record.attempt, worker: worker)
             let tokens = record.tokens.filter { flatLeaf.exclusive.contains($0.key) }
             _ = locks.restoreGrant(.attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens)
         }
-        runs[runIndex]!.children[leaf].worker = worker
-        runs[runIndex]!.children[leaf].attemptID = record.attemptID
-        runs[runIndex]!.children[leaf].counted = record.attempt - 1
-        runs[runIndex]!.children[leaf].stage = .started
-        runs[runIndex]!.children[leaf].phase = .running
-        runs[runIndex]!.children[leaf].injected = true
-        attempts[record.attemptID] = AttemptLocation(runIndex: runIndex, leaf: leaf, dispatched: true)
-        attemptsByWorker[worker, default: []].insert(record.attemptID)
-        nextAttemptID = max(nextAttemptID, record.attemptID + 1)
-        orphans.insert(record.attemptID)
+        runs[runIndex]?.children[leaf].worker = worker
+        runs[runIndex]?.children[leaf].attemptID = record.attemptID
+        runs[runIndex]?.children[leaf].counted = record.attempt - 1
+        runs[runIndex]?.children[leaf].stage = .started
+        runs[runIndex]?.children[leaf].phase = .running
+        runs[runIndex]?.children[leaf].injected = true
+        attempts.restore(record.attemptID, runIndex: runIndex, leaf: leaf, on: worker)
     }
 
     /// A worker reports a restored attempt by its result (or start) without having listed it in
     /// READY (it finished while the coordinator was away): the worker adopts it first.
     mutating func claimOrphan(_ ref: AttemptRef, by worker: SessionID) {
-        guard orphans.contains(ref.id), let location = attempts[ref.id],
+        guard attempts.orphans.contains(ref.id), let location = attempts[ref.id],
             let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
             let old = child.worker, Self.isPastSession(old)
         else { return }
-        orphans.remove(ref.id)
-        attemptsByWorker[old]?.remove(ref.id)
-        attemptsByWorker[worker, default: []].insert(ref.id)
+        attempts.orphans.remove(ref.id)
+        attempts.move(ref.id, from: old, to: worker)
         membership.addInFlight(1, to: worker)
-        runs[location.runIndex]!.children[location.leaf].worker = worker
+        runs[location.runIndex]?.children[location.leaf].worker = worker
     }
 
     /// A result for a restored attempt that arrived on a connection without a session: a
@@ -180,7 +177,7 @@ extension Scheduler {
         _ ref: AttemptRef, outcome: AttemptOutcome, startedAt: Timestamp? = nil, outputTruncated: Bool = false,
         now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
-        guard orphans.contains(ref.id), let location = attempts[ref.id],
+        guard attempts.orphans.contains(ref.id), let location = attempts[ref.id],
             let worker = runs[location.runIndex]?.children[location.leaf].worker
         else { throw SchedulerError(.notFound, "attempt \(ref) is not a restored attempt awaiting its worker") }
         return try attemptFinished(
@@ -190,22 +187,22 @@ extension Scheduler {
     /// The grace period is over: every orphan nobody reported gets a new attempt (or, if it was
     /// being cancelled, finishes cancelled).
     mutating func expireOrphans(now: Timestamp) {
-        orphanDeadline = nil
-        let expired = orphans.sorted()
-        orphans = []
+        attempts.orphanDeadline = nil
+        let expired = attempts.orphans.sorted()
+        attempts.orphans = []
         for attemptID in expired {
             guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf] else {
                 continue
             }
             let (runIndex, leaf) = (location.runIndex, location.leaf)
-            if let worker = child.worker { attemptsByWorker[worker]?.remove(attemptID) }
-            attempts[attemptID]!.dispatched = false
+            if let worker = child.worker { attempts.bySession[worker]?.remove(attemptID) }
+            attempts[attemptID]?.dispatched = false
             if let cancelling = child.cancelling {
-                finishLeaf(runIndex, leaf, .cancelled, message: cancelling, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, reason: cancelling, now: now)
                 continue
             }
             endAttempt(attemptID, now: now)
-            runs[runIndex]!.children[leaf].error =
+            runs[runIndex]?.children[leaf].error =
                 "attempt \(child.attempt) was not reported by any worker after the coordinator restarted"
             setStage(runIndex, leaf, .retryWait, .waiting, now: now)
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))

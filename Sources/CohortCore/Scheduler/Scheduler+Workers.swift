@@ -17,7 +17,7 @@ extension Scheduler {
         if draining { membership.setState(.draining, of: id) }
         workerNames[id] = name
         for ref in running { adopt(ref, by: id, now: now) }
-        if let previous { loseWorker(previous, reason: "replaced by a new session of \(name)", now: now) }
+        if let previous { loseWorker(previous, reason: "replaced by a new session of \(name)", loss: .replaced, now: now) }
         membershipChanged(now: now)
         settle(now: now)
         return takeActions()
@@ -32,27 +32,26 @@ extension Scheduler {
             actions.append(.cancel(worker, ref, reason: supersededReason(ref)))
             return
         }
-        orphans.remove(ref.id)
-        attemptsByWorker[old]?.remove(ref.id)
+        attempts.orphans.remove(ref.id)
+        attempts.move(ref.id, from: old, to: worker)
         membership.addInFlight(-1, to: old)
-        attemptsByWorker[worker, default: []].insert(ref.id)
         membership.addInFlight(1, to: worker)
-        runs[location.runIndex]!.children[location.leaf].worker = worker
+        runs[location.runIndex]?.children[location.leaf].worker = worker
         if child.stage == .dispatched {
-            runs[location.runIndex]!.children[location.leaf].stage = .started
-            runs[location.runIndex]!.children[location.leaf].phase = .running
+            runs[location.runIndex]?.children[location.leaf].stage = .started
+            runs[location.runIndex]?.children[location.leaf].phase = .running
         }
         if let reason = child.cancelling { actions.append(.cancel(worker, ref, reason: reason)) }
     }
 
     /// Why an attempt a worker still runs is not adopted: `superseded by attempt 3`, or unknown.
-    func supersededReason(_ ref: AttemptRef) -> String {
-        if let runIndex = runByID[ref.group], let run = runs[runIndex], let node = run.nodeByPath[ref.path], node < run.leafCount,
+    func supersededReason(_ ref: AttemptRef) -> CancellationReason {
+        if let runIndex = runs.index(of: ref.group), let run = runs[runIndex], let node = run.nodeByPath[ref.path], node < run.leafCount,
             run.children[node].attempt > ref.attempt
         {
-            return "superseded by attempt \(run.children[node].attempt)"
+            return .superseded(byAttempt: run.children[node].attempt)
         }
-        return "the coordinator does not know this attempt"
+        return .unknownAttempt
     }
 
     /// The worker said something (any message counts as a heartbeat).
@@ -78,7 +77,7 @@ extension Scheduler {
     public mutating func workerLost(
         _ id: SessionID, reason: String, handedBack: Bool = false, now: Timestamp
     ) -> [SchedulerAction] {
-        loseWorker(id, reason: reason, handedBack: handedBack, now: now)
+        loseWorker(id, reason: reason, loss: .left, handedBack: handedBack, now: now)
         settle(now: now)
         return takeActions()
     }
@@ -86,28 +85,29 @@ extension Scheduler {
     /// Revokes the session's grants and lock requests; each of its attempts gets a new attempt
     /// (if it never started, was handed back, or within the retry budget) or finishes:
     /// cancelled if it was being cancelled, else failed naming the worker and every attempt's error.
-    mutating func loseWorker(_ id: SessionID, reason: String, handedBack: Bool = false, now: Timestamp) {
+    mutating func loseWorker(_ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp) {
         guard let record = membership.remove(id) else { return }
-        let attemptIDs = (attemptsByWorker.removeValue(forKey: id) ?? []).sorted()
+        let attemptIDs = (attempts.bySession.removeValue(forKey: id) ?? []).sorted()
         for attemptID in attemptIDs {
             guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf] else {
                 continue
             }
             let (runIndex, leaf) = (location.runIndex, location.leaf)
             // The worker is gone: its counts and local requests go with it.
-            attempts[attemptID]!.dispatched = false
+            attempts[attemptID]?.dispatched = false
             let message = "worker \(record.name) (\(id)) was lost: \(reason)"
             if let cancelling = child.cancelling {
-                finishLeaf(runIndex, leaf, .cancelled, message: cancelling, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, reason: cancelling, now: now)
                 continue
             }
             let counts = child.stage == .started && !handedBack
-            if counts { runs[runIndex]!.children[leaf].counted += 1 }
-            let cancelled = runs[runIndex]!.flat.leaves[leaf].ancestors.contains { runs[runIndex]!.groups[$0].cancelReason != nil }
-            if runs[runIndex]!.children[leaf].counted < budget(runIndex, leaf) || !counts, !cancelled {
+            if counts { runs[runIndex]?.children[leaf].counted += 1 }
+            let counted = child.counted + (counts ? 1 : 0)
+            guard let cancelled = runs[runIndex]?.isInCancelledGroup(leaf) else { continue }
+            if counted < budget(runIndex, leaf) || !counts, !cancelled {
                 endAttempt(attemptID, now: now)
-                runs[runIndex]!.children[leaf].error = message
-                if counts { runs[runIndex]!.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
+                runs[runIndex]?.children[leaf].error = message
+                if counts { runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
                 setStage(runIndex, leaf, .retryWait, .waiting, now: now)
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             } else {
@@ -115,5 +115,6 @@ extension Scheduler {
             }
         }
         membershipChanged(now: now)
+        actions.append(.sessionLost(id, loss))
     }
 }

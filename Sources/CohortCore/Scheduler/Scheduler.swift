@@ -3,12 +3,22 @@ import DequeModule
 import Foundation
 
 /// The cluster's scheduler: a pure state machine that takes events (a submission, a worker
-/// joining, an attempt's result, a cancel, the passing of time) and returns the actions that
-/// follow (dispatches, cancels, lock grants, watch events).
+/// joining, an attempt's result, a cancel, the passing of time) and returns everything that
+/// follows as one stream of ``SchedulerAction``s: messages (dispatches, cancels, lock grants,
+/// watch events), what the journal records (``SchedulerAction/record(_:)``) and worker
+/// sessions that ended (``SchedulerAction/sessionLost(_:_:)``).
 ///
-/// It composes the accepted groups (``GroupRun``s over their flattened specs), the
-/// cluster-wide ``LockTable`` and the worker registry with liveness (``Membership``). It
-/// never touches a socket, a clock or a thread: every event carries `now`.
+/// It is a thin facade over state machines with one job each, and routes events between them:
+/// - ``RunTable`` and ``GroupRun`` — the progress of group runs: dependency counting,
+///   outcomes, injection inputs (Runs/, Groups/);
+/// - ``Placement`` — placement on workers: queues by class, parked leaves, capable workers,
+///   the choice of worker (Placement/);
+/// - ``AttemptTable`` — attempts and retries: attempt ids and their sessions, orphans after
+///   a restart, retry and timeout timers (Attempts/);
+/// - ``LockTable`` — the cluster-wide locks and fencing tokens (Locks/);
+/// - ``Membership`` — the worker registry with liveness (Membership/).
+/// The `Scheduler+*.swift` extensions are the routing: what an event means for each part.
+/// It never touches a socket, a clock or a thread: every event carries `now`.
 ///
 /// What it guarantees (DESIGN.md §3):
 /// - a procedure starts only after everything it waits for (`after`, `inject`, sequence
@@ -34,32 +44,17 @@ public struct Scheduler: Sendable {
     /// The cluster-wide lock table.
     public internal(set) var locks: LockTable
 
+    /// The progress of group runs.
     var runs = RunTable()
-    var runByID: [String: Int] = [:]
-    var nextRunIndex = 0
-    var submissions: UInt64 = 0
-    var finishedOrder: Deque<Int> = []
-    /// Current attempt id → where it belongs.
-    var attempts: [UInt64: AttemptLocation] = [:]
-    var attemptsByWorker: [SessionID: Set<UInt64>] = [:]
-    var nextAttemptID: UInt64 = 1
+    /// Attempts and retries: attempt ids, their sessions, timers, orphans.
+    var attempts: AttemptTable
+    /// Every session's worker name, also after it left (for records and snapshots).
     var workerNames: [SessionID: String] = [:]
 
-    // Placement.
-    var classes: [PlacementClass] = []
-    var classIndex: [PlacementClass: Int32] = [:]
-    var queues: [Deque<QueueEntry>] = []
-    var parked: [[QueueEntry]] = []
-    var capable: [[SessionID]] = []
-    /// Per class: where in `capable` the next search for a worker starts (ties take turns).
-    var turns: [Int] = []
-    var queuedCount = 0
-    var rotation = 0
+    /// Placement on workers: queues by class, parked leaves, the choice of worker.
+    var placement = Placement()
 
-    /// Worker-local lock requests (granted or waiting): attempt id -> request ids.
-    var localByAttempt: [UInt64: [UInt64]] = [:]
-
-    var timers = TimerHeap()
+    /// Retry jitter.
     var random: SplitMix64
     /// Propagation work, processed iteratively so long chains never deepen the stack.
     var work: Deque<Work> = []
@@ -67,17 +62,9 @@ public struct Scheduler: Sendable {
     var actions: [SchedulerAction] = []
 
     // The journal (Scheduler+Restore.swift).
-    /// Whether finished children are collected for ``takeFinishedChildren()`` (the journal is on).
-    public var recordsFinishes = false
-    /// Children finished since the last ``takeFinishedChildren()``, recorded as they finish
-    /// (a run forgotten in the same event, `finishedGroupRetention`, keeps its records).
-    var finished: [ChildRecord] = []
-    /// Worker-local grants made and released since the last ``takeLocalLockChanges()``.
-    var localLockChanges: [LocalLockChange] = []
-    /// Attempts restored from the journal that no worker has reported yet.
-    var orphans: Set<UInt64> = []
-    /// When orphans nobody reported get new attempts.
-    var orphanDeadline: Timestamp?
+    /// Whether what the journal keeps is reported as ``SchedulerAction/record(_:)`` actions
+    /// (the coordinator has a journal). Off, nothing is built for it.
+    public var emitsRecords = false
 
     public init(configuration: SchedulerConfiguration = SchedulerConfiguration()) {
         self.configuration = configuration
@@ -85,7 +72,7 @@ public struct Scheduler: Sendable {
         self.locks = LockTable(tokenFloor: configuration.tokenFloor)
         // Attempt ids start above the floor too, so a restarted coordinator (a larger epoch)
         // never hands out an id an earlier incarnation used.
-        self.nextAttemptID = configuration.tokenFloor + 1
+        self.attempts = AttemptTable(floor: configuration.tokenFloor)
         self.random = SplitMix64(seed: configuration.randomSeed)
     }
 
@@ -108,7 +95,7 @@ public struct Scheduler: Sendable {
     {
         if let id {
             try Self.checkGroupID(id)
-            if let runIndex = runByID[id], let run = runs[runIndex] {
+            if let runIndex = runs.index(of: id), let run = runs[runIndex] {
                 guard run.fingerprint == spec.hashValue else {
                     throw SchedulerError(.conflict, "group id \"\(id)\" is already used by another spec")
                 }
@@ -116,10 +103,11 @@ public struct Scheduler: Sendable {
             }
         }
         let groupID = id ?? freshID(for: spec.name)
-        submissions += 1
+        runs.submissions += 1
         let plan = addRun(
-            spec, id: groupID, flat: flat ?? spec.flattened(), sequence: submissions, owner: owner, submittedAt: now)
-        let warnings = placementWarnings(for: plan)
+            spec, id: groupID, flat: flat ?? spec.flattened(), sequence: runs.submissions, owner: owner, submittedAt: now)
+        let warnings = placement.warnings(for: plan.placement, membership: membership)
+        if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
         settle(now: now)
         return Acceptance(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
     }
@@ -129,54 +117,54 @@ public struct Scheduler: Sendable {
     mutating func addRun(
         _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp
     ) -> GroupPlan {
-        let runIndex = nextRunIndex
-        nextRunIndex += 1
+        let runIndex = runs.reserveIndex()
         var placement: [Int32] = []
         placement.reserveCapacity(flat.leaves.count)
         for leaf in flat.leaves {
             placement.append(
-                classID(PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty)))
+                self.placement.classID(
+                    PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty),
+                    membership: membership))
         }
         let plan = GroupPlan(
             runIndex: runIndex, id: groupID, spec: spec, flat: flat, placement: placement, sequence: sequence, owner: owner,
             now: submittedAt)
-        runs[runIndex] = GroupRun(plan: plan)
+        runs.add(GroupRun(plan: plan))
         for leaf in plan.remaining.indices {
             if plan.remaining[leaf] == 0 {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             } else {
-                runs[runIndex]!.children[leaf].phase = .waiting
+                runs[runIndex]?.children[leaf].phase = .waiting
             }
         }
-        runByID[groupID] = runIndex
         // The group's own deadline runs from its submission (a nested group's from its start),
         // across restarts too.
         if let timeout = flat.groups[0].timeout {
-            timers.schedule(.groupTimeout(runIndex: runIndex, group: 0), at: submittedAt + timeout)
+            attempts.timers.schedule(.groupTimeout(runIndex: runIndex, group: 0), at: submittedAt + timeout)
         }
         return plan
     }
 
     /// Whether a group with this id is known (running or kept after finishing).
-    public func contains(group id: String) -> Bool { runByID[id] != nil }
+    public func contains(group id: String) -> Bool { runs.index(of: id) != nil }
 
     /// Reports every change of the group's children (``SchedulerAction/childChanged(group:_:)``)
     /// while `watched` is true; a watcher's shell turns it on and off.
     public mutating func setWatched(_ id: String, _ watched: Bool) {
-        guard let runIndex = runByID[id] else { return }
-        runs[runIndex]!.watched = watched
+        guard let runIndex = runs.index(of: id) else { return }
+        runs[runIndex]?.watched = watched
     }
 
     /// When the scheduler next needs ``tick(now:)``: the earliest timer or liveness expiry.
     public var nextDeadline: Timestamp? {
-        [timers.next, membership.nextExpiry(), orphanDeadline].compactMap { $0 }.min()
+        [attempts.timers.next, membership.nextExpiry(), attempts.orphanDeadline].compactMap { $0 }.min()
     }
 
     /// How many groups have not finished.
-    public var activeGroupCount: Int { runs.count - finishedOrder.count }
+    public var activeGroupCount: Int { runs.activeCount }
 
     /// How many attempts are in flight on workers.
-    public var attemptsInFlight: Int { attempts.values.count { $0.dispatched } }
+    public var attemptsInFlight: Int { attempts.inFlightCount }
 
     // MARK: Helpers
 
@@ -190,8 +178,8 @@ public struct Scheduler: Sendable {
     }
 
     private func freshID(for name: String) -> String {
-        var number = submissions + 1
-        while runByID["\(name)-\(number)"] != nil { number += 1 }
+        var number = runs.submissions + 1
+        while runs.index(of: "\(name)-\(number)") != nil { number += 1 }
         return "\(name)-\(number)"
     }
 
@@ -206,14 +194,6 @@ public struct Scheduler: Sendable {
         defer { actions.removeAll(keepingCapacity: true) }
         return actions
     }
-}
-
-/// Where an attempt belongs.
-struct AttemptLocation: Sendable {
-    var runIndex: Int
-    var leaf: Int
-    /// Sent to a worker (and not finished).
-    var dispatched = false
 }
 
 /// A unit of propagation work.

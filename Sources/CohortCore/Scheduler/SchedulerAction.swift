@@ -6,7 +6,7 @@ public enum SchedulerAction: Hashable, Sendable {
     /// Send this attempt to the worker.
     case dispatch(SessionID, DispatchOrder)
     /// Tell the worker to stop this attempt (it never touches another attempt of the child).
-    case cancel(SessionID, AttemptRef, reason: String)
+    case cancel(SessionID, AttemptRef, reason: CancellationReason)
     /// A worker-local lock request is granted, every category at once.
     case grant(SessionID, request: UInt64, tokens: [String: UInt64])
     /// A worker-local lock request is refused, cancelled, or its grant revoked.
@@ -15,6 +15,21 @@ public enum SchedulerAction: Hashable, Sendable {
     case childChanged(group: String, ChildSnapshot)
     /// The group finished: every child has finished. Reported for every group.
     case groupFinished(group: String, GroupPhase, reason: String?)
+    /// Write this down in the journal (only while ``Scheduler/emitsRecords`` is on). The shell
+    /// commits a turn's records before it sends the turn's messages.
+    case record(JournalRecord)
+    /// A worker session ended (its attempts have been dealt with); `loss` says how.
+    case sessionLost(SessionID, WorkerLoss)
+}
+
+/// How a worker session ended.
+public enum WorkerLoss: Hashable, Sendable {
+    /// It missed its heartbeats: the shell forgets its connection.
+    case silent
+    /// A new session of the same worker replaced it.
+    case replaced
+    /// It said goodbye, or the shell found its connection gone (the shell already knows).
+    case left
 }
 
 /// One attempt to run, with everything the worker needs.
@@ -27,7 +42,7 @@ public struct DispatchOrder: Hashable, Sendable {
     /// Category → fencing token of every lock the attempt runs under (its own and those its
     /// enclosing groups hold for it).
     public var tokens: [String: UInt64]
-    /// The attempt's timeout (the worker cancels it with `timed out`); nil for none.
+    /// The attempt's timeout (the worker cancels it, ``CancellationReason/timedOut``); nil for none.
     public var timeout: Duration?
 
     public init(ref: AttemptRef, kind: String, input: Data, tokens: [String: UInt64], timeout: Duration?) {

@@ -44,7 +44,7 @@ public enum AttemptOutcome: Hashable, Sendable {
     /// The output, UTF-8 JSON, kept as the worker sent it.
     case succeeded(output: Data)
     case failed(error: String)
-    case cancelled(reason: String)
+    case cancelled(reason: CancellationReason)
 }
 
 /// A group's state (DESIGN.md §1).

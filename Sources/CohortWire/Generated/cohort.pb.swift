@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// Cohort wire protocol, version 1: the bodies (frame 1) of every message.
+/// Cohort wire protocol, version 2: the bodies (frame 1) of every message.
 ///
 /// docs/protocol.md is the specification; this file gives the field numbers.
 /// Frame 0 (the 8-byte header: "CHRT", version, family, kind) is not
@@ -236,6 +236,104 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
     .succeeded,
     .failed,
     .cancelled,
+  ]
+
+}
+
+/// Why an attempt or a child was cancelled, for a receiver to switch on; the
+/// text next to it is what people read (version 2).
+nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterable {
+  typealias RawValue = Int
+  case unspecified // = 0
+
+  /// a client's or a procedure's own words
+  case custom // = 1
+
+  /// its timeout (or its group's) passed
+  case timedOut // = 2
+
+  /// a client asked, without words
+  case cancelledByClient // = 3
+
+  /// a newer attempt, or one the coordinator does not know
+  case superseded // = 4
+
+  /// a producer it injects from failed
+  case producerFailed // = 5
+
+  /// a producer it injects from was cancelled
+  case producerCancelled // = 6
+
+  /// its group finished before it could start
+  case groupFinished // = 7
+
+  /// the failure policy: a dependency or sibling failed
+  case dependencyFailed // = 8
+
+  /// its worker was lost
+  case workerLost // = 9
+
+  /// its worker stopped and handed it back
+  case handedBack // = 10
+
+  /// its worker or the coordinator is stopping
+  case shutdown // = 11
+  case UNRECOGNIZED(Int)
+
+  init() {
+    self = .unspecified
+  }
+
+  init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .custom
+    case 2: self = .timedOut
+    case 3: self = .cancelledByClient
+    case 4: self = .superseded
+    case 5: self = .producerFailed
+    case 6: self = .producerCancelled
+    case 7: self = .groupFinished
+    case 8: self = .dependencyFailed
+    case 9: self = .workerLost
+    case 10: self = .handedBack
+    case 11: self = .shutdown
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .custom: return 1
+    case .timedOut: return 2
+    case .cancelledByClient: return 3
+    case .superseded: return 4
+    case .producerFailed: return 5
+    case .producerCancelled: return 6
+    case .groupFinished: return 7
+    case .dependencyFailed: return 8
+    case .workerLost: return 9
+    case .handedBack: return 10
+    case .shutdown: return 11
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  static let allCases: [Cohort_Wire_V1_CancelCode] = [
+    .unspecified,
+    .custom,
+    .timedOut,
+    .cancelledByClient,
+    .superseded,
+    .producerFailed,
+    .producerCancelled,
+    .groupFinished,
+    .dependencyFailed,
+    .workerLost,
+    .handedBack,
+    .shutdown,
   ]
 
 }
@@ -471,6 +569,9 @@ nonisolated struct Cohort_Wire_V1_Outcome: Sendable {
     }
     set {kind = .cancelled(newValue)}
   }
+
+  /// cancelled: the reason's code (required then)
+  var cancelCode: Cohort_Wire_V1_CancelCode = .unspecified
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1371,6 +1472,9 @@ nonisolated struct Cohort_Wire_V1_AttemptResult: Sendable {
 
   var finishedAt: Int64 = 0
 
+  /// cancelled: the reason's code (required then)
+  var cancelCode: Cohort_Wire_V1_CancelCode = .unspecified
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   nonisolated enum OneOf_Outcome: Equatable, Sendable {
@@ -1535,6 +1639,9 @@ nonisolated struct Cohort_Wire_V1_AttemptCancellation: Sendable {
 
   var reason: String = String()
 
+  /// the reason's code (required)
+  var code: Cohort_Wire_V1_CancelCode = .unspecified
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -1651,6 +1758,10 @@ nonisolated extension Cohort_Wire_V1_ChildState: SwiftProtobuf._ProtoNameProvidi
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHILD_STATE_UNSPECIFIED\0\u{1}CHILD_STATE_PENDING\0\u{1}CHILD_STATE_WAITING\0\u{1}CHILD_STATE_READY\0\u{1}CHILD_STATE_RUNNING\0\u{1}CHILD_STATE_SUCCEEDED\0\u{1}CHILD_STATE_FAILED\0\u{1}CHILD_STATE_CANCELLED\0")
 }
 
+nonisolated extension Cohort_Wire_V1_CancelCode: SwiftProtobuf._ProtoNameProviding {
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CANCEL_CODE_UNSPECIFIED\0\u{1}CANCEL_CODE_CUSTOM\0\u{1}CANCEL_CODE_TIMED_OUT\0\u{1}CANCEL_CODE_CANCELLED_BY_CLIENT\0\u{1}CANCEL_CODE_SUPERSEDED\0\u{1}CANCEL_CODE_PRODUCER_FAILED\0\u{1}CANCEL_CODE_PRODUCER_CANCELLED\0\u{1}CANCEL_CODE_GROUP_FINISHED\0\u{1}CANCEL_CODE_DEPENDENCY_FAILED\0\u{1}CANCEL_CODE_WORKER_LOST\0\u{1}CANCEL_CODE_HANDED_BACK\0\u{1}CANCEL_CODE_SHUTDOWN\0")
+}
+
 nonisolated extension Cohort_Wire_V1_PeerRole: SwiftProtobuf._ProtoNameProviding {
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PEER_ROLE_UNSPECIFIED\0\u{1}PEER_ROLE_WORKER\0\u{1}PEER_ROLE_CLIENT\0")
 }
@@ -1714,7 +1825,7 @@ nonisolated extension Cohort_Wire_V1_AttemptRef: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Cohort_Wire_V1_Outcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Outcome"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}output\0\u{1}error\0\u{1}cancelled\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}output\0\u{1}error\0\u{1}cancelled\0\u{3}cancel_code\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1746,6 +1857,7 @@ nonisolated extension Cohort_Wire_V1_Outcome: SwiftProtobuf.Message, SwiftProtob
           self.kind = .cancelled(v)
         }
       }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.cancelCode) }()
       default: break
       }
     }
@@ -1771,11 +1883,15 @@ nonisolated extension Cohort_Wire_V1_Outcome: SwiftProtobuf.Message, SwiftProtob
     }()
     case nil: break
     }
+    if self.cancelCode != .unspecified {
+      try visitor.visitSingularEnumField(value: self.cancelCode, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_Outcome, rhs: Cohort_Wire_V1_Outcome) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.cancelCode != rhs.cancelCode {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3439,7 +3555,7 @@ nonisolated extension Cohort_Wire_V1_AttemptsStarted: SwiftProtobuf.Message, Swi
 
 nonisolated extension Cohort_Wire_V1_AttemptResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".AttemptResult"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}output\0\u{1}error\0\u{1}cancelled\0\u{3}started_at\0\u{3}finished_at\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}output\0\u{1}error\0\u{1}cancelled\0\u{3}started_at\0\u{3}finished_at\0\u{3}cancel_code\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3477,6 +3593,7 @@ nonisolated extension Cohort_Wire_V1_AttemptResult: SwiftProtobuf.Message, Swift
       }()
       case 8: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
       case 9: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
+      case 10: try { try decoder.decodeSingularEnumField(value: &self.cancelCode) }()
       default: break
       }
     }
@@ -3520,6 +3637,9 @@ nonisolated extension Cohort_Wire_V1_AttemptResult: SwiftProtobuf.Message, Swift
     if self.finishedAt != 0 {
       try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 9)
     }
+    if self.cancelCode != .unspecified {
+      try visitor.visitSingularEnumField(value: self.cancelCode, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3531,6 +3651,7 @@ nonisolated extension Cohort_Wire_V1_AttemptResult: SwiftProtobuf.Message, Swift
     if lhs.outcome != rhs.outcome {return false}
     if lhs.startedAt != rhs.startedAt {return false}
     if lhs.finishedAt != rhs.finishedAt {return false}
+    if lhs.cancelCode != rhs.cancelCode {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3832,7 +3953,7 @@ nonisolated extension Cohort_Wire_V1_Dispatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Cohort_Wire_V1_AttemptCancellation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".AttemptCancellation"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}reason\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}reason\0\u{1}code\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3845,6 +3966,7 @@ nonisolated extension Cohort_Wire_V1_AttemptCancellation: SwiftProtobuf.Message,
       case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 6: try { try decoder.decodeSingularEnumField(value: &self.code) }()
       default: break
       }
     }
@@ -3866,6 +3988,9 @@ nonisolated extension Cohort_Wire_V1_AttemptCancellation: SwiftProtobuf.Message,
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 5)
     }
+    if self.code != .unspecified {
+      try visitor.visitSingularEnumField(value: self.code, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3875,6 +4000,7 @@ nonisolated extension Cohort_Wire_V1_AttemptCancellation: SwiftProtobuf.Message,
     if lhs.path != rhs.path {return false}
     if lhs.attempt != rhs.attempt {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.code != rhs.code {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

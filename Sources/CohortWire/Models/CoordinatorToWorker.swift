@@ -55,11 +55,15 @@ public struct AttemptDispatch: Hashable, Sendable {
 /// Stop one attempt.
 public struct AttemptCancellation: Hashable, Sendable {
     public var ref: WireAttemptRef
+    /// Why, in words.
     public var reason: String
+    /// Why, as a code (a worker's procedures see it in their `CancellationReason`).
+    public var code: CancelCode
 
-    public init(ref: WireAttemptRef, reason: String) {
+    public init(ref: WireAttemptRef, reason: String, code: CancelCode = .custom) {
         self.ref = ref
         self.reason = reason
+        self.code = code
     }
 }
 

@@ -90,7 +90,7 @@ public struct HandshakeError: Error, Hashable, Sendable, CustomStringConvertible
     }
 
     /// The refusal of a peer that speaks protocol version `got`:
-    /// `protocol version 2 is not supported; this coordinator speaks 1`.
+    /// `protocol version 3 is not supported; this coordinator speaks 2`.
     public static func unsupportedVersion(_ got: UInt16, supported: ClosedRange<UInt16> = WireVersion.supported) -> HandshakeError {
         HandshakeError(
             code: .unsupportedVersion,

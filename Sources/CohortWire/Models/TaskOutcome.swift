@@ -11,6 +11,7 @@ public enum WireOutcome: Hashable, Sendable {
     case succeeded(output: Data)
     /// Failed; `error` is the error's message.
     case failed(error: String)
-    /// Cancelled; `reason` says why (e.g. `timed out`).
-    case cancelled(reason: String)
+    /// Cancelled; `reason` says why in words (e.g. `timed out`), `code` for a receiver to
+    /// switch on (``CancelCode/timedOut``).
+    case cancelled(reason: String, code: CancelCode = .custom)
 }

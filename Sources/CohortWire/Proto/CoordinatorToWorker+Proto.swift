@@ -33,6 +33,7 @@ extension CoordinatorToWorker: WireBody {
                 var task = Cohort_Wire_V1_AttemptCancellation()
                 cancellation.ref.write(into: &task)
                 task.reason = cancellation.reason
+                task.code = cancellation.code.proto
                 return task
             }
         case .lockGrant(let grant):
@@ -77,8 +78,10 @@ extension CoordinatorToWorker: WireBody {
             return .dispatch(tasks)
         case .cancel:
             var cancellations: [AttemptCancellation] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptCancellation.self) { task, _ in
-                cancellations.append(AttemptCancellation(ref: WireAttemptRef(inline: task), reason: task.reason))
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptCancellation.self) { (task, _) throws(BodyError) in
+                cancellations.append(
+                    AttemptCancellation(
+                        ref: WireAttemptRef(inline: task), reason: task.reason, code: try CancelCode(proto: task.code)))
             }
             return .cancel(cancellations)
         case .lockGrant:

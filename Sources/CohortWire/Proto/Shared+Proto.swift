@@ -85,7 +85,7 @@ extension WireOutcome {
         switch proto.kind {
         case .output(let output): self = .succeeded(output: output)
         case .error(let error): self = .failed(error: error)
-        case .cancelled(let reason): self = .cancelled(reason: reason)
+        case .cancelled(let reason): self = .cancelled(reason: reason, code: try CancelCode(proto: proto.cancelCode))
         case nil: throw BodyError("outcome has no kind")
         }
     }
@@ -95,7 +95,9 @@ extension WireOutcome {
         switch self {
         case .succeeded(let output): proto.kind = .output(output)
         case .failed(let error): proto.kind = .error(error)
-        case .cancelled(let reason): proto.kind = .cancelled(reason)
+        case .cancelled(let reason, let code):
+            proto.kind = .cancelled(reason)
+            proto.cancelCode = code.proto
         }
         return proto
     }
@@ -184,6 +186,41 @@ extension ChildState {
         case .succeeded: .succeeded
         case .failed: .failed
         case .cancelled: .cancelled
+        }
+    }
+}
+
+extension CancelCode {
+    init(proto: Cohort_Wire_V1_CancelCode) throws(BodyError) {
+        switch proto {
+        case .custom: self = .custom
+        case .timedOut: self = .timedOut
+        case .cancelledByClient: self = .cancelledByClient
+        case .superseded: self = .superseded
+        case .producerFailed: self = .producerFailed
+        case .producerCancelled: self = .producerCancelled
+        case .groupFinished: self = .groupFinished
+        case .dependencyFailed: self = .dependencyFailed
+        case .workerLost: self = .workerLost
+        case .handedBack: self = .handedBack
+        case .shutdown: self = .shutdown
+        case .unspecified, .UNRECOGNIZED: throw BodyError("cancel code \(proto.rawValue) is unknown")
+        }
+    }
+
+    var proto: Cohort_Wire_V1_CancelCode {
+        switch self {
+        case .custom: .custom
+        case .timedOut: .timedOut
+        case .cancelledByClient: .cancelledByClient
+        case .superseded: .superseded
+        case .producerFailed: .producerFailed
+        case .producerCancelled: .producerCancelled
+        case .groupFinished: .groupFinished
+        case .dependencyFailed: .dependencyFailed
+        case .workerLost: .workerLost
+        case .handedBack: .handedBack
+        case .shutdown: .shutdown
         }
     }
 }

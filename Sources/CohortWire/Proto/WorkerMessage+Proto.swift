@@ -134,7 +134,7 @@ extension AttemptResult {
         switch proto.outcome {
         case .output(let output): outcome = .succeeded(output: output)
         case .error(let error): outcome = .failed(error: error)
-        case .cancelled(let reason): outcome = .cancelled(reason: reason)
+        case .cancelled(let reason): outcome = .cancelled(reason: reason, code: try CancelCode(proto: proto.cancelCode))
         case nil: throw BodyError("results[\(index)] has no outcome")
         }
         self.init(
@@ -151,7 +151,9 @@ extension AttemptResult {
         switch outcome {
         case .succeeded(let output): proto.outcome = .output(output)
         case .failed(let error): proto.outcome = .error(error)
-        case .cancelled(let reason): proto.outcome = .cancelled(reason)
+        case .cancelled(let reason, let code):
+            proto.outcome = .cancelled(reason)
+            proto.cancelCode = code.proto
         }
         proto.startedAt = startedAt.nanosecondsSinceEpoch
         proto.finishedAt = finishedAt.nanosecondsSinceEpoch

@@ -94,7 +94,7 @@ final class AttemptProcedure: Procedure, @unchecked Sendable {
             return !running.reported
         }
         if first {
-            report(.finished(AttemptResult(ref: dispatch.ref, outcome: .cancelled(reason: Self.describe(reason)), startedAt: now, finishedAt: now)))
+            report(.finished(AttemptResult(ref: dispatch.ref, outcome: .cancelled(reason: Self.describe(reason), code: Self.code(of: reason)), startedAt: now, finishedAt: now)))
         }
     }
 
@@ -111,14 +111,14 @@ final class AttemptProcedure: Procedure, @unchecked Sendable {
             switch outcome {
             case .succeeded: .succeeded(output: output ?? Data("null".utf8))
             case .failed(let error): .failed(error: Self.describe(error))
-            case .cancelled(let reason): .cancelled(reason: Self.describe(reason))
+            case .cancelled(let reason): .cancelled(reason: Self.describe(reason), code: Self.code(of: reason))
             }
         report(.finished(AttemptResult(ref: dispatch.ref, outcome: result, startedAt: startedAt ?? finishedAt, finishedAt: finishedAt)))
     }
 
     private func scheduleTimeout(_ timeout: Duration) {
         let item = DispatchWorkItem { [weak self] in
-            self?.cancel(with: CancellationReason("timed out"))
+            self?.cancel(with: CancellationReason("timed out", code: .timedOut))
         }
         running.withLock { $0.timeout = item }
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds)), execute: item)
@@ -130,5 +130,10 @@ final class AttemptProcedure: Procedure, @unchecked Sendable {
         case nil, is CancellationError: "cancelled"
         case let error?: String(describing: error)
         }
+    }
+
+    /// The code a cancel reports: the reason's own, ``CancelCode/custom`` for any other error.
+    static func code(of error: (any Error)?) -> CancelCode {
+        (error as? CancellationReason)?.code ?? .custom
     }
 }

@@ -131,7 +131,7 @@ extension WorkerLoop {
             logger.debug("cancel for an attempt not running here ignored", metadata: ["attempt.id": "\(cancellation.ref.id)"])
             return
         }
-        attempt.procedure.cancel(with: CancellationReason(cancellation.reason))
+        attempt.procedure.cancel(with: CancellationReason(cancellation.reason, code: cancellation.code))
     }
 
     /// Takes an event another thread posted.

@@ -104,7 +104,7 @@ extension WorkerLoop {
         switch result.outcome {
         case .succeeded(let output): output.count + 64
         case .failed(let error): error.utf8.count + 64
-        case .cancelled(let reason): reason.utf8.count + 64
+        case .cancelled(let reason, _): reason.utf8.count + 64
         }
     }
 

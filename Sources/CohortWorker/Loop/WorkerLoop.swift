@@ -282,7 +282,7 @@ final class WorkerLoop {
         }
         for id in attempts.keys { attempts[id]!.interrupted = true }
         interruptedByStop = attempts.count
-        queue.cancelAll(with: CancellationReason("worker \(configuration.name) stopped"))
+        queue.cancelAll(with: CancellationReason("worker \(configuration.name) stopped", code: .shutdown))
         // Queued attempts held while the coordinator was lost must run to finish cancelled.
         holdingForAdoption = false
         queue.isSuspended = false

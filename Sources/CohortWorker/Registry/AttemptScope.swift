@@ -82,12 +82,17 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
 }
 
 /// The reason a procedure was cancelled, as the coordinator (or the worker) gave it:
-/// `timed out`, `cancelled by client`, …
+/// `timed out`, `cancelled by client`, …, with its code to switch on (``CancelCode/timedOut``).
 public struct CancellationReason: Error, Hashable, Sendable, CustomStringConvertible {
     /// The reason, in words.
     public let message: String
+    /// The reason, as a code; ``CancelCode/custom`` for a procedure's own words.
+    public let code: CancelCode
 
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, code: CancelCode = .custom) {
+        self.message = message
+        self.code = code
+    }
 
     public var description: String { message }
 }

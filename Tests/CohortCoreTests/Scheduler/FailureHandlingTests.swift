@@ -39,7 +39,7 @@ import CohortSpec
         h.addWorker(1)
         try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 3))]), id: "g")
         try h.fail("a", error: "exit code 1")
-        try h.finish(try #require(h.attempt("a")), .cancelled(reason: "timed out"))
+        try h.finish(try #require(h.attempt("a")), .cancelled(reason: .timedOut))
         try h.fail("a", error: "exit code 3")
         let child = try h.child("g", "a")
         #expect(child.phase == .failed)

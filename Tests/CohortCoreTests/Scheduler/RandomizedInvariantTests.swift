@@ -57,7 +57,7 @@ import CohortSpec
             case 0..<45 where !running.isEmpty:
                 let pick = running[random.int(0...(running.count - 1))]
                 if let reason = h.cancels[pick.order.ref.id] {
-                    try h.finish(pick.order, .cancelled(reason: reason))
+                    try h.finish(pick.order, .cancelled(reason: .custom(reason)))
                 } else if random.int(0...9) < 7 || drain {
                     try h.finish(pick.order, .succeeded(output: JSONValue.object(["n": .int(Int64(steps))]).jsonData()))
                 } else {

@@ -5,7 +5,7 @@ import Testing
 import CohortSpec
 
 /// A restarted coordinator's scheduler, rebuilt from what the journal kept (the records the
-/// coordinator writes: dispatches from actions, outcomes from `takeFinishedChildren()`).
+/// coordinator writes: the scheduler's `.record` actions).
 @Suite struct RestoreTests {
     /// What the coordinator's journal would hold after the harness's events so far.
     struct Journal {
@@ -19,28 +19,27 @@ import CohortSpec
         var seen = 0
 
         mutating func absorb(_ harness: inout SchedulerHarness) {
-            for action in harness.log[seen...] {
-                switch action {
-                case .dispatch(let worker, let order):
-                    latest[order.ref.group, default: [:]][order.ref.path] = ChildRecord(
-                        group: order.ref.group, path: order.ref.path, attempt: order.ref.attempt, attemptID: order.ref.id,
-                        state: .inFlight, worker: harness.scheduler.workerName(worker), tokens: order.tokens)
-                case .groupFinished(let group, let phase, let reason):
-                    outcomes[group] = (phase, reason, harness.now)
-                default: break
-                }
-            }
+            absorb(harness.log[seen...])
             seen = harness.log.count
-            for record in harness.scheduler.takeFinishedChildren() {
-                latest[record.group, default: [:]][record.path] = record
-            }
-            for change in harness.scheduler.takeLocalLockChanges() {
-                switch change {
-                case .granted(let record): localLocks["\(record.attemptID)/\(record.request)"] = record
-                case .released(let attemptID, let request): localLocks["\(attemptID)/\(request)"] = nil
+            tokens = harness.scheduler.locks.lastTokens
+        }
+
+        /// Writes down the records among `actions`, as the coordinator's journal does.
+        mutating func absorb(_ actions: some Sequence<SchedulerAction>) {
+            for case .record(let record) in actions {
+                switch record {
+                case .dispatched(let child), .finished(let child):
+                    latest[child.group, default: [:]][child.path] = child
+                case .groupFinished(let group, let phase, let reason, let at):
+                    outcomes[group] = (phase, reason, at)
+                case .localLock(.granted(let grant)):
+                    localLocks["\(grant.attemptID)/\(grant.request)"] = grant
+                case .localLock(.released(let attemptID, let request)):
+                    localLocks["\(attemptID)/\(request)"] = nil
+                case .submitted, .cancelRequested:
+                    break  // the tests write specs and cancels down themselves
                 }
             }
-            tokens = harness.scheduler.locks.lastTokens
         }
 
         func groups() -> [RestoredGroup] {
@@ -59,14 +58,14 @@ import CohortSpec
     func restarted(_ journal: Journal, grace: Duration = .seconds(10), at now: Timestamp) -> SchedulerHarness {
         var harness = SchedulerHarness { $0.tokenFloor = Self.epochFloor }
         harness.now = now
-        harness.scheduler.recordsFinishes = true
+        harness.scheduler.emitsRecords = true
         harness.record(harness.scheduler.restore(journal.groups(), lastTokens: journal.tokens, grace: grace, now: now))
         return harness
     }
 
     func firstRun() throws -> (SchedulerHarness, Journal) {
         var harness = SchedulerHarness()
-        harness.scheduler.recordsFinishes = true
+        harness.scheduler.emitsRecords = true
         var journal = Journal()
         harness.addWorker(1)
         let spec = GroupSpec(
@@ -190,7 +189,7 @@ import CohortSpec
     /// lock "db", one of `b`'s attempt (on worker-2) waits for it.
     func localLockRun() throws -> (SchedulerHarness, Journal, a: DispatchOrder, b: DispatchOrder, token: UInt64) {
         var harness = SchedulerHarness(prefetch: 0)
-        harness.scheduler.recordsFinishes = true
+        harness.scheduler.emitsRecords = true
         var journal = Journal()
         let one = harness.addWorker(1, slots: 1)
         let specA = GroupSpec("a", children: [leaf("a", "shell")])
@@ -204,7 +203,11 @@ import CohortSpec
         #expect(harness.running[a.ref.id]?.worker == one)
         #expect(harness.running[b.ref.id]?.worker == two)
         let granted = harness.scheduler.lockRequested(1, by: one, for: a.ref, categories: ["db"], now: harness.now)
-        guard case .grant(one, 1, let tokens) = granted.first, let token = tokens["db"] else {
+        // The shell journals the grant's record along with it.
+        harness.record(granted)
+        guard case .grant(one, 1, let tokens) = granted.first(where: { if case .grant = $0 { true } else { false } }),
+            let token = tokens["db"]
+        else {
             Issue.record("expected a grant, got \(granted)")
             throw CancellationError()
         }
@@ -235,14 +238,16 @@ import CohortSpec
                 == [.grant(SessionID(11), request: 1, tokens: ["db": token])])
         // Released: b's procedure gets db, with a token above the new epoch's floor.
         let next = harness.scheduler.lockReleased(1, by: SessionID(11), now: harness.now)
-        guard case .grant(SessionID(12), 1, let tokens) = next.first else {
+        guard case .grant(SessionID(12), 1, let tokens) = next.first(where: { if case .grant = $0 { true } else { false } }) else {
             Issue.record("expected b's grant, got \(next)")
             return
         }
         #expect(tokens["db"]! > Self.epochFloor)
         #expect(tokens["db"]! > token)
         // The release is journaled, and so is the new grant.
-        let changes = harness.scheduler.takeLocalLockChanges()
+        let changes = next.compactMap { action -> LocalLockChange? in
+            if case .record(.localLock(let change)) = action { change } else { nil }
+        }
         #expect(changes.contains(.released(attemptID: a.ref.id, request: 1)))
         #expect(changes.contains { if case .granted(let record) = $0 { record.attemptID == b.ref.id } else { false } })
     }
@@ -296,7 +301,7 @@ import CohortSpec
 
     @Test func attemptNumbersContinueAfterARestart() throws {
         var first = SchedulerHarness()
-        first.scheduler.recordsFinishes = true
+        first.scheduler.emitsRecords = true
         var journal = Journal()
         first.addWorker(1)
         let spec = GroupSpec("flaky", children: [leaf("try", "shell", retry: RetryPolicy(attempts: 5))])
@@ -318,7 +323,7 @@ import CohortSpec
 
     @Test func aGroupTimeoutStillRunsFromItsSubmission() throws {
         var first = SchedulerHarness()
-        first.scheduler.recordsFinishes = true
+        first.scheduler.emitsRecords = true
         var journal = Journal()
         let spec = GroupSpec("slow", timeout: .seconds(30), children: [leaf("wait", "sleep")])
         try first.submit(spec, id: "s1")
@@ -335,7 +340,7 @@ import CohortSpec
 
     @Test func aGroupForgottenAsItFinishesStillHasItsOutcomesRecorded() throws {
         var first = SchedulerHarness { $0.finishedGroupRetention = 0 }
-        first.scheduler.recordsFinishes = true
+        first.scheduler.emitsRecords = true
         var journal = Journal()
         first.addWorker(1)
         let spec = GroupSpec("short", children: [leaf("only")])

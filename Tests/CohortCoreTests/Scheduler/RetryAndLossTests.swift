@@ -46,8 +46,8 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1)
         try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 2))]), id: "g")
-        try h.finish(try #require(h.attempt("a")), .cancelled(reason: "timed out"))
-        try h.finish(try #require(h.attempt("a")), .cancelled(reason: "timed out"))
+        try h.finish(try #require(h.attempt("a")), .cancelled(reason: .timedOut))
+        try h.finish(try #require(h.attempt("a")), .cancelled(reason: .timedOut))
         #expect(try h.child("g", "a").phase == .cancelled)
         #expect(try h.child("g", "a").error == "attempt 1: timed out; attempt 2: timed out")
     }

@@ -38,7 +38,7 @@ struct SchedulerHarness {
                 running[order.ref.id] = (worker, order)
                 dispatches.append((worker, order))
             case .cancel(_, let ref, let reason):
-                cancels[ref.id] = reason
+                cancels[ref.id] = reason.text
             case .groupFinished(let group, let phase, let reason):
                 precondition(finished[group] == nil, "group \(group) finished twice")
                 finished[group] = (phase, reason)
@@ -105,7 +105,7 @@ struct SchedulerHarness {
         for (id, reason) in cancels.sorted(by: { $0.key < $1.key }) {
             cancels[id] = nil
             guard let entry = running[id] else { continue }
-            try finish(entry.order, .cancelled(reason: reason))
+            try finish(entry.order, .cancelled(reason: .custom(reason)))
         }
     }
 

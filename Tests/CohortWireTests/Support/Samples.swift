@@ -104,7 +104,7 @@ enum Samples {
         ("results", .worker(.results([
             result,
             AttemptResult(ref: otherAttempt, outcome: .failed(error: "boom"), startedAt: t1, finishedAt: t2),
-            AttemptResult(ref: task, outcome: .cancelled(reason: "timed out"), startedAt: t1, finishedAt: t2),
+            AttemptResult(ref: task, outcome: .cancelled(reason: "timed out", code: .timedOut), startedAt: t1, finishedAt: t2),
         ]))),
         ("lock request", .worker(.lockRequest(LockRequest(requestID: 99, ref: task, categories: ["repo", "db"])))),
         ("lock release", .worker(.lockRelease(requestID: 99))),
@@ -119,7 +119,7 @@ enum Samples {
         ]))),
         ("cancel tasks", .toWorker(.cancel([
             AttemptCancellation(ref: task, reason: "group cancelled"),
-            AttemptCancellation(ref: otherAttempt, reason: "timed out"),
+            AttemptCancellation(ref: otherAttempt, reason: "timed out", code: .timedOut),
         ]))),
         ("lock grant", .toWorker(.lockGrant(LockGrant(requestID: 99, tokens: ["repo": 42, "db": 8])))),
         ("lock denied", .toWorker(.lockDenied(LockDenial(requestID: 99, kind: .denied, reason: "category repo held by the group")))),
