@@ -72,10 +72,14 @@ public final class Coordinator: Sendable {
                         var configuration = configuration
                         let journal = try Coordinator.openJournal(&configuration) { mailbox.post(.journalCommitted) }
                         defer { journal?.close() }
-                        try CoordinatorLoop(
+                        let loop = CoordinatorLoop(
                             configuration: configuration, logger: logger, mailbox: mailbox, stats: stats,
-                            journal: journal, onBound: onBound
-                        ).run()
+                            journal: journal, onBound: onBound)
+                        guard let committer = journal?.committer else { return try loop.run() }
+                        // The journal's commits run beside the loop and end with it.
+                        try withServiceThread(named: "cohort-journal", run: committer.run, finish: committer.finish) {
+                            try loop.run()
+                        }
                     }
                     continuation.resume(with: result)
                 }

@@ -34,9 +34,8 @@ final class JournalWriter {
         self.committer = JournalCommitter(journal: journal, onCommit: onCommit)
     }
 
-    /// Writes what is still queued, ends the committer's thread and closes the journal.
+    /// Closes the journal; call it once the committer's ``JournalCommitter/run()`` has returned.
     func close() {
-        committer.stop()
         journal.close()
     }
 }

@@ -81,7 +81,15 @@ final class CoordinatorLoop {
             logger.info(
                 "CURVE on", metadata: ["keys.count": "\(security.keys.count)", "keys.directory": "\(curve.authorizedKeysDirectory)"])
         }
-        defer { security?.stop() }
+        guard let handler = security?.handler else { return try serve(context) }
+        // CURVE's handshakes are decided on the handler's thread while the loop serves.
+        try withServiceThread(named: "cohort-zap", run: { try? handler.runOnCurrentThread() }, finish: handler.stop) {
+            try serve(context)
+        }
+    }
+
+    /// Binds the router and serves until a stop command (the rest of ``run()``).
+    private func serve(_ context: Context) throws {
         let router = try context.socket(.router)
         defer { router.close() }
         try router.set(.routerMandatory, to: true)

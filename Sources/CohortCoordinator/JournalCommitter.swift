@@ -9,8 +9,12 @@ import Foundation
 /// After a failed write nothing more is written: ``failure`` stays set and ``committed``
 /// never moves again, so what the loop holds is never sent.
 ///
+/// A service: ``run()`` commits on the thread its owner gives it (`withServiceThread`) and
+/// returns once ``finish()`` was called and everything submitted before is written; nothing
+/// starts a thread in `init`.
+///
 /// Thread-safety: `Sendable`; every method may be called from any thread (the loop calls
-/// them from its own). The thread ends with ``stop()``.
+/// them from its own).
 final class JournalCommitter: @unchecked Sendable {
     // @unchecked Sendable: every mutable property is read and written with `condition` held.
     private let condition = NSCondition()
@@ -20,8 +24,7 @@ final class JournalCommitter: @unchecked Sendable {
     /// Every batch up to this sequence number is on disk.
     private var committedUpTo: UInt64 = 0
     private var writeFailure: JournalError?
-    private var stopped = false
-    private var ended = false
+    private var finishing = false
 
     private let journal: Journal
     /// Called on the committer's thread after every commit or failure (wakes the loop).
@@ -30,9 +33,6 @@ final class JournalCommitter: @unchecked Sendable {
     init(journal: Journal, onCommit: @escaping @Sendable () -> Void) {
         self.journal = journal
         self.onCommit = onCommit
-        let thread = Thread { [self] in run() }
-        thread.name = "cohort-journal"
-        thread.start()
     }
 
     /// Every batch up to this sequence number is on disk.
@@ -78,12 +78,11 @@ final class JournalCommitter: @unchecked Sendable {
         }
     }
 
-    /// Ends the thread once what was submitted is written, and waits until it has ended.
-    func stop() {
+    /// Asks ``run()`` to return once what was submitted is written. Does not wait.
+    func finish() {
         locked {
-            stopped = true
+            finishing = true
             condition.broadcast()
-            while !ended { condition.wait() }
         }
     }
 
@@ -93,21 +92,17 @@ final class JournalCommitter: @unchecked Sendable {
         return body()
     }
 
-    /// Commits what is queued, again and again, until stopped.
-    private func run() {
+    /// Commits what is queued, again and again, until ``finish()`` was called and nothing is
+    /// left. Blocks: call it on a thread of its own.
+    func run() {
         while true {
             let (batches, last): ([JournalBatch], UInt64) = locked {
-                while queued.isEmpty, !stopped { condition.wait() }
+                while queued.isEmpty, !finishing { condition.wait() }
                 defer { queued = [] }
                 return (writeFailure == nil ? queued : [], submitted)
             }
             if batches.isEmpty {
-                let done = locked {
-                    guard stopped, queued.isEmpty else { return false }
-                    ended = true
-                    condition.broadcast()
-                    return true
-                }
+                let done = locked { finishing && queued.isEmpty }
                 if done { return }
                 continue
             }

@@ -54,11 +54,12 @@ import Testing
         defer { fake.stop() }
         let connecting = Task { await clientError { try await CohortClient.connect(configuration(fake.endpoint)) } }
         _ = try await fake.hello()
-        // "CHRT", protocol version 2, family 1 (handshake), kind 2 (welcome), and a body.
-        try fake.sendRaw([Array("CHRT".utf8) + [0, 2, 1, 2], Array("welcome from the future".utf8)])
+        // "CHRT", the next protocol version, family 1 (handshake), kind 2 (welcome), and a body.
+        let future = UInt8(WireVersion.current + 1)
+        try fake.sendRaw([Array("CHRT".utf8) + [0, future, 1, 2], Array("welcome from the future".utf8)])
         let error = try await within(Deadline.event, "the refused connect") { await connecting.value }
         #expect(error?.code == .protocolMismatch)
-        #expect(error?.message.contains("speaks protocol version 2") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("speaks protocol version \(future)") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("this client speaks \(WireVersion.current)") == true, "\(error?.message ?? "")")
     }
 

@@ -15,6 +15,11 @@ import Testing
         try withExtendedLifetime(directory) { try body(journal) }
     }
 
+    /// Runs the committer's service on its own thread while `body` runs, as the coordinator does.
+    func serving<R>(_ committer: JournalCommitter, _ body: () throws -> R) rethrows -> R {
+        try withServiceThread(named: "test-journal", run: committer.run, finish: committer.finish, body)
+    }
+
     func batch(token: UInt64) -> JournalBatch {
         var batch = JournalBatch()
         batch.fencing["c"] = token
@@ -26,7 +31,7 @@ import Testing
         try withJournal { (journal: Journal) throws in
             let wakes = Atomic<Int>(0)
             let committer = JournalCommitter(journal: journal) { wakes.add(1, ordering: .relaxed) }
-            defer { committer.stop() }
+            try serving(committer) { () throws in
             var last: UInt64 = 0
             for token in 1...200 { last = committer.submit(batch(token: UInt64(token))) }
             committer.waitUntilIdle()
@@ -42,6 +47,7 @@ import Testing
             let here = committer.commitHere(batch(token: 201))
             #expect(committer.committed == here)
             #expect(try journal.load().lastTokens["c"] == 201)
+            }
         }
     }
 
@@ -50,7 +56,7 @@ import Testing
     @Test func aFailedWriteIsNeverReportedCommitted() throws {
         try withJournal { (journal: Journal) throws in
             let committer = JournalCommitter(journal: journal) {}
-            defer { committer.stop() }
+            serving(committer) {
             let first = committer.submit(batch(token: 1))
             committer.waitUntilIdle()
             #expect(committer.committed == first)
@@ -62,6 +68,7 @@ import Testing
             _ = committer.submit(batch(token: 3))
             committer.waitUntilIdle()
             #expect(committer.committed == first)
+            }
         }
     }
 
@@ -69,11 +76,27 @@ import Testing
     @Test func aFailedWriteHereIsNeverReportedCommitted() throws {
         try withJournal { (journal: Journal) throws in
             let committer = JournalCommitter(journal: journal) {}
-            defer { committer.stop() }
             journal.close()
             let sequence = committer.commitHere(batch(token: 1))
             #expect(committer.failure != nil)
             #expect(committer.committed < sequence)
+        }
+    }
+
+    /// finish() lets run() return only once what was submitted before it is written: nothing
+    /// accepted by the loop is dropped when the coordinator stops.
+    @Test func finishingWritesWhatWasSubmittedBeforeRunReturns() throws {
+        try withJournal { (journal: Journal) throws in
+            let committer = JournalCommitter(journal: journal) {}
+            let last = serving(committer) {
+                var last: UInt64 = 0
+                for token in 1...500 { last = committer.submit(batch(token: UInt64(token))) }
+                return last
+            }
+            // The scope waited for run() to return: everything is on disk, nothing is queued.
+            #expect(committer.committed == last)
+            #expect(committer.isIdle)
+            #expect(try journal.load().lastTokens["c"] == 500)
         }
     }
 }

@@ -10,12 +10,13 @@ import ZeroMQ
 final class LoopSecurity {
     let settings: CurveServerSettings
     private let ring: KeyRing
-    private let handler: ZAPHandler
+    let handler: ZAPHandler
     /// The loop's copy of ``ring``'s keys: checked per message without taking a lock.
     private(set) var keys: AuthorizedKeys
 
-    /// Loads the authorised keys (strictly: a bad file stops the start) and starts the ZAP
-    /// handler. Call before the router binds.
+    /// Loads the authorised keys (strictly: a bad file stops the start) and binds the ZAP
+    /// handler in `context`. Call before the router binds; the loop serves the handler on a
+    /// thread of its own for as long as it runs (``handler``'s `runOnCurrentThread()`).
     /// - Throws: ``KeyFileError`` for the directory or a file in it, `ZeroMQError` for the handler.
     init(settings: CurveServerSettings, context: Context) throws {
         self.settings = settings
@@ -23,10 +24,6 @@ final class LoopSecurity {
         let ring = KeyRing(keys)
         self.ring = ring
         handler = try ZAPHandler(context: context) { ring.decide($0) }
-        let handler = self.handler
-        let thread = Thread { try? handler.runOnCurrentThread() }
-        thread.name = "cohort-zap"
-        thread.start()
     }
 
     /// Makes `router` a CURVE server whose handshakes go through the handler (fails closed).
@@ -66,8 +63,6 @@ final class LoopSecurity {
             ])
     }
 
-    /// Stops the handler (its thread ends; the context's termination would end it too).
-    func stop() { handler.stop() }
 }
 
 extension CoordinatorConfiguration {
