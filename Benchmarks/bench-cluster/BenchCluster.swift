@@ -14,9 +14,12 @@ final class BenchCluster {
     /// none) and `workers` workers of `slots` slots, and waits until every worker is connected.
     /// `keys` makes it a CURVE cluster.
     init(cohort: String, workers: Int, slots: Int, journal: Bool = true, keys: BenchKeys? = nil) async throws {
-        var arguments = ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"] + (keys?.coordinator ?? [])
+        var arguments =
+            ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"] + (keys?.coordinator ?? [])
         if journal {
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString)").path
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "bench-cluster-\(UUID().uuidString)"
+            ).path
             stateDir = directory
             arguments += ["--state-dir", directory]
         } else {
@@ -30,7 +33,9 @@ final class BenchCluster {
         let deadline = ContinuousClock.now + .seconds(20)
         while found == nil, ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            found = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+            found = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map {
+                String($0.dropFirst(prefix.count))
+            }
             if found == nil { try await Task.sleep(for: .milliseconds(10)) }
         }
         guard let found else {
@@ -41,14 +46,20 @@ final class BenchCluster {
         for index in 1...workers {
             let (worker, _) = try Self.spawn(
                 cohort, capturingOutput: false,
-                ["worker", "--coordinator", endpoint, "--name", "bench-\(index)", "--slots", "\(slots)", "--log-level", "error"]
+                [
+                    "worker", "--coordinator", endpoint, "--name", "bench-\(index)", "--slots", "\(slots)",
+                    "--log-level", "error",
+                ]
                     + (keys?.worker ?? []))
             pids.append(worker)
         }
         let endpoint = found
-        try await CohortClient.withClient(keys?.client(endpoint) ?? ClientConfiguration(coordinator: endpoint)) { client in
+        try await CohortClient.withClient(keys?.client(endpoint) ?? ClientConfiguration(coordinator: endpoint)) {
+            client in
             while try await client.workers().filter({ $0.state == .ready }).count < workers {
-                guard ContinuousClock.now < deadline + .seconds(20) else { throw BenchError("the workers did not connect") }
+                guard ContinuousClock.now < deadline + .seconds(20) else {
+                    throw BenchError("the workers did not connect")
+                }
                 try await Task.sleep(for: .milliseconds(20))
             }
         }
@@ -58,7 +69,9 @@ final class BenchCluster {
     func stop() {
         Self.stop(pids.reversed())
         pids = []
-        for path in [stateDir, coordinatorOutput].compactMap({ $0 }) { try? FileManager.default.removeItem(atPath: path) }
+        for path in [stateDir, coordinatorOutput].compactMap({ $0 }) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
         stateDir = nil
         coordinatorOutput = nil
     }
@@ -81,9 +94,13 @@ final class BenchCluster {
 
     /// Starts a process with stdout in a temporary file (the caller removes it), or in
     /// /dev/null when not `capturingOutput`; returns its pid and where stdout went.
-    static func spawn(_ executable: String, capturingOutput: Bool = true, _ arguments: [String]) throws -> (pid_t, String) {
-        let output = capturingOutput
-            ? FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString).out").path
+    static func spawn(_ executable: String, capturingOutput: Bool = true, _ arguments: [String]) throws -> (
+        pid_t, String
+    ) {
+        let output =
+            capturingOutput
+            ? FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString).out")
+                .path
             : "/dev/null"
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

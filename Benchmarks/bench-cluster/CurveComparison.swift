@@ -12,13 +12,15 @@ struct BenchKeys {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory + "/authorized", withIntermediateDirectories: true)
         for (role, name) in [("coordinator", "coordinator"), ("worker", "bench-worker"), ("client", "bench-client")] {
-            let (pid, _) = try BenchCluster.spawn(cohort, capturingOutput: false, ["keygen", "--out", directory, "--role", role, "--name", name])
+            let (pid, _) = try BenchCluster.spawn(
+                cohort, capturingOutput: false, ["keygen", "--out", directory, "--role", role, "--name", name])
             var status: Int32 = 0
             waitpid(pid, &status, 0)
             guard status == 0 else { throw BenchError("cohort keygen failed for \(name)") }
         }
         for name in ["bench-worker", "bench-client"] {
-            try FileManager.default.copyItem(atPath: "\(directory)/\(name).pub", toPath: "\(directory)/authorized/\(name).pub")
+            try FileManager.default.copyItem(
+                atPath: "\(directory)/\(name).pub", toPath: "\(directory)/authorized/\(name).pub")
         }
         let directory = self.directory
         func key(_ file: String, _ word: String) throws -> String {
@@ -34,7 +36,9 @@ struct BenchKeys {
             serverKey: try CurvePublicKey(z85: try key("coordinator.pub", "coordinator")))
     }
 
-    var coordinator: [String] { ["--key", "\(directory)/coordinator.key", "--authorized-keys", "\(directory)/authorized"] }
+    var coordinator: [String] {
+        ["--key", "\(directory)/coordinator.key", "--authorized-keys", "\(directory)/authorized"]
+    }
     var worker: [String] { ["--key", "\(directory)/bench-worker.key", "--server-key", "\(directory)/coordinator.pub"] }
 
     func client(_ endpoint: String) -> ClientConfiguration {
@@ -82,12 +86,14 @@ enum CurveComparison {
         let keys = try BenchKeys(cohort: options.binaries + "/cohort")
         defer { try? FileManager.default.removeItem(atPath: keys.directory) }
         // Alternated, twice each, best of two: the machine is shared and noisy.
-        var plains: [Side] = [], curves: [Side] = []
+        var plains: [Side] = []
+        var curves: [Side] = []
         for _ in 0..<2 {
             plains.append(try await measure(options, keys: nil))
             curves.append(try await measure(options, keys: keys))
         }
-        let plain = best(plains), curve = best(curves)
+        let plain = best(plains)
+        let curve = best(curves)
         func row(_ label: String, _ plain: Double, _ curve: Double, _ unit: String, decimals: Int = 1) {
             print(
                 label.padding(toLength: 30, withPad: " ", startingAt: 0)
@@ -95,9 +101,13 @@ enum CurveComparison {
                     + "\(format(curve, decimals)) \(unit)".padding(toLength: 22, withPad: " ", startingAt: 0)
                     + "\(format(curve / plain, 2))×")
         }
-        print("bench-cluster --curve: coordinator + 2 workers, plaintext and CURVE alternated twice in one run, best of each")
-        print("measurement".padding(toLength: 30, withPad: " ", startingAt: 0) + "plaintext".padding(toLength: 22, withPad: " ", startingAt: 0)
-            + "CURVE".padding(toLength: 22, withPad: " ", startingAt: 0) + "CURVE / plaintext")
+        print(
+            "bench-cluster --curve: coordinator + 2 workers, plaintext and CURVE alternated twice in one run, best of each"
+        )
+        print(
+            "measurement".padding(toLength: 30, withPad: " ", startingAt: 0)
+                + "plaintext".padding(toLength: 22, withPad: " ", startingAt: 0)
+                + "CURVE".padding(toLength: 22, withPad: " ", startingAt: 0) + "CURVE / plaintext")
         row("connect (handshake), p50", plain.connect.p50Micros, curve.connect.p50Micros, "µs")
         row("throughput, \(options.noops) no-ops", plain.throughput, curve.throughput, "/s", decimals: 0)
         row("submit → finished, p50", plain.roundTrip.p50Micros, curve.roundTrip.p50Micros, "µs")

@@ -9,7 +9,8 @@ struct Latency: Codable {
     var maxMicros: Double
 
     init(_ samples: [Duration]) {
-        let micros = samples.map { Double($0.components.seconds) * 1e6 + Double($0.components.attoseconds) / 1e12 }.sorted()
+        let micros = samples.map { Double($0.components.seconds) * 1e6 + Double($0.components.attoseconds) / 1e12 }
+            .sorted()
         count = micros.count
         func percentile(_ p: Double) -> Double {
             micros.isEmpty ? 0 : micros[min(micros.count - 1, Int((Double(micros.count) * p).rounded(.up)) - 1)]
@@ -37,7 +38,8 @@ enum Measurements {
         return (elapsed, try await client.status(receipt.id))
     }
 
-    static func echoChildren(_ count: Int, name: String, mode: String = "parallel", exclusive: String? = nil) -> String {
+    static func echoChildren(_ count: Int, name: String, mode: String = "parallel", exclusive: String? = nil) -> String
+    {
         var spec = "name: \(name)\nmode: \(mode)\nchildren:\n"
         let lock = exclusive.map { ", exclusive: [\($0)]" } ?? ""
         for index in 0..<count { spec += "  - { name: c\(index), run: echo\(lock) }\n" }

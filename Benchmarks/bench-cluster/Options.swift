@@ -35,7 +35,8 @@ struct Options {
         """
 
     static var ownDirectory: String {
-        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let path =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return (path as NSString).deletingLastPathComponent
     }
 
@@ -43,7 +44,9 @@ struct Options {
         var options = Options()
         var rest = arguments[...]
         func number(_ flag: String) -> Int {
-            guard let text = rest.popFirst(), let value = Int(text), value > 0 else { fail("\(flag) takes a positive number") }
+            guard let text = rest.popFirst(), let value = Int(text), value > 0 else {
+                fail("\(flag) takes a positive number")
+            }
             return value
         }
         while let flag = rest.popFirst() {

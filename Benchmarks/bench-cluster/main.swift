@@ -27,8 +27,9 @@ func measureBaseline(_ options: Options) throws -> Baseline {
     defer { try? FileManager.default.removeItem(atPath: output) }
     let data = try Data(contentsOf: URL(fileURLWithPath: output))
     guard let report = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-          let relay = report["relayRoundTrip"] as? [String: Any], let p50 = relay["p50Micros"] as? Double,
-          let pipelined = report["relayPipelined"] as? [String: Any], let rate = pipelined["roundTripsPerSecond"] as? Double
+        let relay = report["relayRoundTrip"] as? [String: Any], let p50 = relay["p50Micros"] as? Double,
+        let pipelined = report["relayPipelined"] as? [String: Any],
+        let rate = pipelined["roundTripsPerSecond"] as? Double
     else { throw BenchError("cannot read bench-zeromq's report") }
     return Baseline(relayP50Micros: p50, relayPipelinedPerSecond: rate)
 }
@@ -49,7 +50,9 @@ func measure(_ options: Options) async throws -> Report {
 
     let two = try await BenchCluster(cohort: cohort, workers: 2, slots: 8, journal: !options.noJournal)
     defer { two.stop() }
-    let (throughput, roundTrip, chain, handoff) = try await CohortClient.withClient(ClientConfiguration(coordinator: two.endpoint)) { client in
+    let (throughput, roundTrip, chain, handoff) = try await CohortClient.withClient(
+        ClientConfiguration(coordinator: two.endpoint)
+    ) { client in
         (
             try await Measurements.throughput(client, count: options.noops),
             try await Measurements.roundTrips(client, count: options.roundTrips),
@@ -66,7 +69,8 @@ func measure(_ options: Options) async throws -> Report {
         try await Measurements.cancels(client, children: options.cancelChildren, runs: options.cancelRuns)
     }
     return Report(
-        baseline: baseline, throughputPerSecond: throughput, throughputWithoutJournalPerSecond: withoutJournal, roundTrip: roundTrip, chainPerLinkMicros: chain * 1e6,
+        baseline: baseline, throughputPerSecond: throughput, throughputWithoutJournalPerSecond: withoutJournal,
+        roundTrip: roundTrip, chainPerLinkMicros: chain * 1e6,
         cancel: cancel, handoff: handoff)
 }
 
@@ -83,29 +87,40 @@ func printTable(_ report: Report, _ options: Options) {
     }
     func row(_ label: String, _ value: String, _ ratio: String, _ target: String) {
         print(
-            label.padding(toLength: 34, withPad: " ", startingAt: 0) + value.padding(toLength: 26, withPad: " ", startingAt: 0)
+            label.padding(toLength: 34, withPad: " ", startingAt: 0)
+                + value.padding(toLength: 26, withPad: " ", startingAt: 0)
                 + ratio.padding(toLength: 22, withPad: " ", startingAt: 0) + target)
     }
     print("bench-cluster: coordinator + 2 workers (cancel: 4 workers); build in release mode for real numbers")
     if let relay, let pipelined {
-        print("baseline, bench-zeromq --processes: relay p50 \(format(relay)) µs, pipelined \(format(pipelined, 0)) round trips/s")
+        print(
+            "baseline, bench-zeromq --processes: relay p50 \(format(relay)) µs, pipelined \(format(pipelined, 0)) round trips/s"
+        )
     }
     row("measurement", "value", "ratio to the relay", "target")
     row(
-        "throughput, \(options.noops) no-ops\(options.noJournal ? ", no journal" : ", journal on")", "\(format(report.throughputPerSecond, 0)) procedures/s",
+        "throughput, \(options.noops) no-ops\(options.noJournal ? ", no journal" : ", journal on")",
+        "\(format(report.throughputPerSecond, 0)) procedures/s",
         ratio(report.throughputPerSecond, pipelined, " of pipelined"), "≥ 50000/s and ≥ 0.2×")
     if let bare = report.throughputWithoutJournalPerSecond {
         row(
             "  same, journal off", "\(format(bare, 0)) procedures/s",
             "journal costs \(format(100 * (1 - report.throughputPerSecond / bare)))%", "")
     }
-    row("submit → finished, p50", "\(format(report.roundTrip.p50Micros)) µs", ratio(report.roundTrip.p50Micros, relay), "≤ 1.5×")
+    row(
+        "submit → finished, p50", "\(format(report.roundTrip.p50Micros)) µs", ratio(report.roundTrip.p50Micros, relay),
+        "≤ 1.5×")
     row("submit → finished, p99", "\(format(report.roundTrip.p99Micros)) µs", "", "≤ 1000 µs")
-    row("chain of \(options.chain), per link", "\(format(report.chainPerLinkMicros)) µs", ratio(report.chainPerLinkMicros, relay), "≤ 1.5×")
+    row(
+        "chain of \(options.chain), per link", "\(format(report.chainPerLinkMicros)) µs",
+        ratio(report.chainPerLinkMicros, relay), "≤ 1.5×")
     row(
         "cancel \(options.cancelChildren) running, p50 / p99",
-        "\(format(report.cancel.p50Micros / 1000, 2)) / \(format(report.cancel.p99Micros / 1000, 2)) ms", "", "p99 ≤ 20 ms")
-    row("lock handoff, p50", "\(format(report.handoff.p50Micros)) µs", ratio(report.handoff.p50Micros, relay), "≤ 200 µs")
+        "\(format(report.cancel.p50Micros / 1000, 2)) / \(format(report.cancel.p99Micros / 1000, 2)) ms", "",
+        "p99 ≤ 20 ms")
+    row(
+        "lock handoff, p50", "\(format(report.handoff.p50Micros)) µs", ratio(report.handoff.p50Micros, relay),
+        "≤ 200 µs")
 }
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))

@@ -108,8 +108,10 @@ let baselineRate = Double(n) / baseline
 if options.json {
     var object: [String: Any] = [:]
     for (name, count, seconds) in rows {
-        object[name] = ["count": count, "seconds": seconds, "perSecond": Double(count) / seconds,
-                        "ratioToOperationQueue": (Double(count) / seconds) / baselineRate]
+        object[name] = [
+            "count": count, "seconds": seconds, "perSecond": Double(count) / seconds,
+            "ratioToOperationQueue": (Double(count) / seconds) / baselineRate,
+        ]
     }
     let data = try! JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
     print(String(decoding: data, as: UTF8.self))
@@ -117,7 +119,8 @@ if options.json {
     print("case".padding(toLength: 34, withPad: " ", startingAt: 0) + "      count      per second   × OperationQueue")
     for (name, count, seconds) in rows {
         let rate = Double(count) / seconds
-        print(name.padding(toLength: 34, withPad: " ", startingAt: 0)
-            + String(format: "%11d %15.0f %12.2f×", count, rate, rate / baselineRate))
+        print(
+            name.padding(toLength: 34, withPad: " ", startingAt: 0)
+                + String(format: "%11d %15.0f %12.2f×", count, rate, rate / baselineRate))
     }
 }

@@ -37,25 +37,48 @@ func ref(_ i: Int) -> WireAttemptRef {
 }
 
 func dispatch(_ count: Int) -> CoordinatorToWorker {
-    .dispatch((0..<count).map { AttemptDispatch(ref: ref($0), kind: "shell", input: input, fencingTokens: [:], timeout: .seconds(300)) })
+    .dispatch(
+        (0..<count).map {
+            AttemptDispatch(ref: ref($0), kind: "shell", input: input, fencingTokens: [:], timeout: .seconds(300))
+        })
 }
 
 func results(_ count: Int) -> WorkerMessage {
-    .results((0..<count).map {
-        AttemptResult(ref: ref($0), outcome: .succeeded(output: output), startedAt: start,
-                   finishedAt: WireTimestamp(nanosecondsSinceEpoch: start.nanosecondsSinceEpoch + 1_000_000))
-    })
+    .results(
+        (0..<count).map {
+            AttemptResult(
+                ref: ref($0), outcome: .succeeded(output: output), startedAt: start,
+                finishedAt: WireTimestamp(nanosecondsSinceEpoch: start.nanosecondsSinceEpoch + 1_000_000))
+        })
 }
 
 // MARK: Baseline: the same content through Codable JSON
 
-struct JSONAttemptRef: Codable { var id: UInt64; var group: String; var path: String; var attempt: UInt32 }
-struct JSONAttempt: Codable { var task: JSONAttemptRef; var kind: String; var input: Data; var fencingTokens: [String: UInt64]; var timeoutMs: UInt64 }
-struct JSONResult: Codable { var task: JSONAttemptRef; var output: Data; var startedAt: Int64; var finishedAt: Int64 }
+struct JSONAttemptRef: Codable {
+    var id: UInt64
+    var group: String
+    var path: String
+    var attempt: UInt32
+}
+struct JSONAttempt: Codable {
+    var task: JSONAttemptRef
+    var kind: String
+    var input: Data
+    var fencingTokens: [String: UInt64]
+    var timeoutMs: UInt64
+}
+struct JSONResult: Codable {
+    var task: JSONAttemptRef
+    var output: Data
+    var startedAt: Int64
+    var finishedAt: Int64
+}
 struct JSONDispatch: Codable { var tasks: [JSONAttempt] }
 struct JSONResults: Codable { var results: [JSONResult] }
 
-func jsonRef(_ r: WireAttemptRef) -> JSONAttemptRef { JSONAttemptRef(id: r.id, group: r.group, path: r.path, attempt: r.attempt) }
+func jsonRef(_ r: WireAttemptRef) -> JSONAttemptRef {
+    JSONAttemptRef(id: r.id, group: r.group, path: r.path, attempt: r.attempt)
+}
 
 // MARK: Measurement
 
@@ -135,22 +158,26 @@ var rows: [Row] = []
     }
     let baselineRate = try measure(seconds: options.seconds, baseline)
     let itemRate = rate.cpu * Double(items)
-    rows.append(Row(
-        name: name, itemsPerMessage: items, frameBytes: frames[0].count + frames[1].count,
-        messagesPerSecond: rate.cpu, itemsPerSecond: itemRate, nanosecondsPerItem: 1e9 / itemRate,
-        wallItemsPerSecond: rate.wall * Double(items),
-        baselineItemsPerSecond: baselineRate.cpu * Double(items),
-        ratioToBaseline: rate.cpu / baselineRate.cpu,
-        // A single message must itself reach the target; a batch must reach it in items.
-        meetsTarget: (items == 1 ? rate.cpu : itemRate) >= target))
+    rows.append(
+        Row(
+            name: name, itemsPerMessage: items, frameBytes: frames[0].count + frames[1].count,
+            messagesPerSecond: rate.cpu, itemsPerSecond: itemRate, nanosecondsPerItem: 1e9 / itemRate,
+            wallItemsPerSecond: rate.wall * Double(items),
+            baselineItemsPerSecond: baselineRate.cpu * Double(items),
+            ratioToBaseline: rate.cpu / baselineRate.cpu,
+            // A single message must itself reach the target; a batch must reach it in items.
+            meetsTarget: (items == 1 ? rate.cpu : itemRate) >= target))
 }
 
 for count in [1, 64] {
     let message = dispatch(count)
     guard case .dispatch(let tasks) = message else { fatalError() }
-    let json = JSONDispatch(tasks: tasks.map {
-        JSONAttempt(task: jsonRef($0.ref), kind: $0.kind, input: $0.input, fencingTokens: $0.fencingTokens, timeoutMs: 300_000)
-    })
+    let json = JSONDispatch(
+        tasks: tasks.map {
+            JSONAttempt(
+                task: jsonRef($0.ref), kind: $0.kind, input: $0.input, fencingTokens: $0.fencingTokens,
+                timeoutMs: 300_000)
+        })
     try run("dispatch ×\(count)", items: count, message: .toWorker(message)) {
         let decoded = try jsonDecoder.decode(JSONDispatch.self, from: jsonEncoder.encode(json))
         return decoded.tasks.count
@@ -159,10 +186,12 @@ for count in [1, 64] {
 for count in [1, 64] {
     let message = results(count)
     guard case .results(let list) = message else { fatalError() }
-    let json = JSONResults(results: list.map {
-        JSONResult(task: jsonRef($0.ref), output: output, startedAt: $0.startedAt.nanosecondsSinceEpoch,
-                   finishedAt: $0.finishedAt.nanosecondsSinceEpoch)
-    })
+    let json = JSONResults(
+        results: list.map {
+            JSONResult(
+                task: jsonRef($0.ref), output: output, startedAt: $0.startedAt.nanosecondsSinceEpoch,
+                finishedAt: $0.finishedAt.nanosecondsSinceEpoch)
+        })
     try run("results ×\(count)", items: count, message: .worker(message)) {
         let decoded = try jsonDecoder.decode(JSONResults.self, from: jsonEncoder.encode(json))
         return decoded.results.count
@@ -185,16 +214,20 @@ if options.json {
         value >= 1e6 ? String(format: "%.2fM", value / 1e6) : String(format: "%.0fk", value / 1e3)
     }
     func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
-    print("bench-wire: encode + decode per CPU-second, protocol version \(WireVersion.current); baseline = Codable JSON, same run")
-    print("case".padding(toLength: 14, withPad: " ", startingAt: 0)
-        + pad("bytes", 7) + pad("msgs/s", 10) + pad("items/s", 10) + pad("ns/item", 9) + pad("wall items/s", 14)
-        + pad("JSON items/s", 14) + pad("× JSON", 8) + "  target ≥ 1M/s")
+    print(
+        "bench-wire: encode + decode per CPU-second, protocol version \(WireVersion.current); baseline = Codable JSON, same run"
+    )
+    print(
+        "case".padding(toLength: 14, withPad: " ", startingAt: 0)
+            + pad("bytes", 7) + pad("msgs/s", 10) + pad("items/s", 10) + pad("ns/item", 9) + pad("wall items/s", 14)
+            + pad("JSON items/s", 14) + pad("× JSON", 8) + "  target ≥ 1M/s")
     for row in rows {
-        print(row.name.padding(toLength: 14, withPad: " ", startingAt: 0)
-            + pad("\(row.frameBytes)", 7) + pad(f(row.messagesPerSecond), 10) + pad(f(row.itemsPerSecond), 10)
-            + pad(String(format: "%.0f", row.nanosecondsPerItem), 9) + pad(f(row.wallItemsPerSecond), 14)
-            + pad(f(row.baselineItemsPerSecond), 14) + pad(String(format: "%.1f", row.ratioToBaseline), 8)
-            + (row.meetsTarget ? "  ok" : "  BELOW"))
+        print(
+            row.name.padding(toLength: 14, withPad: " ", startingAt: 0)
+                + pad("\(row.frameBytes)", 7) + pad(f(row.messagesPerSecond), 10) + pad(f(row.itemsPerSecond), 10)
+                + pad(String(format: "%.0f", row.nanosecondsPerItem), 9) + pad(f(row.wallItemsPerSecond), 14)
+                + pad(f(row.baselineItemsPerSecond), 14) + pad(String(format: "%.1f", row.ratioToBaseline), 8)
+                + (row.meetsTarget ? "  ok" : "  BELOW"))
     }
 }
 

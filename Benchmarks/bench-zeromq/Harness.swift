@@ -105,7 +105,8 @@ final class ProcessHarness: Harness {
 
     private static var executable: URL {
         if FileManager.default.fileExists(atPath: "/proc/self/exe"),
-           let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let path = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        {
             return URL(fileURLWithPath: path)
         }
         return URL(fileURLWithPath: CommandLine.arguments[0])

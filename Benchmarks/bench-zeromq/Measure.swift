@@ -9,7 +9,8 @@ struct Latency: Codable {
     var maxMicros: Double
 
     init(samples: [Duration]) {
-        let nanos = samples.map { Double($0.components.seconds) * 1e9 + Double($0.components.attoseconds) / 1e9 }.sorted()
+        let nanos = samples.map { Double($0.components.seconds) * 1e9 + Double($0.components.attoseconds) / 1e9 }
+            .sorted()
         count = nanos.count
         func percentile(_ p: Int) -> Double { nanos[min(nanos.count - 1, nanos.count * p / 100)] / 1000 }
         p50Micros = percentile(50)
@@ -50,7 +51,8 @@ enum Measure {
     }
 
     /// Keeps up to `window` requests in flight until `total` replies are back.
-    static func pipelined(_ dealer: Socket, payload: [UInt8], total: Int, window: Int) throws(ZeroMQError) -> Throughput {
+    static func pipelined(_ dealer: Socket, payload: [UInt8], total: Int, window: Int) throws(ZeroMQError) -> Throughput
+    {
         let clock = ContinuousClock()
         let reply = Message()
         var sent = 0
@@ -68,6 +70,7 @@ enum Measure {
         }
         let elapsed = clock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Throughput(messages: total, window: window, seconds: seconds, roundTripsPerSecond: Double(total) / seconds)
+        return Throughput(
+            messages: total, window: window, seconds: seconds, roundTripsPerSecond: Double(total) / seconds)
     }
 }

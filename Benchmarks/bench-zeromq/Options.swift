@@ -31,7 +31,9 @@ struct Options {
         }
         func number(_ flag: String) throws(UsageError) -> Int {
             let text = try value(flag)
-            guard let number = Int(text), number > 0 else { throw UsageError("\(flag): not a positive number: \(text)") }
+            guard let number = Int(text), number > 0 else {
+                throw UsageError("\(flag): not a positive number: \(text)")
+            }
             return number
         }
         while let argument = rest.popFirst() {

@@ -48,7 +48,7 @@ enum Roles {
                     }
                 }
             }
-        } catch where error.isTerminated {
+        } catch  where error.isTerminated {
             return
         }
     }
@@ -57,7 +57,7 @@ enum Roles {
     private static func receiveOrEnd(_ socket: Socket) throws(ZeroMQError) -> [Message]? {
         do {
             return try socket.receive()
-        } catch where error.isTerminated {
+        } catch  where error.isTerminated {
             return nil
         }
     }

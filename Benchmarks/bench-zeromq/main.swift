@@ -35,9 +35,12 @@ func run(_ options: Options) throws {
     echo.close()
 
     let relayClient = try client(harness.startRelay())
-    let relayed = try Measure.roundTrips(relayClient, payload: payload, warmUp: options.warmUp, count: options.roundTrips)
-    _ = try Measure.pipelined(relayClient, payload: payload, total: options.pipelinedMessages / 10, window: options.window)
-    let pipelined = try Measure.pipelined(relayClient, payload: payload, total: options.pipelinedMessages, window: options.window)
+    let relayed = try Measure.roundTrips(
+        relayClient, payload: payload, warmUp: options.warmUp, count: options.roundTrips)
+    _ = try Measure.pipelined(
+        relayClient, payload: payload, total: options.pipelinedMessages / 10, window: options.window)
+    let pipelined = try Measure.pipelined(
+        relayClient, payload: payload, total: options.pipelinedMessages, window: options.window)
     relayClient.close()
     harness.stop()
 
@@ -65,15 +68,20 @@ func printTable(_ report: Report, _ options: Options) {
     func pad(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
     print("bench-zeromq: libzmq \(report.libzmq), tcp://127.0.0.1, \(report.mode), payload \(report.payloadBytes) B")
     print(pad("benchmark", 38) + pad("count", 9) + "    p50 µs    p99 µs   mean µs    max µs      per second")
-    for (name, latency) in [("ROUTER/DEALER round trip", report.routerDealerRoundTrip),
-                            ("relay round trip (2 hops each way)", report.relayRoundTrip)] {
-        print(pad(name, 38) + pad("\(latency.count)", 9)
-              + column(latency.p50Micros) + column(latency.p99Micros) + column(latency.meanMicros) + column(latency.maxMicros)
-              + String(format: "%16.0f", 1e6 / latency.meanMicros))
+    for (name, latency) in [
+        ("ROUTER/DEALER round trip", report.routerDealerRoundTrip),
+        ("relay round trip (2 hops each way)", report.relayRoundTrip),
+    ] {
+        print(
+            pad(name, 38) + pad("\(latency.count)", 9)
+                + column(latency.p50Micros) + column(latency.p99Micros) + column(latency.meanMicros)
+                + column(latency.maxMicros)
+                + String(format: "%16.0f", 1e6 / latency.meanMicros))
     }
     let pipelined = report.relayPipelined
-    print(pad("relay pipelined (window \(pipelined.window))", 38) + pad("\(pipelined.messages)", 9)
-          + String(repeating: " ", count: 40) + String(format: "%16.0f", pipelined.roundTripsPerSecond))
+    print(
+        pad("relay pipelined (window \(pipelined.window))", 38) + pad("\(pipelined.messages)", 9)
+            + String(repeating: " ", count: 40) + String(format: "%16.0f", pipelined.roundTripsPerSecond))
     print(String(format: "relay p50 / ROUTER-DEALER p50 = %.2f", report.relayToRoundTripP50Ratio))
 }
 

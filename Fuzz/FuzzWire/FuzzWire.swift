@@ -66,25 +66,70 @@ public func fuzzWire(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 /// Writes valid encodings of a few messages into $FUZZ_WIRE_SEEDS (a corpus
 /// directory) so the fuzzer starts from real messages.
 @_cdecl("LLVMFuzzerInitialize")
-public func fuzzWireInitialize(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>) -> CInt {
+public func fuzzWireInitialize(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>
+) -> CInt {
     guard let directory = ProcessInfo.processInfo.environment["FUZZ_WIRE_SEEDS"] else { return 0 }
     let task = WireAttemptRef(id: 42, group: "g-1", path: "tests/unit", attempt: 2)
     let json = Data(#"{"a":[1,2]}"#.utf8)
-    let child = ChildStatus(name: "unit", path: "tests/unit", state: .running, worker: "w-1", attempt: 1, startedAt: WireTimestamp(nanosecondsSinceEpoch: 5))
+    let child = ChildStatus(
+        name: "unit", path: "tests/unit", state: .running, worker: "w-1", attempt: 1,
+        startedAt: WireTimestamp(nanosecondsSinceEpoch: 5))
     let seeds: [WireMessage] = [
         .handshake(.hello(Hello(role: .worker, softwareVersion: "0.1", peerName: "w"))),
         .handshake(.welcome(Welcome(coordinatorID: "c", epoch: 3, peerID: "w-1", softwareVersion: "0.1"))),
         .handshake(.error(.unsupportedVersion(2))),
-        .clientRequest(ClientRequest(requestID: 1, .submit(Submission(groupID: "g", document: "name: x", format: .yaml, sourceName: "x.yaml")))),
+        .clientRequest(
+            ClientRequest(
+                requestID: 1,
+                .submit(Submission(groupID: "g", document: "name: x", format: .yaml, sourceName: "x.yaml")))),
         .clientRequest(ClientRequest(requestID: 2, .cancel(group: "g", path: "a/b", reason: "r"))),
-        .coordinatorReply(CoordinatorReply(requestID: 3, .group(GroupDetail(id: "g", name: "n", state: .running, submittedAt: WireTimestamp(nanosecondsSinceEpoch: 1), children: [child])))),
-        .coordinatorReply(CoordinatorReply(requestID: 4, .watchEvents([WatchEvent(group: "g", at: WireTimestamp(nanosecondsSinceEpoch: 2), .child(child))]))),
-        .coordinatorReply(CoordinatorReply(requestID: 5, .error(ProtocolError(code: .invalidSpec, message: "m", specErrors: [SpecError(path: "p", message: "m")])))),
-        .coordinatorReply(CoordinatorReply(requestID: 6, .locks([LockInfo(category: "repo", token: 4, holder: LockHolder(group: "g", child: "c", attempt: 1, worker: "w"), waiters: [LockWaiter(group: "g", child: "d")])]))),
-        .worker(.ready(WorkerReady(name: "w", host: "h", sessionID: "s", labels: ["linux"], slots: 2, kinds: ["echo"], running: [RunningAttempt(task: task, startedAt: nil, heldTokens: ["repo": 3])]))),
-        .worker(.results([AttemptResult(task: task, outcome: .succeeded(output: json), startedAt: WireTimestamp(nanosecondsSinceEpoch: 1), finishedAt: WireTimestamp(nanosecondsSinceEpoch: 2)), AttemptResult(task: task, outcome: .failed(error: "e"), startedAt: WireTimestamp(nanosecondsSinceEpoch: 1), finishedAt: WireTimestamp(nanosecondsSinceEpoch: 2))])),
+        .coordinatorReply(
+            CoordinatorReply(
+                requestID: 3,
+                .group(
+                    GroupDetail(
+                        id: "g", name: "n", state: .running, submittedAt: WireTimestamp(nanosecondsSinceEpoch: 1),
+                        children: [child])))),
+        .coordinatorReply(
+            CoordinatorReply(
+                requestID: 4,
+                .watchEvents([WatchEvent(group: "g", at: WireTimestamp(nanosecondsSinceEpoch: 2), .child(child))]))),
+        .coordinatorReply(
+            CoordinatorReply(
+                requestID: 5,
+                .error(
+                    ProtocolError(code: .invalidSpec, message: "m", specErrors: [SpecError(path: "p", message: "m")])))),
+        .coordinatorReply(
+            CoordinatorReply(
+                requestID: 6,
+                .locks([
+                    LockInfo(
+                        category: "repo", token: 4, holder: LockHolder(group: "g", child: "c", attempt: 1, worker: "w"),
+                        waiters: [LockWaiter(group: "g", child: "d")])
+                ]))),
+        .worker(
+            .ready(
+                WorkerReady(
+                    name: "w", host: "h", sessionID: "s", labels: ["linux"], slots: 2, kinds: ["echo"],
+                    running: [RunningAttempt(task: task, startedAt: nil, heldTokens: ["repo": 3])]))),
+        .worker(
+            .results([
+                AttemptResult(
+                    task: task, outcome: .succeeded(output: json), startedAt: WireTimestamp(nanosecondsSinceEpoch: 1),
+                    finishedAt: WireTimestamp(nanosecondsSinceEpoch: 2)),
+                AttemptResult(
+                    task: task, outcome: .failed(error: "e"), startedAt: WireTimestamp(nanosecondsSinceEpoch: 1),
+                    finishedAt: WireTimestamp(nanosecondsSinceEpoch: 2)),
+            ])),
         .worker(.lockRequest(LockRequest(requestID: 7, task: task, categories: ["repo", "db"]))),
-        .toWorker(.dispatch([AttemptDispatch(task: task, kind: "shell", input: json, fencingTokens: ["repo": 9], timeout: .seconds(5), env: ["A": "1"])])),
+        .toWorker(
+            .dispatch([
+                AttemptDispatch(
+                    task: task, kind: "shell", input: json, fencingTokens: ["repo": 9], timeout: .seconds(5),
+                    env: ["A": "1"])
+            ])),
         .toWorker(.cancel([AttemptCancellation(task: task, reason: "timed out")])),
         .toWorker(.error(WorkerError(code: .superseded, message: "m", task: task, requestID: 7))),
     ]

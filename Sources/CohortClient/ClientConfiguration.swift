@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A client's settings, with their defaults.
 ///
@@ -51,7 +52,9 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// - Throws: ``ClientError`` with code ``ClientError/Code/rejected`` naming the setting at fault.
     public func validate() throws(ClientError) {
         if let problem = Endpoint.problem(coordinator) { throw ClientError(.rejected, "coordinator: \(problem)") }
-        for (name, value) in [("connectTimeout", connectTimeout), ("requestTimeout", requestTimeout), ("probeAfter", probeAfter)]
+        for (name, value) in [
+            ("connectTimeout", connectTimeout), ("requestTimeout", requestTimeout), ("probeAfter", probeAfter),
+        ]
         where value <= .zero {
             throw ClientError(.rejected, "\(name): must be positive, not \(value)")
         }
@@ -66,7 +69,8 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// `cohort-cli@<hostname>`.
     public static var defaultPeerName: String {
         var buffer = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&buffer, buffer.count) == 0
+        let host =
+            gethostname(&buffer, buffer.count) == 0
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
         return "cohort-cli@\(host)"
     }

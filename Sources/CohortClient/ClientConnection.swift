@@ -1,5 +1,5 @@
-import Foundation
 import CohortWire
+import Foundation
 import Logging
 import Synchronization
 import ZeroMQ
@@ -42,7 +42,9 @@ final class ClientConnection: Sendable {
     /// Starts the loop thread, connects and completes the handshake.
     /// - Throws: ``ClientError`` `unreachable` when no WELCOME arrives within the connect
     ///   timeout, `protocolMismatch`/`permissionDenied` when the coordinator refuses.
-    static func open(_ configuration: ClientConfiguration, logger: Logger) async throws(ClientError) -> (ClientConnection, Welcome) {
+    static func open(_ configuration: ClientConfiguration, logger: Logger) async throws(ClientError) -> (
+        ClientConnection, Welcome
+    ) {
         let inbox: ClientInbox
         do {
             inbox = try ClientInbox()

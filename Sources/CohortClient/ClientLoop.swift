@@ -1,5 +1,5 @@
-import Foundation
 import CohortWire
+import Foundation
 import Logging
 import ZeroMQ
 
@@ -69,7 +69,9 @@ final class ClientLoop {
             try socket.connect(endpoint)
         } catch {
             let code: ClientError.Code = error.code == ZeroMQError.Code.invalidArgument ? .rejected : .unreachable
-            handshake.resume(returning: .failure(ClientError(code, "cannot connect to the coordinator at \(endpoint): \(error.message)")))
+            handshake.resume(
+                returning: .failure(
+                    ClientError(code, "cannot connect to the coordinator at \(endpoint): \(error.message)")))
             finish(socket: nil, context: nil)
             return
         }
@@ -92,7 +94,8 @@ final class ClientLoop {
     // MARK: - Handshake
 
     private func shakeHands(_ socket: Socket, _ monitor: Monitor) -> Result<Welcome, ClientError> {
-        let hello = Hello(role: .client, softwareVersion: CohortClient.softwareVersion, peerName: configuration.peerName)
+        let hello = Hello(
+            role: .client, softwareVersion: CohortClient.softwareVersion, peerName: configuration.peerName)
         do {
             try socket.send(codec.encode(.handshake(.hello(hello))), wait: .never)
         } catch {
@@ -128,28 +131,32 @@ final class ClientLoop {
             switch Result(catching: { () throws(WireError) in try codec.decode(frames: frames) }) {
             case .success(.handshake(.welcome(let welcome))):
                 lastHeard = clock.now
-                logger.debug("connected", metadata: ["coordinator.endpoint": "\(endpoint)", "client.id": "\(welcome.peerID)"])
+                logger.debug(
+                    "connected", metadata: ["coordinator.endpoint": "\(endpoint)", "client.id": "\(welcome.peerID)"])
                 return .success(welcome)
             case .success(.handshake(.error(let refusal))):
                 return .failure(ClientError(refusal: refusal, endpoint: endpoint))
             case .success(let other):
                 logger.debug("ignored a message before WELCOME", metadata: ["wire.family": "\(other.family)"])
             case .failure(.unsupportedVersion(let got, _)):
-                return .failure(ClientError(
-                    .protocolMismatch,
-                    "the coordinator at \(endpoint) speaks protocol version \(got); this client speaks \(WireVersion.current)"))
+                return .failure(
+                    ClientError(
+                        .protocolMismatch,
+                        "the coordinator at \(endpoint) speaks protocol version \(got); this client speaks \(WireVersion.current)"
+                    ))
             case .failure(let error):
                 logger.debug("ignored undecodable frames before WELCOME", metadata: ["wire.error": "\(error)"])
             }
         }
         if let lastHandshakeFailure { return .failure(lastHandshakeFailure) }
-        return .failure(ClientError(
-            .unreachable,
-            "cannot reach the coordinator at \(endpoint): no answer within \(ClientLoop.describe(configuration.connectTimeout))"
-                + (configuration.curve == nil
-                    ? " (if it requires CURVE, give this client its keys: --key and --server-key)"
-                    : " (the CURVE handshake did not complete: check --server-key and that the coordinator uses CURVE)")
-        ))
+        return .failure(
+            ClientError(
+                .unreachable,
+                "cannot reach the coordinator at \(endpoint): no answer within \(ClientLoop.describe(configuration.connectTimeout))"
+                    + (configuration.curve == nil
+                        ? " (if it requires CURVE, give this client its keys: --key and --server-key)"
+                        : " (the CURVE handshake did not complete: check --server-key and that the coordinator uses CURVE)")
+            ))
     }
 
     /// The error a failed handshake becomes: a refused key is a permission error (exit 77),
@@ -157,7 +164,8 @@ final class ClientLoop {
     private func handshakeFailure(_ event: MonitorEvent) -> ClientError? {
         guard let explanation = event.handshakeFailureExplanation(curve: configuration.curve != nil) else { return nil }
         if event.kind == .handshakeFailedAuth {
-            return ClientError(.permissionDenied, "the coordinator at \(endpoint) refused the handshake: \(explanation)")
+            return ClientError(
+                .permissionDenied, "the coordinator at \(endpoint) refused the handshake: \(explanation)")
         }
         if configuration.curve == nil {
             return ClientError(
@@ -303,7 +311,8 @@ final class ClientLoop {
                 coordinatorLost(socket, error.message)
                 return
             }
-            if reply.requestID == 0, case .error(let error) = reply.kind, error.code == .shuttingDown, error.restarting {
+            if reply.requestID == 0, case .error(let error) = reply.kind, error.code == .shuttingDown, error.restarting
+            {
                 // Stopped with a journal (a planned restart): what is open waits for it, as after
                 // a crash; with nothing open, the next request finds it back (HANDSHAKE_REQUIRED,
                 // then HELLO again) or times out. A coordinator without a journal fails what is
@@ -328,7 +337,8 @@ final class ClientLoop {
             // A coordinator restarted on the same endpoint does not know this session: every
             // pending call (a watch of a group the old one ran, too) fails rather than hangs.
             fatal = ClientError(
-                .connectionLost, "the coordinator at \(endpoint) no longer knows this client: it restarted (\(error.message))")
+                .connectionLost,
+                "the coordinator at \(endpoint) no longer knows this client: it restarted (\(error.message))")
             return
         }
         if reply.requestID == 0 {
@@ -375,7 +385,9 @@ final class ClientLoop {
         for (id, entry) in pending {
             if let deadline = entry.deadline, deadline <= now {
                 pending[id] = nil
-                fail(entry.responder, ClientError(.connectionLost, "no answer from the coordinator at \(endpoint) in time"))
+                fail(
+                    entry.responder,
+                    ClientError(.connectionLost, "no answer from the coordinator at \(endpoint) in time"))
             }
         }
         let watching = pending.values.contains { if case .stream = $0.responder { true } else { false } }
@@ -422,16 +434,20 @@ final class ClientLoop {
     private func coordinatorLost(_ socket: Socket, _ why: String) {
         guard reconnecting == nil, fatal == nil, !pending.isEmpty else { return }
         let announced = restartAnnounced
-        logger.info("the coordinator went away; reconnecting", metadata: ["coordinator.endpoint": "\(endpoint)", "reason": "\(why)"])
+        logger.info(
+            "the coordinator went away; reconnecting",
+            metadata: ["coordinator.endpoint": "\(endpoint)", "reason": "\(why)"])
         probe = nil
         reconnecting = (clock.now, clock.now, announced)
-        configuration.onConnectionChange?(.waiting(reason: why, restarting: announced, timeout: configuration.reconnectTimeout))
+        configuration.onConnectionChange?(
+            .waiting(reason: why, restarting: announced, timeout: configuration.reconnectTimeout))
         sayHelloAgain(socket)
     }
 
     private func sayHelloAgain(_ socket: Socket) {
         reconnecting?.lastHello = clock.now
-        let hello = Hello(role: .client, softwareVersion: CohortClient.softwareVersion, peerName: configuration.peerName)
+        let hello = Hello(
+            role: .client, softwareVersion: CohortClient.softwareVersion, peerName: configuration.peerName)
         _ = try? socket.send(codec.encode(.handshake(.hello(hello))), wait: .never)
     }
 
@@ -441,14 +457,18 @@ final class ClientLoop {
     private func reconnected(_ welcome: Welcome, _ socket: Socket) {
         reconnecting = nil
         restartAnnounced = false
-        logger.info("reconnected", metadata: ["coordinator.endpoint": "\(endpoint)", "coordinator.epoch": "\(welcome.epoch)"])
+        logger.info(
+            "reconnected", metadata: ["coordinator.endpoint": "\(endpoint)", "coordinator.epoch": "\(welcome.epoch)"])
         configuration.onConnectionChange?(.reconnected(epoch: welcome.epoch))
         for (id, entry) in pending.sorted(by: { $0.key < $1.key }) {
             if case .submit(let submission) = entry.kind, submission.groupID == nil {
                 pending[id] = nil
-                fail(entry.responder, ClientError(
-                    .connectionLost,
-                    "the coordinator at \(endpoint) restarted before it answered; the group may have been accepted (use --id to resubmit safely)"))
+                fail(
+                    entry.responder,
+                    ClientError(
+                        .connectionLost,
+                        "the coordinator at \(endpoint) restarted before it answered; the group may have been accepted (use --id to resubmit safely)"
+                    ))
                 continue
             }
             do {

@@ -28,7 +28,9 @@ extension CohortClient {
     /// A finished child's result, and whether the coordinator cut its output down to its
     /// `maxOutputBytes` (a marker in the output shows where).
     /// - Throws: as ``result(_:child:)``.
-    public func resultDetail(_ group: String, child: String?) async throws(ClientError) -> (outcome: ChildOutcome, outputTruncated: Bool) {
+    public func resultDetail(_ group: String, child: String?) async throws(ClientError) -> (
+        outcome: ChildOutcome, outputTruncated: Bool
+    ) {
         let reply = try await connection.request(.result(group: group, path: child))
         guard case .result(let result) = reply else { throw unexpected(reply, for: "result") }
         switch result.outcome {
@@ -48,7 +50,9 @@ extension CohortClient {
     /// Returns once the coordinator accepted the cancel; the group's end follows in its status
     /// and watch events (``wait(_:)`` waits for it).
     /// - Throws: ``ClientError/Code/notFound`` for an unknown group or child.
-    public func cancel(_ group: String, child: String? = nil, reason: String = "cancelled by a client") async throws(ClientError) {
+    public func cancel(_ group: String, child: String? = nil, reason: String = "cancelled by a client")
+        async throws(ClientError)
+    {
         let reply = try await connection.request(.cancel(group: group, path: child, reason: reason))
         guard case .cancelAccepted = reply else { throw unexpected(reply, for: "cancel") }
     }

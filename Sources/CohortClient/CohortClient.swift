@@ -109,7 +109,8 @@ public final class CohortClient: Sendable {
         } catch {
             throw ClientError(invalid: error)
         }
-        return try await send(Submission(groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: nil))
+        return try await send(
+            Submission(groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: nil))
     }
 
     private func send(_ submission: Submission) async throws(ClientError) -> SubmitReceipt {
@@ -128,6 +129,7 @@ extension ClientError {
     init(invalid errors: SpecErrors) {
         let source = errors.sourceName.map { " \($0)" } ?? ""
         let count = errors.errors.count
-        self.init(.invalidSpec, "invalid spec\(source): \(count) error\(count == 1 ? "" : "s")", specErrors: errors.errors)
+        self.init(
+            .invalidSpec, "invalid spec\(source): \(count) error\(count == 1 ? "" : "s")", specErrors: errors.errors)
     }
 }

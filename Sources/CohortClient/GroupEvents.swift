@@ -53,7 +53,8 @@ public struct GroupEvents: AsyncSequence, Sendable {
                 case .group(let detail):
                     buffered.append(.snapshot(detail))
                     if detail.state.isFinished {
-                        buffered.append(.finished(detail.state, reason: detail.reason, at: detail.finishedAt ?? detail.submittedAt))
+                        buffered.append(
+                            .finished(detail.state, reason: detail.reason, at: detail.finishedAt ?? detail.submittedAt))
                         ended = true
                     }
                 case .watchEvents(let events):

@@ -115,7 +115,9 @@ public final class Coordinator: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
                 let immediate: Result<String, any Error>? = lifecycle.withLock { state in
                     if let endpoint = state.endpoint { return .success(endpoint) }
-                    if state.finished { return .failure(CoordinatorError(message: "the coordinator stopped before binding")) }
+                    if state.finished {
+                        return .failure(CoordinatorError(message: "the coordinator stopped before binding"))
+                    }
                     // A cancel that came before this registration found nothing to resume.
                     if Task.isCancelled { return .failure(CancellationError()) }
                     state.endpointWaiters[waiter.id] = continuation

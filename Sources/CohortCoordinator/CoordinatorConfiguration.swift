@@ -1,6 +1,7 @@
 import CohortCore
-import CohortSpec
 import CohortJournal
+import CohortSpec
+
 import enum ZeroMQ.Endpoint
 
 /// The coordinator's settings, with their defaults.
@@ -91,13 +92,20 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         guard (1...1000).contains(heartbeatLiveness) else {
             throw fail("heartbeatLiveness", "must be between 1 and 1000, not \(heartbeatLiveness)")
         }
-        guard (0...100_000).contains(prefetch) else { throw fail("prefetch", "must be between 0 and 100000, not \(prefetch)") }
-        guard linger >= .zero else { throw fail("linger", "must not be negative, not \(linger)") }
-        guard maxFrameSize >= 4096 else { throw fail("maxFrameSize", "must be at least 4096 bytes, not \(maxFrameSize)") }
-        if let maxMessageSize, maxMessageSize < maxFrameSize + 64 {
-            throw fail("maxMessageSize", "must be at least maxFrameSize + 64 (\(maxFrameSize + 64)), not \(maxMessageSize)")
+        guard (0...100_000).contains(prefetch) else {
+            throw fail("prefetch", "must be between 0 and 100000, not \(prefetch)")
         }
-        guard maxOutputBytes >= 1024 else { throw fail("maxOutputBytes", "must be at least 1024 bytes, not \(maxOutputBytes)") }
+        guard linger >= .zero else { throw fail("linger", "must not be negative, not \(linger)") }
+        guard maxFrameSize >= 4096 else {
+            throw fail("maxFrameSize", "must be at least 4096 bytes, not \(maxFrameSize)")
+        }
+        if let maxMessageSize, maxMessageSize < maxFrameSize + 64 {
+            throw fail(
+                "maxMessageSize", "must be at least maxFrameSize + 64 (\(maxFrameSize + 64)), not \(maxMessageSize)")
+        }
+        guard maxOutputBytes >= 1024 else {
+            throw fail("maxOutputBytes", "must be at least 1024 bytes, not \(maxOutputBytes)")
+        }
         if let curve, curve.authorizedKeysDirectory.isEmpty {
             throw fail("authorizedKeysDir", "must name a directory when secretKeyFile is set")
         }

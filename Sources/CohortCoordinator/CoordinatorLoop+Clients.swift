@@ -43,7 +43,8 @@ extension CoordinatorLoop {
 
         case .cancel(let group, let path, let reason):
             let why: CancellationReason =
-                reason.isEmpty ? .cancelledByClient(session.name.isEmpty ? session.peerID : session.name) : .custom(reason)
+                reason.isEmpty
+                ? .cancelledByClient(session.name.isEmpty ? session.peerID : session.name) : .custom(reason)
             do {
                 let actions =
                     if let path {
@@ -93,11 +94,13 @@ extension CoordinatorLoop {
             dropWatches(of: routing)
 
         case .drain(let name):
-            guard let worker = scheduler.workerRecords().first(where: { $0.name == name || $0.id.description == name }) else {
+            guard let worker = scheduler.workerRecords().first(where: { $0.name == name || $0.id.description == name })
+            else {
                 return fail(ProtocolError(code: .notFound, message: "no worker named \"\(name)\""))
             }
             logger.info(
-                "worker draining", metadata: ["worker.id": "\(worker.id)", "worker.name": "\(worker.name)", "reason": "asked by a client"])
+                "worker draining",
+                metadata: ["worker.id": "\(worker.id)", "worker.name": "\(worker.name)", "reason": "asked by a client"])
             apply(scheduler.workerDraining(worker.id, now: now))
             reply(.acknowledged)
         }

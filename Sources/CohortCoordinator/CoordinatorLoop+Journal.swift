@@ -1,6 +1,6 @@
 import CohortCore
-import CohortSpec
 import CohortJournal
+import CohortSpec
 import CohortWire
 import Foundation
 import ZeroMQ

@@ -51,7 +51,8 @@ extension CoordinatorLoop {
             return
         }
         guard !stopping else {
-            outbox.send(.error(HandshakeError(code: .shuttingDown, message: "the coordinator is stopping")), to: routing)
+            outbox.send(
+                .error(HandshakeError(code: .shuttingDown, message: "the coordinator is stopping")), to: routing)
             return
         }
         let (session, replaced) = peers.open(routing, role: hello.role, name: hello.peerName, key: key, now: now)
@@ -72,7 +73,9 @@ extension CoordinatorLoop {
     /// What ending a session means: a worker's attempts are lost; a client's watches end.
     func endSession(_ session: PeerSession, routing: RoutingID, reason: String) {
         if let worker = session.worker {
-            logger.info("worker left", metadata: ["worker.id": "\(worker)", "worker.name": "\(session.name)", "reason": "\(reason)"])
+            logger.info(
+                "worker left",
+                metadata: ["worker.id": "\(worker)", "worker.name": "\(session.name)", "reason": "\(reason)"])
             apply(scheduler.workerLost(worker, reason: reason, now: now))
         }
         dropWatches(of: routing)
@@ -101,7 +104,8 @@ extension CoordinatorLoop {
     private func refuse(_ routing: RoutingID, code: ProtocolError.Code, message: String) {
         switch peers[routing]?.role {
         case .client?:
-            outbox.send(CoordinatorReply(requestID: 0, .error(ProtocolError(code: code, message: message))), to: routing)
+            outbox.send(
+                CoordinatorReply(requestID: 0, .error(ProtocolError(code: code, message: message))), to: routing)
         case .worker?:
             outbox.send(.error(WorkerError(code: code, message: message)), to: routing)
         case nil:
@@ -119,10 +123,13 @@ extension CoordinatorLoop {
         }
         let message = "no session: send HELLO first"
         // A worker declared lost that comes back sends its late reports here.
-        logger.notice("refused a message from a connection without a session", metadata: ["peer.role": "\(requestID == nil ? "worker" : "client")"])
+        logger.notice(
+            "refused a message from a connection without a session",
+            metadata: ["peer.role": "\(requestID == nil ? "worker" : "client")"])
         if let requestID {
             outbox.send(
-                CoordinatorReply(requestID: requestID, .error(ProtocolError(code: .handshakeRequired, message: message))),
+                CoordinatorReply(
+                    requestID: requestID, .error(ProtocolError(code: .handshakeRequired, message: message))),
                 to: routing)
         } else {
             outbox.send(.error(WorkerError(code: .handshakeRequired, message: message)), to: routing)

@@ -29,9 +29,13 @@ extension CoordinatorLoop {
     /// The permission a client request lacks, with what it was for; `nil` if it may go on.
     private func requiredPermission(_ kind: ClientRequest.Kind, _ principal: Principal) -> (Permission, String)? {
         if case .cancel(let group, _, _) = kind, let owner = scheduler.groupOwner(group) {
-            return RequestPolicy.mayCancel(principal, owner: owner).map { ($0, "cancel group \(group), submitted by another key") }
+            return RequestPolicy.mayCancel(principal, owner: owner).map {
+                ($0, "cancel group \(group), submitted by another key")
+            }
         }
-        guard let (permission, doing) = RequestPolicy.permission(for: kind), !principal.may(permission) else { return nil }
+        guard let (permission, doing) = RequestPolicy.permission(for: kind), !principal.may(permission) else {
+            return nil
+        }
         return (permission, doing)
     }
 
@@ -41,7 +45,10 @@ extension CoordinatorLoop {
         stats.refused.bump()
         logger.warning("permission denied", metadata: ["reason": "\(message)"])
         if let requestID, peers[routing]?.role == .client {
-            outbox.send(CoordinatorReply(requestID: requestID, .error(ProtocolError(code: .permissionDenied, message: message))), to: routing)
+            outbox.send(
+                CoordinatorReply(
+                    requestID: requestID, .error(ProtocolError(code: .permissionDenied, message: message))), to: routing
+            )
             return
         }
         outbox.send(.error(HandshakeError(code: .permissionDenied, message: message)), to: routing)
@@ -69,7 +76,8 @@ extension CoordinatorLoop {
         // Sessions of removed keys end now, not at their next message: a watching client is
         // told (its watches end with PERMISSION_DENIED), a worker's attempts go elsewhere.
         let text = "permission denied: this key is no longer among the coordinator's authorised keys"
-        for (routing, session) in peers.sessions where session.key != nil && security.principal(userID: session.key) == nil {
+        for (routing, session) in peers.sessions
+        where session.key != nil && security.principal(userID: session.key) == nil {
             stats.refused.bump()
             switch session.role {
             case .client:

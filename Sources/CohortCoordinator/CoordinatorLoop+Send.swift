@@ -72,7 +72,8 @@ extension CoordinatorLoop {
 
     /// A message that cannot be encoded even split to single items (one item over the frame
     /// limit, e.g. a huge injected input or output).
-    private func undeliverable(_ item: Outbox.Item, _ error: WireError, to routing: RoutingID, _ router: Socket) -> Bool {
+    private func undeliverable(_ item: Outbox.Item, _ error: WireError, to routing: RoutingID, _ router: Socket) -> Bool
+    {
         logger.error("cannot encode a message", metadata: ["error": "\(error)"])
         switch item {
         case .toWorker(.dispatch(let tasks)) where tasks.count > 1:

@@ -44,13 +44,15 @@ extension CoordinatorLoop {
             }
         }
         if submission.document.utf8.count <= Self.inlineParseLimit {
-            accept(ParsedSubmission(routing: routing, requestID: requestID, groupID: submission.groupID, result: parse()))
+            accept(
+                ParsedSubmission(routing: routing, requestID: requestID, groupID: submission.groupID, result: parse()))
             return
         }
         let mailbox = self.mailbox
         let groupID = submission.groupID
         parsing.async {
-            mailbox.post(.parsed(ParsedSubmission(routing: routing, requestID: requestID, groupID: groupID, result: parse())))
+            mailbox.post(
+                .parsed(ParsedSubmission(routing: routing, requestID: requestID, groupID: groupID, result: parse())))
         }
     }
 
@@ -73,7 +75,8 @@ extension CoordinatorLoop {
                     logger.info(
                         "group accepted",
                         metadata: [
-                            "group.id": "\(receipt.id)", "group.name": "\(receipt.name)", "client.id": "\(session.peerID)",
+                            "group.id": "\(receipt.id)", "group.name": "\(receipt.name)",
+                            "client.id": "\(session.peerID)",
                         ])
                 }
                 reply(

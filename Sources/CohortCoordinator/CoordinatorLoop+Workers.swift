@@ -46,7 +46,8 @@ extension CoordinatorLoop {
         case .lockRequest(let request):
             apply(
                 scheduler.lockRequested(
-                    request.requestID, by: worker, for: AttemptRef(request.ref), categories: request.categories, now: now))
+                    request.requestID, by: worker, for: AttemptRef(request.ref), categories: request.categories,
+                    now: now))
         case .lockRelease(let requestID):
             apply(scheduler.lockReleased(requestID, by: worker, now: now))
         case .lockWithdraw(let requestID):
@@ -59,7 +60,9 @@ extension CoordinatorLoop {
             // stop): its attempts are handed back and run again without using up a retry.
             peers.close(routing)
             let reason = reason.isEmpty ? "it disconnected" : "it disconnected: \(reason)"
-            logger.info("worker left", metadata: ["worker.id": "\(worker)", "worker.name": "\(session.name)", "reason": "\(reason)"])
+            logger.info(
+                "worker left",
+                metadata: ["worker.id": "\(worker)", "worker.name": "\(session.name)", "reason": "\(reason)"])
             apply(scheduler.workerLost(worker, reason: reason, handedBack: true, now: now))
         }
     }
@@ -68,7 +71,10 @@ extension CoordinatorLoop {
         stats.refused.bump()
         logger.notice(
             "refused a report about an attempt that is not current",
-            metadata: ["attempt.id": "\(task.id)", "attempt.ref": "\(task.group)/\(task.path)#\(task.attempt)", "error": "\(error.message)"])
+            metadata: [
+                "attempt.id": "\(task.id)", "attempt.ref": "\(task.group)/\(task.path)#\(task.attempt)",
+                "error": "\(error.message)",
+            ])
         outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, ref: task)), to: routing)
     }
 
@@ -94,13 +100,15 @@ extension CoordinatorLoop {
                 outbox.send(.dispatch([order.wire]), to: routing)
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
-                outbox.send(.cancel([AttemptCancellation(ref: ref.wire, reason: reason.text, code: reason.code)]), to: routing)
+                outbox.send(
+                    .cancel([AttemptCancellation(ref: ref.wire, reason: reason.text, code: reason.code)]), to: routing)
             case .grant(let worker, let request, let tokens):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 outbox.send(.lockGrant(LockGrant(requestID: request, tokens: tokens)), to: routing)
             case .deny(let worker, let request, let refusal, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
-                outbox.send(.lockDenied(LockDenial(requestID: request, kind: refusal.wire, reason: reason)), to: routing)
+                outbox.send(
+                    .lockDenied(LockDenial(requestID: request, kind: refusal.wire, reason: reason)), to: routing)
             case .childChanged(let group, let child):
                 notifyWatchers(of: group, .child(child.wire))
             case .groupFinished(let group, let phase, let reason):

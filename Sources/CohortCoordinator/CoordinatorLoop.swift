@@ -79,7 +79,10 @@ final class CoordinatorLoop {
             let security = try LoopSecurity(settings: curve, context: context)
             self.security = security
             logger.info(
-                "CURVE on", metadata: ["keys.count": "\(security.keys.count)", "keys.directory": "\(curve.authorizedKeysDirectory)"])
+                "CURVE on",
+                metadata: [
+                    "keys.count": "\(security.keys.count)", "keys.directory": "\(curve.authorizedKeysDirectory)",
+                ])
         }
         guard let handler = security?.handler else { return try serve(context) }
         // CURVE's handshakes are decided on the handler's thread while the loop serves.
@@ -181,7 +184,8 @@ final class CoordinatorLoop {
         if now - lastClientSweep > .seconds(60) {
             lastClientSweep = now
             let watching = Set(watchers.values.flatMap { $0.map(\.routing) })
-            for routing in peers.idleClients(before: now + (Duration.zero - clientIdleLimit)) where !watching.contains(routing) {
+            for routing in peers.idleClients(before: now + (Duration.zero - clientIdleLimit))
+            where !watching.contains(routing) {
                 peers.close(routing)
             }
         }

@@ -76,6 +76,7 @@ struct PeerTable {
 
     /// Client sessions silent since before `cutoff`.
     func idleClients(before cutoff: Timestamp) -> [RoutingID] {
-        sessions.compactMap { routing, session in session.role == .client && session.lastHeard < cutoff ? routing : nil }
+        sessions.compactMap { routing, session in session.role == .client && session.lastHeard < cutoff ? routing : nil
+        }
     }
 }

@@ -197,6 +197,8 @@ extension SpecErrors {
         let count = errors.count
         return ProtocolError(
             code: .invalidSpec, message: "the spec is invalid (\(count) error\(count == 1 ? "" : "s"))",
-            specErrors: errors.map { CohortWire.SpecError(path: $0.path, message: $0.message, line: $0.line, column: $0.column) })
+            specErrors: errors.map {
+                CohortWire.SpecError(path: $0.path, message: $0.message, line: $0.line, column: $0.column)
+            })
     }
 }

@@ -80,7 +80,10 @@ extension Journal {
             groups[position].cancels.append((row["path"], row["reason"]))
         }
         let locals = try Row.fetchCursor(
-            db, sql: "SELECT attempt_id, request, group_id, path, attempt, tokens FROM local_locks ORDER BY attempt_id, request")
+            db,
+            sql:
+                "SELECT attempt_id, request, group_id, path, attempt, tokens FROM local_locks ORDER BY attempt_id, request"
+        )
         while let row = try locals.next() {
             let group: String = row["group_id"]
             guard let position = index[group] else { continue }

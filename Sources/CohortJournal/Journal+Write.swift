@@ -97,7 +97,8 @@ extension Journal {
             }
         }
         if !batch.outcomes.isEmpty {
-            let update = try db.cachedStatement(sql: "UPDATE groups SET state = ?, reason = ?, finished_at = ? WHERE id = ?")
+            let update = try db.cachedStatement(
+                sql: "UPDATE groups SET state = ?, reason = ?, finished_at = ? WHERE id = ?")
             for outcome in batch.outcomes {
                 try update.execute(arguments: [
                     outcome.phase.rawValue, outcome.reason, outcome.at.nanosecondsSinceEpoch, outcome.id,
@@ -105,9 +106,12 @@ extension Journal {
             }
         }
         if !batch.cancels.isEmpty {
-            let insert = try db.cachedStatement(sql: "INSERT INTO cancels (group_id, path, reason, at) VALUES (?, ?, ?, ?)")
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO cancels (group_id, path, reason, at) VALUES (?, ?, ?, ?)")
             for cancel in batch.cancels {
-                try insert.execute(arguments: [cancel.group, cancel.path, cancel.reason, cancel.at.nanosecondsSinceEpoch])
+                try insert.execute(arguments: [
+                    cancel.group, cancel.path, cancel.reason, cancel.at.nanosecondsSinceEpoch,
+                ])
             }
         }
         if !batch.localLocks.isEmpty { try writeLocalLocks(batch.localLocks, in: db) }
@@ -157,12 +161,14 @@ extension Journal {
             return try database.write { db in
                 let time = cutoff.nanosecondsSinceEpoch
                 let ids = try String.fetchAll(
-                    db, sql: "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [time])
+                    db, sql: "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?",
+                    arguments: [time])
                 let doomed = "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?"
                 try db.execute(sql: "DELETE FROM attempts WHERE group_id IN (\(doomed))", arguments: [time])
                 try db.execute(sql: "DELETE FROM cancels WHERE group_id IN (\(doomed))", arguments: [time])
                 try db.execute(sql: "DELETE FROM local_locks WHERE group_id IN (\(doomed))", arguments: [time])
-                try db.execute(sql: "DELETE FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [time])
+                try db.execute(
+                    sql: "DELETE FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [time])
                 return ids
             }
         } catch {

@@ -43,7 +43,8 @@ public final class Journal: Sendable {
         return try Journal(existing: path, synchronous: .full, startingIncarnation: false)
     }
 
-    private init(existing path: String, synchronous: JournalSynchronous, startingIncarnation: Bool) throws(JournalError) {
+    private init(existing path: String, synchronous: JournalSynchronous, startingIncarnation: Bool) throws(JournalError)
+    {
         self.path = path
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.intValue ?? 0
         guard size >= 512 else {
@@ -64,15 +65,19 @@ public final class Journal: Sendable {
             }
             guard check == ["ok"] else {
                 throw JournalError(
-                    .damaged, path: path, "the journal failed its integrity check: \(check.prefix(3).joined(separator: "; "))")
+                    .damaged, path: path,
+                    "the journal failed its integrity check: \(check.prefix(3).joined(separator: "; "))")
             }
             epoch = try database.write { db -> UInt64 in
                 guard try db.tableExists("meta") else {
-                    throw JournalError(.damaged, path: path, "this is an SQLite database, but not a Cohort journal (no meta table)")
+                    throw JournalError(
+                        .damaged, path: path, "this is an SQLite database, but not a Cohort journal (no meta table)")
                 }
                 let text = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
                 var version = text.flatMap { Int($0) }
-                while let current = version, current != JournalSchema.version, let steps = JournalSchema.migrations[current] {
+                while let current = version, current != JournalSchema.version,
+                    let steps = JournalSchema.migrations[current]
+                {
                     for statement in steps { try db.execute(sql: statement) }
                     version = current + 1
                     try db.execute(
@@ -85,7 +90,9 @@ public final class Journal: Sendable {
                         "the journal has schema version \(text ?? "none"); this coordinator reads version "
                             + "\(JournalSchema.version) and migrates version \(migrated)")
                 }
-                let last = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'").flatMap { UInt64($0) }
+                let last = try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'epoch'").flatMap {
+                    UInt64($0)
+                }
                 guard let last else { throw JournalError(.damaged, path: path, "the journal has no epoch") }
                 guard startingIncarnation else { return last }
                 try db.execute(sql: "UPDATE meta SET value = ? WHERE key = 'epoch'", arguments: [String(last + 1)])
@@ -105,7 +112,8 @@ public final class Journal: Sendable {
         if files.fileExists(atPath: path + "-wal") {
             throw JournalError(
                 .damaged, path: path,
-                "the journal is missing but its write-ahead log \(path)-wal is there; the coordinator will not start empty")
+                "the journal is missing but its write-ahead log \(path)-wal is there; the coordinator will not start empty"
+            )
         }
         let fresh = path + ".new"
         for suffix in ["", "-wal", "-shm", "-journal"] { try? files.removeItem(atPath: fresh + suffix) }

@@ -41,12 +41,14 @@ public final class StateDirectory: Sendable {
             try FileManager.default.createDirectory(
                 atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw JournalError(.unusable, path: path, "cannot create the state directory: \(error.localizedDescription)")
+            throw JournalError(
+                .unusable, path: path, "cannot create the state directory: \(error.localizedDescription)")
         }
         let lockPath = path + "/coordinator.lock"
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw JournalError(.unusable, path: lockPath, "cannot open the lock file: \(String(cString: strerror(errno)))")
+            throw JournalError(
+                .unusable, path: lockPath, "cannot open the lock file: \(String(cString: strerror(errno)))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno

@@ -15,13 +15,14 @@ public enum WireMessage: Hashable, Sendable {
 
     /// The header this message is sent with in the current protocol version.
     public var header: WireHeader {
-        let kind = switch self {
-        case .handshake(let message): message.wireKind
-        case .clientRequest(let message): message.wireKind
-        case .coordinatorReply(let message): message.wireKind
-        case .worker(let message): message.wireKind
-        case .toWorker(let message): message.wireKind
-        }
+        let kind =
+            switch self {
+            case .handshake(let message): message.wireKind
+            case .clientRequest(let message): message.wireKind
+            case .coordinatorReply(let message): message.wireKind
+            case .worker(let message): message.wireKind
+            case .toWorker(let message): message.wireKind
+            }
         return WireHeader(family: family, kind: kind)
     }
 

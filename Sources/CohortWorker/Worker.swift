@@ -50,7 +50,8 @@ public final class Worker: Sendable {
     /// `cohort worker NAME ready (session ID)` from it.
     public init(
         configuration: WorkerConfiguration, registry: ProcedureRegistry = ProcedureRegistry(),
-        logger: Logger = Logger(label: "cohort.worker"), onReady: @escaping @Sendable (WorkerSessionStarted) -> Void = { _ in }
+        logger: Logger = Logger(label: "cohort.worker"),
+        onReady: @escaping @Sendable (WorkerSessionStarted) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.registry = registry

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
 import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A worker's settings, with their defaults.
 ///
@@ -76,13 +77,18 @@ public struct WorkerConfiguration: Sendable, Equatable {
         guard heartbeatInterval > .zero else {
             throw fail("heartbeatInterval", "must be positive, not \(heartbeatInterval)")
         }
-        guard heartbeatLiveness >= 1 else { throw fail("heartbeatLiveness", "must be at least 1, not \(heartbeatLiveness)") }
+        guard heartbeatLiveness >= 1 else {
+            throw fail("heartbeatLiveness", "must be at least 1, not \(heartbeatLiveness)")
+        }
         guard reconnectDelay > .zero else { throw fail("reconnectDelay", "must be positive, not \(reconnectDelay)") }
         guard maxReconnectDelay >= reconnectDelay else {
-            throw fail("maxReconnectDelay", "must be at least reconnectDelay (\(reconnectDelay)), not \(maxReconnectDelay)")
+            throw fail(
+                "maxReconnectDelay", "must be at least reconnectDelay (\(reconnectDelay)), not \(maxReconnectDelay)")
         }
         guard drainTimeout >= .zero else { throw fail("drainTimeout", "must not be negative, not \(drainTimeout)") }
-        guard maxCapturedOutput > 0 else { throw fail("maxCapturedOutput", "must be positive, not \(maxCapturedOutput)") }
+        guard maxCapturedOutput > 0 else {
+            throw fail("maxCapturedOutput", "must be positive, not \(maxCapturedOutput)")
+        }
     }
 
     /// `<hostname>-<pid>`, e.g. `build-3-4711`.

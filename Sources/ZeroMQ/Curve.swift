@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A CURVE public key: 32 bytes, written as 40 Z85 characters.
 ///
@@ -229,7 +230,8 @@ extension MonitorEvent {
         case ZMQ_PROTOCOL_ERROR_ZMTP_KEY_EXCHANGE: return "the CURVE key exchange failed"
         case ZMQ_PROTOCOL_ERROR_ZMTP_UNEXPECTED_COMMAND, ZMQ_PROTOCOL_ERROR_ZMTP_INVALID_SEQUENCE:
             return "the peer broke the ZMTP handshake's sequence"
-        case let code where code & 0x7000_0000 == 0x2000_0000: return "the server's authentication handler answered badly"
+        case let code where code & 0x7000_0000 == 0x2000_0000:
+            return "the server's authentication handler answered badly"
         case let code: return "ZMTP protocol error 0x\(String(UInt32(bitPattern: code), radix: 16))"
         }
     }

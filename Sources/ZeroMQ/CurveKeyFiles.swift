@@ -66,10 +66,13 @@ public enum KeyFiles {
             }
             entries.append(
                 KeyEntry(
-                    role: words[0], key: try publicKey(words[1], origin: origin), name: words.count == 3 ? words[2] : defaultName,
+                    role: words[0], key: try publicKey(words[1], origin: origin),
+                    name: words.count == 3 ? words[2] : defaultName,
                     origin: origin))
         }
-        guard !entries.isEmpty else { throw KeyFileError(origin: file, message: "no key in the file (expected `ROLE KEY [NAME]`)") }
+        guard !entries.isEmpty else {
+            throw KeyFileError(origin: file, message: "no key in the file (expected `ROLE KEY [NAME]`)")
+        }
         return entries
     }
 
@@ -94,13 +97,15 @@ public enum KeyFiles {
             case ("public", 2):
                 stated = try publicKey(words[1], origin: origin)
             case (let word?, _) where roles.contains(word):
-                throw KeyFileError(origin: origin, message: "this is a public key file (ROLE KEY NAME); give the secret .key file")
+                throw KeyFileError(
+                    origin: origin, message: "this is a public key file (ROLE KEY NAME); give the secret .key file")
             default:
                 throw KeyFileError(origin: origin, message: "expected `secret KEY` or `public KEY`")
             }
         }
         guard let secret else {
-            throw KeyFileError(origin: file, message: "no `secret KEY` line: is this a public key file? (give the .key file)")
+            throw KeyFileError(
+                origin: file, message: "no `secret KEY` line: is this a public key file? (give the .key file)")
         }
         let pair: CurveKeyPair
         do {
@@ -136,7 +141,9 @@ public enum KeyFiles {
         {
             throw KeyFileError(
                 origin: path,
-                message: "the secret key file is readable by others (mode \(String(mode.intValue & 0o777, radix: 8))); run chmod 600 \(path)")
+                message:
+                    "the secret key file is readable by others (mode \(String(mode.intValue & 0o777, radix: 8))); run chmod 600 \(path)"
+            )
         }
         return try parseSecret(text, file: path)
     }
@@ -206,7 +213,8 @@ extension CurveClientKeys {
         case (nil, nil):
             return nil
         case (nil, _?):
-            throw KeyFileError(origin: serverKeyName, message: "needs \(keyName) too: the key pair this peer uses with CURVE")
+            throw KeyFileError(
+                origin: serverKeyName, message: "needs \(keyName) too: the key pair this peer uses with CURVE")
         case (_?, nil):
             throw KeyFileError(origin: keyName, message: "needs \(serverKeyName) too: the coordinator's public key")
         case (let keyFile?, let serverKey?):
@@ -233,6 +241,7 @@ extension CurveClientKeys {
         func variable(_ name: String) -> String? { environment[name].flatMap { $0.isEmpty ? nil : $0 } }
         return try load(
             keyFile: key ?? variable(keyFileVariable), serverKey: serverKey ?? variable(serverKeyVariable),
-            keyName: key != nil ? "--key" : keyFileVariable, serverKeyName: serverKey != nil ? "--server-key" : serverKeyVariable)
+            keyName: key != nil ? "--key" : keyFileVariable,
+            serverKeyName: serverKey != nil ? "--server-key" : serverKeyVariable)
     }
 }

@@ -146,15 +146,17 @@ extension SocketOption where Value == CurvePublicKey {
     public static var curveServerKey: Self { curveKey(ZMQ_CURVE_SERVERKEY, "ZMQ_CURVE_SERVERKEY") }
 
     private static func curveKey(_ code: Int32, _ name: String) -> Self {
-        Self(code: code, name: name, capacity: CurvePublicKey.byteCount,
-             encode: { $0.bytes }, decode: { CurvePublicKey(uncheckedBytes: $0) })
+        Self(
+            code: code, name: name, capacity: CurvePublicKey.byteCount,
+            encode: { $0.bytes }, decode: { CurvePublicKey(uncheckedBytes: $0) })
     }
 }
 
 extension SocketOption where Value == CurveSecretKey {
     /// This socket's long-term CURVE secret key (`ZMQ_CURVE_SECRETKEY`).
     public static var curveSecretKey: Self {
-        Self(code: ZMQ_CURVE_SECRETKEY, name: "ZMQ_CURVE_SECRETKEY", capacity: CurveSecretKey.byteCount,
-             encode: { $0.bytes }, decode: { CurveSecretKey(uncheckedBytes: $0) })
+        Self(
+            code: ZMQ_CURVE_SECRETKEY, name: "ZMQ_CURVE_SECRETKEY", capacity: CurveSecretKey.byteCount,
+            encode: { $0.bytes }, decode: { CurveSecretKey(uncheckedBytes: $0) })
     }
 }

@@ -69,7 +69,8 @@ extension Socket {
     /// - Returns: `false` if the send would block or the wait ran out.
     /// Thread-safety: the owning thread. Throws ``ZeroMQError`` as the single-frame `send(_:more:wait:)`.
     @discardableResult
-    public func send(bytes: some Sequence<UInt8>, more: Bool = false, wait: Wait = .forever) throws(ZeroMQError) -> Bool {
+    public func send(bytes: some Sequence<UInt8>, more: Bool = false, wait: Wait = .forever) throws(ZeroMQError) -> Bool
+    {
         try sendParts(1, more: more, wait: wait, call: "zmq_send") { _, handle, flags in
             Socket.sendBytes(bytes, handle: handle, flags: flags)
         }
@@ -120,7 +121,9 @@ extension Socket {
     }
 
     /// Polls this socket alone for `events` until `deadline`; `false` if it ran out.
-    func waitFor(_ events: Int16, handle: UnsafeMutableRawPointer, until deadline: ContinuousClock.Instant) throws(ZeroMQError) -> Bool {
+    func waitFor(_ events: Int16, handle: UnsafeMutableRawPointer, until deadline: ContinuousClock.Instant)
+        throws(ZeroMQError) -> Bool
+    {
         var item = zmq_pollitem_t(socket: handle, fd: 0, events: events, revents: 0)
         while true {
             let ready = try zmqCall("zmq_poll") {

@@ -37,7 +37,10 @@ public final class Socket: @unchecked Sendable {
     private let owner: Atomic<UInt>
 
     init(context: Context, type: SocketType) throws(ZeroMQError) {
-        guard let handle = try zmqCall("zmq_socket", failed: { $0 == nil }, { zmq_socket(context.handle, type.rawValue) }) ?? nil else {
+        guard
+            let handle = try zmqCall("zmq_socket", failed: { $0 == nil }, { zmq_socket(context.handle, type.rawValue) })
+                ?? nil
+        else {
             throw ZeroMQError(code: ZeroMQError.Code.wouldBlock, call: "zmq_socket")
         }
         self.context = context

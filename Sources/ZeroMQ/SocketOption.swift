@@ -37,18 +37,20 @@ public struct SocketOption<Value>: Sendable {
 extension SocketOption where Value == Int32 {
     /// Any `int` option by number (libzmq's `zmq_setsockopt` with an `int`).
     public static func int32(_ code: Int32, name: String? = nil) -> Self {
-        Self(code: code, name: name ?? "option \(code)", capacity: 4,
-             encode: { withUnsafeBytes(of: $0) { Array($0) } },
-             decode: { bytes in bytes.withUnsafeBytes { $0.loadUnaligned(as: Int32.self) } })
+        Self(
+            code: code, name: name ?? "option \(code)", capacity: 4,
+            encode: { withUnsafeBytes(of: $0) { Array($0) } },
+            decode: { bytes in bytes.withUnsafeBytes { $0.loadUnaligned(as: Int32.self) } })
     }
 }
 
 extension SocketOption where Value == Int64 {
     /// Any `int64_t` option by number, e.g. `ZMQ_MAXMSGSIZE`.
     public static func int64(_ code: Int32, name: String? = nil) -> Self {
-        Self(code: code, name: name ?? "option \(code)", capacity: 8,
-             encode: { withUnsafeBytes(of: $0) { Array($0) } },
-             decode: { bytes in bytes.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) } })
+        Self(
+            code: code, name: name ?? "option \(code)", capacity: 8,
+            encode: { withUnsafeBytes(of: $0) { Array($0) } },
+            decode: { bytes in bytes.withUnsafeBytes { $0.loadUnaligned(as: Int64.self) } })
     }
 }
 
@@ -56,9 +58,10 @@ extension SocketOption where Value == Bool {
     /// Any `int` option used as a flag (0 or 1).
     public static func flag(_ code: Int32, name: String? = nil) -> Self {
         let int = SocketOption<Int32>.int32(code, name: name)
-        return Self(code: code, name: int.name, capacity: 4,
-                    encode: { int.encode($0 ? 1 : 0) },
-                    decode: { int.decode($0) != 0 })
+        return Self(
+            code: code, name: int.name, capacity: 4,
+            encode: { int.encode($0 ? 1 : 0) },
+            decode: { int.decode($0) != 0 })
     }
 }
 
@@ -66,9 +69,10 @@ extension SocketOption where Value == Duration {
     /// Any `int` option in milliseconds. A negative duration means "no limit" (-1).
     public static func milliseconds(_ code: Int32, name: String? = nil) -> Self {
         let int = SocketOption<Int32>.int32(code, name: name)
-        return Self(code: code, name: int.name, capacity: 4,
-                    encode: { int.encode($0.zmqMilliseconds) },
-                    decode: { Duration(zmqMilliseconds: int.decode($0)) })
+        return Self(
+            code: code, name: int.name, capacity: 4,
+            encode: { int.encode($0.zmqMilliseconds) },
+            decode: { Duration(zmqMilliseconds: int.decode($0)) })
     }
 }
 
@@ -82,11 +86,12 @@ extension SocketOption where Value == [UInt8] {
 extension SocketOption where Value == String {
     /// Any string option by number; read values lose their trailing NUL.
     public static func string(_ code: Int32, name: String? = nil) -> Self {
-        Self(code: code, name: name ?? "option \(code)", capacity: 1024,
-             encode: { Array($0.utf8) },
-             decode: { bytes in
-                 let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
-                 return String(decoding: bytes[..<end], as: UTF8.self)
-             })
+        Self(
+            code: code, name: name ?? "option \(code)", capacity: 1024,
+            encode: { Array($0.utf8) },
+            decode: { bytes in
+                let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
+                return String(decoding: bytes[..<end], as: UTF8.self)
+            })
     }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The calling thread's identity, as a number that can live in an atomic.
@@ -12,9 +12,9 @@ import Darwin
 @inline(__always)
 func currentThreadID() -> UInt {
     #if canImport(Darwin)
-    UInt(bitPattern: pthread_self())
+        UInt(bitPattern: pthread_self())
     #else
-    UInt(pthread_self())
+        UInt(pthread_self())
     #endif
 }
 
@@ -29,26 +29,28 @@ func startDetachedThread(_ body: @escaping @Sendable () -> Void) throws(ZeroMQEr
     }
     let context = Unmanaged.passRetained(Box(body)).toOpaque()
     #if canImport(Darwin)
-    var thread: pthread_t? = nil
+        var thread: pthread_t? = nil
     #else
-    var thread = pthread_t()
+        var thread = pthread_t()
     #endif
-    let rc = pthread_create(&thread, nil, { raw in
-        #if canImport(Darwin)
-        let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-        #else
-        let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-        #endif
-        box.body()
-        return nil
-    }, context)
+    let rc = pthread_create(
+        &thread, nil,
+        { raw in
+            #if canImport(Darwin)
+                let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+            #else
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            #endif
+            box.body()
+            return nil
+        }, context)
     guard rc == 0 else {
         Unmanaged<Box>.fromOpaque(context).release()
         throw ZeroMQError(code: rc, call: "pthread_create")
     }
     #if canImport(Darwin)
-    pthread_detach(thread!)
+        pthread_detach(thread!)
     #else
-    pthread_detach(thread)
+        pthread_detach(thread)
     #endif
 }

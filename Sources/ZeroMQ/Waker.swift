@@ -1,8 +1,9 @@
 import CZeroMQ
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Lets any thread wake a loop that is blocked in ``Poller/poll(timeout:)``.
@@ -27,20 +28,20 @@ public final class Waker: Sendable {
     /// when the process is out of descriptors.
     public init() throws(ZeroMQError) {
         #if os(Linux)
-        guard let fd = try zmqCall("eventfd", { cohort_eventfd_nonblocking() }) else {
-            throw ZeroMQError(code: EAGAIN, call: "eventfd")
-        }
-        fileDescriptor = fd
-        writeDescriptor = fd
+            guard let fd = try zmqCall("eventfd", { cohort_eventfd_nonblocking() }) else {
+                throw ZeroMQError(code: EAGAIN, call: "eventfd")
+            }
+            fileDescriptor = fd
+            writeDescriptor = fd
         #else
-        var fds: [Int32] = [-1, -1]
-        try zmqCheck("pipe") { pipe(&fds) }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
-        fileDescriptor = fds[0]
-        writeDescriptor = fds[1]
+            var fds: [Int32] = [-1, -1]
+            try zmqCheck("pipe") { pipe(&fds) }
+            for fd in fds {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            }
+            fileDescriptor = fds[0]
+            writeDescriptor = fds[1]
         #endif
     }
 
@@ -55,11 +56,11 @@ public final class Waker: Sendable {
     /// Throws nothing: a full counter or pipe already means "awake".
     public func wake() {
         #if os(Linux)
-        var one: UInt64 = 1
-        _ = try? zmqCall("write") { Int32(truncatingIfNeeded: write(writeDescriptor, &one, 8)) }
+            var one: UInt64 = 1
+            _ = try? zmqCall("write") { Int32(truncatingIfNeeded: write(writeDescriptor, &one, 8)) }
         #else
-        var one: UInt8 = 1
-        _ = try? zmqCall("write") { Int32(truncatingIfNeeded: write(writeDescriptor, &one, 1)) }
+            var one: UInt8 = 1
+            _ = try? zmqCall("write") { Int32(truncatingIfNeeded: write(writeDescriptor, &one, 1)) }
         #endif
     }
 
@@ -68,11 +69,13 @@ public final class Waker: Sendable {
     /// Thread-safety: the polling thread. Throws nothing.
     public func reset() {
         #if os(Linux)
-        var value: UInt64 = 0
-        _ = try? zmqCall("read") { Int32(truncatingIfNeeded: read(fileDescriptor, &value, 8)) }
+            var value: UInt64 = 0
+            _ = try? zmqCall("read") { Int32(truncatingIfNeeded: read(fileDescriptor, &value, 8)) }
         #else
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while (try? zmqCall("read", { Int32(truncatingIfNeeded: read(fileDescriptor, &buffer, buffer.count)) })).flatMap({ $0 }).map({ $0 > 0 }) ?? false {}
+            var buffer = [UInt8](repeating: 0, count: 256)
+            while (try? zmqCall("read", { Int32(truncatingIfNeeded: read(fileDescriptor, &buffer, buffer.count)) }))
+                .flatMap({ $0 }).map({ $0 > 0 }) ?? false
+            {}
         #endif
     }
 }

@@ -96,7 +96,7 @@ public final class ZAPHandler: Sendable {
                     try socket.send(reply(to: frames))
                 }
             }
-        } catch where error.isTerminated {
+        } catch  where error.isTerminated {
             return
         }
     }

@@ -4,7 +4,9 @@ import CZeroMQ
 public enum ZeroMQ {
     /// The linked libzmq's version, e.g. `(4, 3, 4)`.
     public static var version: (major: Int, minor: Int, patch: Int) {
-        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        var major: Int32 = 0
+        var minor: Int32 = 0
+        var patch: Int32 = 0
         zmq_version(&major, &minor, &patch)
         return (Int(major), Int(minor), Int(patch))
     }

@@ -38,7 +38,9 @@ import Testing
     }
 
     @Test func aMalformedEndpointOrSettingIsRejectedBeforeConnecting() async throws {
-        let endpoint = await clientError { try await CohortClient.connect(ClientConfiguration(coordinator: "127.0.0.1:7400")) }
+        let endpoint = await clientError {
+            try await CohortClient.connect(ClientConfiguration(coordinator: "127.0.0.1:7400"))
+        }
         #expect(endpoint?.code == .rejected)
         #expect(endpoint?.message.hasPrefix("coordinator:") == true, "\(endpoint?.message ?? "")")
         #expect(endpoint?.exitCode == 64)
@@ -67,8 +69,14 @@ import Testing
     /// message names the versions), a refused key is a permission error, a stopping
     /// coordinator says so.
     @Test(arguments: [
-        (HandshakeError.unsupportedVersion(9), ClientError.Code.protocolMismatch, "protocol version 9 is not supported; this coordinator speaks \(WireVersion.current)"),
-        (HandshakeError(code: .permissionDenied, message: "key not authorised"), .permissionDenied, "key not authorised"),
+        (
+            HandshakeError.unsupportedVersion(9), ClientError.Code.protocolMismatch,
+            "protocol version 9 is not supported; this coordinator speaks \(WireVersion.current)"
+        ),
+        (
+            HandshakeError(code: .permissionDenied, message: "key not authorised"), .permissionDenied,
+            "key not authorised"
+        ),
         (HandshakeError(code: .shuttingDown, message: "coordinator stopping"), .shuttingDown, "coordinator stopping"),
     ])
     func aHandshakeRefusalBecomesItsCode(refusal: HandshakeError, code: ClientError.Code, words: String) async throws {
@@ -129,7 +137,9 @@ import Testing
         let submitting = Task { await clientError { try await client.submit(specText: pendingSpec) } }
         let (request, from) = try await fake.awaitRequest("SUBMIT") { if case .submit = $0 { true } else { false } }
         let faults = [CohortWire.SpecError(path: "children[0].run", message: "no procedure kind echo here")]
-        try fake.reply(request.requestID, .error(ProtocolError(code: .invalidSpec, message: "invalid spec", specErrors: faults)), to: from)
+        try fake.reply(
+            request.requestID, .error(ProtocolError(code: .invalidSpec, message: "invalid spec", specErrors: faults)),
+            to: from)
         let error = try await within(Deadline.event, "the refused submit") { await submitting.value }
         #expect(error?.code == .invalidSpec)
         #expect(error?.specErrors.map { $0.path } == ["children[0].run"])
@@ -141,10 +151,15 @@ import Testing
         try await withCoordinator(configure: { $0.specLimits.maxSpecBytes = 100 }) { coordinator in
             try await CohortClient.withClient(configuration(coordinator.endpoint)) { client in
                 let long = String(repeating: "x", count: 200)
-                let error = await clientError { try await client.submit(specText: "name: big\nchildren: [{name: a, run: echo, with: {text: \(long)}}]") }
+                let error = await clientError {
+                    try await client.submit(
+                        specText: "name: big\nchildren: [{name: a, run: echo, with: {text: \(long)}}]")
+                }
                 #expect(error?.code == .invalidSpec)
                 #expect(error?.specErrors.count == 1)
-                #expect(error?.specErrors.first?.message.contains("specLimits.maxSpecBytes") == true, "\(error?.description ?? "")")
+                #expect(
+                    error?.specErrors.first?.message.contains("specLimits.maxSpecBytes") == true,
+                    "\(error?.description ?? "")")
                 #expect(error?.description.contains("specLimits.maxSpecBytes") == true, "\(error?.description ?? "")")
                 #expect(error?.exitCode == 65)
                 // A small one still goes through.
@@ -160,7 +175,10 @@ import Testing
                 #expect(first.id == "nightly-1")
                 let again = try await client.submit(specText: pendingSpec, id: "nightly-1")
                 #expect(again.alreadySubmitted)
-                let error = await clientError { try await client.submit(specText: "name: other\nchildren: [{name: b, run: echo, with: {text: hi}}]", id: "nightly-1") }
+                let error = await clientError {
+                    try await client.submit(
+                        specText: "name: other\nchildren: [{name: b, run: echo, with: {text: hi}}]", id: "nightly-1")
+                }
                 #expect(error?.code == .rejected)
             }
         }
@@ -182,7 +200,8 @@ import Testing
         let draining = Task { await clientError { try await client.drain(worker: "w1") } }
         let (request, from) = try await fake.awaitRequest("DRAIN") { if case .drain = $0 { true } else { false } }
         #expect(request.kind == .drain(worker: "w1"))
-        try fake.reply(request.requestID, .error(ProtocolError(code: refusal, message: "refused: \(refusal)")), to: from)
+        try fake.reply(
+            request.requestID, .error(ProtocolError(code: refusal, message: "refused: \(refusal)")), to: from)
         let error = try await within(Deadline.event, "the refused drain") { await draining.value }
         #expect(error?.code == code)
         #expect(error?.message == "refused: \(refusal)")
@@ -194,7 +213,8 @@ import Testing
     @Test func aCoordinatorThatStopsAnsweringIsConnectionLostAfterTheRequestTimeout() async throws {
         let fake = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")
         defer { fake.stop() }
-        let client = try await CohortClient.connect(configuration(fake.endpoint) { $0.requestTimeout = .milliseconds(300) })
+        let client = try await CohortClient.connect(
+            configuration(fake.endpoint) { $0.requestTimeout = .milliseconds(300) })
         let start = ContinuousClock.now
         let error = await clientError { try await client.workers() }
         #expect(error?.code == .connectionLost)

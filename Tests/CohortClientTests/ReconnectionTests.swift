@@ -97,12 +97,16 @@ import Testing
             }
             // The watch started over: a second snapshot of the same group, restored from the journal.
             try await waitUntil("a fresh snapshot") {
-                log.value.filter { if case .snapshot(let detail) = $0 { detail.id == group.id } else { false } }.count == 2
+                log.value.filter { if case .snapshot(let detail) = $0 { detail.id == group.id } else { false } }.count
+                    == 2
             }
             try await client.cancel(group.id)
             let ending = try await within(Deadline.event, "the watch to end") { await watching.value }
             #expect(ending == nil, "the watch ended with \(String(describing: ending))")
-            if case .finished(.cancelled, _, _)? = log.value.last {} else { Issue.record("no cancelled end: \(log.value)") }
+            if case .finished(.cancelled, _, _)? = log.value.last {
+            } else {
+                Issue.record("no cancelled end: \(log.value)")
+            }
         } catch {
             await client.close()
             try? await second.stop()

@@ -43,7 +43,14 @@ import Testing
                     return
                 }
                 #expect(state == .succeeded)
-                #expect(events.contains { if case .child(let child, _) = $0 { child.path == "a" && child.state == .succeeded } else { false } })
+                #expect(
+                    events.contains {
+                        if case .child(let child, _) = $0 {
+                            child.path == "a" && child.state == .succeeded
+                        } else {
+                            false
+                        }
+                    })
 
                 // Watching a finished group yields its snapshot and its end, then finishes.
                 let again = Locked<[GroupEvent]>([])
@@ -52,7 +59,11 @@ import Testing
                 }
                 #expect(second == nil)
                 #expect(again.value.count == 2)
-                if case .snapshot(let detail)? = again.value.first { #expect(detail.state == .succeeded) } else { Issue.record("\(again.value)") }
+                if case .snapshot(let detail)? = again.value.first {
+                    #expect(detail.state == .succeeded)
+                } else {
+                    Issue.record("\(again.value)")
+                }
                 if case .finished(.succeeded, _, _)? = again.value.last {} else { Issue.record("\(again.value)") }
                 // And `wait` returns the final status.
                 #expect(try await client.wait(group.id).state == .succeeded)

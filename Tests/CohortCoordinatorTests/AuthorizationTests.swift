@@ -2,6 +2,7 @@ import CohortWire
 import Foundation
 import Testing
 import ZeroMQ
+
 @testable import CohortCoordinator
 
 @Suite struct RolePolicyTests {
@@ -59,7 +60,8 @@ import ZeroMQ
     static let key = try! CurveKeyPair.generate()
 
     @Test func publicKeyFilesListRoleKeyAndName() throws {
-        let text = KeyFiles.renderPublic(role: "client", key: Self.key.publicKey, name: "ci", created: "now")
+        let text =
+            KeyFiles.renderPublic(role: "client", key: Self.key.publicKey, name: "ci", created: "now")
             + "\n# another\nadmin \(Self.key.publicKey.z85)\n"
         let entries = try KeyFiles.parsePublic(text, file: "/keys/ci.pub")
         #expect(entries.map(\.role) == ["client", "admin"])
@@ -85,7 +87,8 @@ import ZeroMQ
         let text = KeyFiles.renderSecret(role: "worker", pair: Self.key, name: "w", created: "now")
         #expect(try KeyFiles.parseSecret(text, file: "w.key") == Self.key)
         let other = try CurveKeyPair.generate()
-        let forged = text.replacingOccurrences(of: "public \(Self.key.publicKey.z85)", with: "public \(other.publicKey.z85)")
+        let forged = text.replacingOccurrences(
+            of: "public \(Self.key.publicKey.z85)", with: "public \(other.publicKey.z85)")
         #expect(throws: KeyFileError.self) { try KeyFiles.parseSecret(forged, file: "w.key") }
         let publicFile = KeyFiles.renderPublic(role: "worker", key: Self.key.publicKey, name: "w", created: "now")
         let error = #expect(throws: KeyFileError.self) { try KeyFiles.parseSecret(publicFile, file: "w.pub") }
@@ -96,7 +99,9 @@ import ZeroMQ
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-\(UUID().uuidString).key").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let text = KeyFiles.renderSecret(role: "worker", pair: Self.key, name: "w", created: "now")
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o644]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o644]))
         let error = #expect(throws: KeyFileError.self) { try KeyFiles.loadSecret(path) }
         #expect(error?.message.contains("chmod 600") == true)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
@@ -111,14 +116,16 @@ import ZeroMQ
 
 @Suite struct AuthorizedKeysTests {
     static func directory(_ files: [String: String]) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-keys-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-keys-\(UUID().uuidString)")
+            .path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         for (name, text) in files { try text.write(toFile: "\(path)/\(name)", atomically: true, encoding: .utf8) }
         return path
     }
 
     @Test func everyPubFileOfTheDirectoryIsLoadedWithItsRole() throws {
-        let worker = try CurveKeyPair.generate(), admin = try CurveKeyPair.generate()
+        let worker = try CurveKeyPair.generate()
+        let admin = try CurveKeyPair.generate()
         let path = try Self.directory([
             "w.pub": "worker \(worker.publicKey.z85) builder-1\n", "root.pub": "admin \(admin.publicKey.z85)\n",
             "README": "not a key", ".hidden.pub": "garbage",
@@ -133,7 +140,8 @@ import ZeroMQ
     }
 
     @Test func aBadFileStopsAStartButOnlySkipsItsLinesOnAReload() throws {
-        let good = try CurveKeyPair.generate(), coordinator = try CurveKeyPair.generate()
+        let good = try CurveKeyPair.generate()
+        let coordinator = try CurveKeyPair.generate()
         let path = try Self.directory([
             "good.pub": "client \(good.publicKey.z85)\n", "bad.pub": "client short\n",
             "coordinator.pub": "coordinator \(coordinator.publicKey.z85)\n",
@@ -149,12 +157,14 @@ import ZeroMQ
     }
 
     @Test func theRingAdmitsOnlyListedKeysUnderTheirKey() throws {
-        let known = try CurveKeyPair.generate(), stranger = try CurveKeyPair.generate()
+        let known = try CurveKeyPair.generate()
+        let stranger = try CurveKeyPair.generate()
         let path = try Self.directory(["k.pub": "client \(known.publicKey.z85)\n"])
         defer { try? FileManager.default.removeItem(atPath: path) }
         let ring = KeyRing(try AuthorizedKeys.load(directory: path, strict: true).keys)
         func request(_ key: CurvePublicKey) -> ZAPRequest {
-            ZAPRequest(domain: "cohort", address: "127.0.0.1", routingID: [], mechanism: "CURVE", credentials: [key.bytes])
+            ZAPRequest(
+                domain: "cohort", address: "127.0.0.1", routingID: [], mechanism: "CURVE", credentials: [key.bytes])
         }
         #expect(ring.decide(request(known.publicKey)) == .allow(userID: known.publicKey.z85))
         #expect(ring.decide(request(stranger.publicKey)) == .deny(reason: "unknown key"))

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CohortCoordinator
 
 @Test func defaultEndpointIsLoopbackPort7400() {

@@ -1,12 +1,15 @@
-import CohortPeerSupport
 import CohortCoordinator
+import CohortPeerSupport
 import CohortWire
 import Foundation
 import Testing
 
 @Suite struct HandshakeTests {
     @Test func workersAndClientsAreWelcomedWithTheirSessionIDsAndTheHeartbeatSettings() async throws {
-        try await withCoordinator(configure: { $0.heartbeatInterval = .milliseconds(700); $0.heartbeatLiveness = 5 }) {
+        try await withCoordinator(configure: {
+            $0.heartbeatInterval = .milliseconds(700)
+            $0.heartbeatLiveness = 5
+        }) {
             cluster in
             let worker = try cluster.peer()
             let welcome = try worker.hello(role: .worker, name: "w")
@@ -48,7 +51,8 @@ import Testing
     @Test func aHelloWhoseBodyVersionDiffersFromItsHeaderIsRefusedAsAnUnsupportedVersion() async throws {
         try await withCoordinator { cluster in
             let peer = try cluster.peer()
-            try peer.send(.handshake(.hello(Hello(role: .worker, protocolVersion: 7, softwareVersion: "x", peerName: "w"))))
+            try peer.send(
+                .handshake(.hello(Hello(role: .worker, protocolVersion: 7, softwareVersion: "x", peerName: "w"))))
             let refusal = try peer.expect("HANDSHAKE ERROR") { message -> HandshakeError? in
                 if case .handshake(.error(let error)) = message { return error }
                 return nil
@@ -82,7 +86,9 @@ import Testing
             let client = try cluster.client()
             try client.sendRaw([Array("CHRT".utf8) + [0, UInt8(WireVersion.current), 2, 1], [0xFF, 0xFF, 0xFF]])
             let error = try client.expect("ERROR REPLY") { message -> ProtocolError? in
-                if case .coordinatorReply(let reply) = message, reply.requestID == 0, case .error(let error) = reply.kind {
+                if case .coordinatorReply(let reply) = message, reply.requestID == 0,
+                    case .error(let error) = reply.kind
+                {
                     return error
                 }
                 return nil
@@ -105,7 +111,9 @@ import Testing
             let peer = try cluster.peer()
             try peer.send(.clientRequest(ClientRequest(requestID: 5, .workers)))
             let error = try peer.expect("ERROR REPLY") { message -> ProtocolError? in
-                if case .coordinatorReply(let reply) = message, reply.requestID == 5, case .error(let error) = reply.kind {
+                if case .coordinatorReply(let reply) = message, reply.requestID == 5,
+                    case .error(let error) = reply.kind
+                {
                     return error
                 }
                 return nil

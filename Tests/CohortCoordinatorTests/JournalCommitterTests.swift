@@ -2,12 +2,14 @@ import CohortJournal
 import Foundation
 import Synchronization
 import Testing
+
 @testable import CohortCoordinator
 
 /// The committer that writes the loop's turns to the journal on its own thread.
 @Suite struct JournalCommitterTests {
     func withJournal(_ body: (Journal) throws -> Void) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-commit-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-commit-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let directory = try StateDirectory(path: path)
         let journal = try Journal(directory: directory)
@@ -32,21 +34,21 @@ import Testing
             let wakes = Atomic<Int>(0)
             let committer = JournalCommitter(journal: journal) { wakes.add(1, ordering: .relaxed) }
             try serving(committer) { () throws in
-            var last: UInt64 = 0
-            for token in 1...200 { last = committer.submit(batch(token: UInt64(token))) }
-            committer.waitUntilIdle()
-            #expect(last == 200)
-            #expect(committer.committed == last)
-            #expect(committer.isIdle)
-            #expect(committer.failure == nil)
-            // The wake-up comes right after the commit is published.
-            let deadline = ContinuousClock.now + .seconds(5)
-            while wakes.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline { sched_yield() }
-            #expect(wakes.load(ordering: .relaxed) >= 1)
-            #expect(try journal.load().lastTokens["c"] == 200)
-            let here = committer.commitHere(batch(token: 201))
-            #expect(committer.committed == here)
-            #expect(try journal.load().lastTokens["c"] == 201)
+                var last: UInt64 = 0
+                for token in 1...200 { last = committer.submit(batch(token: UInt64(token))) }
+                committer.waitUntilIdle()
+                #expect(last == 200)
+                #expect(committer.committed == last)
+                #expect(committer.isIdle)
+                #expect(committer.failure == nil)
+                // The wake-up comes right after the commit is published.
+                let deadline = ContinuousClock.now + .seconds(5)
+                while wakes.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline { sched_yield() }
+                #expect(wakes.load(ordering: .relaxed) >= 1)
+                #expect(try journal.load().lastTokens["c"] == 200)
+                let here = committer.commitHere(batch(token: 201))
+                #expect(committer.committed == here)
+                #expect(try journal.load().lastTokens["c"] == 201)
             }
         }
     }
@@ -57,17 +59,17 @@ import Testing
         try withJournal { (journal: Journal) throws in
             let committer = JournalCommitter(journal: journal) {}
             serving(committer) {
-            let first = committer.submit(batch(token: 1))
-            committer.waitUntilIdle()
-            #expect(committer.committed == first)
-            journal.close()  // every later write fails
-            _ = committer.submit(batch(token: 2))
-            committer.waitUntilIdle()
-            #expect(committer.failure != nil)
-            #expect(committer.committed == first)
-            _ = committer.submit(batch(token: 3))
-            committer.waitUntilIdle()
-            #expect(committer.committed == first)
+                let first = committer.submit(batch(token: 1))
+                committer.waitUntilIdle()
+                #expect(committer.committed == first)
+                journal.close()  // every later write fails
+                _ = committer.submit(batch(token: 2))
+                committer.waitUntilIdle()
+                #expect(committer.failure != nil)
+                #expect(committer.committed == first)
+                _ = committer.submit(batch(token: 3))
+                committer.waitUntilIdle()
+                #expect(committer.committed == first)
             }
         }
     }

@@ -1,7 +1,7 @@
-import CohortTestSupport
-import CohortPeerSupport
 import CohortCoordinator
 import CohortJournal
+import CohortPeerSupport
+import CohortTestSupport
 import CohortWire
 import Foundation
 import GRDB
@@ -11,7 +11,8 @@ import Testing
 /// The coordinator and its journal: what a client is told is already on disk.
 @Suite struct JournalingTests {
     func withStateDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-coord-\(UUID().uuidString)").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-coord-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         return try await body(path)
     }
@@ -25,7 +26,9 @@ import Testing
                 let worker = try handle.worker("w1")
                 let client = try handle.client()
                 for index in 0..<5 {
-                    guard case .submitted(let receipt) = try client.submit("name: g\(index)\nchildren:\n  - { name: a, run: echo }\n")
+                    guard
+                        case .submitted(let receipt) = try client.submit(
+                            "name: g\(index)\nchildren:\n  - { name: a, run: echo }\n")
                     else {
                         Issue.record("not submitted")
                         return
@@ -60,7 +63,8 @@ import Testing
                 settings.allowsUnsafeTransactions = true  // a transaction held across calls
                 let blocker = try DatabaseQueue(path: journalFile, configuration: settings)
                 try blocker.writeWithoutTransaction { db in try db.execute(sql: "BEGIN IMMEDIATE") }
-                let submission = Submission(document: "name: held\nchildren:\n  - { name: a, run: echo }\n", format: .yaml)
+                let submission = Submission(
+                    document: "name: held\nchildren:\n  - { name: a, run: echo }\n", format: .yaml)
                 try client.send(.clientRequest(ClientRequest(requestID: 1, .submit(submission))))
                 // Nothing can come before the commit, which waits for the lock.
                 #expect(try client.receive(timeout: .milliseconds(300)) == nil)
@@ -68,14 +72,19 @@ import Testing
                 try blocker.writeWithoutTransaction { db in try db.execute(sql: "ROLLBACK") }
                 try blocker.close()
                 let receipt = try client.expect("SUBMITTED") { message -> SubmitReceipt? in
-                    if case .coordinatorReply(let reply) = message, case .submitted(let receipt) = reply.kind { return receipt }
+                    if case .coordinatorReply(let reply) = message, case .submitted(let receipt) = reply.kind {
+                        return receipt
+                    }
                     return nil
                 }
                 let tasks = try worker.dispatched()
                 let journal = try Journal.openExisting(at: journalFile)
                 defer { journal.close() }
                 let group = try #require(try journal.load().groups.first { $0.id == receipt.id })
-                #expect(tasks.allSatisfy { task in group.children.contains { $0.attemptID == task.ref.id && $0.state == .inFlight } })
+                #expect(
+                    tasks.allSatisfy { task in
+                        group.children.contains { $0.attemptID == task.ref.id && $0.state == .inFlight }
+                    })
             }
         }
     }
@@ -93,7 +102,8 @@ import Testing
                 let count = 30
                 for index in 1...count {
                     let submission = Submission(
-                        document: "name: p\(index)\nchildren:\n  - { name: a, run: echo }\n", format: .yaml, sourceName: "p.yaml")
+                        document: "name: p\(index)\nchildren:\n  - { name: a, run: echo }\n", format: .yaml,
+                        sourceName: "p.yaml")
                     try client.send(.clientRequest(ClientRequest(requestID: UInt64(index), .submit(submission))))
                 }
                 let journal = try Journal.openExisting(at: journalFile)

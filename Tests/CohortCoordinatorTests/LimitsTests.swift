@@ -1,9 +1,10 @@
-import CohortPeerSupport
 import CohortCore
+import CohortPeerSupport
 import CohortSpec
 import CohortWire
 import Foundation
 import Testing
+
 @testable import CohortCoordinator
 
 @Suite struct MessageLimitTests {
@@ -61,7 +62,9 @@ import Testing
         try await withCoordinator(configure: { $0.maxOutputBytes = 2048 }) { cluster in
             let worker = try cluster.worker("w1")
             let client = try cluster.client()
-            guard case .submitted(let receipt) = try client.submit("children: [{name: big, run: echo}, {name: small, run: echo}]")
+            guard
+                case .submitted(let receipt) = try client.submit(
+                    "children: [{name: big, run: echo}, {name: small, run: echo}]")
             else {
                 Issue.record("submit failed")
                 return

@@ -6,7 +6,8 @@ import Testing
 
 @Suite struct OutboxTests {
     private func task(_ id: UInt64) -> AttemptDispatch {
-        AttemptDispatch(ref: WireAttemptRef(id: id, group: "g", path: "c\(id)", attempt: 1), kind: "echo", input: Data("{}".utf8))
+        AttemptDispatch(
+            ref: WireAttemptRef(id: id, group: "g", path: "c\(id)", attempt: 1), kind: "echo", input: Data("{}".utf8))
     }
 
     @Test func consecutiveDispatchesToAPeerBecomeOneBatchInOrder() {
@@ -35,7 +36,8 @@ import Testing
     @Test func watchEventsMergePerWatchRequest() {
         var outbox = Outbox()
         let client: RoutingID = [7]
-        let event = WatchEvent(group: "g", at: WireTimestamp(nanosecondsSinceEpoch: 1), .finished(state: .succeeded, reason: nil))
+        let event = WatchEvent(
+            group: "g", at: WireTimestamp(nanosecondsSinceEpoch: 1), .finished(state: .succeeded, reason: nil))
         outbox.send(CoordinatorReply(requestID: 3, .watchEvents([event])), to: client)
         outbox.send(CoordinatorReply(requestID: 3, .watchEvents([event, event])), to: client)
         outbox.send(CoordinatorReply(requestID: 4, .watchEvents([event])), to: client)

@@ -12,7 +12,9 @@ import Testing
             let submit = Submission(groupID: "zero", document: "children: [{name: a, run: echo}]", format: .yaml)
             try client.send(.clientRequest(ClientRequest(requestID: 0, .submit(submit))))
             let refusal = try client.expect("the refusal of request 0") { message -> ProtocolError? in
-                if case .coordinatorReply(let reply) = message, reply.requestID == 0, case .error(let error) = reply.kind {
+                if case .coordinatorReply(let reply) = message, reply.requestID == 0,
+                    case .error(let error) = reply.kind
+                {
                     return error
                 }
                 return nil
@@ -30,7 +32,9 @@ import Testing
     @Test func anEmptyPathIsRefusedNotReadAsTheGroup() async throws {
         try await withCoordinator { cluster in
             let client = try cluster.client()
-            guard case .submitted(let receipt) = try client.submit("children: [{name: a, run: sleep, with: {seconds: 60}}]")
+            guard
+                case .submitted(let receipt) = try client.submit(
+                    "children: [{name: a, run: sleep, with: {seconds: 60}}]")
             else {
                 Issue.record("not submitted")
                 return
@@ -69,7 +73,8 @@ import Testing
     @Test func nestedGroupsAreMarkedInStatus() async throws {
         try await withCoordinator { cluster in
             let client = try cluster.client()
-            let spec = "children:\n  - name: tests\n    group: { children: [{name: unit, run: echo}] }\n  - name: lint\n    run: echo\n"
+            let spec =
+                "children:\n  - name: tests\n    group: { children: [{name: unit, run: echo}] }\n  - name: lint\n    run: echo\n"
             guard case .submitted(let receipt) = try client.submit(spec) else {
                 Issue.record("not submitted")
                 return

@@ -1,6 +1,6 @@
-import CohortTestSupport
-import CohortPeerSupport
 import CohortCoordinator
+import CohortPeerSupport
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing
@@ -22,7 +22,8 @@ import Testing
             }
             #expect(submitted.id == "hello-1" && submitted.name == "hello" && submitted.warnings.isEmpty)
             let task = try #require(try worker.dispatched().first)
-            #expect(task.kind == "echo" && task.ref.group == "hello-1" && task.ref.path == "greet" && task.ref.attempt == 1)
+            #expect(
+                task.kind == "echo" && task.ref.group == "hello-1" && task.ref.path == "greet" && task.ref.attempt == 1)
             #expect(task.input.json == ["text": "hi"])
             try worker.finish(task, .succeeded(output: Data(#"{"text":"hi"}"#.utf8)))
             let status = try client.waitForStatus("hello-1") { $0.state == .succeeded }
@@ -37,12 +38,13 @@ import Testing
             }
             #expect(output.json == ["text": "hi"])
             // Submitting the same id again is idempotent.
-            guard case .submitted(let again) = try client.submit(
-                """
-                name: hello
-                children:
-                  - { name: greet, run: echo, with: { text: hi } }
-                """, id: "hello-1")
+            guard
+                case .submitted(let again) = try client.submit(
+                    """
+                    name: hello
+                    children:
+                      - { name: greet, run: echo, with: { text: hi } }
+                    """, id: "hello-1")
             else {
                 Issue.record("resubmit failed")
                 return
@@ -179,7 +181,8 @@ import Testing
                 .worker(
                     .results(
                         tasks.map {
-                            AttemptResult(ref: $0.ref, outcome: .cancelled(reason: "stop it"), startedAt: now, finishedAt: now)
+                            AttemptResult(
+                                ref: $0.ref, outcome: .cancelled(reason: "stop it"), startedAt: now, finishedAt: now)
                         })))
             let status = try client.waitForStatus("cx") { $0.state.isFinished }
             #expect(status.state == .cancelled)
@@ -236,7 +239,8 @@ import Testing
         try await withCoordinator { cluster in
             _ = try cluster.worker("w")
             let client = try cluster.client()
-            guard case .submitted(let submitted) = try client.submit("children: [{name: r, run: resize}]", id: "k") else {
+            guard case .submitted(let submitted) = try client.submit("children: [{name: r, run: resize}]", id: "k")
+            else {
                 Issue.record("submit failed")
                 return
             }
@@ -248,7 +252,10 @@ import Testing
     }
 
     @Test func workersAreListedAndASilentWorkerIsLostAndItsAttemptRedispatched() async throws {
-        try await withCoordinator(configure: { $0.heartbeatInterval = .milliseconds(100); $0.heartbeatLiveness = 3 }) {
+        try await withCoordinator(configure: {
+            $0.heartbeatInterval = .milliseconds(100)
+            $0.heartbeatLiveness = 3
+        }) {
             cluster in
             let silent = try cluster.worker("silent", slots: 1)
             let client = try cluster.client()
@@ -286,7 +293,9 @@ import Testing
         try await withCoordinator { cluster in
             let worker = try cluster.worker("w", slots: 64)
             let client = try cluster.client()
-            let children = (0..<800).map { "  - { name: child-number-\($0), run: echo, with: { padding: \"........\" } }" }
+            let children = (0..<800).map {
+                "  - { name: child-number-\($0), run: echo, with: { padding: \"........\" } }"
+            }
             let yaml = "name: big\nchildren:\n" + children.joined(separator: "\n")
             #expect(yaml.utf8.count > 16 * 1024)
             guard case .submitted(let submitted) = try client.submit(yaml, id: "big") else {
@@ -302,7 +311,9 @@ import Testing
                     .worker(
                         .results(
                             tasks.map {
-                                AttemptResult(ref: $0.ref, outcome: .succeeded(output: Data("{}".utf8)), startedAt: now, finishedAt: now)
+                                AttemptResult(
+                                    ref: $0.ref, outcome: .succeeded(output: Data("{}".utf8)), startedAt: now,
+                                    finishedAt: now)
                             })))
                 done += tasks.count
             }
@@ -334,7 +345,8 @@ import Testing
                 return
             }
             #expect(notYet.code == .notFound)
-            guard case .cancelAccepted(_, let path) = try client.request(.cancel(group: "cc", path: "a", reason: "")) else {
+            guard case .cancelAccepted(_, let path) = try client.request(.cancel(group: "cc", path: "a", reason: ""))
+            else {
                 Issue.record("cancel not accepted")
                 return
             }

@@ -106,10 +106,13 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                     ChildRecord(
                         group: "r1", path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded),
                         output: Data("{}".utf8), outputTruncated: true, finishedAt: at(2)))
-                batch.dispatches.append(ChildRecord(group: "r1", path: "build", attempt: 1, attemptID: 7, state: .inFlight))
+                batch.dispatches.append(
+                    ChildRecord(group: "r1", path: "build", attempt: 1, attemptID: 7, state: .inFlight))
                 batch.localLocks = [
                     .granted(record),
-                    .granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, attemptID: 7, request: 4, tokens: ["x": 9])),
+                    .granted(
+                        LocalLockRecord(
+                            group: "r1", path: "build", attempt: 1, attemptID: 7, request: 4, tokens: ["x": 9])),
                     .released(attemptID: 7, request: 4),
                 ]
                 try journal.write(batch)
@@ -133,10 +136,12 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             defer { journal.close() }
             var batch = JournalBatch()
             batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
-            batch.dispatches.append(ChildRecord(group: "r1", path: "version", attempt: 1, attemptID: 5, state: .inFlight))
+            batch.dispatches.append(
+                ChildRecord(group: "r1", path: "version", attempt: 1, attemptID: 5, state: .inFlight))
             try journal.write(batch)
             batch = JournalBatch()
-            batch.dispatches.append(ChildRecord(group: "r1", path: "version", attempt: 2, attemptID: 9, state: .inFlight))
+            batch.dispatches.append(
+                ChildRecord(group: "r1", path: "version", attempt: 2, attemptID: 9, state: .inFlight))
             try journal.write(batch)
             let states = try journal.database.read { db in
                 try String.fetchAll(db, sql: "SELECT state FROM attempts ORDER BY attempt")
@@ -165,7 +170,9 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             for id in ["old", "recent", "running"] {
                 batch.submissions.append(.init(id: id, spec: sampleSpec, submittedAt: at(1)))
                 batch.finishes.append(
-                    ChildRecord(group: id, path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded), finishedAt: at(2)))
+                    ChildRecord(
+                        group: id, path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded),
+                        finishedAt: at(2)))
             }
             batch.outcomes.append(("old", .succeeded, nil, at(100)))
             batch.outcomes.append(("recent", .succeeded, nil, at(300)))
@@ -232,7 +239,8 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         try withStateDirectory { path in
             let file = try writtenJournal(path)
             var generator = SystemRandomNumberGenerator()
-            try Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: URL(fileURLWithPath: file))
+            try Data((0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(
+                to: URL(fileURLWithPath: file))
             let error = try #require(openError(path))
             #expect(error.code == .damaged)
             #expect(error.description.contains(file))
@@ -260,7 +268,11 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             var batch = JournalBatch()
             batch.dispatches.append(
                 ChildRecord(group: "g0", path: "version", attempt: 1, attemptID: 77, state: .inFlight, worker: "w-1"))
-            batch.localLocks = [.granted(LocalLockRecord(group: "g0", path: "version", attempt: 1, attemptID: 77, request: 3, tokens: ["printer": 9]))]
+            batch.localLocks = [
+                .granted(
+                    LocalLockRecord(
+                        group: "g0", path: "version", attempt: 1, attemptID: 77, request: 3, tokens: ["printer": 9]))
+            ]
             try old.write(batch)
             try old.database.write { db in try Self.makeVersion2(db) }
             old.close()
@@ -317,7 +329,9 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             #expect(version1?.output == Data("{}".utf8))
             #expect(version1?.outputTruncated == false)
             var batch = JournalBatch()
-            batch.localLocks = [.granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, attemptID: 1, request: 1, tokens: [:]))]
+            batch.localLocks = [
+                .granted(LocalLockRecord(group: "r1", path: "build", attempt: 1, attemptID: 1, request: 1, tokens: [:]))
+            ]
             try journal.write(batch)
         }
     }
@@ -326,7 +340,9 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         try withStateDirectory { path in
             let file = try writtenJournal(path)
             let journal = try Journal.openExisting(at: file)
-            try journal.database.write { db in try db.execute(sql: "UPDATE meta SET value = '99' WHERE key = 'schemaVersion'") }
+            try journal.database.write { db in
+                try db.execute(sql: "UPDATE meta SET value = '99' WHERE key = 'schemaVersion'")
+            }
             journal.close()
             let error = try #require(openError(path))
             #expect(error.code == .schemaVersion)

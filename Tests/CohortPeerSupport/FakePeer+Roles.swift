@@ -8,17 +8,22 @@ import Testing
 extension FakePeer {
     /// Says HELLO as `role` and waits for the WELCOME (a refusal is recorded as an issue).
     @discardableResult
-    public func hello(role: PeerRole, name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Welcome {
+    public func hello(role: PeerRole, name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Welcome
+    {
         try send(.handshake(.hello(Hello(role: role, softwareVersion: "test", peerName: name))))
         return try expect("WELCOME", sourceLocation: sourceLocation) { message in
             if case .handshake(.welcome(let welcome)) = message { return welcome }
-            if case .handshake(.error(let error)) = message { Issue.record("refused: \(error)", sourceLocation: sourceLocation) }
+            if case .handshake(.error(let error)) = message {
+                Issue.record("refused: \(error)", sourceLocation: sourceLocation)
+            }
             return nil
         }
     }
 
     /// Sends a client request and waits for the reply with its id.
-    public func request(_ kind: ClientRequest.Kind, sourceLocation: SourceLocation = #_sourceLocation) throws -> CoordinatorReply.Kind {
+    public func request(_ kind: ClientRequest.Kind, sourceLocation: SourceLocation = #_sourceLocation) throws
+        -> CoordinatorReply.Kind
+    {
         let id = makeRequestID()
         try send(.clientRequest(ClientRequest(requestID: id, kind)))
         return try expect("reply to request \(id)", sourceLocation: sourceLocation) { message in
@@ -51,7 +56,8 @@ extension FakePeer {
             last = try status(group)
         }
         #expect(
-            predicate(last), "status never matched; last: \(last.state) \(last.children.map { "\($0.path)=\($0.state)" })",
+            predicate(last),
+            "status never matched; last: \(last.state) \(last.children.map { "\($0.path)=\($0.state)" })",
             sourceLocation: sourceLocation)
         return last
     }
@@ -70,7 +76,8 @@ extension FakePeer {
     public func finish(_ attempt: AttemptDispatch, _ outcome: WireOutcome) throws {
         let now = WireTimestamp(Date())
         try send(.worker(.started([AttemptStart(ref: attempt.ref, startedAt: now)])))
-        try send(.worker(.results([AttemptResult(ref: attempt.ref, outcome: outcome, startedAt: now, finishedAt: now)])))
+        try send(
+            .worker(.results([AttemptResult(ref: attempt.ref, outcome: outcome, startedAt: now, finishedAt: now)])))
     }
 }
 
@@ -103,13 +110,18 @@ extension FakePeer {
     /// The result of the attempt `attemptID`, from whichever results batch carries it.
     public func result(_ attemptID: UInt64, timeout: Duration = Deadline.event) async throws -> AttemptResult {
         let received = try await inbox.take("the result of attempt \(attemptID)", timeout: timeout) {
-            if case .worker(.results(let results))? = $0.message { results.contains { $0.ref.id == attemptID } } else { false }
+            if case .worker(.results(let results))? = $0.message {
+                results.contains { $0.ref.id == attemptID }
+            } else {
+                false
+            }
         }
         guard case .worker(.results(let results))? = received.message else { fatalError() }
         // Put the batch's other results back for later waits.
         let others = results.filter { $0.ref.id != attemptID }
         if !others.isEmpty {
-            inbox.post(Received(routingID: received.routingID, frames: [], decoded: .success(.worker(.results(others)))))
+            inbox.post(
+                Received(routingID: received.routingID, frames: [], decoded: .success(.worker(.results(others)))))
         }
         return results.first { $0.ref.id == attemptID }!
     }
@@ -126,7 +138,11 @@ extension FakePeer {
     /// Whether the worker ever sent a result for `attemptID`.
     public func sawResult(_ attemptID: UInt64) -> Bool {
         inbox.contains {
-            if case .worker(.results(let results))? = $0.message { results.contains { $0.ref.id == attemptID } } else { false }
+            if case .worker(.results(let results))? = $0.message {
+                results.contains { $0.ref.id == attemptID }
+            } else {
+                false
+            }
         }
     }
 

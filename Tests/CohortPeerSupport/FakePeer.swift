@@ -92,7 +92,9 @@ public final class FakePeer: Sendable {
 
     /// A ROUTER playing the coordinator, bound to `endpoint` (a free loopback port by default;
     /// the endpoint of a fake that stopped, to come back where it was).
-    public convenience init(coordinatorAt endpoint: String = "tcp://127.0.0.1:*", behaviour: CoordinatorBehaviour = .init()) throws {
+    public convenience init(
+        coordinatorAt endpoint: String = "tcp://127.0.0.1:*", behaviour: CoordinatorBehaviour = .init()
+    ) throws {
         try self.init(endpoint: endpoint, behaviour: behaviour)
     }
 
@@ -175,10 +177,15 @@ public final class FakePeer: Sendable {
                         if behaviour.welcomes.contains(hello.role) {
                             welcomed += 1
                             let prefix = hello.role == .worker ? "w" : "c"
-                            send(.handshake(.welcome(Welcome(
-                                coordinatorID: behaviour.coordinatorID, epoch: behaviour.epoch, peerID: "\(prefix)-\(welcomed)",
-                                heartbeatInterval: behaviour.interval, heartbeatLiveness: behaviour.liveness,
-                                softwareVersion: "test"))), to: id)
+                            send(
+                                .handshake(
+                                    .welcome(
+                                        Welcome(
+                                            coordinatorID: behaviour.coordinatorID, epoch: behaviour.epoch,
+                                            peerID: "\(prefix)-\(welcomed)",
+                                            heartbeatInterval: behaviour.interval,
+                                            heartbeatLiveness: behaviour.liveness,
+                                            softwareVersion: "test"))), to: id)
                         }
                     }
                     inbox.post(Received(routingID: id, frames: body, decoded: decoded))
@@ -219,10 +226,13 @@ public final class FakePeer: Sendable {
     public func sendRaw(_ frames: [[UInt8]], to peer: [UInt8]? = nil) throws {
         let done = DispatchSemaphore(value: 0)
         let sent = Locked(false)
-        commands.post(.send(frames, to: peer, done: { ok in
-            sent.value = ok
-            done.signal()
-        }))
+        commands.post(
+            .send(
+                frames, to: peer,
+                done: { ok in
+                    sent.value = ok
+                    done.signal()
+                }))
         guard done.wait(timeout: .now() + 10) == .success, sent.value else {
             throw PeerError("the \(peer == nil ? "peer" : "peer \(peer!)") did not take \(frames.count) frames")
         }

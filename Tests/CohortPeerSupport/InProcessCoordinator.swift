@@ -34,7 +34,9 @@ public struct CoordinatorHandle: Sendable {
 
     /// Starts a coordinator (`tcp://127.0.0.1:*` unless `configure` says otherwise) and waits
     /// until it is bound. The caller stops it with ``stop()``.
-    public static func start(configure: (inout CoordinatorConfiguration) -> Void = { _ in }) async throws -> CoordinatorHandle {
+    public static func start(configure: (inout CoordinatorConfiguration) -> Void = { _ in }) async throws
+        -> CoordinatorHandle
+    {
         var configuration = CoordinatorConfiguration(endpoint: "tcp://127.0.0.1:*")
         configure(&configuration)
         var logger = Logger(label: "test.coordinator")

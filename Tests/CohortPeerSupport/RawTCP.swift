@@ -1,5 +1,5 @@
-import Foundation
 import CohortTestSupport
+import Foundation
 
 /// Bytes that are not ZMTP at all, written to a plain TCP connection to `endpoint`
 /// (`tcp://127.0.0.1:PORT`), which is then closed: what a port scanner or a confused client
@@ -16,7 +16,9 @@ public func sendRawTCP(_ bytes: [UInt8], to endpoint: String) throws {
     address.sin_port = port.bigEndian
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     let rc = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard rc == 0 else { throw PeerError("connect: \(String(cString: strerror(errno)))") }
     var offset = 0

@@ -95,7 +95,9 @@ public final class AsyncInbox<Item: Sendable>: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let ready = state.withLock { state -> Result<Item, any Error>? in
-                    if let index = state.items.firstIndex(where: predicate) { return .success(state.items.remove(at: index)) }
+                    if let index = state.items.firstIndex(where: predicate) {
+                        return .success(state.items.remove(at: index))
+                    }
                     if Task.isCancelled { return .failure(CancellationError()) }
                     state.waiters.append(Waiter(id: id, predicate: predicate, continuation: continuation))
                     return nil

@@ -52,7 +52,13 @@ public final class Gauge: Sendable {
 
     public init() {}
 
-    public func enter() { state.withLock { $0.current += 1; $0.max = Swift.max($0.max, $0.current); $0.total += 1 } }
+    public func enter() {
+        state.withLock {
+            $0.current += 1
+            $0.max = Swift.max($0.max, $0.current)
+            $0.total += 1
+        }
+    }
     public func leave() { state.withLock { $0.current -= 1 } }
     public var max: Int { state.withLock { $0.max } }
     public var current: Int { state.withLock { $0.current } }

@@ -38,7 +38,7 @@ public final class TestThread: Sendable {
 public func processExists(_ pid: Int32) -> Bool {
     guard kill(pid, 0) == 0 || errno == EPERM else { return false }
     guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-          let close = stat.lastIndex(of: ")")
+        let close = stat.lastIndex(of: ")")
     else { return true }
     let state = stat[stat.index(close, offsetBy: 2)]
     return state != "Z" && state != "X"

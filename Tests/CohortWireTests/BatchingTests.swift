@@ -19,11 +19,12 @@ import Testing
 
     static func results(_ count: Int) -> [AttemptResult] {
         (0..<count).map { i in
-            let outcome: WireOutcome = switch i % 3 {
-            case 0: .succeeded(output: Data(#"{"out":\#(i)}"#.utf8))
-            case 1: .failed(error: "error \(i)")
-            default: .cancelled(reason: "reason \(i)")
-            }
+            let outcome: WireOutcome =
+                switch i % 3 {
+                case 0: .succeeded(output: Data(#"{"out":\#(i)}"#.utf8))
+                case 1: .failed(error: "error \(i)")
+                default: .cancelled(reason: "reason \(i)")
+                }
             return AttemptResult(
                 ref: WireAttemptRef(id: UInt64(i) + 1, group: "g", path: "c/\(i)", attempt: 1), outcome: outcome,
                 startedAt: WireTimestamp(nanosecondsSinceEpoch: Int64(i) * 1_000),
@@ -115,8 +116,9 @@ import Testing
 
     @Test func splittingKeepsTheWatchRequestID() throws {
         let events = (0..<50).map { i in
-            WatchEvent(group: "g", at: WireTimestamp(nanosecondsSinceEpoch: Int64(i) + 1),
-                       .child(ChildStatus(name: "c\(i)", path: "p/c\(i)", state: .running)))
+            WatchEvent(
+                group: "g", at: WireTimestamp(nanosecondsSinceEpoch: Int64(i) + 1),
+                .child(ChildStatus(name: "c\(i)", path: "p/c\(i)", state: .running)))
         }
         let messages = try WireCodec(maxFrameSize: 300).encodeSplittingBatches(
             .coordinatorReply(CoordinatorReply(requestID: 9, .watchEvents(events))))

@@ -43,8 +43,9 @@ import Testing
 
     @Test func aWrongVersionIsRecognisedWhateverFollowsTheHeader() {
         // A later version may use more header bytes or frames: the version still reads.
-        #expect(decodeError([header(version: 3, family: 1, length: 12), [], [], []])
-            == .unsupportedVersion(got: 3, family: .handshake))
+        #expect(
+            decodeError([header(version: 3, family: 1, length: 12), [], [], []])
+                == .unsupportedVersion(got: 3, family: .handshake))
         #expect(decodeError([header(version: 3, family: 200)]) == .unsupportedVersion(got: 3, family: nil))
         #expect(decodeError([header(version: 3, family: 1, length: 6)]) == .unsupportedVersion(got: 3, family: nil))
     }
@@ -90,15 +91,20 @@ import Testing
         let frames = try codec.encode(message)
         #expect(frames[1].count > 64)
         #expect(decodeError(frames, codec: small) == .frameTooLarge(frame: 1, size: frames[1].count, limit: 64))
-        #expect(decodeError([[UInt8](repeating: 0, count: 65)], codec: small) == .frameTooLarge(frame: 0, size: 65, limit: 64))
+        #expect(
+            decodeError([[UInt8](repeating: 0, count: 65)], codec: small)
+                == .frameTooLarge(frame: 0, size: 65, limit: 64))
         #expect(decodeError(frames, codec: small)?.code == .tooLarge)
         #expect(try codec.decode(frames: frames) == message)
     }
 
     @Test func theEncoderRefusesAFrameTheReceiverWouldRefuse() throws {
         let small = WireCodec(maxFrameSize: 100)
-        let big = WireMessage.toWorker(.dispatch([AttemptDispatch(
-            ref: Samples.task, kind: "echo", input: Data(repeating: UInt8(ascii: "a"), count: 200))]))
+        let big = WireMessage.toWorker(
+            .dispatch([
+                AttemptDispatch(
+                    ref: Samples.task, kind: "echo", input: Data(repeating: UInt8(ascii: "a"), count: 200))
+            ]))
         #expect(throws: WireError.self) { try small.encode(big) }
         do {
             _ = try small.encode(big)
@@ -117,16 +123,25 @@ import Testing
     @Test(arguments: WireFamily.allCases)
     func anUnknownKindIsRefused(family: WireFamily) {
         for kind: UInt8 in [0, 11, 42, 255] {
-            #expect(decodeError([header(version: WireVersion.current, family: family.rawValue, kind: kind), []]) == .unknownKind(family, kind: kind))
+            #expect(
+                decodeError([header(version: WireVersion.current, family: family.rawValue, kind: kind), []])
+                    == .unknownKind(family, kind: kind))
         }
     }
 
     @Test func anEmptyBodyIsAMessageOfDefaults() throws {
         // Every field at its default: valid where the defaults are (proto3 sends nothing for them).
-        #expect(try codec.decode(frames: [header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 6), []])
-            == .worker(.lockRelease(requestID: 0)))
+        #expect(
+            try codec.decode(frames: [
+                header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 6), [],
+            ])
+                == .worker(.lockRelease(requestID: 0)))
         // Enum 0 is never valid.
-        guard case .malformedBody(.clientRequest, _) = decodeError([header(version: WireVersion.current, family: WireFamily.clientRequest.rawValue, kind: 1), []]) else {
+        guard
+            case .malformedBody(.clientRequest, _) = decodeError([
+                header(version: WireVersion.current, family: WireFamily.clientRequest.rawValue, kind: 1), [],
+            ])
+        else {
             Issue.record("a submit without a format decoded")
             return
         }
@@ -134,7 +149,9 @@ import Testing
 
     @Test func invalidProtobufIsAMalformedBody() throws {
         // Field 1, length-delimited, claims 100 bytes but has 1.
-        let error = decodeError([header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), [0x0A, 100, 0]])
+        let error = decodeError([
+            header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), [0x0A, 100, 0],
+        ])
         guard case .malformedBody(.workerMessage, _) = error else {
             Issue.record("expected malformedBody, got \(String(describing: error))")
             return
@@ -152,8 +169,13 @@ import Testing
     }
 
     @Test func anEnumValueThisVersionDoesNotKnowIsAMalformedBody() throws {
-        var frames = try frames(.coordinatorReply(CoordinatorReply(requestID: 1, .groups([
-            GroupSummary(id: "g", name: "n", state: .cancelled, submittedAt: Samples.t1)]))))
+        var frames = try frames(
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 1,
+                    .groups([
+                        GroupSummary(id: "g", name: "n", state: .cancelled, submittedAt: Samples.t1)
+                    ]))))
         // GroupSummary.state (field 3, varint) = 5 (cancelled): make it 99.
         let index = try #require(frames[1].indices.first { frames[1][$0] == 0x18 && frames[1][$0 + 1] == 5 })
         frames[1][index + 1] = 99
@@ -163,19 +185,28 @@ import Testing
     @Test func aResultWithoutOutcomeIsAMalformedBody() throws {
         // TaskResults (family 4, kind 4) holding one empty AttemptResult.
         let body: [UInt8] = [0x0A, 0x00]
-        #expect(decodeError([header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), body])
-            == .malformedBody(.workerMessage, reason: "results[0] has no outcome"))
+        #expect(
+            decodeError([
+                header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), body,
+            ])
+                == .malformedBody(.workerMessage, reason: "results[0] has no outcome"))
     }
 
     @Test func aCancelledResultOrCancelWithoutItsCodeIsAMalformedBody() throws {
         // AttemptResults (family 4, kind 4) holding one AttemptResult cancelled "x" (field 7) and no code.
         let result: [UInt8] = [0x0A, 0x03, 0x3A, 0x01, 0x78]
-        #expect(decodeError([header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), result])
-            == .malformedBody(.workerMessage, reason: "cancel code 0 is unknown"))
+        #expect(
+            decodeError([
+                header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 4), result,
+            ])
+                == .malformedBody(.workerMessage, reason: "cancel code 0 is unknown"))
         // CancelAttempts (family 5, kind 3) holding one AttemptCancellation with reason "x" (field 5) and no code.
         let cancel: [UInt8] = [0x0A, 0x03, 0x2A, 0x01, 0x78]
-        #expect(decodeError([header(version: WireVersion.current, family: WireFamily.coordinatorToWorker.rawValue, kind: 3), cancel])
-            == .malformedBody(.coordinatorToWorker, reason: "cancel code 0 is unknown"))
+        #expect(
+            decodeError([
+                header(version: WireVersion.current, family: WireFamily.coordinatorToWorker.rawValue, kind: 3), cancel,
+            ])
+                == .malformedBody(.coordinatorToWorker, reason: "cancel code 0 is unknown"))
     }
 
     @Test func everyCancelCodeSurvivesEncodeAndDecode() throws {
@@ -185,15 +216,21 @@ import Testing
             #expect(try codec.decode(frames: codec.encode(cancel)) == cancel)
             let stamp = WireTimestamp(nanosecondsSinceEpoch: 1)
             let result = WireMessage.worker(
-                .results([AttemptResult(ref: ref, outcome: .cancelled(reason: "why", code: code), startedAt: stamp, finishedAt: stamp)]))
+                .results([
+                    AttemptResult(
+                        ref: ref, outcome: .cancelled(reason: "why", code: code), startedAt: stamp, finishedAt: stamp)
+                ]))
             #expect(try codec.decode(frames: codec.encode(result)) == result)
         }
     }
 
     @Test func aLockRequestWithoutTaskIsAMalformedBody() throws {
         // LockRequest (family 4, kind 5) with request id 1 and no task.
-        #expect(decodeError([header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 5), [0x08, 0x01]])
-            == .malformedBody(.workerMessage, reason: "lock request has no task"))
+        #expect(
+            decodeError([
+                header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 5), [0x08, 0x01],
+            ])
+                == .malformedBody(.workerMessage, reason: "lock request has no task"))
     }
 
     @Test func helloMustRepeatItsHeadersVersion() throws {
@@ -205,11 +242,14 @@ import Testing
     }
 
     @Test func errorsReadWellAndMapToCodes() {
-        #expect(WireError.unsupportedVersion(got: 3, family: .handshake).description
-            == "protocol version 3 is not supported; this build speaks 2")
+        #expect(
+            WireError.unsupportedVersion(got: 3, family: .handshake).description
+                == "protocol version 3 is not supported; this build speaks 2")
         #expect(WireError.wrongFrameCount(got: 3).description == "expected 2 frames (header, body), got 3")
         #expect(WireError.badMagic([0x47, 0x45]).code == .badFrame)
-        #expect(WireError.frameTooLarge(frame: 1, size: 10, limit: 5).description == "frame 1 is 10 bytes, over the limit of 5")
+        #expect(
+            WireError.frameTooLarge(frame: 1, size: 10, limit: 5).description
+                == "frame 1 is 10 bytes, over the limit of 5")
     }
 
     @Test func errorCodesMapToTheCLIsExitCodes() {

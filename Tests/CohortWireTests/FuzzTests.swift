@@ -29,7 +29,9 @@ enum FrameMutator {
             case 4:  // extension with random bytes
                 if !frames.isEmpty {
                     let f = Int.random(in: 0..<frames.count, using: &rng)
-                    frames[f] += (0..<Int.random(in: 1...16, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                    frames[f] += (0..<Int.random(in: 1...16, using: &rng)).map { _ in
+                        UInt8.random(in: 0...255, using: &rng)
+                    }
                 }
             case 5:  // frame duplication
                 if !frames.isEmpty {
@@ -57,7 +59,11 @@ enum FrameMutator {
         (0..<Int.random(in: 0...4, using: &rng)).map { index in
             var frame = (0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
             if index == 0, Bool.random(using: &rng) {  // a valid header, so bodies get exercised
-                frame = WireHeader(family: WireFamily.allCases.randomElement(using: &rng)!, kind: UInt8.random(in: 0...11, using: &rng)).bytes
+                frame =
+                    WireHeader(
+                        family: WireFamily.allCases.randomElement(using: &rng)!,
+                        kind: UInt8.random(in: 0...11, using: &rng)
+                    ).bytes
             }
             return frame
         }
@@ -80,7 +86,8 @@ enum FrameMutator {
         var decoded = 0
         var errors: [String: Int] = [:]
         for round in 0..<100_000 {
-            let frames = round % 10 == 9
+            let frames =
+                round % 10 == 9
                 ? FrameMutator.random(&rng)
                 : FrameMutator.mutate(seeds[Int.random(in: 0..<seeds.count, using: &rng)], &rng)
             do {
@@ -94,7 +101,10 @@ enum FrameMutator {
         }
         // The mutations reach both outcomes and every layer of the decoder.
         #expect(decoded > 1_000)
-        for kind in ["wrongFrameCount", "truncated", "badMagic", "unsupportedVersion", "unknownFamily", "malformedBody", "unknownKind", "malformedHeader"] {
+        for kind in [
+            "wrongFrameCount", "truncated", "badMagic", "unsupportedVersion", "unknownFamily", "malformedBody",
+            "unknownKind", "malformedHeader",
+        ] {
             #expect(errors[kind, default: 0] > 0, "no \(kind) among \(errors)")
         }
     }

@@ -20,8 +20,9 @@ import Testing
         #expect(refusal.message == "protocol version 3 is not supported; this coordinator speaks 2")
         #expect(refusal.code == .unsupportedVersion)
         #expect(refusal.supportedVersions == 2...2)
-        #expect(HandshakeError.unsupportedVersion(7, supported: 1...3).message
-            == "protocol version 7 is not supported; this coordinator speaks 1 to 3")
+        #expect(
+            HandshakeError.unsupportedVersion(7, supported: 1...3).message
+                == "protocol version 7 is not supported; this coordinator speaks 1 to 3")
     }
 
     @Test func aCoordinatorAnswersAHelloOfAnotherVersionWithAnErrorReply() throws {
@@ -55,7 +56,8 @@ import Testing
     }
 
     @Test func otherHandshakeMessagesOfAnotherVersionAreStillRefused() throws {
-        var frames = try codec.encode(.handshake(.welcome(Welcome(coordinatorID: "c", epoch: 1, peerID: "p", softwareVersion: "1"))))
+        var frames = try codec.encode(
+            .handshake(.welcome(Welcome(coordinatorID: "c", epoch: 1, peerID: "p", softwareVersion: "1"))))
         frames[0][5] = 5
         #expect(throws: WireError.unsupportedVersion(got: 5, family: .handshake)) { try codec.decode(frames: frames) }
     }

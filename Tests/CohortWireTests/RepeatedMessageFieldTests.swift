@@ -2,6 +2,7 @@ import CohortTestSupport
 import Foundation
 import SwiftProtobuf
 import Testing
+
 @testable import CohortWire
 
 /// The hand-framed batch bodies (RepeatedMessageField) against SwiftProtobuf's
@@ -34,7 +35,8 @@ import Testing
         var items: [Cohort_Wire_V1_Attempt] = []
         let ours: [Cohort_Wire_V1_Attempt]? = bytes.withUnsafeBytes { buffer in
             do throws(BodyError) {
-                try RepeatedMessageField.decode(buffer, as: Cohort_Wire_V1_Attempt.self) { item, _ in items.append(item) }
+                try RepeatedMessageField.decode(buffer, as: Cohort_Wire_V1_Attempt.self) { item, _ in items.append(item)
+                }
                 return items
             } catch {
                 return nil
@@ -66,14 +68,14 @@ import Testing
 
     @Test func malformedBodiesAreRefused() {
         let bodies: [[UInt8]] = [
-            [0x0A],                  // key without length
-            [0x0A, 0x05, 0x08],      // length past the end
-            [0x09, 1, 2, 3],         // field 1 as a truncated fixed64
-            [0x0B],                  // field 1 as a start-group, never ended
-            [0x0C],                  // an end-group without a start
-            [0x13, 0x1C],            // group 2 ended as group 3
-            [0x0F],                  // wire type 7
-            [0x00],                  // field number 0
+            [0x0A],  // key without length
+            [0x0A, 0x05, 0x08],  // length past the end
+            [0x09, 1, 2, 3],  // field 1 as a truncated fixed64
+            [0x0B],  // field 1 as a start-group, never ended
+            [0x0C],  // an end-group without a start
+            [0x13, 0x1C],  // group 2 ended as group 3
+            [0x0F],  // wire type 7
+            [0x00],  // field number 0
             [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],  // varint over 64 bits
             [0x0A, 0x02, 0xFF, 0xFF],  // an item that is not a Task
         ]

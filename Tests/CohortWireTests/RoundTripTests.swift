@@ -31,7 +31,8 @@ import Testing
         "hello": (.handshake, 1), "welcome": (.handshake, 2), "handshake error": (.handshake, 3),
         "submit": (.clientRequest, 1), "status": (.clientRequest, 2), "result": (.clientRequest, 3),
         "cancel": (.clientRequest, 4), "watch": (.clientRequest, 5), "unwatch": (.clientRequest, 6),
-        "workers": (.clientRequest, 7), "locks": (.clientRequest, 8), "disconnect": (.clientRequest, 9), "drain": (.clientRequest, 10),
+        "workers": (.clientRequest, 7), "locks": (.clientRequest, 8), "disconnect": (.clientRequest, 9),
+        "drain": (.clientRequest, 10),
         "submitted": (.coordinatorReply, 1), "groups": (.coordinatorReply, 2), "group": (.coordinatorReply, 3),
         "result reply": (.coordinatorReply, 4), "cancel accepted": (.coordinatorReply, 5),
         "watch events": (.coordinatorReply, 6), "workers reply": (.coordinatorReply, 7),
@@ -87,23 +88,38 @@ import Testing
 
     @Test func absentTimestampsAndTimeoutsStayAbsent() throws {
         let child = ChildStatus(name: "a", path: "a", state: .pending)
-        let message = WireMessage.coordinatorReply(CoordinatorReply(requestID: 1, .watchEvents([
-            WatchEvent(group: "g", at: Samples.t1, .child(child))])))
+        let message = WireMessage.coordinatorReply(
+            CoordinatorReply(
+                requestID: 1,
+                .watchEvents([
+                    WatchEvent(group: "g", at: Samples.t1, .child(child))
+                ])))
         guard case .coordinatorReply(let reply) = try codec.decode(frames: codec.encode(message)),
-              case .watchEvents(let events) = reply.kind, case .child(let decoded) = events.first?.kind
-        else { Issue.record("wrong message"); return }
+            case .watchEvents(let events) = reply.kind, case .child(let decoded) = events.first?.kind
+        else {
+            Issue.record("wrong message")
+            return
+        }
         #expect(decoded.startedAt == nil && decoded.finishedAt == nil && decoded.worker == nil && decoded.error == nil)
 
         let task = AttemptDispatch(ref: Samples.task, kind: "echo", input: Data("{}".utf8), timeout: nil)
-        guard case .toWorker(.dispatch(let tasks)) = try codec.decode(frames: codec.encode(.toWorker(.dispatch([task]))))
-        else { Issue.record("wrong message"); return }
+        guard
+            case .toWorker(.dispatch(let tasks)) = try codec.decode(frames: codec.encode(.toWorker(.dispatch([task]))))
+        else {
+            Issue.record("wrong message")
+            return
+        }
         #expect(tasks.first?.timeout == nil)
     }
 
     @Test func aSubMillisecondTimeoutIsNotLostAsNone() throws {
         let task = AttemptDispatch(ref: Samples.task, kind: "sleep", input: Data("{}".utf8), timeout: .microseconds(10))
-        guard case .toWorker(.dispatch(let tasks)) = try codec.decode(frames: codec.encode(.toWorker(.dispatch([task]))))
-        else { Issue.record("wrong message"); return }
+        guard
+            case .toWorker(.dispatch(let tasks)) = try codec.decode(frames: codec.encode(.toWorker(.dispatch([task]))))
+        else {
+            Issue.record("wrong message")
+            return
+        }
         #expect(tasks.first?.timeout == .milliseconds(1))
     }
 

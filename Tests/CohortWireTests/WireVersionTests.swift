@@ -1,4 +1,5 @@
 import Testing
+
 @testable import CohortWire
 
 /// Version 2 added the cancel codes (`CancelCode`) next to the cancel reasons' texts.

@@ -1,9 +1,10 @@
-import CohortTestSupport
 import CohortPeerSupport
 import CohortSpec
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing
+
 @testable import CohortWorker
 
 @Suite(.timeLimit(.minutes(1)))
@@ -22,7 +23,9 @@ struct ClusterLockTests {
     }
 
     static func lockRequest(_ harness: WorkerHarness) async throws -> LockRequest {
-        try await harness.coordinator.workerMessage("a lock request") { if case .lockRequest(let r) = $0 { r } else { nil } }
+        try await harness.coordinator.workerMessage("a lock request") {
+            if case .lockRequest(let r) = $0 { r } else { nil }
+        }
     }
 
     @Test func localMutuallyExclusiveChildWaitsForTheCoordinatorsGrant() async throws {
@@ -50,9 +53,10 @@ struct ClusterLockTests {
             // coordinator again would wait behind the attempt's own grant for ever.
             harness.dispatch("print", "{}", id: 1, fencingTokens: ["printer": 8])
             #expect(try await harness.output(1) == ["token": 8])
-            #expect(!harness.coordinator.inbox.contains {
-                if case .worker(.lockRequest) = $0.message { true } else { false }
-            })
+            #expect(
+                !harness.coordinator.inbox.contains {
+                    if case .worker(.lockRequest) = $0.message { true } else { false }
+                })
         }
     }
 
@@ -85,7 +89,10 @@ struct ClusterLockTests {
         try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in
             harness.dispatch("print", "{}", id: 1)
             let request = try await Self.lockRequest(harness)
-            harness.coordinator.send(.lockDenied(LockDenial(requestID: request.requestID, kind: .denied, reason: "category printer is forbidden here")))
+            harness.coordinator.send(
+                .lockDenied(
+                    LockDenial(
+                        requestID: request.requestID, kind: .denied, reason: "category printer is forbidden here")))
             let result = try await harness.coordinator.result(1)
             guard case .failed(let error) = result.outcome else {
                 Issue.record("expected a failure, got \(result.outcome)")
@@ -113,7 +120,9 @@ struct ClusterLockTests {
 
     @Test func aGrantThatCrossesAWithdrawalIsGivenBack() {
         let sent = Locked<[LockMessage]>([])
-        let manager = ClusterExclusivityManager(logger: .init(label: "test")) { message in sent.mutate { $0.append(message) } }
+        let manager = ClusterExclusivityManager(logger: .init(label: "test")) { message in
+            sent.mutate { $0.append(message) }
+        }
         let attempt = WireAttemptRef(id: 1, group: "g", path: "p", attempt: 1)
         let outcome = Locked<[ExclusivityGrant?]>([])
         let id = manager.request(["a", "b"], for: BlockProcedure {}, attempt: attempt) { grant in
@@ -121,18 +130,20 @@ struct ClusterLockTests {
         }
         manager.withdraw(id)
         manager.granted(LockGrant(requestID: id.rawValue, tokens: ["a": 1, "b": 1]))
-        #expect(sent.value == [
-            .request(LockRequest(requestID: id.rawValue, ref: attempt, categories: ["a", "b"])),
-            .withdraw(requestID: id.rawValue),
-            .release(requestID: id.rawValue),
-        ])
+        #expect(
+            sent.value == [
+                .request(LockRequest(requestID: id.rawValue, ref: attempt, categories: ["a", "b"])),
+                .withdraw(requestID: id.rawValue),
+                .release(requestID: id.rawValue),
+            ])
         #expect(outcome.value == [nil])
     }
 
     @Test func revokedGrantCancelsItsHolder() {
         let manager = ClusterExclusivityManager(logger: .init(label: "test")) { _ in }
         let holder = BlockProcedure {}
-        let id = manager.request(["db"], for: holder, attempt: WireAttemptRef(id: 1, group: "g", path: "p", attempt: 1)) { _ in }
+        let id = manager.request(["db"], for: holder, attempt: WireAttemptRef(id: 1, group: "g", path: "p", attempt: 1))
+        { _ in }
         manager.granted(LockGrant(requestID: id.rawValue, tokens: ["db": 5]))
         #expect(manager.heldTokens(of: 1) == ["db": 5])
         manager.denied(LockDenial(requestID: id.rawValue, kind: .revoked, reason: "worker lost"))
@@ -143,7 +154,9 @@ struct ClusterLockTests {
 
     @Test func procedureOutsideAnyAttemptIsCancelledInsteadOfWaiting() {
         let sent = Locked<[LockMessage]>([])
-        let manager = ClusterExclusivityManager(logger: .init(label: "test")) { message in sent.mutate { $0.append(message) } }
+        let manager = ClusterExclusivityManager(logger: .init(label: "test")) { message in
+            sent.mutate { $0.append(message) }
+        }
         let stray = BlockProcedure {}
         let granted = Locked<[ExclusivityGrant?]>([])
         _ = manager.request(["db"], for: stray) { grant in granted.mutate { $0.append(grant) } }
@@ -158,7 +171,8 @@ struct ClusterLockTests {
         let first = manager.request(["a"], for: BlockProcedure {}, attempt: attempt) { _ in }
         let second = manager.request(["b"], for: BlockProcedure {}, attempt: attempt) { _ in }
         manager.granted(LockGrant(requestID: first.rawValue, tokens: ["a": 3]))
-        #expect(manager.outstandingRequests() == [LockRequest(requestID: second.rawValue, ref: attempt, categories: ["b"])])
+        #expect(
+            manager.outstandingRequests() == [LockRequest(requestID: second.rawValue, ref: attempt, categories: ["b"])])
         #expect(manager.heldTokens(of: 7) == ["a": 3])
     }
 }

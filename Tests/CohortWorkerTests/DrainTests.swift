@@ -1,5 +1,5 @@
-import CohortTestSupport
 import CohortPeerSupport
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing
@@ -34,14 +34,18 @@ import Testing
         coordinator.send(.dispatch([nap(1, seconds: 0.5)]))
         _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
         worker.drain()
-        let draining = try await coordinator.workerMessage("draining") { if case .draining(let r) = $0 { r } else { nil } }
+        let draining = try await coordinator.workerMessage("draining") {
+            if case .draining(let r) = $0 { r } else { nil }
+        }
         #expect(draining.contains("draining-worker"))
         let result = try await coordinator.result(1)
         guard case .succeeded = result.outcome else {
             Issue.record("the attempt did not finish on its own: \(result.outcome)")
             return
         }
-        let goodbye = try await coordinator.workerMessage("disconnect") { if case .disconnect(let r) = $0 { r } else { nil } }
+        let goodbye = try await coordinator.workerMessage("disconnect") {
+            if case .disconnect(let r) = $0 { r } else { nil }
+        }
         #expect(!goodbye.contains("handed back"))
         try await within(.seconds(5), "run() to return after the drain") { try await running.value }
     }
@@ -54,7 +58,9 @@ import Testing
         _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
         let began = ContinuousClock.now
         worker.drain()
-        let goodbye = try await coordinator.workerMessage("disconnect") { if case .disconnect(let r) = $0 { r } else { nil } }
+        let goodbye = try await coordinator.workerMessage("disconnect") {
+            if case .disconnect(let r) = $0 { r } else { nil }
+        }
         #expect(goodbye.contains("1 attempts handed back"))
         try await within(.seconds(5), "run() to return after the drain timeout") { try await running.value }
         #expect(ContinuousClock.now - began < .seconds(4))
@@ -72,7 +78,9 @@ import Testing
         _ = try await coordinator.workerMessage("draining") { if case .draining(let r) = $0 { r } else { nil } }
         running.cancel()
         try await within(.seconds(5), "run() to return after a second stop") { try await running.value }
-        let goodbye = try await coordinator.workerMessage("disconnect") { if case .disconnect(let r) = $0 { r } else { nil } }
+        let goodbye = try await coordinator.workerMessage("disconnect") {
+            if case .disconnect(let r) = $0 { r } else { nil }
+        }
         #expect(goodbye.contains("1 attempts handed back"))
     }
 

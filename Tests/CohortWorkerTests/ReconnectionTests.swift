@@ -1,8 +1,9 @@
-import CohortTestSupport
 import CohortPeerSupport
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing
+
 @testable import CohortWorker
 
 @Suite(.timeLimit(.minutes(1)))
@@ -10,7 +11,9 @@ struct ReconnectionTests {
     @Test func silentCoordinatorIsLostAndANewSessionReportsWhatStillRuns() async throws {
         // The fake never heartbeats: after interval × liveness of silence (3 s, so that a loaded
         // machine answers the second session before it too is lost) the worker gives up on it.
-        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*", behaviour: .init(heartbeat: false, interval: .milliseconds(100), liveness: 30))
+        let coordinator = try FakePeer(
+            coordinatorAt: "tcp://127.0.0.1:*",
+            behaviour: .init(heartbeat: false, interval: .milliseconds(100), liveness: 30))
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "reconnecting"
@@ -21,10 +24,12 @@ struct ReconnectionTests {
             let first = try await coordinator.ready()
             let nap = WireAttemptRef(id: 1, group: "g", path: "nap", attempt: 1)
             let queued = WireAttemptRef(id: 2, group: "g", path: "later", attempt: 1)
-            coordinator.send(.dispatch([
-                AttemptDispatch(ref: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8), fencingTokens: ["db": 3]),
-                AttemptDispatch(ref: queued, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8)),
-            ]))
+            coordinator.send(
+                .dispatch([
+                    AttemptDispatch(
+                        ref: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8), fencingTokens: ["db": 3]),
+                    AttemptDispatch(ref: queued, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8)),
+                ]))
             _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
             // The READY of the session after the loss (under load an earlier session may be
             // lost before the dispatch arrives: its READY reports nothing).
@@ -42,9 +47,14 @@ struct ReconnectionTests {
             // The coordinator answers READY by cancelling what it gave to someone else.
             coordinator.send(.cancel([AttemptCancellation(ref: queued, reason: "superseded by attempt 2")]))
             #expect(try await coordinator.result(2).outcome == .cancelled(reason: "superseded by attempt 2"))
-            #expect(!coordinator.inbox.contains {
-                if case .worker(.started(let starts)) = $0.message { starts.contains { $0.ref.id == 2 } } else { false }
-            })
+            #expect(
+                !coordinator.inbox.contains {
+                    if case .worker(.started(let starts)) = $0.message {
+                        starts.contains { $0.ref.id == 2 }
+                    } else {
+                        false
+                    }
+                })
         } catch {
             running.cancel()
             _ = await running.result
@@ -55,7 +65,9 @@ struct ReconnectionTests {
     }
 
     @Test func aWorkerThatReconnectsWhileDrainingSaysSoInItsReady() async throws {
-        let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*", behaviour: .init(heartbeat: false, interval: .milliseconds(100), liveness: 10))
+        let coordinator = try FakePeer(
+            coordinatorAt: "tcp://127.0.0.1:*",
+            behaviour: .init(heartbeat: false, interval: .milliseconds(100), liveness: 10))
         defer { coordinator.stop() }
         var configuration = WorkerConfiguration(coordinator: coordinator.endpoint)
         configuration.name = "draining-reconnect"
@@ -67,7 +79,8 @@ struct ReconnectionTests {
             let first = try await coordinator.ready()
             #expect(!first.draining)
             let nap = WireAttemptRef(id: 1, group: "g", path: "nap", attempt: 1)
-            coordinator.send(.dispatch([AttemptDispatch(ref: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8))]))
+            coordinator.send(
+                .dispatch([AttemptDispatch(ref: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8))]))
             _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
             worker.drain()
             // The silent fake is lost; the next session's READY (it still runs `nap`) says draining.
@@ -87,7 +100,9 @@ struct ReconnectionTests {
     @Test func refusalForAnotherProtocolVersionEndsRun() async throws {
         let coordinator = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*", behaviour: .init(welcomes: []))
         defer { coordinator.stop() }
-        let running = Task { try await Worker(configuration: WorkerConfiguration(coordinator: coordinator.endpoint)).run() }
+        let running = Task {
+            try await Worker(configuration: WorkerConfiguration(coordinator: coordinator.endpoint)).run()
+        }
         _ = try await coordinator.hello()
         coordinator.send(wire: .handshake(.error(.unsupportedVersion(1))))
         do {

@@ -1,9 +1,10 @@
-import CohortTestSupport
 import CohortPeerSupport
 import CohortSpec
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing
+
 @testable import CohortWorker
 
 struct Text: Codable {
@@ -52,16 +53,18 @@ struct RegistryTests {
         var registry = ProcedureRegistry()
         registry.register("whoami") { (_: JSONValue, context: ProcedureContext) -> JSONValue in
             [
-                "group": .string(context.group), "child": .string(context.child), "attempt": .int(Int64(context.attempt)),
+                "group": .string(context.group), "child": .string(context.child),
+                "attempt": .int(Int64(context.attempt)),
                 "worker": .string(context.workerName), "fence": .int(Int64(context.fencingTokens["db"] ?? 0)),
                 "env": .string(context.environment["COHORT_FENCE_DB"] ?? ""),
             ]
         }
         try await WorkerHarness.run(registry: registry) { harness async throws in
             harness.dispatch("whoami", "{}", id: 3, path: "a/b", attempt: 2, fencingTokens: ["db": 9])
-            #expect(try await harness.output(3) == [
-                "group": "g-1", "child": "a/b", "attempt": 2, "worker": "test-worker", "fence": 9, "env": "9",
-            ])
+            #expect(
+                try await harness.output(3) == [
+                    "group": "g-1", "child": "a/b", "attempt": 2, "worker": "test-worker", "fence": 9, "env": "9",
+                ])
         }
     }
 
@@ -92,7 +95,9 @@ struct RegistryTests {
         }
         try await WorkerHarness.run(registry: registry) { harness async throws in
             let task = harness.dispatch("patient", "{}", id: 1)
-            _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            _ = try await harness.coordinator.workerMessage("started") {
+                if case .started(let s) = $0 { s } else { nil }
+            }
             harness.coordinator.send(.cancel([AttemptCancellation(ref: task, reason: "stop it")]))
             #expect(try await harness.coordinator.result(1).outcome == .cancelled(reason: "stop it"))
             #expect(observed.value.sawCancel)

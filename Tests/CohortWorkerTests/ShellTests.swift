@@ -1,9 +1,10 @@
-import CohortTestSupport
 import CohortPeerSupport
 import CohortSpec
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing
+
 @testable import CohortWorker
 
 @Suite(.timeLimit(.minutes(1)))
@@ -25,13 +26,15 @@ struct ShellTests {
     @Test func environmentHasEveryCohortVariable() async throws {
         try await WorkerHarness.run { harness async throws in
             let input = Self.shell("env | grep -E '^(COHORT_|GREETING=)' | sort", extra: ["env": ["GREETING": "hello"]])
-            harness.dispatch("shell", input, id: 4, path: "tests/unit", attempt: 3, fencingTokens: ["db-main.eu": 17, "repo": 4])
+            harness.dispatch(
+                "shell", input, id: 4, path: "tests/unit", attempt: 3, fencingTokens: ["db-main.eu": 17, "repo": 4])
             let output = try await harness.output(4)
             let lines = Set((output["stdout"]?.stringValue ?? "").split(separator: "\n").map(String.init))
-            #expect(lines == [
-                "COHORT_ATTEMPT=3", "COHORT_CHILD=tests/unit", "COHORT_FENCE_DB_MAIN_EU=17", "COHORT_FENCE_REPO=4",
-                "COHORT_GROUP=g-1", "COHORT_WORKER=test-worker", "GREETING=hello",
-            ])
+            #expect(
+                lines == [
+                    "COHORT_ATTEMPT=3", "COHORT_CHILD=tests/unit", "COHORT_FENCE_DB_MAIN_EU=17", "COHORT_FENCE_REPO=4",
+                    "COHORT_GROUP=g-1", "COHORT_WORKER=test-worker", "GREETING=hello",
+                ])
         }
     }
 
@@ -94,32 +97,43 @@ struct ShellTests {
             harness.dispatch("shell", #"{"command":["true"],"env":{"COHORT_GROUP":"x"}}"#, id: 3)
             harness.dispatch("shell", #"{"env":{}}"#, id: 4)
             harness.dispatch("shell", #"{"command":["no-such-program-here"]}"#, id: 5)
-            #expect(try await harness.coordinator.result(1).outcome == .failed(error: "with.command: expected a list of strings, got string"))
-            #expect(try await harness.coordinator.result(2).outcome == .failed(error: "with.command[1]: expected a string, got number"))
-            #expect(try await harness.coordinator.result(3).outcome == .failed(error: "with.env.COHORT_GROUP: COHORT_ variables are set by the worker"))
+            #expect(
+                try await harness.coordinator.result(1).outcome
+                    == .failed(error: "with.command: expected a list of strings, got string"))
+            #expect(
+                try await harness.coordinator.result(2).outcome
+                    == .failed(error: "with.command[1]: expected a string, got number"))
+            #expect(
+                try await harness.coordinator.result(3).outcome
+                    == .failed(error: "with.env.COHORT_GROUP: COHORT_ variables are set by the worker"))
             guard case .failed(let missing) = try await harness.coordinator.result(4).outcome else {
                 Issue.record("a shell without command ran")
                 return
             }
             #expect(missing.hasPrefix("with.command: missing"))
-            #expect(try await harness.coordinator.result(5).outcome == .failed(error: "cannot run no-such-program-here: not found on PATH"))
+            #expect(
+                try await harness.coordinator.result(5).outcome
+                    == .failed(error: "cannot run no-such-program-here: not found on PATH"))
         }
     }
 
     /// Runs a script that records its own pid and its background child's pid, cancels it,
     /// and checks that both are gone within `limit` and the attempt finished cancelled.
     @discardableResult
-    private func cancelKillsProcessGroup(script: String, killGrace: Duration, limit: Duration) async throws -> Duration {
+    private func cancelKillsProcessGroup(script: String, killGrace: Duration, limit: Duration) async throws -> Duration
+    {
         let took = Locked(Duration.zero)
-        let pidFile = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-pids-\(UUID().uuidString)").path
+        let pidFile = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-pids-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: pidFile) }
         var pids: [Int32] = []
         defer { for pid in pids where processExists(pid) { kill(pid, SIGKILL) } }
         try await WorkerHarness.run(killGrace: killGrace) { harness async throws in
             let task = harness.dispatch("shell", Self.shell(script, extra: ["env": ["PIDS": .string(pidFile)]]), id: 1)
-            #expect(await eventually(.seconds(10)) {
-                ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").split(separator: "\n").count == 2
-            })
+            #expect(
+                await eventually(.seconds(10)) {
+                    ((try? String(contentsOfFile: pidFile, encoding: .utf8)) ?? "").split(separator: "\n").count == 2
+                })
             pids = try String(contentsOfFile: pidFile, encoding: .utf8).split(separator: "\n").compactMap { Int32($0) }
             #expect(pids.count == 2)
             #expect(pids.allSatisfy(processExists))
@@ -137,7 +151,8 @@ struct ShellTests {
 
     @Test func cancelTerminatesTheWholeProcessGroup() async throws {
         try await cancelKillsProcessGroup(
-            script: #"echo $$ > "$PIDS"; sleep 60 & echo $! >> "$PIDS"; wait"#, killGrace: .seconds(5), limit: .seconds(2))
+            script: #"echo $$ > "$PIDS"; sleep 60 & echo $! >> "$PIDS"; wait"#, killGrace: .seconds(5),
+            limit: .seconds(2))
     }
 
     @Test func cancelKillsAGroupThatIgnoresSIGTERMAfterTheGrace() async throws {

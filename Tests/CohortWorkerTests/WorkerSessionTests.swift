@@ -1,5 +1,6 @@
 import CohortWire
 import Testing
+
 @testable import CohortWorker
 
 /// The session state machine, driven with chosen instants: no sockets, no clocks.
@@ -8,7 +9,8 @@ struct WorkerSessionTests {
 
     let start = ContinuousClock.now
     let settings = WorkerSession.Settings(
-        heartbeatInterval: .seconds(1), heartbeatLiveness: 3, reconnectDelay: .seconds(1), maxReconnectDelay: .seconds(32))
+        heartbeatInterval: .seconds(1), heartbeatLiveness: 3, reconnectDelay: .seconds(1),
+        maxReconnectDelay: .seconds(32))
 
     func at(_ seconds: Double) -> Instant { start + .seconds(seconds) }
 
@@ -18,7 +20,10 @@ struct WorkerSessionTests {
     }
 
     func welcome(interval: Duration = .milliseconds(500), liveness: UInt32 = 4) -> WorkerSession.Input {
-        .welcome(Welcome(coordinatorID: "c", epoch: 1, peerID: "w-1", heartbeatInterval: interval, heartbeatLiveness: liveness, softwareVersion: "t"))
+        .welcome(
+            Welcome(
+                coordinatorID: "c", epoch: 1, peerID: "w-1", heartbeatInterval: interval, heartbeatLiveness: liveness,
+                softwareVersion: "t"))
     }
 
     @Test func connectsAtOnceWithAFreshSessionEachTime() {
@@ -91,7 +96,10 @@ struct WorkerSessionTests {
         var session = session()
         _ = session.tick(now: start)
         let refusal = HandshakeError.unsupportedVersion(2)
-        #expect(session.received(.refused(refusal), now: at(0.1)) == [.disconnect(reason: "refused: \(refusal.message)"), .fail(refusal)])
+        #expect(
+            session.received(.refused(refusal), now: at(0.1)) == [
+                .disconnect(reason: "refused: \(refusal.message)"), .fail(refusal),
+            ])
         #expect(session.phase == .stopped)
         #expect(session.tick(now: at(100)) == [])
     }
@@ -100,9 +108,10 @@ struct WorkerSessionTests {
         var session = session()
         _ = session.tick(now: start)
         _ = session.received(welcome(), now: start)
-        #expect(session.received(.forgotten("unknown peer"), now: at(1)) == [
-            .disconnect(reason: "the coordinator no longer knows this session: unknown peer"),
-        ])
+        #expect(
+            session.received(.forgotten("unknown peer"), now: at(1)) == [
+                .disconnect(reason: "the coordinator no longer knows this session: unknown peer")
+            ])
         #expect(session.tick(now: at(1)) == [.connect(sessionID: "s2")])
     }
 

@@ -1,9 +1,10 @@
-import CohortTestSupport
 import CohortPeerSupport
 import CohortSpec
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing
+
 @testable import CohortWorker
 
 @Suite(.timeLimit(.minutes(1)))
@@ -44,8 +45,9 @@ struct WorkerTests {
     @Test func severalDispatchesInOneMessageAllGetResults() async throws {
         try await WorkerHarness.run { harness async throws in
             let tasks = (1...50).map { id in
-                AttemptDispatch(ref: WireAttemptRef(id: UInt64(id), group: "g-1", path: "c\(id)", attempt: 1), kind: "echo",
-                             input: Data(#"{"n":\#(id)}"#.utf8))
+                AttemptDispatch(
+                    ref: WireAttemptRef(id: UInt64(id), group: "g-1", path: "c\(id)", attempt: 1), kind: "echo",
+                    input: Data(#"{"n":\#(id)}"#.utf8))
             }
             harness.coordinator.send(.dispatch(tasks))
             for id in 1...50 {
@@ -58,14 +60,19 @@ struct WorkerTests {
         let gauge = Locked((current: 0, maximum: 0))
         var registry = ProcedureRegistry()
         registry.register("hold") { (input: JSONValue, _: ProcedureContext) in
-            gauge.mutate { $0.current += 1; $0.maximum = max($0.maximum, $0.current) }
+            gauge.mutate {
+                $0.current += 1
+                $0.maximum = max($0.maximum, $0.current)
+            }
             try await Task.sleep(for: .milliseconds(150))
             gauge.mutate { $0.current -= 1 }
             return input
         }
         try await WorkerHarness.run(slots: 2, registry: registry) { harness async throws in
             let tasks = (1...6).map { id in
-                AttemptDispatch(ref: WireAttemptRef(id: UInt64(id), group: "g-1", path: "c\(id)", attempt: 1), kind: "hold", input: Data("{}".utf8))
+                AttemptDispatch(
+                    ref: WireAttemptRef(id: UInt64(id), group: "g-1", path: "c\(id)", attempt: 1), kind: "hold",
+                    input: Data("{}".utf8))
             }
             harness.coordinator.send(.dispatch(tasks))
             for id in 1...6 { _ = try await harness.output(UInt64(id)) }
@@ -91,7 +98,9 @@ struct WorkerTests {
     @Test func sleepIsCancelledAtOnce() async throws {
         try await WorkerHarness.run { harness async throws in
             let task = harness.dispatch("sleep", #"{"seconds":60}"#, id: 1)
-            _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            _ = try await harness.coordinator.workerMessage("started") {
+                if case .started(let s) = $0 { s } else { nil }
+            }
             let sent = ContinuousClock.now
             harness.coordinator.send(.cancel([AttemptCancellation(ref: task, reason: "cancelled by client")]))
             let result = try await harness.coordinator.result(1)
@@ -105,7 +114,9 @@ struct WorkerTests {
             harness.dispatch("sleep", #"{"seconds":"ten"}"#, id: 1)
             harness.dispatch("sleep", #"{"secs":1}"#, id: 2)
             harness.dispatch("sleep", #"{"seconds":-1}"#, id: 3)
-            #expect(try await harness.coordinator.result(1).outcome == .failed(error: "with.seconds: expected a number, got string"))
+            #expect(
+                try await harness.coordinator.result(1).outcome
+                    == .failed(error: "with.seconds: expected a number, got string"))
             guard case .failed(let unknown) = try await harness.coordinator.result(2).outcome else {
                 Issue.record("unknown field accepted")
                 return
@@ -122,15 +133,18 @@ struct WorkerTests {
     @Test func cancelNamingAnotherAttemptDoesNothing() async throws {
         try await WorkerHarness.run { harness async throws in
             let task = harness.dispatch("sleep", #"{"seconds":0.5}"#, id: 5, path: "build", attempt: 2)
-            _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            _ = try await harness.coordinator.workerMessage("started") {
+                if case .started(let s) = $0 { s } else { nil }
+            }
             var earlier = task
             earlier.attempt = 1
             var other = task
             other.id = 6
-            harness.coordinator.send(.cancel([
-                AttemptCancellation(ref: earlier, reason: "an earlier attempt"),
-                AttemptCancellation(ref: other, reason: "another task"),
-            ]))
+            harness.coordinator.send(
+                .cancel([
+                    AttemptCancellation(ref: earlier, reason: "an earlier attempt"),
+                    AttemptCancellation(ref: other, reason: "another task"),
+                ]))
             let result = try await harness.coordinator.result(5)
             guard case .succeeded = result.outcome else {
                 Issue.record("a cancel for another attempt hit attempt 2: \(result.outcome)")
@@ -140,12 +154,13 @@ struct WorkerTests {
             harness.coordinator.send(.cancel([AttemptCancellation(ref: task, reason: "too late")]))
             harness.dispatch("echo", "{}", id: 9)
             _ = try await harness.output(9)
-            #expect(harness.coordinator.inbox.history.allSatisfy { received in
-                if case .worker(.results(let results)) = received.message {
-                    return !results.contains { $0.ref.id == 5 && $0.outcome != result.outcome }
-                }
-                return true
-            })
+            #expect(
+                harness.coordinator.inbox.history.allSatisfy { received in
+                    if case .worker(.results(let results)) = received.message {
+                        return !results.contains { $0.ref.id == 5 && $0.outcome != result.outcome }
+                    }
+                    return true
+                })
         }
     }
 
@@ -153,9 +168,13 @@ struct WorkerTests {
         try await WorkerHarness.run(slots: 1) { harness async throws in
             harness.dispatch("sleep", #"{"seconds":60}"#, id: 1)
             let queued = harness.dispatch("echo", "{}", id: 2)
-            _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            _ = try await harness.coordinator.workerMessage("started") {
+                if case .started(let s) = $0 { s } else { nil }
+            }
             harness.coordinator.send(.cancel([AttemptCancellation(ref: queued, reason: "child cancelled")]))
-            #expect(try await harness.coordinator.result(2, timeout: .seconds(2)).outcome == .cancelled(reason: "child cancelled"))
+            #expect(
+                try await harness.coordinator.result(2, timeout: .seconds(2)).outcome
+                    == .cancelled(reason: "child cancelled"))
             #expect(!harness.coordinator.sawResult(1))
         }
     }
@@ -165,7 +184,9 @@ struct WorkerTests {
     @Test func echoWaitsForASlotWhenEverySlotIsBusy() async throws {
         try await WorkerHarness.run(slots: 1) { harness async throws in
             harness.dispatch("sleep", #"{"seconds":0.3}"#, id: 1)
-            _ = try await harness.coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
+            _ = try await harness.coordinator.workerMessage("started") {
+                if case .started(let s) = $0 { s } else { nil }
+            }
             harness.dispatch("echo", #"{"n":2}"#, id: 2)
             #expect(try await harness.output(2) == ["n": .int(2)])
             #expect(harness.coordinator.sawResult(1))
@@ -187,24 +208,33 @@ struct WorkerTests {
         let worker = Worker(configuration: configuration)
         let running = Task { try await worker.run() }
         _ = try await coordinator.ready()
-        coordinator.send(.dispatch([
-            AttemptDispatch(ref: WireAttemptRef(id: 1, group: "g", path: "nap", attempt: 1), kind: "sleep", input: Data(#"{"seconds":60}"#.utf8)),
-        ]))
+        coordinator.send(
+            .dispatch([
+                AttemptDispatch(
+                    ref: WireAttemptRef(id: 1, group: "g", path: "nap", attempt: 1), kind: "sleep",
+                    input: Data(#"{"seconds":60}"#.utf8))
+            ]))
         _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
         let cancelled = ContinuousClock.now
         running.cancel()
         try await within(.seconds(3), "the worker to stop") { try await running.value }
         #expect(ContinuousClock.now - cancelled < .seconds(2))
-        let draining = try await coordinator.workerMessage("draining") { if case .draining(let r) = $0 { r } else { nil } }
+        let draining = try await coordinator.workerMessage("draining") {
+            if case .draining(let r) = $0 { r } else { nil }
+        }
         #expect(draining.contains("stopping-worker"))
-        let goodbye = try await coordinator.workerMessage("disconnect") { if case .disconnect(let r) = $0 { r } else { nil } }
+        let goodbye = try await coordinator.workerMessage("disconnect") {
+            if case .disconnect(let r) = $0 { r } else { nil }
+        }
         #expect(goodbye.contains("1 attempts handed back"))
         // The interrupted attempt is not reported: the coordinator gives it to another worker.
         #expect(!coordinator.sawResult(1))
     }
 
     @Test func malformedEndpointEndsRun() async throws {
-        let running = Task { try await Worker(configuration: WorkerConfiguration(coordinator: "tcp://127.0.0.1:notaport")).run() }
+        let running = Task {
+            try await Worker(configuration: WorkerConfiguration(coordinator: "tcp://127.0.0.1:notaport")).run()
+        }
         do {
             try await within(.seconds(5), "run() to end") { try await running.value }
             Issue.record("run() returned normally")

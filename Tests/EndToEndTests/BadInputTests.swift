@@ -44,7 +44,8 @@ extension EndToEnd {
 
             var generator = SystemRandomNumberGenerator()
             for _ in 0..<5 {
-                try sendRawTCP((0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }, to: cluster.endpoint)
+                try sendRawTCP(
+                    (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }, to: cluster.endpoint)
             }
             let garbageAfterGreeting = try FakePeer(connectingTo: cluster.endpoint)
             defer { garbageAfterGreeting.stop() }
@@ -58,7 +59,9 @@ extension EndToEnd {
             // "CHRT", version 2, family 1, kind 3), UNSUPPORTED_VERSION, naming both versions.
             let words = Array("protocol version 3 is not supported".utf8)
             let answer = future.receiveRaw(timeout: .seconds(10))?.frames.joined().map { $0 } ?? []
-            #expect(answer.contains(Array("CHRT".utf8) + [0, 2, 1, 3]), "a handshake error: \(String(decoding: answer, as: UTF8.self))")
+            #expect(
+                answer.contains(Array("CHRT".utf8) + [0, 2, 1, 3]),
+                "a handshake error: \(String(decoding: answer, as: UTF8.self))")
             #expect(answer.contains(words), "naming the version: \(String(decoding: answer, as: UTF8.self))")
             #expect(String(decoding: answer, as: UTF8.self).contains("speaks 2"), "and the one it speaks")
 

@@ -17,7 +17,9 @@ extension EndToEnd {
         @Test func anUnreadableSpecFileSaysWhy() throws {
             let missing = try cohort(["submit", Scratch.file("absent.yaml")])
             #expect(missing.status == 64, "\(missing)")
-            #expect(missing.stderr.contains("cannot read the spec file") && missing.stderr.contains(": no such file"), "\(missing)")
+            #expect(
+                missing.stderr.contains("cannot read the spec file") && missing.stderr.contains(": no such file"),
+                "\(missing)")
 
             let directory = Scratch.file("a-directory.yaml")
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -60,7 +62,9 @@ extension EndToEnd {
             #expect(result.status == 0, "\(result)")
             // `[  0.20s] c: ready` → `c: ready`
             let events = result.stdout.split(separator: "\n").compactMap { line in
-                line.hasPrefix("[") ? line.split(separator: "]", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } : nil
+                line.hasPrefix("[")
+                    ? line.split(separator: "]", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) }
+                    : nil
             }
             for (line, next) in zip(events, events.dropFirst()) {
                 #expect(line != next, "the same line twice in a row:\n\(result.stdout)")
@@ -71,16 +75,24 @@ extension EndToEnd {
         /// Every command's help fits 80 columns (the generated USAGE line aside), and no
         /// example is wrapped into a line that starts at the margin.
         @Test func helpFitsEightyColumns() throws {
-            let commands = ["", "submit", "status", "result", "cancel", "workers", "locks", "drain", "prune", "keygen",
-                            "coordinator", "worker", "demo"]
+            let commands = [
+                "", "submit", "status", "result", "cancel", "workers", "locks", "drain", "prune", "keygen",
+                "coordinator", "worker", "demo",
+            ]
             for command in commands {
                 let result = try cohort((command.isEmpty ? [] : [command]) + ["--help"])
                 #expect(result.status == 0, "\(command): \(result)")
                 var inExamples = false
                 for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
-                    if line.hasPrefix("USAGE:") { inExamples = false; continue }
+                    if line.hasPrefix("USAGE:") {
+                        inExamples = false
+                        continue
+                    }
                     #expect(line.count <= 80, "cohort \(command) --help: \(line.count) columns: \(line)")
-                    if line.hasPrefix("Example") { inExamples = true; continue }
+                    if line.hasPrefix("Example") {
+                        inExamples = true
+                        continue
+                    }
                     if inExamples, !line.isEmpty, !line.hasPrefix(" ") {
                         Issue.record("cohort \(command) --help: an example wrapped: \(line)")
                     }

@@ -7,7 +7,8 @@ extension EndToEnd {
         static func isGone(_ pid: pid_t) -> Bool {
             if kill(pid, 0) != 0 && errno == ESRCH { return true }
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return true }
+                let close = stat.lastIndex(of: ")")
+            else { return true }
             let state = stat[stat.index(after: close)...].split(separator: " ").first
             return state == "Z" || state == "X"
         }
@@ -60,13 +61,19 @@ extension EndToEnd {
             let before = try cluster.cli(["locks", "--json"])
             let gate = try JSON.array(before.stdout).first { $0["category"] as? String == "gate" }
             let waiters = gate?["waiters"] as? [[String: Any]] ?? []
-            #expect((gate?["holder"] as? [String: Any])?["child"] as? String == "lock-holder", "the holder holds gate: \(before.stdout)")
-            #expect(waiters.map { $0["child"] as? String } == ["lock-waiter"], "the waiter waits for gate: \(before.stdout)")
+            #expect(
+                (gate?["holder"] as? [String: Any])?["child"] as? String == "lock-holder",
+                "the holder holds gate: \(before.stdout)")
+            #expect(
+                waiters.map { $0["child"] as? String } == ["lock-waiter"], "the waiter waits for gate: \(before.stdout)"
+            )
 
             let start = ContinuousClock.now
             let cancel = try cluster.cli(["cancel", group])
             #expect(cancel.status == 0, "\(cancel)")
-            while pids.contains(where: { !Self.isGone($0) }), ContinuousClock.now - start < .seconds(5) { usleep(10_000) }
+            while pids.contains(where: { !Self.isGone($0) }), ContinuousClock.now - start < .seconds(5) {
+                usleep(10_000)
+            }
             let elapsed = ContinuousClock.now - start
             let survivors = pids.filter { !Self.isGone($0) }
             #expect(survivors.isEmpty, "still running after \(elapsed): \(survivors)")
@@ -78,7 +85,9 @@ extension EndToEnd {
             #expect(final.child("lock-waiter")?["startedAt"] is NSNull, "a lock waiter never started")
             #expect(!FileManager.default.fileExists(atPath: marker), "no pending child started")
             let after = try cluster.cli(["locks", "--json"])
-            #expect(try JSON.array(after.stdout).isEmpty, "the lock table is empty, no holder and no waiter: \(after.stdout)")
+            #expect(
+                try JSON.array(after.stdout).isEmpty,
+                "the lock table is empty, no holder and no waiter: \(after.stdout)")
         }
 
         /// Cancelling one child cancels it and its dependents, and nothing else.
@@ -101,14 +110,16 @@ extension EndToEnd {
             let group = try cluster.submit(spec, name: "partial.yaml")
             try cluster.waitForStatus(group) { $0.child("a")?.state == "running" && $0.child("d")?.state == "running" }
             let deadline = ContinuousClock.now + .seconds(10)
-            while Self.pids(in: pidFile).isEmpty || Self.pids(in: otherPidFile).isEmpty, ContinuousClock.now < deadline {
+            while Self.pids(in: pidFile).isEmpty || Self.pids(in: otherPidFile).isEmpty, ContinuousClock.now < deadline
+            {
                 usleep(20_000)
             }
 
             let cancel = try cluster.cli(["cancel", group, "--child", "a"])
             #expect(cancel.status == 0, "\(cancel)")
             let status = try cluster.waitForStatus(group, timeout: .seconds(10)) {
-                $0.child("a")?.state == "cancelled" && $0.child("b")?.state == "cancelled" && $0.child("c")?.state == "cancelled"
+                $0.child("a")?.state == "cancelled" && $0.child("b")?.state == "cancelled"
+                    && $0.child("c")?.state == "cancelled"
             }
             #expect(status.child("b")?["startedAt"] is NSNull)
             #expect(status.child("c")?["startedAt"] is NSNull)

@@ -23,10 +23,15 @@ extension EndToEnd {
             }
             let worker = try Subprocess(
                 Binaries.cohort,
-                ["worker", "--config", "\(root)/config/worker.yaml", "--coordinator", endpoint, "--name", "configured"],
+                [
+                    "worker", "--config", "\(root)/config/worker.yaml", "--coordinator", endpoint, "--name",
+                    "configured",
+                ],
                 name: "worker")
             defer { worker.stop() }
-            _ = try worker.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("cohort worker configured ready") ? true : nil }
+            _ = try worker.waitForLine(timeout: .seconds(20)) {
+                $0.hasPrefix("cohort worker configured ready") ? true : nil
+            }
         }
 
         /// A key the file does not know is an error naming it (with a suggestion), before anything starts.
@@ -50,10 +55,13 @@ extension EndToEnd {
             defer { cluster.stop() }
             let file = try Scratch.write("slots: 2\nlabels: [from-file]\nname: from-file\n", name: "worker.yaml")
             let worker = try Subprocess(
-                Binaries.cohort, ["worker", "--config", file, "--coordinator", cluster.endpoint, "--labels", "from-flag"],
+                Binaries.cohort,
+                ["worker", "--config", file, "--coordinator", cluster.endpoint, "--labels", "from-flag"],
                 name: "worker", environment: ["COHORT_WORKER_SLOTS": "3", "COHORT_WORKER_NAME": "from-env"])
             defer { worker.stop() }
-            _ = try worker.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("cohort worker from-env ready") ? true : nil }
+            _ = try worker.waitForLine(timeout: .seconds(20)) {
+                $0.hasPrefix("cohort worker from-env ready") ? true : nil
+            }
             let workers = try JSON.array(try cluster.cli(["workers", "--json"]).stdout)
             let seen = try #require(workers.first)
             #expect(seen["name"] as? String == "from-env")

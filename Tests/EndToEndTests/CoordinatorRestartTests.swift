@@ -29,7 +29,8 @@ extension EndToEnd {
             try cluster.addWorker(name: "steady", slots: 2)
             let file = try Scratch.write(Self.slowFailure, name: "slow-failure.yaml")
             let client = try Subprocess(
-                Binaries.cohort, ["submit", file, "--wait", "--json", "--coordinator", cluster.endpoint], name: "waiting client")
+                Binaries.cohort, ["submit", file, "--wait", "--json", "--coordinator", cluster.endpoint],
+                name: "waiting client")
             defer { client.stop() }
             let group = try cluster.waitForStatusOfOnlyGroup()
             try cluster.waitForStatus(group) { $0.child("nap-then-fail")?.state == "running" }
@@ -70,7 +71,9 @@ extension EndToEnd {
             guard case .snapshot? = try await events.next() else { throw TestFailure("no snapshot") }
             kill(cluster.coordinator.pid, SIGTERM)
             #expect(try cluster.coordinator.wait(timeout: .seconds(10)) == 0)
-            try EndToEnd.Failures.waitUntil("the client to be told", timeout: .seconds(10)) { !changes.withLock { $0 }.isEmpty }
+            try EndToEnd.Failures.waitUntil("the client to be told", timeout: .seconds(10)) {
+                !changes.withLock { $0 }.isEmpty
+            }
             guard case .waiting(_, restarting: true, timeout: .seconds(20))? = changes.withLock({ $0.first }) else {
                 Issue.record("expected .waiting(restarting: true), got \(changes.withLock { $0 })")
                 return

@@ -34,7 +34,8 @@ extension EndToEnd {
                 let printed = try JSON.object(try cluster.cli(["result", group, report, "--json"]).stdout)
                 tokens += [(printed["fencingToken"] as? Int) ?? 0]
             }
-            #expect(Set(tokens).count == 2 && tokens.allSatisfy { $0 > 0 }, "each print held the printer lock: \(tokens)")
+            #expect(
+                Set(tokens).count == 2 && tokens.allSatisfy { $0 > 0 }, "each print held the printer lock: \(tokens)")
         }
 
         /// A custom worker joins a CURVE cluster with the same key files as `cohort worker`:
@@ -48,7 +49,8 @@ extension EndToEnd {
             try cluster.addCustomWorker(
                 name: "words-2", labels: ["two"],
                 environment: [
-                    "COHORT_KEY_FILE": "\(keys.directory)/words-2.key", "COHORT_SERVER_KEY": "\(keys.directory)/coordinator.pub",
+                    "COHORT_KEY_FILE": "\(keys.directory)/words-2.key",
+                    "COHORT_SERVER_KEY": "\(keys.directory)/coordinator.pub",
                 ])
             let spec = try Scratch.write(
                 """
@@ -66,7 +68,10 @@ extension EndToEnd {
             // A key file that cannot be read is named, and the worker does not start.
             let broken = try Subprocess(
                 Binaries.customWorker,
-                ["--coordinator", cluster.endpoint, "--key", "/no/such/words.key", "--server-key", "\(keys.directory)/coordinator.pub"],
+                [
+                    "--coordinator", cluster.endpoint, "--key", "/no/such/words.key", "--server-key",
+                    "\(keys.directory)/coordinator.pub",
+                ],
                 name: "custom-worker with a missing key")
             defer { broken.stop() }
             #expect(try broken.wait(timeout: .seconds(20)) == 64)

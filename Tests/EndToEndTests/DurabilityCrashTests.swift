@@ -45,7 +45,9 @@ extension EndToEnd {
             let k = 1 + Int(random.next() % 45)
             let deadline = ContinuousClock.now + .seconds(60)
             while Self.lineCount(log) < k {
-                guard ContinuousClock.now < deadline else { throw TestFailure("round \(round), seed \(seed): \(k) children did not complete within 60 s") }
+                guard ContinuousClock.now < deadline else {
+                    throw TestFailure("round \(round), seed \(seed): \(k) children did not complete within 60 s")
+                }
                 usleep(1_000)
             }
             kill(cluster.coordinator.pid, SIGKILL)
@@ -74,14 +76,17 @@ extension EndToEnd {
             }
             let again = runs.values.filter { $0.count > 1 }.count
             let adopted = final.children.filter { ($0["attempt"] as? Int ?? 0) > 1 }.count
-            print("\(context): \(lines.count) completions, \(again) children ran twice, \(adopted) finished on a later attempt")
+            print(
+                "\(context): \(lines.count) completions, \(again) children ran twice, \(adopted) finished on a later attempt"
+            )
             for child in final.children {
                 let name = child["name"] as? String ?? "?"
                 let attempts = runs[name] ?? []
                 #expect(!attempts.isEmpty, "\(context): \(name) never completed")
                 // No attempt ran twice: a second run is a new attempt, and the status says so.
                 #expect(Set(attempts).count == attempts.count, "\(context): \(name) completed attempts \(attempts)")
-                #expect(child["attempt"] as? Int == attempts.max(), "\(context): \(name) status \(child), ran \(attempts)")
+                #expect(
+                    child["attempt"] as? Int == attempts.max(), "\(context): \(name) status \(child), ran \(attempts)")
             }
         }
     }

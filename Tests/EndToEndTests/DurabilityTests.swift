@@ -12,7 +12,8 @@ extension EndToEnd {
             defer { cluster.stop() }
             // No worker yet: nothing but the journal can keep the group.
             let id = try cluster.submit(
-                "name: durable\nchildren:\n  - { name: a, run: echo, with: { v: 1 } }\n  - { name: b, run: echo, after: [a] }\n")
+                "name: durable\nchildren:\n  - { name: a, run: echo, with: { v: 1 } }\n  - { name: b, run: echo, after: [a] }\n"
+            )
             try cluster.killCoordinator()
             try cluster.restartCoordinator()
             let status = try cluster.status(id)
@@ -51,7 +52,8 @@ extension EndToEnd {
                 let children = (1...5).map { index in
                     "  - { name: c\(index), run: shell, exclusive: [db], with: { command: [sh, -c, 'echo $COHORT_FENCE_DB'] } }"
                 }
-                let (status, final) = try cluster.submitAndWait("name: \(name)\nchildren:\n" + children.joined(separator: "\n") + "\n")
+                let (status, final) = try cluster.submitAndWait(
+                    "name: \(name)\nchildren:\n" + children.joined(separator: "\n") + "\n")
                 #expect(status == 0, "\(final)")
                 return try (1...5).map { index in
                     let result = try cluster.cli(["result", final["id"] as! String, "c\(index)", "--json"])
@@ -88,7 +90,8 @@ extension EndToEnd {
             }
             let damaged = try FileManager.default.contentsOfItem(atPath: file)
             let result = try cohort(
-                ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", cluster.stateDir], timeout: .seconds(30))
+                ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", cluster.stateDir],
+                timeout: .seconds(30))
             #expect(result.status == 74, "\(result)")
             #expect(result.stderr.contains(file), "\(result.stderr)")
             #expect(!result.stdout.contains("listening"), "\(result.stdout)")
@@ -146,16 +149,21 @@ extension EndToEnd {
                     + "  - { name: b, run: sleep, with: { seconds: 1 } }\n",
                 name: "long.yaml")
             let waiter = try Subprocess(
-                Binaries.cohort, ["submit", spec, "--id", "long-1", "--wait", "--json", "--coordinator", cluster.endpoint],
+                Binaries.cohort,
+                ["submit", spec, "--id", "long-1", "--wait", "--json", "--coordinator", cluster.endpoint],
                 name: "waiter")
             defer { waiter.stop() }
             // The waiter submits on its own: wait until the group is there and running.
             let deadline = ContinuousClock.now + .seconds(30)
             while true {
                 let result = try cluster.cli(["status", "long-1", "--json"])
-                if result.status == 0, try JSON.object(result.stdout).child("a")?["state"] as? String == "running" { break }
+                if result.status == 0, try JSON.object(result.stdout).child("a")?["state"] as? String == "running" {
+                    break
+                }
                 guard ContinuousClock.now < deadline else {
-                    throw TestFailure("long-1's child a was not running within 30 s; last status: \(result)\nwaiter: \(waiter.stderr)")
+                    throw TestFailure(
+                        "long-1's child a was not running within 30 s; last status: \(result)\nwaiter: \(waiter.stderr)"
+                    )
                 }
                 usleep(50_000)
             }
@@ -171,7 +179,8 @@ extension EndToEnd {
             let cluster = try Cluster()
             defer { cluster.stop() }
             let result = try cohort(
-                ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", cluster.stateDir], timeout: .seconds(30))
+                ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", cluster.stateDir],
+                timeout: .seconds(30))
             #expect(result.status == 75, "\(result)")
             #expect(result.stderr.contains("pid \(cluster.coordinator.pid)"), "\(result.stderr)")
         }
@@ -190,7 +199,9 @@ extension EndToEnd {
                     + "with: { title: \(title), pages: 1, secondsPerPage: \(seconds) } }\n"
             }
             func printer() throws -> [String: Any]? {
-                try JSON.array(try cluster.cli(["locks", "--json"]).stdout).first { $0["category"] as? String == "printer" }
+                try JSON.array(try cluster.cli(["locks", "--json"]).stdout).first {
+                    $0["category"] as? String == "printer"
+                }
             }
             func waitForPrinter(_ what: String, _ condition: ([String: Any]) -> Bool) throws {
                 let deadline = ContinuousClock.now + .seconds(30)
@@ -209,7 +220,9 @@ extension EndToEnd {
             try cluster.killCoordinator()
             try cluster.restartCoordinator()
             for group in [first, second] {
-                let final = try cluster.waitForStatus(group, timeout: .seconds(90)) { $0.state != "running" && $0.state != "pending" }
+                let final = try cluster.waitForStatus(group, timeout: .seconds(90)) {
+                    $0.state != "running" && $0.state != "pending"
+                }
                 #expect(final.state == "succeeded", "\(final)")
             }
             func printed(_ group: String) throws -> [String: Any] {
@@ -218,7 +231,9 @@ extension EndToEnd {
             let (holder, waiter) = (try printed(first), try printed(second))
             let holderUntil = try #require((holder["printedUntil"] as? NSNumber)?.doubleValue)
             let waiterFrom = try #require((waiter["printedFrom"] as? NSNumber)?.doubleValue)
-            #expect(waiterFrom >= holderUntil, "the second printed from \(waiterFrom), before the first finished at \(holderUntil)")
+            #expect(
+                waiterFrom >= holderUntil,
+                "the second printed from \(waiterFrom), before the first finished at \(holderUntil)")
             let tokens = (holder["fencingToken"] as? Int ?? 0, waiter["fencingToken"] as? Int ?? 0)
             #expect(tokens.1 > tokens.0, "tokens \(tokens)")
         }

@@ -35,7 +35,8 @@ extension EndToEnd {
 
         /// The session id of the connected (not lost) worker named `name`.
         static func session(of name: String, in cluster: Cluster) throws -> String? {
-            try workers(cluster).first { $0["name"] as? String == name && $0["state"] as? String != "lost" }?["id"] as? String
+            try workers(cluster).first { $0["name"] as? String == name && $0["state"] as? String != "lost" }?["id"]
+                as? String
         }
 
         /// An RFC 3339 time of `status --json`.
@@ -86,7 +87,9 @@ extension EndToEnd {
             // Killed at once (its children sleep 3 s); their new attempts wait for a worker.
             kill(doomed.pid, SIGKILL)
             try cluster.addWorker(name: "survivor", slots: 8)
-            let status = try cluster.waitForStatus(group, timeout: .seconds(40)) { $0.state == "succeeded" || $0.state == "failed" }
+            let status = try cluster.waitForStatus(group, timeout: .seconds(40)) {
+                $0.state == "succeeded" || $0.state == "failed"
+            }
             #expect(status.state == "succeeded", "\(status)")
 
             // Every child completed exactly once, on the survivor.
@@ -133,7 +136,9 @@ extension EndToEnd {
             var thawed = false
             defer { if !thawed { kill(frozen.pid, SIGCONT) } }
             try cluster.addWorker(name: "other", slots: 2)
-            try Self.waitUntil("the child to run again on the other worker") { Self.lines(started) == ["frozen", "other"] }
+            try Self.waitUntil("the child to run again on the other worker") {
+                Self.lines(started) == ["frozen", "other"]
+            }
             // Still frozen: lost for the coordinator. Its own attempt finishes meanwhile (the
             // shell child is not frozen), and its result waits in the frozen worker.
             let lost = try Self.workers(cluster).first { $0["id"] as? String == firstSession }
@@ -141,7 +146,9 @@ extension EndToEnd {
             kill(frozen.pid, SIGCONT)
             thawed = true
 
-            let status = try cluster.waitForStatus(group, timeout: .seconds(30)) { $0.state == "succeeded" || $0.state == "failed" }
+            let status = try cluster.waitForStatus(group, timeout: .seconds(30)) {
+                $0.state == "succeeded" || $0.state == "failed"
+            }
             #expect(status.state == "succeeded", "\(status)")
             #expect(status.child("a")?["worker"] as? String == "other")
             #expect(status.child("a")?["attempt"] as? Int == 2)
@@ -152,7 +159,9 @@ extension EndToEnd {
             let fences = Self.lines(tokens).compactMap { UInt64($0) }
             #expect(fences.count == 2 && fences[1] > fences[0], "tokens \(fences)")
             let locks = try cluster.cli(["locks", "--json"])
-            #expect(locks.status == 0 && !locks.stdout.contains("\"thaw"), "nothing of the group holds a lock: \(locks.stdout)")
+            #expect(
+                locks.status == 0 && !locks.stdout.contains("\"thaw"),
+                "nothing of the group holds a lock: \(locks.stdout)")
 
             // It rejoins with a new session, having had its late report refused.
             var rejoined: String?
@@ -187,7 +196,8 @@ extension EndToEnd {
         /// and runs new groups. (With a journal the client waits for it instead:
         /// CoordinatorRestartTests.swift.)
         @Test func aCoordinatorStoppedAndRestartedGetsItsWorkersBackAndClientsAClearError() throws {
-            let cluster = try Cluster(coordinatorArguments: ["--no-journal"], heartbeat: Self.heartbeat, liveness: Self.liveness)
+            let cluster = try Cluster(
+                coordinatorArguments: ["--no-journal"], heartbeat: Self.heartbeat, liveness: Self.liveness)
             defer { cluster.stop() }
             let worker = try cluster.addWorker(name: "loyal", slots: 2)
             let file = try Scratch.write(
@@ -199,7 +209,8 @@ extension EndToEnd {
                     with: { command: ["sleep", "30"] }
 
                 """, name: "long.yaml")
-            let client = try Subprocess(Binaries.cohort, ["submit", file, "--wait", "--coordinator", cluster.endpoint], name: "waiting client")
+            let client = try Subprocess(
+                Binaries.cohort, ["submit", file, "--wait", "--coordinator", cluster.endpoint], name: "waiting client")
             defer { client.stop() }
             let group = try #require(try? cluster.waitForStatusOfOnlyGroup())
             try cluster.waitForStatus(group) { $0.child("nap")?.state == "running" }
@@ -233,7 +244,8 @@ extension EndToEnd {
             let file = try Scratch.write(
                 "name: long\nchildren:\n  - name: nap\n    run: shell\n    with: { command: [\"sleep\", \"30\"] }\n",
                 name: "long.yaml")
-            let client = try Subprocess(Binaries.cohort, ["submit", file, "--wait", "--coordinator", cluster.endpoint], name: "waiting client")
+            let client = try Subprocess(
+                Binaries.cohort, ["submit", file, "--wait", "--coordinator", cluster.endpoint], name: "waiting client")
             defer { client.stop() }
             let group = try cluster.waitForStatusOfOnlyGroup()
             try cluster.waitForStatus(group) { $0.child("nap")?.state == "running" }
@@ -292,7 +304,8 @@ extension EndToEnd {
             let slow = try #require(status.child("slow"))
             #expect(slow.state == "cancelled")
             #expect(slow["error"] as? String == "timed out")
-            let elapsed = try #require(Self.date(slow["finishedAt"])).timeIntervalSince(try #require(Self.date(slow["startedAt"])))
+            let elapsed = try #require(Self.date(slow["finishedAt"])).timeIntervalSince(
+                try #require(Self.date(slow["startedAt"])))
             #expect(elapsed >= 0.9 && elapsed < 1 + 2 + 0.5, "timed out after \(elapsed) s (timeout 1 s, grace 2 s)")
             let pid = try #require(pid_t(Self.lines(pidFile).first ?? ""))
             #expect(Cancellation.isGone(pid), "the timed-out process is gone")
@@ -306,7 +319,8 @@ extension EndToEnd {
             #expect(broken["attempt"] as? Int == 3)
             let error = try #require(broken["error"] as? String)
             for attempt in 1...3 {
-                #expect(error.contains("attempt \(attempt): exited with code 7: broken on attempt \(attempt)"), "\(error)")
+                #expect(
+                    error.contains("attempt \(attempt): exited with code 7: broken on attempt \(attempt)"), "\(error)")
             }
         }
 
@@ -353,16 +367,23 @@ extension EndToEnd {
             try Self.waitUntil("the child to start") { Self.lines(started) == ["started"] }
             kill(draining.pid, SIGTERM)
             try Self.waitUntil("the coordinator to see the worker draining") {
-                try Self.workers(cluster).contains { $0["name"] as? String == "leaving" && $0["state"] as? String == "draining" }
+                try Self.workers(cluster).contains {
+                    $0["name"] as? String == "leaving" && $0["state"] as? String == "draining"
+                }
             }
             try cluster.addWorker(name: "staying", slots: 4)
             let (code, other) = try cluster.submitAndWait(
-                "name: more\nchildren:\n" + (1...6).map { "  - name: m\($0)\n    run: echo\n" }.joined(), name: "more.yaml",
+                "name: more\nchildren:\n" + (1...6).map { "  - name: m\($0)\n    run: echo\n" }.joined(),
+                name: "more.yaml",
                 timeout: .seconds(30))
             #expect(code == 0, "\(other)")
-            #expect(other.children.allSatisfy { $0["worker"] as? String == "staying" }, "nothing new went to the draining worker: \(other)")
+            #expect(
+                other.children.allSatisfy { $0["worker"] as? String == "staying" },
+                "nothing new went to the draining worker: \(other)")
 
-            let status = try cluster.waitForStatus(group, timeout: .seconds(20)) { $0.state == "succeeded" || $0.state == "failed" }
+            let status = try cluster.waitForStatus(group, timeout: .seconds(20)) {
+                $0.state == "succeeded" || $0.state == "failed"
+            }
             #expect(status.state == "succeeded")
             #expect(status.child("job")?["worker"] as? String == "leaving")
             #expect(status.child("job")?["attempt"] as? Int == 1)
@@ -394,11 +415,14 @@ extension EndToEnd {
             #expect(ContinuousClock.now - signalled < .seconds(1 + 2 + 3), "drain timeout, kill grace, margin")
             #expect(Cancellation.isGone(pid), "the handed-back child's process is gone")
             try cluster.addWorker(name: "taking-over", slots: 2)
-            let status = try cluster.waitForStatus(group, timeout: .seconds(20)) { $0.state == "succeeded" || $0.state == "failed" }
+            let status = try cluster.waitForStatus(group, timeout: .seconds(20)) {
+                $0.state == "succeeded" || $0.state == "failed"
+            }
             #expect(status.state == "succeeded", "\(status)")
             #expect(status.child("job")?["worker"] as? String == "taking-over")
             #expect(status.child("job")?["attempt"] as? Int == 2)
-            #expect(leaving.stderr.contains("handed back") || leaving.stderr.contains("handedBack"), "\(leaving.stderr)")
+            #expect(
+                leaving.stderr.contains("handed back") || leaving.stderr.contains("handedBack"), "\(leaving.stderr)")
         }
 
         /// A second SIGTERM during a drain stops the worker at once: its child (which would run
@@ -420,7 +444,9 @@ extension EndToEnd {
             try Self.waitUntil("the child to start on the leaving worker") { !Self.lines(pidFile).isEmpty }
             kill(leaving.pid, SIGTERM)
             try Self.waitUntil("the coordinator to see the worker draining") {
-                try Self.workers(cluster).contains { $0["name"] as? String == "leaving" && $0["state"] as? String == "draining" }
+                try Self.workers(cluster).contains {
+                    $0["name"] as? String == "leaving" && $0["state"] as? String == "draining"
+                }
             }
             #expect(leaving.isRunning, "a drain waits for the child")
             let signalled = ContinuousClock.now
@@ -429,7 +455,9 @@ extension EndToEnd {
             #expect(ContinuousClock.now - signalled < .seconds(2 + 3), "kill grace and margin, not the 10 min drain")
             #expect(Cancellation.isGone(pid_t(Self.lines(pidFile)[0]) ?? 0))
             try cluster.addWorker(name: "taking-over", slots: 2)
-            let status = try cluster.waitForStatus(group, timeout: .seconds(20)) { $0.state == "succeeded" || $0.state == "failed" }
+            let status = try cluster.waitForStatus(group, timeout: .seconds(20)) {
+                $0.state == "succeeded" || $0.state == "failed"
+            }
             #expect(status.state == "succeeded", "\(status)")
             #expect(status.child("job")?["attempt"] as? Int == 2)
         }

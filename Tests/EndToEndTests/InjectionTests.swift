@@ -79,7 +79,9 @@ extension EndToEnd {
             let consumer = try #require(final.child("consume"))
             #expect(consumer.state == "cancelled")
             #expect(consumer["startedAt"] is NSNull, "the consumer never started")
-            #expect((consumer["error"] as? String)?.contains("flaky-producer") == true, "reason names the producer: \(consumer)")
+            #expect(
+                (consumer["error"] as? String)?.contains("flaky-producer") == true,
+                "reason names the producer: \(consumer)")
             #expect(final.child("bystander")?.state == "succeeded")
         }
     }

@@ -6,7 +6,9 @@ import Testing
 enum NetworkNamespaces {
     static let unavailableReason: String? = {
         guard getuid() == 0 else { return "needs root to make network namespaces (CI runs as root)" }
-        guard let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first(where: FileManager.default.isExecutableFile)
+        guard
+            let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first(
+                where: FileManager.default.isExecutableFile)
         else { return "needs the ip command (iproute2)" }
         let probe = "cohort-probe-\(getpid())"
         guard let added = try? cohortRun(ip, ["netns", "add", probe]), added.status == 0 else {
@@ -28,7 +30,8 @@ enum NetworkNamespaces {
         let process = try Subprocess(executable, arguments, tag: tag)
         defer { process.stop() }
         let status = try process.wait(timeout: timeout)
-        return CommandResult(status: status, stdout: process.stdout, stderr: process.stderr, elapsed: ContinuousClock.now - start)
+        return CommandResult(
+            status: status, stdout: process.stdout, stderr: process.stderr, elapsed: ContinuousClock.now - start)
     }
 }
 
@@ -58,7 +61,9 @@ extension EndToEnd {
 
         /// `cohort ARGUMENTS` run in the coordinator's namespace, against it.
         func cli(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> CommandResult {
-            try netns(["exec", id, "coordinator", "--", Binaries.cohort] + arguments + ["--coordinator", Self.endpoint], timeout: timeout)
+            try netns(
+                ["exec", id, "coordinator", "--", Binaries.cohort] + arguments + ["--coordinator", Self.endpoint],
+                timeout: timeout)
         }
 
         func status(_ group: String) throws -> [String: Any] {
@@ -96,14 +101,18 @@ extension EndToEnd {
         /// rejoins with a new session.
         @Test(.enabled(if: NetworkNamespaces.available, "\(NetworkNamespaces.unavailableReason ?? "")"))
         func aHostCutOffMidRunHasItsWorkRerunElsewhereAndRejoins() throws {
-            let up = try netns(["up", "3", "--id", id, "--cohort", Binaries.cohort, "--heartbeat", "200ms", "--liveness", "5", "--slots", "4"])
+            let up = try netns([
+                "up", "3", "--id", id, "--cohort", Binaries.cohort, "--heartbeat", "200ms", "--liveness", "5",
+                "--slots", "4",
+            ])
             defer { down() }
             try #require(up.status == 0, "netns-cluster up failed: \(up)")
             let cutSession = try #require(try connectedSession(of: "host-2"))
 
             var spec = "name: spread\nchildren:\n"
             for index in 1...300 {
-                spec += "  - name: c\(index)\n    run: shell\n    retry: 3\n    with: { command: [\"sleep\", \"0.2\"] }\n"
+                spec +=
+                    "  - name: c\(index)\n    run: shell\n    retry: 3\n    with: { command: [\"sleep\", \"0.2\"] }\n"
             }
             let file = try Scratch.write(spec, name: "spread.yaml")
             let submitted = try cli(["submit", file, "--json"])

@@ -88,7 +88,8 @@ extension EndToEnd {
             var spec = "name: abc\ntimeout: 2m\nchildren:\n"
             for round in 0..<4 {
                 for categories in sets {
-                    spec += Self.recordingChild("\(categories.joined())\(round)", categories: categories, file: file, sleep: "0.1")
+                    spec += Self.recordingChild(
+                        "\(categories.joined())\(round)", categories: categories, file: file, sleep: "0.1")
                 }
             }
             let (status, final) = try cluster.submitAndWait(spec, name: "abc.yaml", timeout: .seconds(90))

@@ -42,7 +42,8 @@ extension EndToEnd {
             let (cluster, worker, pids) = try Self.start(escapers: 3)
             defer { cluster.stop() }
             let tagged = Set(Leftovers.pids(tags: [worker.tag]))
-            #expect(Set(pids).isSubset(of: tagged), "the tag reaches the shell children and theirs: \(pids) in \(tagged)")
+            #expect(
+                Set(pids).isSubset(of: tagged), "the tag reaches the shell children and theirs: \(pids) in \(tagged)")
             let stopping = ContinuousClock.now
             cluster.stop()
             #expect(ContinuousClock.now - stopping < .seconds(2 + 3), "kill grace and margin, not a 60 s drain")

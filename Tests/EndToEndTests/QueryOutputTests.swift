@@ -34,7 +34,8 @@ extension EndToEnd {
             let json = try cluster.cli(["locks", "--json"])
             #expect(json.status == 0)
             let locks = try JSON.array(json.stdout)
-            let db = try #require(locks.first { $0["category"] as? String == "db" }, "db is in the lock table: \(json.stdout)")
+            let db = try #require(
+                locks.first { $0["category"] as? String == "db" }, "db is in the lock table: \(json.stdout)")
             let holder = try #require(db["holder"] as? [String: Any], "db has a holder: \(json.stdout)")
             #expect(holder["group"] as? String == group && holder["child"] as? String == "holder")
             #expect(holder["attempt"] as? Int == 1)

@@ -89,7 +89,8 @@ extension EndToEnd {
             #expect(read.stderr.contains("permission \"read\""), "\(read)")
 
             let impostor = try Subprocess(
-                Binaries.cohort, ["worker", "--coordinator", cluster.endpoint, "--name", "impostor"] + keys.peer("alice"),
+                Binaries.cohort,
+                ["worker", "--coordinator", cluster.endpoint, "--name", "impostor"] + keys.peer("alice"),
                 name: "worker impostor")
             defer { impostor.stop() }
             #expect(try impostor.wait(timeout: .seconds(20)) == 77, "\(impostor.stderr)")
@@ -171,7 +172,8 @@ extension EndToEnd {
             #expect(try cluster.cli(["status"] + keys.peer("alice")).status == 0)
             let watcher = try Subprocess(
                 Binaries.cohort,
-                ["submit", try Self.write(Self.sleeper), "--watch", "--coordinator", cluster.endpoint] + keys.peer("alice"),
+                ["submit", try Self.write(Self.sleeper), "--watch", "--coordinator", cluster.endpoint]
+                    + keys.peer("alice"),
                 name: "watcher")
             defer { watcher.stop() }
             // The header follows the watch's snapshot: from then on the coordinator has the watch.
@@ -198,7 +200,8 @@ extension EndToEnd {
         @Test func aPlaintextCoordinatorOnAllInterfacesWarns() throws {
             let stateDir = Scratch.file("state")
             let coordinator = try Subprocess(
-                Binaries.cohort, ["coordinator", "--endpoint", "tcp://0.0.0.0:*", "--state-dir", stateDir], name: "coordinator")
+                Binaries.cohort, ["coordinator", "--endpoint", "tcp://0.0.0.0:*", "--state-dir", stateDir],
+                name: "coordinator")
             defer {
                 coordinator.stop()
                 try? FileManager.default.removeItem(atPath: stateDir)

@@ -55,7 +55,9 @@ extension EndToEnd {
                 let final = try await client.wait(receipt.id)
                 #expect(final.state == .succeeded)
                 #expect(final.children.allSatisfy { $0.state == .succeeded })
-                #expect(try await client.result(receipt.id, child: "tag") == .succeeded(["prefix": "v", "version": "1.2.3"]))
+                #expect(
+                    try await client.result(receipt.id, child: "tag")
+                        == .succeeded(["prefix": "v", "version": "1.2.3"]))
                 guard case .succeeded(let lint) = try await client.result(receipt.id, child: "checks/lint") else {
                     Issue.record("lint has no output")
                     return

@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Testing
+
 @testable import ZeroMQ
 
 @Suite struct CurveKeyTests {
@@ -72,7 +73,8 @@ private struct CurveServer {
         let requests = Locked<[ZAPRequest]>([])
         let handler = try ZAPHandler(context: context) { request in
             requests.mutate { $0.append(request) }
-            return request.curvePublicKey == worker.publicKey ? .allow(userID: "worker:w1") : .deny(reason: "unknown key")
+            return request.curvePublicKey == worker.publicKey
+                ? .allow(userID: "worker:w1") : .deny(reason: "unknown key")
         }
         let zap = TestThread { try? handler.runOnCurrentThread() }
         defer {

@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Testing
+
 @testable import ZeroMQ
 
 /// The ROUTER loop shown in `Poller`'s documentation, run for real.
@@ -26,7 +27,7 @@ import Testing
                 while true {
                     do throws(ZeroMQError) {
                         try poller.poll(timeout: .milliseconds(100))
-                    } catch where error.isTerminated {
+                    } catch  where error.isTerminated {
                         break
                     }
                     if poller.isReadable(network) {

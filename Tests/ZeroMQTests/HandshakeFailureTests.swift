@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ZeroMQ
 
 /// Failed handshakes are described in words, never as a bare libzmq code.

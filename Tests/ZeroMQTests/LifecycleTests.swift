@@ -1,6 +1,7 @@
 import CohortTestSupport
 import Dispatch
 import Testing
+
 @testable import ZeroMQ
 
 @Suite struct LifecycleTests {
@@ -47,7 +48,7 @@ import Testing
                 receiving.signal()
                 _ = try pull.receiveFrames()  // nothing else comes: blocks until shutdown
                 outcome.value = "received a second message"
-            } catch where error.isTerminated {
+            } catch  where error.isTerminated {
                 outcome.value = "terminated after \(outcome.value)"
             } catch {
                 outcome.value = "failed: \(error)"

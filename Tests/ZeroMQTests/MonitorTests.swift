@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Testing
+
 @testable import ZeroMQ
 
 @Suite struct MonitorTests {

@@ -1,6 +1,7 @@
 import CohortTestSupport
 import Synchronization
 import Testing
+
 @testable import ZeroMQ
 
 @Suite struct PollerTests {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import ZeroMQ
 
 @Test func linkedLibzmqIsVersion4WithCurve() {

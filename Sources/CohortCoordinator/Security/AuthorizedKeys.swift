@@ -21,12 +21,16 @@ struct AuthorizedKeys: Sendable, Equatable {
     ///   reload): bad lines are skipped and returned as `problems`, so a typo in one file
     ///   neither keeps a removed key admitted nor locks everyone else out.
     /// - Throws: ``KeyFileError`` for an unreadable directory, or (strict) the first bad entry.
-    static func load(directory: String, strict: Bool) throws(KeyFileError) -> (keys: AuthorizedKeys, problems: [KeyFileError]) {
+    static func load(directory: String, strict: Bool) throws(KeyFileError) -> (
+        keys: AuthorizedKeys, problems: [KeyFileError]
+    ) {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory)
         } catch {
-            throw KeyFileError(origin: directory, message: "cannot read the authorised-keys directory: \((error as NSError).localizedDescription)")
+            throw KeyFileError(
+                origin: directory,
+                message: "cannot read the authorised-keys directory: \((error as NSError).localizedDescription)")
         }
         var keys = AuthorizedKeys()
         var problems: [KeyFileError] = []
@@ -48,12 +52,15 @@ struct AuthorizedKeys: Sendable, Equatable {
         guard let role = Role(rawValue: entry.role) else {
             throw KeyFileError(
                 origin: entry.origin,
-                message: "a \(entry.role) key cannot be authorised (roles: worker, client, admin); keep it out of this directory")
+                message:
+                    "a \(entry.role) key cannot be authorised (roles: worker, client, admin); keep it out of this directory"
+            )
         }
         let z85 = entry.key.z85
         if let existing = principals[z85], existing.role != role {
             throw KeyFileError(
-                origin: entry.origin, message: "key \"\(entry.name)\" is also listed with role \(existing.role) as \"\(existing.name)\"")
+                origin: entry.origin,
+                message: "key \"\(entry.name)\" is also listed with role \(existing.role) as \"\(existing.name)\"")
         }
         principals[z85] = Principal(key: z85, name: entry.name, role: role)
     }

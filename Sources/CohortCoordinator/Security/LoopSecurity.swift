@@ -49,7 +49,9 @@ final class LoopSecurity {
             loaded = keys
         } catch {
             // An unreadable directory admits nobody: failing closed.
-            logger.error("cannot read the authorised keys; admitting no key until the next reload", metadata: ["error": "\(error)"])
+            logger.error(
+                "cannot read the authorised keys; admitting no key until the next reload",
+                metadata: ["error": "\(error)"])
             loaded = AuthorizedKeys()
         }
         let removed = keys.principals.keys.filter { loaded[$0] == nil }.count

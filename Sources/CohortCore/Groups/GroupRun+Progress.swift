@@ -80,11 +80,14 @@ extension GroupRun {
             do {
                 output = try JSONValue(jsonData: producer.output ?? Data("null".utf8))
             } catch {
-                return .failure(.init(.failed, "producer \"\(injection.producerPath)\" returned output that is not JSON"))
+                return .failure(
+                    .init(.failed, "producer \"\(injection.producerPath)\" returned output that is not JSON"))
             }
             guard let selected = output.select(injection.select) else {
                 return .failure(
-                    .init(.failed, "producer \"\(injection.producerPath)\" output has nothing at \"\(injection.select)\""))
+                    .init(
+                        .failed, "producer \"\(injection.producerPath)\" output has nothing at \"\(injection.select)\"")
+                )
             }
             input.set(injection.into, to: selected)
         }

@@ -1,4 +1,5 @@
 import CohortSpec
+
 /// The read-only part of a group run: the flattened spec and the dependency edges, reversed.
 ///
 /// Nodes: leaf `i` is node `i`; group `g` (index in `FlatSpec.groups`, 0 the top level) is node

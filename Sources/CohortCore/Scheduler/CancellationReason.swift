@@ -50,7 +50,8 @@ public enum CancellationReason: Hashable, Sendable, CustomStringConvertible, Exp
         case .groupFinished: "its group finished before it could start"
         case .dependencyFailed(let path, let cancelled, let policy):
             switch policy {
-            case .cancelGroup: "cancelled because \"\(path)\" \(cancelled ? "was cancelled" : "failed") (onChildFailure: cancel-group)"
+            case .cancelGroup:
+                "cancelled because \"\(path)\" \(cancelled ? "was cancelled" : "failed") (onChildFailure: cancel-group)"
             case .cancelDependents, .continue: "dependency \"\(path)\" \(cancelled ? "was cancelled" : "failed")"
             }
         case .workerLost(let text), .handedBack(let text), .shutdown(let text), .custom(let text): text

@@ -36,7 +36,8 @@ public struct ChildRecord: Hashable, Sendable {
 
     public init(
         group: String, path: String, attempt: UInt32, attemptID: UInt64, state: State, output: Data? = nil,
-        outputTruncated: Bool = false, error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:], startedAt: Timestamp? = nil,
+        outputTruncated: Bool = false, error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:],
+        startedAt: Timestamp? = nil,
         finishedAt: Timestamp? = nil
     ) {
         self.group = group
@@ -103,7 +104,9 @@ public struct LocalLockRecord: Hashable, Sendable {
     /// Category -> fencing token, one per category granted.
     public var tokens: [String: UInt64]
 
-    public init(group: String, path: String, attempt: UInt32, attemptID: UInt64, request: UInt64, tokens: [String: UInt64]) {
+    public init(
+        group: String, path: String, attempt: UInt32, attemptID: UInt64, request: UInt64, tokens: [String: UInt64]
+    ) {
         self.group = group
         self.path = path
         self.attempt = attempt

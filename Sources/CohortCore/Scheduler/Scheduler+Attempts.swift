@@ -56,7 +56,9 @@ extension Scheduler {
             case .timedOut:
                 retryOrFinish(runIndex, leaf, .cancelled, message: reason.text, reason: reason, now: now)
             default:
-                if runs[runIndex]?.children[leaf].cancelCause == nil { runs[runIndex]?.children[leaf].cancelCause = .explicit }
+                if runs[runIndex]?.children[leaf].cancelCause == nil {
+                    runs[runIndex]?.children[leaf].cancelCause = .explicit
+                }
                 finishLeaf(runIndex, leaf, .cancelled, reason: reason, now: now)
             }
         case .failed, .cancelled:
@@ -88,13 +90,17 @@ extension Scheduler {
     /// else finishes the child with `phase`.
     /// `reason` is the cancellation's, for a worker-side timeout.
     mutating func retryOrFinish(
-        _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, reason: CancellationReason? = nil, now: Timestamp
+        _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, reason: CancellationReason? = nil,
+        now: Timestamp
     ) {
-        guard let child = runs[runIndex]?.children[leaf], let cancelled = runs[runIndex]?.isInCancelledGroup(leaf) else { return }
-        guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]?.flat.leaves[leaf].retry else {
+        guard let child = runs[runIndex]?.children[leaf], let cancelled = runs[runIndex]?.isInCancelledGroup(leaf)
+        else { return }
+        guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]?.flat.leaves[leaf].retry
+        else {
             // After several attempts the child's error reads as every attempt's, its own words.
             let error = everyAttemptsError(runIndex, leaf, last: message)
-            finishLeaf(runIndex, leaf, phase, message: error, reason: child.attemptErrors.isEmpty ? reason : nil, now: now)
+            finishLeaf(
+                runIndex, leaf, phase, message: error, reason: child.attemptErrors.isEmpty ? reason : nil, now: now)
             return
         }
         endAttempt(child.attemptID, now: now)
@@ -122,7 +128,8 @@ extension Scheduler {
         while let event = attempts.timers.popDue(now: now) {
             switch event {
             case .retry(let runIndex, let leaf, let attempt):
-                guard let child = runs[runIndex]?.children[leaf], child.stage == .retryWait, child.attempt == attempt else {
+                guard let child = runs[runIndex]?.children[leaf], child.stage == .retryWait, child.attempt == attempt
+                else {
                     continue
                 }
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))

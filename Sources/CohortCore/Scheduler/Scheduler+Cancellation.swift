@@ -19,7 +19,8 @@ extension Scheduler {
     /// says) or a nested group (everything inside it). `path` `""` is the whole group.
     ///
     /// - Throws: ``SchedulerError`` `notFound` for an unknown group or path.
-    public mutating func cancelChild(_ id: String, path: String, reason: CancellationReason, now: Timestamp) throws(SchedulerError)
+    public mutating func cancelChild(_ id: String, path: String, reason: CancellationReason, now: Timestamp)
+        throws(SchedulerError)
         -> [SchedulerAction]
     {
         guard let runIndex = runs.index(of: id), let plan = runs[runIndex]?.plan else {
@@ -28,7 +29,9 @@ extension Scheduler {
         guard let node = plan.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
-        if emitsRecords { actions.append(.record(.cancelRequested(group: id, path: path, reason: reason.text, at: now))) }
+        if emitsRecords {
+            actions.append(.record(.cancelRequested(group: id, path: path, reason: reason.text, at: now)))
+        }
         if node < plan.flat.leaves.count {
             cancelLeaf(runIndex, node, reason: reason, cause: .explicit, now: now)
         } else {
@@ -45,7 +48,9 @@ extension Scheduler {
         if state.cancelReason == nil { runs[runIndex]?.groups[group].cancelReason = reason }
         // Inner groups count as cancelled too (their outcome is `cancelled`, not `failed`).
         for inner in plan.flat.groups.indices where inner != group && plan.isWithin(inner, group) {
-            if runs[runIndex]?.groups[inner].cancelReason == nil, runs[runIndex]?.groups[inner].phase.isFinished == false {
+            if runs[runIndex]?.groups[inner].cancelReason == nil,
+                runs[runIndex]?.groups[inner].phase.isFinished == false
+            {
                 runs[runIndex]?.groups[inner].cancelReason = reason
             }
         }
@@ -56,7 +61,9 @@ extension Scheduler {
 
     /// Cancels one leaf: at once if no worker has it, else by a cancel to the worker that
     /// names the attempt (the leaf finishes when the worker reports back).
-    mutating func cancelLeaf(_ runIndex: Int, _ leaf: Int, reason: CancellationReason, cause: CancelCause, now: Timestamp) {
+    mutating func cancelLeaf(
+        _ runIndex: Int, _ leaf: Int, reason: CancellationReason, cause: CancelCause, now: Timestamp
+    ) {
         guard let child = runs[runIndex]?.children[leaf], !child.isDone else { return }
         if child.cancelCause == nil { runs[runIndex]?.children[leaf].cancelCause = cause }
         switch child.stage {
@@ -64,7 +71,8 @@ extension Scheduler {
             guard child.cancelling == nil, let worker = child.worker else { return }
             runs[runIndex]?.children[leaf].cancelling = reason
             guard let plan = runs[runIndex]?.plan else { return }
-            let ref = AttemptRef(id: child.attemptID, group: plan.id, path: plan.flat.leaves[leaf].path, attempt: child.attempt)
+            let ref = AttemptRef(
+                id: child.attemptID, group: plan.id, path: plan.flat.leaves[leaf].path, attempt: child.attempt)
             actions.append(.cancel(worker, ref, reason: reason))
             withdrawLocalRequests(of: child.attemptID, worker: worker, now: now)
         default:

@@ -27,11 +27,14 @@ extension Scheduler {
     private mutating func fill(_ index: Int, now: Timestamp) {
         while let entry = placement.first(in: index) {
             let leaf = Int(entry.leaf)
-            guard let child = runs[entry.runIndex]?.children[leaf], child.stage == .queued, child.attemptID == entry.attemptID else {
+            guard let child = runs[entry.runIndex]?.children[leaf], child.stage == .queued,
+                child.attemptID == entry.attemptID
+            else {
                 placement.removeFirst(in: index)
                 continue
             }
-            guard let worker = placement.pickWorker(index, membership: membership, prefetch: configuration.prefetch) else { return }
+            guard let worker = placement.pickWorker(index, membership: membership, prefetch: configuration.prefetch)
+            else { return }
             placement.removeFirst(in: index)
             dispatch(entry.runIndex, leaf, to: worker, now: now)
         }
@@ -56,7 +59,8 @@ extension Scheduler {
         if !flatLeaf.exclusive.isEmpty {
             own = locks.tokens(of: .attempt(attemptID)) ?? [:]
             locks.setOwner(
-                LockOwner(group: plan.id, child: flatLeaf.path, attempt: ref.attempt, worker: worker), of: .attempt(attemptID))
+                LockOwner(group: plan.id, child: flatLeaf.path, attempt: ref.attempt, worker: worker),
+                of: .attempt(attemptID))
         }
         let input = (runs[runIndex]?.children[leaf].input ?? flatLeaf.input).jsonData()
         let tokens = runs[runIndex]?.tokens(forLeaf: leaf, own: own) ?? own
@@ -65,7 +69,8 @@ extension Scheduler {
                 .record(
                     .dispatched(
                         ChildRecord(
-                            group: ref.group, path: ref.path, attempt: ref.attempt, attemptID: attemptID, state: .inFlight,
+                            group: ref.group, path: ref.path, attempt: ref.attempt, attemptID: attemptID,
+                            state: .inFlight,
                             worker: workerNames[worker], tokens: tokens))))
         }
         actions.append(

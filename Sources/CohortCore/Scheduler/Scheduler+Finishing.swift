@@ -1,5 +1,5 @@
-import Foundation
 import CohortSpec
+import Foundation
 
 /// What a finished leaf or group sets off: locks given back, dependents counted down or
 /// cancelled (failure policy, injection), groups finished, the run's outcome.
@@ -12,7 +12,8 @@ extension Scheduler {
         guard let attemptID = runs[runIndex]?.children[leaf].attemptID, runs[runIndex]?.children[leaf].isDone == false
         else { return }
         if attemptID != 0 { endAttempt(attemptID, now: now) }
-        runs[runIndex]?.finishLeaf(leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: now, work: &work)
+        runs[runIndex]?.finishLeaf(
+            leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: now, work: &work)
         if emitsRecords { recordFinish(runIndex, leaf) }
         notifyLeaf(runIndex, leaf)
     }
@@ -46,7 +47,8 @@ extension Scheduler {
             case .group(let runIndex, let group):
                 holdGranted(runIndex, group, tokens: grant.tokens, now: now)
             case .local(let attemptID, let request):
-                guard let location = attempts[attemptID], let worker = runs[location.runIndex]?.children[location.leaf].worker
+                guard let location = attempts[attemptID],
+                    let worker = runs[location.runIndex]?.children[location.leaf].worker
                 else { continue }
                 recordLocalGrant(attemptID, request: request, tokens: grant.tokens)
                 actions.append(.grant(worker, request: request, tokens: grant.tokens))
@@ -118,7 +120,9 @@ extension Scheduler {
     /// Every procedure of a group finished: its outcome, its hold given back; for the top
     /// level, the run's outcome.
     private mutating func finishGroup(_ runIndex: Int, _ group: Int, now: Timestamp) {
-        guard let state = runs[runIndex]?.groups[group], let id = runs[runIndex]?.id, !state.phase.isFinished else { return }
+        guard let state = runs[runIndex]?.groups[group], let id = runs[runIndex]?.id, !state.phase.isFinished else {
+            return
+        }
         let phase = runs[runIndex]?.outcome(ofGroup: group) ?? .cancelled
         runs[runIndex]?.groups[group].phase = phase
         runs[runIndex]?.groups[group].finishedAt = now

@@ -33,7 +33,9 @@ extension Scheduler {
         let leaf = plan.flat.leaves[location.leaf]
         let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
         attempts.localRequests[ref.id, default: []].append(request)
-        if let grant = locks.request(holder, levels: localLevels(categories, of: plan, leaf: location.leaf, attemptID: ref.id), owner: owner) {
+        if let grant = locks.request(
+            holder, levels: localLevels(categories, of: plan, leaf: location.leaf, attemptID: ref.id), owner: owner)
+        {
             recordLocalGrant(ref.id, request: request, tokens: grant.tokens)
             actions.append(.grant(worker, request: request, tokens: grant.tokens))
         }
@@ -42,7 +44,9 @@ extension Scheduler {
 
     /// The levels of a local request: the attempt's own categories from its table, the others
     /// from the enclosing groups' tables or the cluster's.
-    private func localLevels(_ categories: some Sequence<String>, of plan: GroupPlan, leaf: Int, attemptID: UInt64) -> [LockLevel] {
+    private func localLevels(_ categories: some Sequence<String>, of plan: GroupPlan, leaf: Int, attemptID: UInt64)
+        -> [LockLevel]
+    {
         let leaf = plan.flat.leaves[leaf]
         var attemptScoped = Set<String>()
         var others: [String] = []
@@ -57,7 +61,10 @@ extension Scheduler {
     /// makes possible is granted.
     public mutating func lockReleased(_ request: UInt64, by worker: SessionID, now: Timestamp) -> [SchedulerAction] {
         membership.heard(worker, now: now)
-        guard let attemptID = attempts.bySession[worker]?.first(where: { attempts.localRequests[$0]?.contains(request) == true })
+        guard
+            let attemptID = attempts.bySession[worker]?.first(where: {
+                attempts.localRequests[$0]?.contains(request) == true
+            })
         else { return [] }
         attempts.localRequests[attemptID]?.removeAll { $0 == request }
         if attempts.localRequests[attemptID]?.isEmpty == true { attempts.localRequests[attemptID] = nil }
@@ -107,7 +114,8 @@ extension Scheduler {
     /// orphans only): the attempt carries on if its worker reports it, and the grant with it;
     /// if nobody does, the attempt ends and the grant is revoked with it.
     mutating func restoreLocalGrant(_ record: LocalLockRecord) {
-        guard attempts.orphans.contains(record.attemptID), let location = attempts[record.attemptID], let run = runs[location.runIndex],
+        guard attempts.orphans.contains(record.attemptID), let location = attempts[record.attemptID],
+            let run = runs[location.runIndex],
             attempts.localRequests[record.attemptID]?.contains(record.request) != true
         else { return }
         let holder = LockHolder.local(attempt: record.attemptID, request: record.request)

@@ -62,7 +62,9 @@ extension Scheduler {
         let levels = plan.lockLevels(for: plan.flat.groups[group].exclusive, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
         runs[runIndex]?.groups[group].hold = .requested
-        guard let grant = locks.request(.group(run: runIndex, group: group), levels: levels, owner: owner) else { return false }
+        guard let grant = locks.request(.group(run: runIndex, group: group), levels: levels, owner: owner) else {
+            return false
+        }
         runs[runIndex]?.groups[group].hold = .granted
         runs[runIndex]?.groups[group].tokens = grant.tokens
         return true
@@ -111,7 +113,8 @@ extension Scheduler {
         let flatLeaf = plan.flat.leaves[leaf]
         if !flatLeaf.exclusive.isEmpty {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
-            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]?.children[leaf].attempt ?? 0)
+            let owner = LockOwner(
+                group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]?.children[leaf].attempt ?? 0)
             if locks.request(.attempt(attemptID), levels: levels, owner: owner) == nil {
                 setStage(runIndex, leaf, .locking, .waiting, now: now)
                 return
@@ -131,7 +134,8 @@ extension Scheduler {
 
     /// Locks held: queue the attempt for placement.
     mutating func enqueue(_ runIndex: Int, _ leaf: Int, now: Timestamp) {
-        guard let placementClass = runs[runIndex]?.placement[leaf], let attemptID = runs[runIndex]?.children[leaf].attemptID
+        guard let placementClass = runs[runIndex]?.placement[leaf],
+            let attemptID = runs[runIndex]?.children[leaf].attemptID
         else { return }
         placement.enqueue(runIndex: runIndex, leaf: leaf, attemptID: attemptID, in: Int(placementClass))
         setStage(runIndex, leaf, .queued, .ready, now: now)
@@ -156,4 +160,3 @@ extension Scheduler {
         actions.append(.childChanged(group: run.id, groupSnapshot(run, group)))
     }
 }
-

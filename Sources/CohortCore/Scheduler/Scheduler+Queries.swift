@@ -12,7 +12,9 @@ extension Scheduler {
     /// One group with every child (nested groups and procedures), depth-first in spec order.
     /// - Throws: ``SchedulerError`` `notFound`.
     public func groupSnapshot(_ id: String) throws(SchedulerError) -> GroupSnapshot {
-        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else {
+            throw SchedulerError(.notFound, "no group \"\(id)\"")
+        }
         var snapshot = overview(run)
         snapshot.children.reserveCapacity(run.leafCount + run.flat.groups.count - 1)
         appendChildren(of: 0, in: run, to: &snapshot.children)
@@ -29,7 +31,9 @@ extension Scheduler {
     /// One child's status (a procedure or nested group).
     /// - Throws: ``SchedulerError`` `notFound`.
     public func childSnapshot(_ id: String, path: String) throws(SchedulerError) -> ChildSnapshot {
-        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else {
+            throw SchedulerError(.notFound, "no group \"\(id)\"")
+        }
         guard let node = run.nodeByPath[path], path != "" else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
@@ -41,7 +45,9 @@ extension Scheduler {
     /// failure or cancellation.
     /// - Throws: ``SchedulerError`` `notFound`, also if it has not finished (docs/protocol.md §7).
     public func result(_ id: String, path: String?) throws(SchedulerError) -> AttemptOutcome {
-        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else {
+            throw SchedulerError(.notFound, "no group \"\(id)\"")
+        }
         let path = path ?? ""
         guard let node = run.nodeByPath[path] else {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
@@ -126,12 +132,15 @@ extension Scheduler {
             let group = flatLeaf.ancestors.first { run.groups[$0].hold == .requested }
             reason = group.map { holdReason(run, $0) }
         case .parked:
-            reason = Placement.unplaceableReason(placement.classes[Int(run.placement[leaf])], membership: membership) ?? "waiting for a worker"
+            reason =
+                Placement.unplaceableReason(placement.classes[Int(run.placement[leaf])], membership: membership)
+                ?? "waiting for a worker"
         case .locking:
             reason = lockReason(.attempt(child.attemptID), categories: flatLeaf.exclusive)
         case .queued:
             if run.placement.indices.contains(leaf),
-                let why = Placement.unplaceableReason(placement.classes[Int(run.placement[leaf])], membership: membership)
+                let why = Placement.unplaceableReason(
+                    placement.classes[Int(run.placement[leaf])], membership: membership)
             {
                 phase = .waiting
                 reason = why
@@ -144,7 +153,8 @@ extension Scheduler {
         return ChildSnapshot(
             name: flatLeaf.name, path: flatLeaf.path, isGroup: false, phase: phase, worker: child.worker,
             workerName: child.worker.flatMap { workerNames[$0] }, attempt: child.sentAttempt,
-            error: child.isDone || child.stage == .retryWait ? child.error : child.cancelling.map { "cancelling: \($0.text)" },
+            error: child.isDone || child.stage == .retryWait
+                ? child.error : child.cancelling.map { "cancelling: \($0.text)" },
             startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason,
             outputTruncated: child.outputTruncated)
     }

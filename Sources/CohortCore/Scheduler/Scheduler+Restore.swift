@@ -30,12 +30,15 @@ extension Scheduler {
         guard let child = runs[runIndex]?.children[leaf], let group = runs[runIndex]?.id,
             let path = runs[runIndex]?.flat.leaves[leaf].path
         else { return }
-        actions.append(.record(.finished(
-            ChildRecord(
-                group: group, path: path, attempt: child.sentAttempt,
-                attemptID: 0, state: .finished(child.phase), output: child.output,
-                outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error, worker: child.worker.flatMap { workerNames[$0] },
-                startedAt: child.startedAt, finishedAt: child.finishedAt))))
+        actions.append(
+            .record(
+                .finished(
+                    ChildRecord(
+                        group: group, path: path, attempt: child.sentAttempt,
+                        attemptID: 0, state: .finished(child.phase), output: child.output,
+                        outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error,
+                        worker: child.worker.flatMap { workerNames[$0] },
+                        startedAt: child.startedAt, finishedAt: child.finishedAt))))
     }
 
     /// How many restored attempts no worker has reported yet.
@@ -105,7 +108,9 @@ extension Scheduler {
         settle(now: now)
         // Finished groups keep the time and reason they finished with.
         for group in groups {
-            guard let outcome = group.outcome, let runIndex = runs.index(of: group.id), runs[runIndex]?.phase.isFinished == true else { continue }
+            guard let outcome = group.outcome, let runIndex = runs.index(of: group.id),
+                runs[runIndex]?.phase.isFinished == true
+            else { continue }
             runs[runIndex]?.reason = outcome.reason
             runs[runIndex]?.finishedAt = outcome.finishedAt
             runs[runIndex]?.groups[0].finishedAt = outcome.finishedAt
@@ -191,7 +196,8 @@ extension Scheduler {
         let expired = attempts.orphans.sorted()
         attempts.orphans = []
         for attemptID in expired {
-            guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf] else {
+            guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf]
+            else {
                 continue
             }
             let (runIndex, leaf) = (location.runIndex, location.leaf)

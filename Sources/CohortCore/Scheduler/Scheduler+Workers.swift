@@ -17,7 +17,9 @@ extension Scheduler {
         if draining { membership.setState(.draining, of: id) }
         workerNames[id] = name
         for ref in running { adopt(ref, by: id, now: now) }
-        if let previous { loseWorker(previous, reason: "replaced by a new session of \(name)", loss: .replaced, now: now) }
+        if let previous {
+            loseWorker(previous, reason: "replaced by a new session of \(name)", loss: .replaced, now: now)
+        }
         membershipChanged(now: now)
         settle(now: now)
         return takeActions()
@@ -46,7 +48,8 @@ extension Scheduler {
 
     /// Why an attempt a worker still runs is not adopted: `superseded by attempt 3`, or unknown.
     func supersededReason(_ ref: AttemptRef) -> CancellationReason {
-        if let runIndex = runs.index(of: ref.group), let run = runs[runIndex], let node = run.nodeByPath[ref.path], node < run.leafCount,
+        if let runIndex = runs.index(of: ref.group), let run = runs[runIndex], let node = run.nodeByPath[ref.path],
+            node < run.leafCount,
             run.children[node].attempt > ref.attempt
         {
             return .superseded(byAttempt: run.children[node].attempt)
@@ -85,11 +88,14 @@ extension Scheduler {
     /// Revokes the session's grants and lock requests; each of its attempts gets a new attempt
     /// (if it never started, was handed back, or within the retry budget) or finishes:
     /// cancelled if it was being cancelled, else failed naming the worker and every attempt's error.
-    mutating func loseWorker(_ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp) {
+    mutating func loseWorker(
+        _ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp
+    ) {
         guard let record = membership.remove(id) else { return }
         let attemptIDs = (attempts.bySession.removeValue(forKey: id) ?? []).sorted()
         for attemptID in attemptIDs {
-            guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf] else {
+            guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf]
+            else {
                 continue
             }
             let (runIndex, leaf) = (location.runIndex, location.leaf)
@@ -107,11 +113,14 @@ extension Scheduler {
             if counted < budget(runIndex, leaf) || !counts, !cancelled {
                 endAttempt(attemptID, now: now)
                 runs[runIndex]?.children[leaf].error = message
-                if counts { runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
+                if counts {
+                    runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
+                }
                 setStage(runIndex, leaf, .retryWait, .waiting, now: now)
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             } else {
-                finishLeaf(runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
+                finishLeaf(
+                    runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
             }
         }
         membershipChanged(now: now)

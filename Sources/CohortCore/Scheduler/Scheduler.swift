@@ -68,7 +68,8 @@ public struct Scheduler: Sendable {
 
     public init(configuration: SchedulerConfiguration = SchedulerConfiguration()) {
         self.configuration = configuration
-        self.membership = Membership(heartbeatInterval: configuration.heartbeatInterval, liveness: configuration.liveness)
+        self.membership = Membership(
+            heartbeatInterval: configuration.heartbeatInterval, liveness: configuration.liveness)
         self.locks = LockTable(tokenFloor: configuration.tokenFloor)
         // Attempt ids start above the floor too, so a restarted coordinator (a larger epoch)
         // never hands out an id an earlier incarnation used.
@@ -105,11 +106,13 @@ public struct Scheduler: Sendable {
         let groupID = id ?? freshID(for: spec.name)
         runs.submissions += 1
         let plan = addRun(
-            spec, id: groupID, flat: flat ?? spec.flattened(), sequence: runs.submissions, owner: owner, submittedAt: now)
+            spec, id: groupID, flat: flat ?? spec.flattened(), sequence: runs.submissions, owner: owner,
+            submittedAt: now)
         let warnings = placement.warnings(for: plan.placement, membership: membership)
         if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
         settle(now: now)
-        return Acceptance(id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
+        return Acceptance(
+            id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
     }
 
     /// Adds a run and queues the propagation work of the leaves that wait for nothing; the
@@ -123,11 +126,13 @@ public struct Scheduler: Sendable {
         for leaf in flat.leaves {
             placement.append(
                 self.placement.classID(
-                    PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty),
+                    PlacementClass(
+                        kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty),
                     membership: membership))
         }
         let plan = GroupPlan(
-            runIndex: runIndex, id: groupID, spec: spec, flat: flat, placement: placement, sequence: sequence, owner: owner,
+            runIndex: runIndex, id: groupID, spec: spec, flat: flat, placement: placement, sequence: sequence,
+            owner: owner,
             now: submittedAt)
         runs.add(GroupRun(plan: plan))
         for leaf in plan.remaining.indices {
@@ -172,7 +177,8 @@ public struct Scheduler: Sendable {
         guard !id.isEmpty, id.count <= 200 else {
             throw SchedulerError(.invalidRequest, "a group id must have 1 to 200 characters")
         }
-        guard !id.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
+        guard !id.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F })
+        else {
             throw SchedulerError(.invalidRequest, "a group id may not contain spaces or control characters: \"\(id)\"")
         }
     }

@@ -20,7 +20,8 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     /// `lhs` moved by `rhs` (saturating).
     public static func + (lhs: Timestamp, rhs: Duration) -> Timestamp {
-        Timestamp(nanosecondsSinceEpoch: lhs.nanosecondsSinceEpoch.addingReportingOverflow(rhs.nanoseconds).partialValue)
+        Timestamp(
+            nanosecondsSinceEpoch: lhs.nanosecondsSinceEpoch.addingReportingOverflow(rhs.nanoseconds).partialValue)
     }
 
     /// The time from `rhs` to `lhs`.

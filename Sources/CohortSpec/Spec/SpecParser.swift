@@ -23,7 +23,8 @@ public enum SpecParser {
             // Faults are rare: only then is the text read again as YAML, for positions.
             return try build(value, format: format, sourceName: sourceName, limits: limits) {
                 guard let (_, node) = try? document(text: text, format: format, limits: limits) else { return [:] }
-                var converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
+                var converter = YAMLConverter(
+                    maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
                 _ = converter.convert(node)
                 return converter.marks
             }
@@ -37,7 +38,8 @@ public enum SpecParser {
         }
         // Positions are only needed to name the line of a fault: found again only then.
         return try build(value, format: format, sourceName: sourceName, limits: limits) {
-            var converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
+            var converter = YAMLConverter(
+                maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
             _ = converter.convert(node)
             return converter.marks
         }
@@ -68,7 +70,8 @@ public enum SpecParser {
         guard text.utf8.count <= limits.maxSpecBytes else { return nil }
         return text.withUTF8 { bytes -> JSONValue? in
             var reader = JSONReader(bytes)
-            guard let value = try? reader.readDocument(), reader.repeatedKeys == 0, reader.valueCount <= limits.maxNodes,
+            guard let value = try? reader.readDocument(), reader.repeatedKeys == 0,
+                reader.valueCount <= limits.maxNodes,
                 reader.deepest <= limits.maxDocumentDepth
             else { return nil }
             return value

@@ -295,7 +295,9 @@ struct SpecReader {
     // The paths below are built only for a fault: a spec of 10,000 children has tens of
     // thousands of fields, and building each one's path is most of the reading.
 
-    private mutating func string(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String) -> String? {
+    private mutating func string(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String)
+        -> String?
+    {
         guard let value = object[key], value != .null else { return nil }
         guard case .string(let text) = value else {
             wrongType(path(), expected: "a string", got: value)
@@ -305,7 +307,9 @@ struct SpecReader {
     }
 
     /// A list of strings; a single string is accepted as a list of one (`after: build`).
-    private mutating func stringList(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String) -> [String] {
+    private mutating func stringList(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String)
+        -> [String]
+    {
         guard let value = object[key], value != .null else { return [] }
         switch value {
         case .string(let text):
@@ -324,7 +328,9 @@ struct SpecReader {
         }
     }
 
-    private mutating func duration(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String) -> Duration? {
+    private mutating func duration(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String)
+        -> Duration?
+    {
         guard let value = object[key], value != .null else { return nil }
         let path = path()
         switch value {

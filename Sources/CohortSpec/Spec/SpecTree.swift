@@ -44,7 +44,8 @@ struct SpecTree {
             let index = nodes.count
             let parentNode = nodes[parent]
             var node = Node(
-                name: child.name, path: parentNode.isTop ? child.name : "\(parentNode.path)/\(child.name)", parent: parent,
+                name: child.name, path: parentNode.isTop ? child.name : "\(parentNode.path)/\(child.name)",
+                parent: parent,
                 indexInParent: offset, depth: parentNode.depth + 1, mode: .parallel,
                 onChildFailure: .cancelDependents, child: child)
             if case .group(let group) = child.body {

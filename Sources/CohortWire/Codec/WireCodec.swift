@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// Turns ``WireMessage``s into ZeroMQ frames and back.
@@ -110,7 +110,8 @@ public struct WireCodec: Sendable {
         switch try parsed.get() {
         case .otherVersion(let version, let family, let kind):
             if family == .handshake, kind == Handshake.WireKind.error.rawValue, frames.count == 2,
-               let refusal = frames[1].withFrameBytes(Self.foreignRefusal) {
+                let refusal = frames[1].withFrameBytes(Self.foreignRefusal)
+            {
                 return .handshake(.error(refusal))
             }
             throw .unsupportedVersion(got: version, family: family)
@@ -132,7 +133,9 @@ public struct WireCodec: Sendable {
     }
 
     @inline(__always)
-    private static func decodeBody(_ header: WireHeader, _ body: UnsafeRawBufferPointer) throws(BodyError) -> WireMessage {
+    private static func decodeBody(_ header: WireHeader, _ body: UnsafeRawBufferPointer) throws(BodyError)
+        -> WireMessage
+    {
         switch header.family {
         case .handshake: .handshake(try Handshake.decode(kind: header.kind, body: body))
         case .clientRequest: .clientRequest(try ClientRequest.decode(kind: header.kind, body: body))

@@ -28,8 +28,10 @@ public struct WireHeader: Hashable, Sendable {
 
     /// The 8 header bytes.
     public var bytes: [UInt8] {
-        [Self.magic[0], Self.magic[1], Self.magic[2], Self.magic[3],
-         UInt8(truncatingIfNeeded: version >> 8), UInt8(truncatingIfNeeded: version), family.rawValue, kind]
+        [
+            Self.magic[0], Self.magic[1], Self.magic[2], Self.magic[3],
+            UInt8(truncatingIfNeeded: version >> 8), UInt8(truncatingIfNeeded: version), family.rawValue, kind,
+        ]
     }
 
     /// Headers of the current version, by family and kind, built once: encoding
@@ -66,7 +68,9 @@ public struct WireHeader: Hashable, Sendable {
                 version, family: count > 6 ? WireFamily(rawValue: frame[6]) : nil, kind: count > 7 ? frame[7] : nil)
         }
         guard count >= size else { throw .truncated(frame: 0, size: count, needed: size) }
-        guard count == size else { throw .malformedHeader("header is \(count) bytes; version \(version) headers are \(size)") }
+        guard count == size else {
+            throw .malformedHeader("header is \(count) bytes; version \(version) headers are \(size)")
+        }
         guard let family = WireFamily(rawValue: frame[6]) else { throw .unknownFamily(frame[6]) }
         return .valid(WireHeader(version: version, family: family, kind: frame[7]))
     }

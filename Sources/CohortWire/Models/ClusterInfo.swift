@@ -21,7 +21,9 @@ public struct WorkerInfo: Hashable, Sendable {
     public var running: UInt32
     public var state: WorkerState
 
-    public init(id: String, name: String, host: String, labels: [String], slots: UInt32, running: UInt32, state: WorkerState) {
+    public init(
+        id: String, name: String, host: String, labels: [String], slots: UInt32, running: UInt32, state: WorkerState
+    ) {
         self.id = id
         self.name = name
         self.host = host

@@ -30,7 +30,9 @@ public struct Hello: Hashable, Sendable {
     /// A name for logs and `cohort workers`: the worker's name, or e.g. `cohort-cli@host`.
     public var peerName: String
 
-    public init(role: PeerRole, protocolVersion: UInt16 = WireVersion.current, softwareVersion: String, peerName: String) {
+    public init(
+        role: PeerRole, protocolVersion: UInt16 = WireVersion.current, softwareVersion: String, peerName: String
+    ) {
         self.role = role
         self.protocolVersion = protocolVersion
         self.softwareVersion = softwareVersion
@@ -83,7 +85,9 @@ public struct HandshakeError: Error, Hashable, Sendable, CustomStringConvertible
     /// The protocol versions the coordinator speaks.
     public var supportedVersions: ClosedRange<UInt16>
 
-    public init(code: ProtocolError.Code, message: String, supportedVersions: ClosedRange<UInt16> = WireVersion.supported) {
+    public init(
+        code: ProtocolError.Code, message: String, supportedVersions: ClosedRange<UInt16> = WireVersion.supported
+    ) {
         self.code = code
         self.message = message
         self.supportedVersions = supportedVersions
@@ -91,7 +95,9 @@ public struct HandshakeError: Error, Hashable, Sendable, CustomStringConvertible
 
     /// The refusal of a peer that speaks protocol version `got`:
     /// `protocol version 3 is not supported; this coordinator speaks 2`.
-    public static func unsupportedVersion(_ got: UInt16, supported: ClosedRange<UInt16> = WireVersion.supported) -> HandshakeError {
+    public static func unsupportedVersion(_ got: UInt16, supported: ClosedRange<UInt16> = WireVersion.supported)
+        -> HandshakeError
+    {
         HandshakeError(
             code: .unsupportedVersion,
             message: "protocol version \(got) is not supported; this coordinator speaks \(Self.describe(supported))",

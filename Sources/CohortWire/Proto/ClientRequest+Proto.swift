@@ -5,22 +5,24 @@ extension ClientRequest: WireBody {
     static var family: WireFamily { .clientRequest }
 
     enum WireKind: UInt8 {
-        case submit = 1, status, result, cancel, watch, unwatch, workers, locks, disconnect, drain
+        case submit = 1
+        case status, result, cancel, watch, unwatch, workers, locks, disconnect, drain
     }
 
     var wireKind: UInt8 {
-        let kind: WireKind = switch kind {
-        case .submit: .submit
-        case .status: .status
-        case .result: .result
-        case .cancel: .cancel
-        case .watch: .watch
-        case .unwatch: .unwatch
-        case .workers: .workers
-        case .locks: .locks
-        case .disconnect: .disconnect
-        case .drain: .drain
-        }
+        let kind: WireKind =
+            switch kind {
+            case .submit: .submit
+            case .status: .status
+            case .result: .result
+            case .cancel: .cancel
+            case .watch: .watch
+            case .unwatch: .unwatch
+            case .workers: .workers
+            case .locks: .locks
+            case .disconnect: .disconnect
+            case .drain: .drain
+            }
         return kind.rawValue
     }
 
@@ -31,10 +33,11 @@ extension ClientRequest: WireBody {
             proto.requestID = requestID
             if let groupID = submission.groupID { proto.groupID = groupID }
             proto.document = submission.document
-            proto.format = switch submission.format {
-            case .yaml: .yaml
-            case .json: .json
-            }
+            proto.format =
+                switch submission.format {
+                case .yaml: .yaml
+                case .json: .json
+                }
             if let sourceName = submission.sourceName { proto.sourceName = sourceName }
             return try serialize(proto)
         case .status(let group):
@@ -96,17 +99,21 @@ extension ClientRequest: WireBody {
             case .json: format = .json
             case .unspecified, .UNRECOGNIZED: throw BodyError("spec format \(proto.format.rawValue) is unknown")
             }
-            return ClientRequest(requestID: proto.requestID, .submit(Submission(
-                groupID: proto.hasGroupID ? proto.groupID : nil,
-                document: proto.document,
-                format: format,
-                sourceName: proto.hasSourceName ? proto.sourceName : nil)))
+            return ClientRequest(
+                requestID: proto.requestID,
+                .submit(
+                    Submission(
+                        groupID: proto.hasGroupID ? proto.groupID : nil,
+                        document: proto.document,
+                        format: format,
+                        sourceName: proto.hasSourceName ? proto.sourceName : nil)))
         case .status:
             let proto = try body.decode(Cohort_Wire_V1_StatusRequest.self)
             return ClientRequest(requestID: proto.requestID, .status(group: proto.hasGroup ? proto.group : nil))
         case .result:
             let proto = try body.decode(Cohort_Wire_V1_ResultRequest.self)
-            return ClientRequest(requestID: proto.requestID, .result(group: proto.group, path: proto.hasPath ? proto.path : nil))
+            return ClientRequest(
+                requestID: proto.requestID, .result(group: proto.group, path: proto.hasPath ? proto.path : nil))
         case .cancel:
             let proto = try body.decode(Cohort_Wire_V1_CancelRequest.self)
             return ClientRequest(

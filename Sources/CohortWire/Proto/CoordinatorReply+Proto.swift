@@ -5,22 +5,24 @@ extension CoordinatorReply: WireBody {
     static var family: WireFamily { .coordinatorReply }
 
     enum WireKind: UInt8 {
-        case submitted = 1, groupList, groupDetail, result, cancelAccepted, watchEvents, workers, locks, error, acknowledged
+        case submitted = 1
+        case groupList, groupDetail, result, cancelAccepted, watchEvents, workers, locks, error, acknowledged
     }
 
     var wireKind: UInt8 {
-        let kind: WireKind = switch kind {
-        case .submitted: .submitted
-        case .groups: .groupList
-        case .group: .groupDetail
-        case .result: .result
-        case .cancelAccepted: .cancelAccepted
-        case .watchEvents: .watchEvents
-        case .workers: .workers
-        case .locks: .locks
-        case .error: .error
-        case .acknowledged: .acknowledged
-        }
+        let kind: WireKind =
+            switch kind {
+            case .submitted: .submitted
+            case .groups: .groupList
+            case .group: .groupDetail
+            case .result: .result
+            case .cancelAccepted: .cancelAccepted
+            case .watchEvents: .watchEvents
+            case .workers: .workers
+            case .locks: .locks
+            case .error: .error
+            case .acknowledged: .acknowledged
+            }
         return kind.rawValue
     }
 
@@ -98,8 +100,12 @@ extension CoordinatorReply: WireBody {
         switch WireKind(rawValue: kind) {
         case .submitted:
             let proto = try body.decode(Cohort_Wire_V1_Submitted.self)
-            return CoordinatorReply(requestID: proto.requestID, .submitted(SubmitReceipt(
-                id: proto.id, name: proto.name, warnings: proto.warnings, alreadySubmitted: proto.alreadySubmitted)))
+            return CoordinatorReply(
+                requestID: proto.requestID,
+                .submitted(
+                    SubmitReceipt(
+                        id: proto.id, name: proto.name, warnings: proto.warnings,
+                        alreadySubmitted: proto.alreadySubmitted)))
         case .groupList:
             let proto = try body.decode(Cohort_Wire_V1_GroupList.self)
             var groups: [GroupSummary] = []
@@ -112,12 +118,17 @@ extension CoordinatorReply: WireBody {
         case .result:
             let proto = try body.decode(Cohort_Wire_V1_ResultReply.self)
             guard proto.hasOutcome else { throw BodyError("result has no outcome") }
-            return CoordinatorReply(requestID: proto.requestID, .result(ResultReply(
-                group: proto.group, path: proto.hasPath ? proto.path : nil, outcome: try WireOutcome(proto: proto.outcome),
-                outputTruncated: proto.outputTruncated)))
+            return CoordinatorReply(
+                requestID: proto.requestID,
+                .result(
+                    ResultReply(
+                        group: proto.group, path: proto.hasPath ? proto.path : nil,
+                        outcome: try WireOutcome(proto: proto.outcome),
+                        outputTruncated: proto.outputTruncated)))
         case .cancelAccepted:
             let proto = try body.decode(Cohort_Wire_V1_CancelAccepted.self)
-            return CoordinatorReply(requestID: proto.requestID, .cancelAccepted(group: proto.group, path: proto.hasPath ? proto.path : nil))
+            return CoordinatorReply(
+                requestID: proto.requestID, .cancelAccepted(group: proto.group, path: proto.hasPath ? proto.path : nil))
         case .watchEvents:
             let proto = try body.decode(Cohort_Wire_V1_WatchEvents.self)
             var events: [WatchEvent] = []
@@ -135,16 +146,20 @@ extension CoordinatorReply: WireBody {
             return CoordinatorReply(requestID: proto.requestID, .locks(proto.locks.map(LockInfo.init(proto:))))
         case .error:
             let proto = try body.decode(Cohort_Wire_V1_ErrorReply.self)
-            return CoordinatorReply(requestID: proto.requestID, .error(ProtocolError(
-                code: try ProtocolError.Code(proto: proto.code), message: proto.message,
-                specErrors: proto.specErrors.map {
-                    SpecError(
-                        path: $0.path, message: $0.message, line: $0.hasLine ? Int($0.line) : nil,
-                        column: $0.hasColumn ? Int($0.column) : nil)
-                },
-                restarting: proto.restarting)))
+            return CoordinatorReply(
+                requestID: proto.requestID,
+                .error(
+                    ProtocolError(
+                        code: try ProtocolError.Code(proto: proto.code), message: proto.message,
+                        specErrors: proto.specErrors.map {
+                            SpecError(
+                                path: $0.path, message: $0.message, line: $0.hasLine ? Int($0.line) : nil,
+                                column: $0.hasColumn ? Int($0.column) : nil)
+                        },
+                        restarting: proto.restarting)))
         case .acknowledged:
-            return CoordinatorReply(requestID: try body.decode(Cohort_Wire_V1_Acknowledged.self).requestID, .acknowledged)
+            return CoordinatorReply(
+                requestID: try body.decode(Cohort_Wire_V1_Acknowledged.self).requestID, .acknowledged)
         case nil:
             throw .unknownKind
         }
@@ -232,7 +247,8 @@ extension WatchEvent {
         case .child(let child):
             kind = .child(try ChildStatus(proto: child))
         case .finished(let finished):
-            kind = .finished(state: try GroupState(proto: finished.state), reason: finished.hasReason ? finished.reason : nil)
+            kind = .finished(
+                state: try GroupState(proto: finished.state), reason: finished.hasReason ? finished.reason : nil)
         case nil:
             throw BodyError("watch event has no kind")
         }
@@ -279,12 +295,13 @@ extension WorkerInfo {
         proto.labels = labels
         proto.slots = slots
         proto.running = running
-        proto.state = switch state {
-        case .joining: .joining
-        case .ready: .ready
-        case .draining: .draining
-        case .lost: .lost
-        }
+        proto.state =
+            switch state {
+            case .joining: .joining
+            case .ready: .ready
+            case .draining: .draining
+            case .lost: .lost
+            }
         return proto
     }
 }

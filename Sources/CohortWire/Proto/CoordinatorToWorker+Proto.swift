@@ -6,19 +6,21 @@ extension CoordinatorToWorker: WireBody {
     static var family: WireFamily { .coordinatorToWorker }
 
     enum WireKind: UInt8 {
-        case heartbeat = 1, dispatch, cancel, lockGrant, lockDenied, shutdown, error
+        case heartbeat = 1
+        case dispatch, cancel, lockGrant, lockDenied, shutdown, error
     }
 
     var wireKind: UInt8 {
-        let kind: WireKind = switch self {
-        case .heartbeat: .heartbeat
-        case .dispatch: .dispatch
-        case .cancel: .cancel
-        case .lockGrant: .lockGrant
-        case .lockDenied: .lockDenied
-        case .shutdown: .shutdown
-        case .error: .error
-        }
+        let kind: WireKind =
+            switch self {
+            case .heartbeat: .heartbeat
+            case .dispatch: .dispatch
+            case .cancel: .cancel
+            case .lockGrant: .lockGrant
+            case .lockDenied: .lockDenied
+            case .shutdown: .shutdown
+            case .error: .error
+            }
         return kind.rawValue
     }
 
@@ -44,11 +46,12 @@ extension CoordinatorToWorker: WireBody {
         case .lockDenied(let denial):
             var proto = Cohort_Wire_V1_LockDenied()
             proto.requestID = denial.requestID
-            proto.kind = switch denial.kind {
-            case .denied: .denied
-            case .cancelled: .cancelled
-            case .revoked: .revoked
-            }
+            proto.kind =
+                switch denial.kind {
+                case .denied: .denied
+                case .cancelled: .cancelled
+                case .revoked: .revoked
+                }
             proto.reason = denial.reason
             return try serialize(proto)
         case .shutdown(let notice):
@@ -78,7 +81,8 @@ extension CoordinatorToWorker: WireBody {
             return .dispatch(tasks)
         case .cancel:
             var cancellations: [AttemptCancellation] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptCancellation.self) { (task, _) throws(BodyError) in
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptCancellation.self) {
+                (task, _) throws(BodyError) in
                 cancellations.append(
                     AttemptCancellation(
                         ref: WireAttemptRef(inline: task), reason: task.reason, code: try CancelCode(proto: task.code)))
@@ -102,10 +106,11 @@ extension CoordinatorToWorker: WireBody {
             return .shutdown(ShutdownNotice(reason: proto.reason, restarting: proto.restarting))
         case .error:
             let proto = try body.decode(Cohort_Wire_V1_WorkerError.self)
-            return .error(WorkerError(
-                code: try ProtocolError.Code(proto: proto.code), message: proto.message,
-                ref: proto.hasAttempt ? WireAttemptRef(proto: proto.attempt) : nil,
-                requestID: proto.hasRequestID ? proto.requestID : nil))
+            return .error(
+                WorkerError(
+                    code: try ProtocolError.Code(proto: proto.code), message: proto.message,
+                    ref: proto.hasAttempt ? WireAttemptRef(proto: proto.attempt) : nil,
+                    requestID: proto.hasRequestID ? proto.requestID : nil))
         case nil:
             throw .unknownKind
         }

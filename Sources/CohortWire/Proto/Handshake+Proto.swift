@@ -5,7 +5,8 @@ extension Handshake: WireBody {
     static var family: WireFamily { .handshake }
 
     enum WireKind: UInt8 {
-        case hello = 1, welcome, error
+        case hello = 1
+        case welcome, error
     }
 
     var wireKind: UInt8 {
@@ -116,7 +117,7 @@ extension HandshakeError {
         let code: ProtocolError.Code
         do {
             code = try ProtocolError.Code(proto: proto.code)
-        } catch where lenient {
+        } catch  where lenient {
             code = .internal
         }
         let low = try version(proto.minVersion, "min version")

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 // Worker-message family <-> Ready (kind 1) … WorkerDisconnect (kind 9).
@@ -12,21 +12,23 @@ extension WorkerMessage: WireBody {
     static var family: WireFamily { .workerMessage }
 
     enum WireKind: UInt8 {
-        case ready = 1, heartbeat, started, results, lockRequest, lockRelease, lockWithdraw, draining, disconnect
+        case ready = 1
+        case heartbeat, started, results, lockRequest, lockRelease, lockWithdraw, draining, disconnect
     }
 
     var wireKind: UInt8 {
-        let kind: WireKind = switch self {
-        case .ready: .ready
-        case .heartbeat: .heartbeat
-        case .started: .started
-        case .results: .results
-        case .lockRequest: .lockRequest
-        case .lockRelease: .lockRelease
-        case .lockWithdraw: .lockWithdraw
-        case .draining: .draining
-        case .disconnect: .disconnect
-        }
+        let kind: WireKind =
+            switch self {
+            case .ready: .ready
+            case .heartbeat: .heartbeat
+            case .started: .started
+            case .results: .results
+            case .lockRequest: .lockRequest
+            case .lockRelease: .lockRelease
+            case .lockWithdraw: .lockWithdraw
+            case .draining: .draining
+            case .disconnect: .disconnect
+            }
         return kind.rawValue
     }
 
@@ -89,30 +91,40 @@ extension WorkerMessage: WireBody {
         switch WireKind(rawValue: kind) {
         case .ready:
             let proto = try body.decode(Cohort_Wire_V1_Ready.self)
-            return .ready(WorkerReady(
-                name: proto.name, host: proto.host, sessionID: proto.sessionID, labels: proto.labels,
-                slots: proto.slots, kinds: proto.kinds,
-                running: proto.running.map {
-                    RunningAttempt(ref: WireAttemptRef(inline: $0), startedAt: .optional($0.startedAt), heldTokens: $0.heldTokens)
-                }, draining: proto.draining))
+            return .ready(
+                WorkerReady(
+                    name: proto.name, host: proto.host, sessionID: proto.sessionID, labels: proto.labels,
+                    slots: proto.slots, kinds: proto.kinds,
+                    running: proto.running.map {
+                        RunningAttempt(
+                            ref: WireAttemptRef(inline: $0), startedAt: .optional($0.startedAt),
+                            heldTokens: $0.heldTokens)
+                    }, draining: proto.draining))
         case .heartbeat:
             return .heartbeat
         case .started:
             var started: [AttemptStart] = []
             try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptStarted.self) { task, _ in
-                started.append(AttemptStart(ref: WireAttemptRef(inline: task), startedAt: WireTimestamp(nanosecondsSinceEpoch: task.startedAt)))
+                started.append(
+                    AttemptStart(
+                        ref: WireAttemptRef(inline: task),
+                        startedAt: WireTimestamp(nanosecondsSinceEpoch: task.startedAt)))
             }
             return .started(started)
         case .results:
             var results: [AttemptResult] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptResult.self) { (result, index) throws(BodyError) in
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptResult.self) {
+                (result, index) throws(BodyError) in
                 results.append(try AttemptResult(proto: result, index: index))
             }
             return .results(results)
         case .lockRequest:
             let proto = try body.decode(Cohort_Wire_V1_LockRequest.self)
             guard proto.hasAttempt else { throw BodyError("lock request has no task") }
-            return .lockRequest(LockRequest(requestID: proto.requestID, ref: WireAttemptRef(proto: proto.attempt), categories: proto.categories))
+            return .lockRequest(
+                LockRequest(
+                    requestID: proto.requestID, ref: WireAttemptRef(proto: proto.attempt), categories: proto.categories)
+            )
         case .lockRelease:
             return .lockRelease(requestID: try body.decode(Cohort_Wire_V1_LockRelease.self).requestID)
         case .lockWithdraw:

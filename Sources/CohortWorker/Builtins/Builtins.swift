@@ -44,11 +44,15 @@ struct BuiltinInput {
         let value = input.isEmpty ? JSONValue.emptyObject : try ProcedureKind.parse(input)
         guard case .object(let members) = value else {
             throw ProcedureInputError(
-                field: "with", message: "the input of \(kind) is an object (\(fields.sorted().joined(separator: ", "))), not \(value.typeName)")
+                field: "with",
+                message:
+                    "the input of \(kind) is an object (\(fields.sorted().joined(separator: ", "))), not \(value.typeName)"
+            )
         }
         for key in members.keys.sorted() where !fields.contains(key) {
             throw ProcedureInputError(
-                field: "with.\(key)", message: "\(kind) has no input \"\(key)\" (inputs: \(fields.sorted().joined(separator: ", ")))")
+                field: "with.\(key)",
+                message: "\(kind) has no input \"\(key)\" (inputs: \(fields.sorted().joined(separator: ", ")))")
         }
         self.members = members
     }
@@ -85,7 +89,9 @@ struct BuiltinInput {
         guard case .object(let members) = value else { throw mismatch(key, "an object of strings", value) }
         var map: [String: String] = [:]
         for name in members.keys.sorted() {
-            guard let string = members[name]!.stringValue else { throw mismatch("\(key).\(name)", "a string", members[name]!) }
+            guard let string = members[name]!.stringValue else {
+                throw mismatch("\(key).\(name)", "a string", members[name]!)
+            }
             map[name] = string
         }
         return map

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CohortSpec
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The `shell` built-in: runs `command` (no shell unless you ask for one, `["sh", "-c", …]`)
 /// in its own process group.
@@ -37,7 +38,9 @@ enum ShellKind {
         if termination.droppedStdout > 0 || termination.droppedStderr > 0 {
             context.logger.warning(
                 "shell output over the capture limit; kept the last bytes",
-                metadata: ["stdout.dropped": "\(termination.droppedStdout)", "stderr.dropped": "\(termination.droppedStderr)"])
+                metadata: [
+                    "stdout.dropped": "\(termination.droppedStdout)", "stderr.dropped": "\(termination.droppedStderr)",
+                ])
         }
         if Task.isCancelled { throw CancellationError() }
         let stderr = captured(termination.stderr, dropped: termination.droppedStderr)
@@ -95,10 +98,12 @@ struct ShellCommand {
     init(input: Data, context: ProcedureContext) throws {
         let reader = try BuiltinInput(input, kind: "shell", fields: ["command", "env", "stdin", "cwd"])
         guard let command = try reader.strings("command") else {
-            throw ProcedureInputError(field: "with.command", message: "missing; shell needs a command, e.g. [\"sh\", \"-c\", \"echo hello\"]")
+            throw ProcedureInputError(
+                field: "with.command", message: "missing; shell needs a command, e.g. [\"sh\", \"-c\", \"echo hello\"]")
         }
         guard let program = command.first, !program.isEmpty else {
-            throw ProcedureInputError(field: "with.command", message: "a command cannot be empty; give at least the program")
+            throw ProcedureInputError(
+                field: "with.command", message: "a command cannot be empty; give at least the program")
         }
         var environment = ProcessInfo.processInfo.environment
         environment.merge(context.extraEnvironment) { _, new in new }
@@ -106,7 +111,8 @@ struct ShellCommand {
             for name in variables.keys.sorted() where name.hasPrefix("COHORT_") || name.isEmpty || name.contains("=") {
                 throw ProcedureInputError(
                     field: "with.env.\(name)",
-                    message: name.hasPrefix("COHORT_") ? "COHORT_ variables are set by the worker" : "not a variable name")
+                    message: name.hasPrefix("COHORT_")
+                        ? "COHORT_ variables are set by the worker" : "not a variable name")
             }
             environment.merge(variables) { _, new in new }
         }

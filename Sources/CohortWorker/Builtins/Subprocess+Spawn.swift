@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The descriptors between the worker and a child: stdout and stderr pipes, and a
@@ -20,7 +20,8 @@ struct SpawnPipes {
             if stdin {
                 var pair: [Int32] = [-1, -1]
                 guard socketpair(AF_UNIX, Self.streamCloexec, 0, &pair) == 0 else {
-                    throw SpawnError(message: "cannot make a socket pair for stdin: \(String(cString: strerror(errno)))")
+                    throw SpawnError(
+                        message: "cannot make a socket pair for stdin: \(String(cString: strerror(errno)))")
                 }
                 (stdinRead, stdinWrite) = (pair[0], pair[1])
             }
@@ -42,9 +43,9 @@ struct SpawnPipes {
     }
 
     #if os(Linux)
-    private static let streamCloexec = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        private static let streamCloexec = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
     #else
-    private static let streamCloexec = SOCK_STREAM
+        private static let streamCloexec = SOCK_STREAM
     #endif
 
     private static func makePipe() throws(SpawnError) -> (Int32, Int32) {
@@ -65,7 +66,8 @@ struct SpawnPipes {
 /// `_GNU_SOURCE`), looked up once by name.
 enum SpawnSymbols {
     typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-    typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    typealias AddChdir =
+        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
     typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
     static let pipe2: Pipe2? = symbol("pipe2")
@@ -105,14 +107,17 @@ enum SpawnCall {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         posix_spawnattr_setpgroup(&attributes, 0)
         var mask = sigset_t()
         sigemptyset(&mask)
         posix_spawnattr_setsigmask(&attributes, &mask)
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for signal in [SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU] {
+        for signal in [
+            SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU,
+        ] {
             sigaddset(&defaults, signal)
         }
         posix_spawnattr_setsigdefault(&attributes, &defaults)

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// What a child's I/O thread does: feed stdin, capture stdout and stderr, reap the child,
 /// and after a termination wait until the whole process group is gone.
@@ -28,13 +29,17 @@ struct SubprocessIO: Sendable {
     func run(terminating: () -> Bool) -> Subprocess.Termination {
         var output = TailBuffer(limit: maxOutput)
         var errors = TailBuffer(limit: maxOutput)
-        var openOut = stdout, openErr = stderr, openIn = stdin
+        var openOut = stdout
+        var openErr = stderr
+        var openIn = stdin
         var written = 0
         if openIn >= 0, input.isEmpty { closeDescriptor(&openIn) }
 
         while openOut >= 0 || openErr >= 0 || openIn >= 0 {
             var items: [pollfd] = []
-            for fd in [openOut, openErr] where fd >= 0 { items.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+            for fd in [openOut, openErr] where fd >= 0 {
+                items.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0))
+            }
             if openIn >= 0 { items.append(pollfd(fd: openIn, events: Int16(POLLOUT), revents: 0)) }
             let ready = poll(&items, nfds_t(items.count), Self.exitCheckInterval)
             if ready < 0 {
@@ -52,9 +57,13 @@ struct SubprocessIO: Sendable {
                 continue
             }
             for item in items where item.revents != 0 {
-                if item.fd == openOut { drain(&openOut, into: &output) }
-                else if item.fd == openErr { drain(&openErr, into: &errors) }
-                else if item.fd == openIn { feed(&openIn, written: &written) }
+                if item.fd == openOut {
+                    drain(&openOut, into: &output)
+                } else if item.fd == openErr {
+                    drain(&openErr, into: &errors)
+                } else if item.fd == openIn {
+                    feed(&openIn, written: &written)
+                }
             }
         }
         for fd in [openOut, openErr, openIn] where fd >= 0 { close(fd) }
@@ -64,7 +73,8 @@ struct SubprocessIO: Sendable {
         let (stdoutBytes, droppedOut) = output.finish()
         let (stderrBytes, droppedErr) = errors.finish()
         return Subprocess.Termination(
-            status: status, stdout: stdoutBytes, stderr: stderrBytes, droppedStdout: droppedOut, droppedStderr: droppedErr)
+            status: status, stdout: stdoutBytes, stderr: stderrBytes, droppedStdout: droppedOut,
+            droppedStderr: droppedErr)
     }
 
     /// Reads everything available; closes the descriptor at end of file or on an error.
@@ -140,9 +150,9 @@ struct SubprocessIO: Sendable {
 
     private static func pid(of info: siginfo_t) -> pid_t {
         #if os(Linux)
-        info._sifields._sigchld.si_pid
+            info._sifields._sigchld.si_pid
         #else
-        info.si_pid
+            info.si_pid
         #endif
     }
 }
@@ -180,20 +190,20 @@ enum ProcessGroup {
     static func hasLiveMembers(_ group: pid_t) -> Bool {
         guard kill(-group, 0) == 0 || errno == EPERM else { return false }
         #if os(Linux)
-        // A zombie still counts for kill(2); /proc tells them apart.
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return true }
-        for entry in entries where entry.first?.isNumber == true {
-            guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")")
-            else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            // After the command: state, ppid, pgrp, …
-            guard fields.count > 2, Int32(fields[2]) == group else { continue }
-            if fields[0] != "Z" && fields[0] != "X" { return true }
-        }
-        return false
+            // A zombie still counts for kill(2); /proc tells them apart.
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return true }
+            for entry in entries where entry.first?.isNumber == true {
+                guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                    let close = stat.lastIndex(of: ")")
+                else { continue }
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                // After the command: state, ppid, pgrp, …
+                guard fields.count > 2, Int32(fields[2]) == group else { continue }
+                if fields[0] != "Z" && fields[0] != "X" { return true }
+            }
+            return false
         #else
-        return true
+            return true
         #endif
     }
 }

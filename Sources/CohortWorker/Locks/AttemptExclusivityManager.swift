@@ -55,7 +55,8 @@ final class AttemptExclusivityManager: ExclusivityManager {
             let clusterID = cluster.request(outside, for: procedure, attempt: attempt) { [self] grant in
                 guard let grant else { return completion(nil) }
                 guard !inside.isEmpty else { return completion(grant) }
-                acquireInside(inside, id: id, clusterTokens: grant.fencingTokens, for: procedure, completion: completion)
+                acquireInside(
+                    inside, id: id, clusterTokens: grant.fencingTokens, for: procedure, completion: completion)
             }
             let withdrawn = state.withLock { state -> Bool in
                 state.requests[id]?.cluster = clusterID

@@ -58,10 +58,12 @@ final class ClusterExclusivityManager: ExclusivityManager {
                 state.nextID += 1
                 return state.nextID
             }
-            logger.error("lock request outside any running attempt refused", metadata: ["procedure.name": "\(procedure.name)"])
-            procedure.cancel(with: LockError(
-                "\(procedure.name) asked for \(categories.sorted().joined(separator: ", ")) but belongs to no running attempt; "
-                    + "run it with ProcedureContext.run(_:) or on ProcedureContext.queue"))
+            logger.error(
+                "lock request outside any running attempt refused", metadata: ["procedure.name": "\(procedure.name)"])
+            procedure.cancel(
+                with: LockError(
+                    "\(procedure.name) asked for \(categories.sorted().joined(separator: ", ")) but belongs to no running attempt; "
+                        + "run it with ProcedureContext.run(_:) or on ProcedureContext.queue"))
             completion(nil)
             return ExclusivityRequestID(id)
         }
@@ -76,7 +78,8 @@ final class ClusterExclusivityManager: ExclusivityManager {
         let sorted = categories.sorted()
         let id = state.withLock { state in
             state.nextID += 1
-            state.entries[state.nextID] = Entry(attempt: attempt, categories: sorted, procedure: procedure, completion: completion)
+            state.entries[state.nextID] = Entry(
+                attempt: attempt, categories: sorted, procedure: procedure, completion: completion)
             return state.nextID
         }
         send(.request(LockRequest(requestID: id, ref: attempt, categories: sorted)))
@@ -102,7 +105,10 @@ final class ClusterExclusivityManager: ExclusivityManager {
 
     /// The coordinator granted a request.
     func granted(_ grant: LockGrant) {
-        enum Step { case unknown, duplicate, deliver((@Sendable (ExclusivityGrant?) -> Void)?) }
+        enum Step {
+            case unknown, duplicate
+            case deliver((@Sendable (ExclusivityGrant?) -> Void)?)
+        }
         let step = state.withLock { state -> Step in
             guard var entry = state.entries[grant.requestID] else { return .unknown }
             guard entry.tokens == nil else { return .duplicate }

@@ -37,7 +37,10 @@ final class AttemptProcedure: Procedure, @unchecked Sendable {
     /// - Parameters:
     ///   - kind: the kind's body; nil if this worker has no such kind (the attempt fails).
     ///   - report: called from any thread as the attempt starts and finishes.
-    init(dispatch: AttemptDispatch, kind: ProcedureKind?, context: ProcedureContext, report: @escaping @Sendable (AttemptEvent) -> Void) {
+    init(
+        dispatch: AttemptDispatch, kind: ProcedureKind?, context: ProcedureContext,
+        report: @escaping @Sendable (AttemptEvent) -> Void
+    ) {
         self.dispatch = dispatch
         self.kind = kind
         self.context = context
@@ -94,13 +97,23 @@ final class AttemptProcedure: Procedure, @unchecked Sendable {
             return !running.reported
         }
         if first {
-            report(.finished(AttemptResult(ref: dispatch.ref, outcome: .cancelled(reason: Self.describe(reason), code: Self.code(of: reason)), startedAt: now, finishedAt: now)))
+            report(
+                .finished(
+                    AttemptResult(
+                        ref: dispatch.ref,
+                        outcome: .cancelled(reason: Self.describe(reason), code: Self.code(of: reason)), startedAt: now,
+                        finishedAt: now)))
         }
     }
 
     override func procedureDidFinish(with outcome: ProcedureOutcome) {
         let (output, startedAt, timeout, reported) = running.withLock { running in
-            defer { running.task = nil; running.timeout = nil; running.output = nil; running.reported = true }
+            defer {
+                running.task = nil
+                running.timeout = nil
+                running.output = nil
+                running.reported = true
+            }
             return (running.output, running.startedAt, running.timeout, running.reported)
         }
         timeout?.cancel()
@@ -113,7 +126,10 @@ final class AttemptProcedure: Procedure, @unchecked Sendable {
             case .failed(let error): .failed(error: Self.describe(error))
             case .cancelled(let reason): .cancelled(reason: Self.describe(reason), code: Self.code(of: reason))
             }
-        report(.finished(AttemptResult(ref: dispatch.ref, outcome: result, startedAt: startedAt ?? finishedAt, finishedAt: finishedAt)))
+        report(
+            .finished(
+                AttemptResult(
+                    ref: dispatch.ref, outcome: result, startedAt: startedAt ?? finishedAt, finishedAt: finishedAt)))
     }
 
     private func scheduleTimeout(_ timeout: Duration) {

@@ -70,7 +70,10 @@ extension WorkerLoop {
         case .error(let error):
             logger.warning(
                 "the coordinator refused a message",
-                metadata: ["code": "\(error.code)", "error": "\(error.message)", "attempt.id": "\(error.ref?.id.description ?? "-")"])
+                metadata: [
+                    "code": "\(error.code)", "error": "\(error.message)",
+                    "attempt.id": "\(error.ref?.id.description ?? "-")",
+                ])
         }
     }
 
@@ -128,7 +131,8 @@ extension WorkerLoop {
     /// Cancels the attempt a cancel names, if this worker runs exactly that attempt.
     private func cancel(_ cancellation: AttemptCancellation) {
         guard let attempt = attempts[cancellation.ref.id], attempt.procedure.dispatch.ref == cancellation.ref else {
-            logger.debug("cancel for an attempt not running here ignored", metadata: ["attempt.id": "\(cancellation.ref.id)"])
+            logger.debug(
+                "cancel for an attempt not running here ignored", metadata: ["attempt.id": "\(cancellation.ref.id)"])
             return
         }
         attempt.procedure.cancel(with: CancellationReason(cancellation.reason, code: cancellation.code))

@@ -109,11 +109,15 @@ final class WorkerLoop {
                 // Drained once nothing runs and every result reached the coordinator (or the
                 // coordinator stayed away until the deadline).
                 if attempts.isEmpty, unsentResults.isEmpty || now >= drainDeadline { break }
-                if now >= drainDeadline { beginStopping(now: now, reason: "its drain timeout (\(configuration.drainTimeout)) passed") }
+                if now >= drainDeadline {
+                    beginStopping(now: now, reason: "its drain timeout (\(configuration.drainTimeout)) passed")
+                }
             }
             flush(now: now)
             var deadline = session.nextDeadline
-            if stopDeadline == nil, let drainDeadline { deadline = deadline.map { min($0, drainDeadline) } ?? drainDeadline }
+            if stopDeadline == nil, let drainDeadline {
+                deadline = deadline.map { min($0, drainDeadline) } ?? drainDeadline
+            }
             if let stopDeadline { deadline = deadline.map { min($0, stopDeadline) } ?? stopDeadline }
             do {
                 try poller.poll(timeout: deadline.map { max($0 - ContinuousClock.now, .zero) })
@@ -154,7 +158,8 @@ final class WorkerLoop {
     }
 
     private func connect(sessionID: String, now: ContinuousClock.Instant) {
-        logger.debug("connecting", metadata: ["coordinator": "\(configuration.coordinator)", "session.id": "\(sessionID)"])
+        logger.debug(
+            "connecting", metadata: ["coordinator": "\(configuration.coordinator)", "session.id": "\(sessionID)"])
         do {
             let socket = try context.socket(.dealer)
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
@@ -174,12 +179,14 @@ final class WorkerLoop {
     private func announce(sessionID: String, peerID: String, now: ContinuousClock.Instant) {
         // Every attempt still here, started or still queued (no `startedAt`): the coordinator
         // adopts each or cancels it, in its answer to READY.
-        let running = attempts.values.filter { !$0.interrupted }.sorted { $0.procedure.dispatch.ref.id < $1.procedure.dispatch.ref.id }
-            .map { attempt -> RunningAttempt in
-                let dispatch = attempt.procedure.dispatch
-                let held = dispatch.fencingTokens.merging(locks.heldTokens(of: dispatch.ref.id)) { _, new in new }
-                return RunningAttempt(ref: dispatch.ref, startedAt: attempt.startedAt, heldTokens: held)
-            }
+        let running = attempts.values.filter { !$0.interrupted }.sorted {
+            $0.procedure.dispatch.ref.id < $1.procedure.dispatch.ref.id
+        }
+        .map { attempt -> RunningAttempt in
+            let dispatch = attempt.procedure.dispatch
+            let held = dispatch.fencingTokens.merging(locks.heldTokens(of: dispatch.ref.id)) { _, new in new }
+            return RunningAttempt(ref: dispatch.ref, startedAt: attempt.startedAt, heldTokens: held)
+        }
         holdingForAdoption = queue.isSuspended
         let draining = drainDeadline != nil || stopDeadline != nil
         let ready = WorkerReady(
@@ -195,7 +202,8 @@ final class WorkerLoop {
         unsentLockMessages = []
         outbox.results.append(contentsOf: unsentResults)
         unsentResults = []
-        logger.info("ready", metadata: ["session.id": "\(sessionID)", "worker.id": "\(peerID)", "running": "\(running.count)"])
+        logger.info(
+            "ready", metadata: ["session.id": "\(sessionID)", "worker.id": "\(peerID)", "running": "\(running.count)"])
         onReady(WorkerSessionStarted(name: configuration.name, sessionID: sessionID, running: running.count))
     }
 
@@ -236,7 +244,9 @@ final class WorkerLoop {
     /// logged and retried.
     private func checkHandshake() {
         while let event = try? monitor?.next(wait: .never) {
-            guard let explanation = event.handshakeFailureExplanation(curve: configuration.curve != nil) else { continue }
+            guard let explanation = event.handshakeFailureExplanation(curve: configuration.curve != nil) else {
+                continue
+            }
             let text = "the coordinator at \(configuration.coordinator) refused the handshake: \(explanation)"
             guard event.isDefiniteHandshakeFailure else {
                 logger.warning("handshake failed; retrying", metadata: ["reason": "\(text)"])
@@ -266,7 +276,8 @@ final class WorkerLoop {
     func beginDraining(now: ContinuousClock.Instant) {
         guard drainDeadline == nil, stopDeadline == nil else { return }
         drainDeadline = now + configuration.drainTimeout
-        logger.notice("draining", metadata: ["running": "\(attempts.count)", "drain.timeout": "\(configuration.drainTimeout)"])
+        logger.notice(
+            "draining", metadata: ["running": "\(attempts.count)", "drain.timeout": "\(configuration.drainTimeout)"])
         if session.isReady { send(.worker(.draining(reason: "worker \(configuration.name) is draining")), now: now) }
     }
 
@@ -294,7 +305,8 @@ final class WorkerLoop {
             flush(now: now)
             let reason =
                 interruptedByStop == 0
-                ? "worker \(configuration.name) stopped" : "worker \(configuration.name) stopped; \(interruptedByStop) attempts handed back"
+                ? "worker \(configuration.name) stopped"
+                : "worker \(configuration.name) stopped; \(interruptedByStop) attempts handed back"
             send(.worker(.disconnect(reason: reason)), now: now)
             logger.notice("stopped", metadata: ["attempts.handedBack": "\(interruptedByStop)"])
         }

@@ -47,7 +47,8 @@ public struct ProcedureInputError: Error, Hashable, Sendable, CustomStringConver
         case is Int.Type, is Int64.Type, is Int32.Type, is UInt.Type, is UInt64.Type, is UInt32.Type: "an integer"
         case is Double.Type, is Float.Type: "a number"
         default:
-            String(describing: type).hasPrefix("Array") ? "a list"
+            String(describing: type).hasPrefix("Array")
+                ? "a list"
                 : String(describing: type).hasPrefix("Dictionary") ? "an object" : "a value of type \(type)"
         }
     }

@@ -53,18 +53,19 @@ public struct ProcedureRegistry: Sendable {
         _ kind: String, _ body: @escaping @Sendable (Input, ProcedureContext) async throws -> Output
     ) {
         Self.check(kind)
-        kinds[kind] = ProcedureKind(.task { input, context in
-            let value: Input
-            do {
-                value = try JSONDecoder().decode(Input.self, from: input)
-            } catch let error as DecodingError {
-                throw ProcedureInputError(error)
-            }
-            let output = try await body(value, context)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            return try encoder.encode(output)
-        })
+        kinds[kind] = ProcedureKind(
+            .task { input, context in
+                let value: Input
+                do {
+                    value = try JSONDecoder().decode(Input.self, from: input)
+                } catch let error as DecodingError {
+                    throw ProcedureInputError(error)
+                }
+                let output = try await body(value, context)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                return try encoder.encode(output)
+            })
     }
 
     /// Registers `kind` with a closure over raw JSON values. Replaces a kind of the same name.
@@ -74,9 +75,10 @@ public struct ProcedureRegistry: Sendable {
         _ kind: String, _ body: @escaping @Sendable (JSONValue, ProcedureContext) async throws -> JSONValue
     ) {
         Self.check(kind)
-        kinds[kind] = ProcedureKind(.task { input, context in
-            try await body(try ProcedureKind.parse(input), context).jsonData()
-        })
+        kinds[kind] = ProcedureKind(
+            .task { input, context in
+                try await body(try ProcedureKind.parse(input), context).jsonData()
+            })
     }
 
     /// Removes `kind`, if registered.
@@ -88,7 +90,9 @@ public struct ProcedureRegistry: Sendable {
     func kind(named name: String) -> ProcedureKind? { kinds[name] }
 
     private static func check(_ kind: String) {
-        precondition(!kind.isEmpty && !kind.contains(where: \.isWhitespace), "a procedure kind needs a name without spaces, not \"\(kind)\"")
+        precondition(
+            !kind.isEmpty && !kind.contains(where: \.isWhitespace),
+            "a procedure kind needs a name without spaces, not \"\(kind)\"")
     }
 }
 

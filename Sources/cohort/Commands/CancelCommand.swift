@@ -1,5 +1,6 @@
 import ArgumentParser
 import CohortClient
+
 import enum CohortSpec.JSONValue
 
 /// `cohort cancel GROUP [--child NAME]`.
@@ -46,7 +47,9 @@ struct CancelCommand: AsyncParsableCommand {
             try await client.cancel(group, child: child, reason: reason)
             guard wait else {
                 if output.json {
-                    Console.out((["group": .string(group), "child": child.map { .string($0) } ?? .null, "accepted": true] as JSONValue).jsonString())
+                    Console.out(
+                        (["group": .string(group), "child": child.map { .string($0) } ?? .null, "accepted": true]
+                            as JSONValue).jsonString())
                 } else {
                     Console.out("cancelling \(child.map { "\(group)/\($0)" } ?? group)")
                 }

@@ -1,8 +1,8 @@
 import ArgumentParser
 import CohortCoordinator
 import CohortJournal
-import ZeroMQ
 import Foundation
+import ZeroMQ
 
 /// `cohort coordinator`: run the coordinator until SIGINT or SIGTERM.
 struct CoordinatorCommand: AsyncParsableCommand {
@@ -46,7 +46,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The endpoint to bind, e.g. tcp://0.0.0.0:7400; port * picks a free one.", valueName: "endpoint"))
+        help: ArgumentHelp(
+            "The endpoint to bind, e.g. tcp://0.0.0.0:7400; port * picks a free one.", valueName: "endpoint"))
     var endpoint: String?
 
     @Option(name: .long, help: ArgumentHelp("A settings file, e.g. config/coordinator.yaml.", valueName: "file"))
@@ -54,12 +55,15 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The coordinator's secret key file, from `cohort keygen --role coordinator`; turns CURVE on.", valueName: "file"))
+        help: ArgumentHelp(
+            "The coordinator's secret key file, from `cohort keygen --role coordinator`; turns CURVE on.",
+            valueName: "file"))
     var key: String?
 
     @Option(
         name: .customLong("authorized-keys"),
-        help: ArgumentHelp("The directory of authorised public keys (*.pub, `ROLE KEY NAME`); SIGHUP re-reads it.", valueName: "dir"))
+        help: ArgumentHelp(
+            "The directory of authorised public keys (*.pub, `ROLE KEY NAME`); SIGHUP re-reads it.", valueName: "dir"))
     var authorizedKeys: String?
 
     @Option(

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CohortClient
+
 import enum CohortSpec.JSONValue
 
 /// `cohort drain WORKER`: stop giving a worker new work.

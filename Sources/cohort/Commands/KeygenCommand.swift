@@ -1,15 +1,17 @@
 import ArgumentParser
 import CohortClient
 import CohortCoordinator
-import enum CohortSpec.JSONValue
 import Foundation
 import ZeroMQ
+
+import enum CohortSpec.JSONValue
 
 /// `cohort keygen`: write a CURVE key pair for an encrypted, authenticated cluster.
 struct KeygenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keygen",
-        abstract: "Write a CURVE key pair (NAME.key, secret; NAME.pub, public) for a coordinator, worker, client or admin.",
+        abstract:
+            "Write a CURVE key pair (NAME.key, secret; NAME.pub, public) for a coordinator, worker, client or admin.",
         discussion: """
             A cluster with CURVE is encrypted, and the coordinator admits only the public keys \
             in its authorised-keys directory, each with a role:
@@ -59,7 +61,8 @@ struct KeygenCommand: ParsableCommand {
         guard !keyName.isEmpty, !keyName.hasPrefix("."),
             keyName.allSatisfy({ $0.isLetter || $0.isNumber || "-_.@".contains($0) })
         else {
-            throw ValidationError("--name: \"\(keyName)\" must be letters, digits, '-', '_', '.' or '@' (it names the files)")
+            throw ValidationError(
+                "--name: \"\(keyName)\" must be letters, digits, '-', '_', '.' or '@' (it names the files)")
         }
         if !force {
             for path in [secretPath, publicPath] where FileManager.default.fileExists(atPath: path) {
@@ -79,8 +82,12 @@ struct KeygenCommand: ParsableCommand {
         let created = WireTimestamp.now.rfc3339
         do {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-            try write(KeyFiles.renderSecret(role: role, pair: pair, name: keyName, created: created), to: secretPath, mode: 0o600)
-            try write(KeyFiles.renderPublic(role: role, key: pair.publicKey, name: keyName, created: created), to: publicPath, mode: 0o644)
+            try write(
+                KeyFiles.renderSecret(role: role, pair: pair, name: keyName, created: created), to: secretPath,
+                mode: 0o600)
+            try write(
+                KeyFiles.renderPublic(role: role, key: pair.publicKey, name: keyName, created: created), to: publicPath,
+                mode: 0o644)
         } catch {
             Console.error("cannot write the key files in \(out): \(error)")
             throw ExitCode(73)

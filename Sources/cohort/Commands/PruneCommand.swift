@@ -1,8 +1,8 @@
 import ArgumentParser
 import CohortCoordinator
 import CohortCore
-import CohortSpec
 import CohortJournal
+import CohortSpec
 import Foundation
 
 /// `cohort prune`: delete finished groups older than a cutoff from a coordinator's journal.
@@ -31,10 +31,13 @@ struct PruneCommand: ParsableCommand {
 
     @Option(
         name: .customLong("older-than"),
-        help: ArgumentHelp("Prune groups that finished longer ago than this (default: the retention, 7d).", valueName: "duration"))
+        help: ArgumentHelp(
+            "Prune groups that finished longer ago than this (default: the retention, 7d).", valueName: "duration"))
     var olderThan: String?
 
-    @Option(name: .long, help: ArgumentHelp("The coordinator's settings file, for stateDir and retention.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The coordinator's settings file, for stateDir and retention.", valueName: "file"))
     var config: String?
 
     @OptionGroup var output: OutputOptions
@@ -74,10 +77,15 @@ struct PruneCommand: ParsableCommand {
                 finishedBefore: Timestamp(nanosecondsSinceEpoch: Int64(cutoff.timeIntervalSince1970 * 1e9)))
             let before = ISO8601DateFormatter().string(from: cutoff)
             if output.json {
-                let report: JSONValue = ["journal": .string(path), "finishedBefore": .string(before), "pruned": .array(pruned.map(JSONValue.string))]
+                let report: JSONValue = [
+                    "journal": .string(path), "finishedBefore": .string(before),
+                    "pruned": .array(pruned.map(JSONValue.string)),
+                ]
                 Console.out(report.jsonString(pretty: false))
             } else {
-                Console.out("pruned \(pruned.count) finished group\(pruned.count == 1 ? "" : "s") (finished before \(before)) from \(path)")
+                Console.out(
+                    "pruned \(pruned.count) finished group\(pruned.count == 1 ? "" : "s") (finished before \(before)) from \(path)"
+                )
             }
         } catch {
             Console.error("cannot prune: \(error)")

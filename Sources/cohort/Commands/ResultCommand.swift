@@ -1,5 +1,6 @@
 import ArgumentParser
 import CohortClient
+
 import enum CohortSpec.OutputLimit
 
 /// `cohort result GROUP [CHILD]`: a finished child's output.

@@ -1,9 +1,10 @@
 import ArgumentParser
 import CohortClient
 import Foundation
+
+import struct CohortSpec.SpecErrors
 import enum CohortSpec.SpecFormat
 import enum CohortSpec.SpecParser
-import struct CohortSpec.SpecErrors
 
 /// `cohort submit FILE`: validate a spec here, send it, and optionally wait or watch.
 struct SubmitCommand: AsyncParsableCommand {
@@ -41,7 +42,9 @@ struct SubmitCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Show every child live until the group finishes (implies --wait).")
     var watch = false
 
-    @Option(name: .long, help: ArgumentHelp("A group id of your choosing; submitting it again is idempotent.", valueName: "id"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("A group id of your choosing; submitting it again is idempotent.", valueName: "id"))
     var id: String?
 
     @OptionGroup var connection: ConnectionOptions
@@ -73,13 +76,16 @@ struct SubmitCommand: AsyncParsableCommand {
                 if output.json {
                     Console.out(JSONShapes.receipt(receipt).jsonString())
                 } else {
-                    Console.out("submitted \(receipt.name) as \(receipt.id)" + (receipt.alreadySubmitted ? " (already submitted)" : ""))
+                    Console.out(
+                        "submitted \(receipt.name) as \(receipt.id)"
+                            + (receipt.alreadySubmitted ? " (already submitted)" : ""))
                 }
                 return ExitStatus.success
             }
             let final: GroupDetail
             if watch {
-                final = try await GroupFollower.follow(client, group: receipt.id, style: GroupFollower.style(json: output.json))
+                final = try await GroupFollower.follow(
+                    client, group: receipt.id, style: GroupFollower.style(json: output.json))
             } else {
                 final = try await client.wait(receipt.id)
             }
@@ -97,10 +103,11 @@ struct SubmitCommand: AsyncParsableCommand {
     static func readSpec(_ file: String) throws -> String {
         var isDirectory: ObjCBool = false
         let why: String? =
-            if !FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) { "no such file" }
-            else if isDirectory.boolValue { "it is a directory" }
-            else if !FileManager.default.isReadableFile(atPath: file) { "permission denied" }
-            else { nil }
+            if !FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) {
+                "no such file"
+            } else if isDirectory.boolValue {
+                "it is a directory"
+            } else if !FileManager.default.isReadableFile(atPath: file) { "permission denied" } else { nil }
         guard why == nil, let data = FileManager.default.contents(atPath: file) else {
             Console.error("cannot read the spec file \(file): \(why ?? String(cString: strerror(errno)))")
             throw ExitCode(ExitStatus.usage)
@@ -114,7 +121,8 @@ struct SubmitCommand: AsyncParsableCommand {
 
     /// Every error on its own line: `FILE:LINE:COLUMN: path: message`.
     static func report(_ errors: SpecErrors, file: String) {
-        Console.err("cohort: error: invalid spec \(file): \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")")
+        Console.err(
+            "cohort: error: invalid spec \(file): \(errors.errors.count) error\(errors.errors.count == 1 ? "" : "s")")
         for error in errors.errors {
             let position = error.line.map { line in ":\(line)" + (error.column.map { ":\($0)" } ?? "") } ?? ""
             Console.err("\(file)\(position): \(error.path.isEmpty ? "" : "\(error.path): ")\(error.message)")

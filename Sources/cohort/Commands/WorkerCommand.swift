@@ -38,7 +38,8 @@ struct WorkerCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: ArgumentHelp("The coordinator's endpoint (env COHORT_COORDINATOR).", valueName: "endpoint"))
+    @Option(
+        name: .long, help: ArgumentHelp("The coordinator's endpoint (env COHORT_COORDINATOR).", valueName: "endpoint"))
     var coordinator: String?
 
     @Option(name: .long, help: ArgumentHelp("How many children run at once (default: one per core).", valueName: "n"))
@@ -46,7 +47,9 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("Labels offered for placement, comma-separated (a child's `requires` must be among them).", valueName: "labels"))
+        help: ArgumentHelp(
+            "Labels offered for placement, comma-separated (a child's `requires` must be among them).",
+            valueName: "labels"))
     var labels: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("The worker's name (default: <hostname>-<pid>).", valueName: "name"))
@@ -54,7 +57,8 @@ struct WorkerCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("kill-grace"),
-        help: ArgumentHelp("Time between SIGTERM and SIGKILL for a cancelled shell child, e.g. 5s.", valueName: "duration"))
+        help: ArgumentHelp(
+            "Time between SIGTERM and SIGKILL for a cancelled shell child, e.g. 5s.", valueName: "duration"))
     var killGrace: String?
 
     @Option(
@@ -87,7 +91,9 @@ struct WorkerCommand: AsyncParsableCommand {
                 if !labels.isEmpty { configuration.labels = labels.flatMap(SettingsSource.commaList) }
                 if let name { configuration.name = name }
                 if let killGrace { configuration.killGrace = try Self.duration(killGrace, flag: "--kill-grace") }
-                if let drainTimeout { configuration.drainTimeout = try Self.duration(drainTimeout, flag: "--drain-timeout") }
+                if let drainTimeout {
+                    configuration.drainTimeout = try Self.duration(drainTimeout, flag: "--drain-timeout")
+                }
             },
             validate: { configuration throws(WorkerConfigurationError) in try configuration.validate() })
     }

@@ -6,33 +6,35 @@ import Foundation
 /// ``CoordinatorConfiguration``.
 enum CoordinatorSettings {
     /// Every key of `config/coordinator.yaml`, in the order the file documents them.
-    static var settings: [Setting<CoordinatorConfiguration>] { [
-        .string("endpoint", \.endpoint),
-        .duration("heartbeatInterval", \.heartbeatInterval),
-        .int("heartbeatLiveness", \.heartbeatLiveness),
-        .int("prefetch", \.prefetch),
-        .duration("linger", \.linger),
-        .int("maxFrameSize", \.maxFrameSize),
-        .optionalInt("maxMessageSize", \.maxMessageSize),
-        .int("maxOutputBytes", \.maxOutputBytes),
-        .int("maxBatch", \.maxBatch),
-        .int("finishedGroupRetention", \.finishedGroupRetention),
-        .string("coordinatorID", \.coordinatorID),
-        .custom("secretKeyFile"),
-        .custom("authorizedKeysDir"),
-        .optionalString("stateDir", \.stateDirectory),
-        .custom("journalSynchronous"),
-        .duration("restartGrace", \.restartGrace),
-        .duration("retention", \.retention),
-        .int("specLimits.maxSpecBytes", \.specLimits.maxSpecBytes),
-        .int("specLimits.maxChildrenPerGroup", \.specLimits.maxChildrenPerGroup),
-        .int("specLimits.maxTotalChildren", \.specLimits.maxTotalChildren),
-        .int("specLimits.maxNestingDepth", \.specLimits.maxNestingDepth),
-        .int("specLimits.maxDocumentDepth", \.specLimits.maxDocumentDepth),
-        .int("specLimits.maxNodes", \.specLimits.maxNodes),
-        .int("specLimits.maxRetryAttempts", \.specLimits.maxRetryAttempts),
-        .int("specLimits.maxNameLength", \.specLimits.maxNameLength),
-    ] }
+    static var settings: [Setting<CoordinatorConfiguration>] {
+        [
+            .string("endpoint", \.endpoint),
+            .duration("heartbeatInterval", \.heartbeatInterval),
+            .int("heartbeatLiveness", \.heartbeatLiveness),
+            .int("prefetch", \.prefetch),
+            .duration("linger", \.linger),
+            .int("maxFrameSize", \.maxFrameSize),
+            .optionalInt("maxMessageSize", \.maxMessageSize),
+            .int("maxOutputBytes", \.maxOutputBytes),
+            .int("maxBatch", \.maxBatch),
+            .int("finishedGroupRetention", \.finishedGroupRetention),
+            .string("coordinatorID", \.coordinatorID),
+            .custom("secretKeyFile"),
+            .custom("authorizedKeysDir"),
+            .optionalString("stateDir", \.stateDirectory),
+            .custom("journalSynchronous"),
+            .duration("restartGrace", \.restartGrace),
+            .duration("retention", \.retention),
+            .int("specLimits.maxSpecBytes", \.specLimits.maxSpecBytes),
+            .int("specLimits.maxChildrenPerGroup", \.specLimits.maxChildrenPerGroup),
+            .int("specLimits.maxTotalChildren", \.specLimits.maxTotalChildren),
+            .int("specLimits.maxNestingDepth", \.specLimits.maxNestingDepth),
+            .int("specLimits.maxDocumentDepth", \.specLimits.maxDocumentDepth),
+            .int("specLimits.maxNodes", \.specLimits.maxNodes),
+            .int("specLimits.maxRetryAttempts", \.specLimits.maxRetryAttempts),
+            .int("specLimits.maxNameLength", \.specLimits.maxNameLength),
+        ]
+    }
 
     /// Defaults < `file` < environment (`COHORT_COORDINATOR_<KEY>`, e.g.
     /// `COHORT_COORDINATOR_ENDPOINT`, `COHORT_COORDINATOR_SPEC_LIMITS_MAX_NODES`). Flags are
@@ -57,9 +59,11 @@ enum CoordinatorSettings {
                 }
                 configuration.journalSynchronous = mode
             }
-            let secretKeyFile = try source.string("secretKeyFile"), authorizedKeysDir = try source.string("authorizedKeysDir")
+            let secretKeyFile = try source.string("secretKeyFile")
+            let authorizedKeysDir = try source.string("authorizedKeysDir")
             configuration.curve = try KeySettings.server(
-                secretKeyFile: keyFlags.secretKeyFile ?? secretKeyFile, authorizedKeysDir: keyFlags.authorizedKeysDir ?? authorizedKeysDir)
+                secretKeyFile: keyFlags.secretKeyFile ?? secretKeyFile,
+                authorizedKeysDir: keyFlags.authorizedKeysDir ?? authorizedKeysDir)
         }
     }
 }

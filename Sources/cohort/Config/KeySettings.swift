@@ -10,7 +10,8 @@ enum KeySettings {
         -> CurveClientKeys?
     {
         do throws(KeyFileError) {
-            return try CurveClientKeys.load(keyFile: keyFile, serverKey: serverKey, keyName: keyName, serverKeyName: serverKeyName)
+            return try CurveClientKeys.load(
+                keyFile: keyFile, serverKey: serverKey, keyName: keyName, serverKeyName: serverKeyName)
         } catch {
             throw ConfigError(error)
         }
@@ -24,9 +25,13 @@ enum KeySettings {
         case (nil, nil):
             return nil
         case (nil, _?):
-            throw ConfigError(origin: "authorizedKeysDir", key: "", message: "needs secretKeyFile too: the coordinator's own key (cohort keygen --role coordinator)")
+            throw ConfigError(
+                origin: "authorizedKeysDir", key: "",
+                message: "needs secretKeyFile too: the coordinator's own key (cohort keygen --role coordinator)")
         case (_?, nil):
-            throw ConfigError(origin: "secretKeyFile", key: "", message: "needs authorizedKeysDir too: the directory of the public keys it admits")
+            throw ConfigError(
+                origin: "secretKeyFile", key: "",
+                message: "needs authorizedKeysDir too: the directory of the public keys it admits")
         case (let file?, let directory?):
             do throws(KeyFileError) {
                 return CurveServerSettings(keyPair: try KeyFiles.loadSecret(file), authorizedKeysDirectory: directory)

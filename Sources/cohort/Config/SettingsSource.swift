@@ -1,6 +1,6 @@
+import CohortCore
 import Foundation
 import Yams
-import CohortCore
 
 /// The settings of one service, read from a YAML file (`--config`) and overlaid by environment
 /// variables: `defaults < file < environment` (flags are applied after, by the command).
@@ -35,7 +35,8 @@ struct SettingsSource {
         if let file { try read(file, keys: keys, sections: sections) }
         let flatKeys = keys.flatMap { key in sections[key].map { $0.map { "\(key).\($0)" } } ?? [key] }
         for key in flatKeys {
-            let variable = environmentPrefix + key.split(separator: ".").map { Self.upperSnake(String($0)) }.joined(separator: "_")
+            let variable =
+                environmentPrefix + key.split(separator: ".").map { Self.upperSnake(String($0)) }.joined(separator: "_")
             if let text = environment[variable], !text.isEmpty {
                 values[key] = .text(text, variable: variable)
             } else if let alias = aliases[key], let text = environment[alias], !text.isEmpty {
@@ -45,7 +46,8 @@ struct SettingsSource {
     }
 
     private mutating func read(_ file: String, keys: [String], sections: [String: [String]]) throws(ConfigError) {
-        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8)
+        else {
             throw ConfigError(origin: file, key: "", message: "cannot read the file")
         }
         let root: Node?
@@ -58,7 +60,9 @@ struct SettingsSource {
         try read(root, file: file, keys: keys, sections: sections, prefix: "")
     }
 
-    private mutating func read(_ node: Node, file: String, keys: [String], sections: [String: [String]], prefix: String) throws(ConfigError) {
+    private mutating func read(_ node: Node, file: String, keys: [String], sections: [String: [String]], prefix: String)
+        throws(ConfigError)
+    {
         guard let mapping = node.mapping else {
             throw ConfigError(
                 origin: file, key: prefix.isEmpty ? "" : String(prefix.dropLast()),
@@ -71,7 +75,8 @@ struct SettingsSource {
             guard keys.contains(key) else {
                 var message = "unknown key \"\(prefix)\(key)\""
                 if let close = Self.closest(to: key, in: keys) { message += "; did you mean \"\(prefix)\(close)\"?" }
-                message += " (known keys\(prefix.isEmpty ? "" : " in \(prefix.dropLast())"): \(keys.joined(separator: ", ")))"
+                message +=
+                    " (known keys\(prefix.isEmpty ? "" : " in \(prefix.dropLast())"): \(keys.joined(separator: ", ")))"
                 throw ConfigError(origin: file, key: "", message: message)
             }
             if value.null != nil { continue }  // `key:` with no value keeps the default
@@ -90,7 +95,9 @@ struct SettingsSource {
         case nil: return nil
         case .text(let text, _): return text
         case .node(let node, let file):
-            guard let scalar = node.scalar else { throw ConfigError(origin: file, key: key, message: "expected a string") }
+            guard let scalar = node.scalar else {
+                throw ConfigError(origin: file, key: key, message: "expected a string")
+            }
             return scalar.string
         }
     }
@@ -177,7 +184,8 @@ struct SettingsSource {
     }
 
     private static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var previous = Array(0...b.count)

@@ -4,22 +4,24 @@ import Foundation
 /// `config/worker.yaml` and the `COHORT_WORKER_*` environment, as a ``WorkerConfiguration``.
 enum WorkerSettings {
     /// Every key of `config/worker.yaml`, in the order the file documents them.
-    static var settings: [Setting<WorkerConfiguration>] { [
-        .string("coordinator", \.coordinator),
-        .custom("keyFile"),
-        .custom("serverKey"),
-        .string("name", \.name),
-        .string("host", \.host),
-        .int("slots", \.slots),
-        .strings("labels", \.labels),
-        .duration("killGrace", \.killGrace),
-        .duration("heartbeatInterval", \.heartbeatInterval),
-        .int("heartbeatLiveness", \.heartbeatLiveness),
-        .duration("reconnectDelay", \.reconnectDelay),
-        .duration("maxReconnectDelay", \.maxReconnectDelay),
-        .int("maxCapturedOutput", \.maxCapturedOutput),
-        .duration("drainTimeout", \.drainTimeout),
-    ] }
+    static var settings: [Setting<WorkerConfiguration>] {
+        [
+            .string("coordinator", \.coordinator),
+            .custom("keyFile"),
+            .custom("serverKey"),
+            .string("name", \.name),
+            .string("host", \.host),
+            .int("slots", \.slots),
+            .strings("labels", \.labels),
+            .duration("killGrace", \.killGrace),
+            .duration("heartbeatInterval", \.heartbeatInterval),
+            .int("heartbeatLiveness", \.heartbeatLiveness),
+            .duration("reconnectDelay", \.reconnectDelay),
+            .duration("maxReconnectDelay", \.maxReconnectDelay),
+            .int("maxCapturedOutput", \.maxCapturedOutput),
+            .duration("drainTimeout", \.drainTimeout),
+        ]
+    }
 
     /// Defaults < `file` < environment (`COHORT_WORKER_<KEY>`; `COHORT_COORDINATOR`,
     /// `COHORT_KEY_FILE` and `COHORT_SERVER_KEY` as well, shared with the client commands).
@@ -31,10 +33,13 @@ enum WorkerSettings {
     ) throws(ConfigError) -> WorkerConfiguration {
         try SettingsLoader.load(
             WorkerConfiguration(), settings: settings, file: file, environmentPrefix: "COHORT_WORKER_",
-            aliases: ["coordinator": "COHORT_COORDINATOR", "keyFile": "COHORT_KEY_FILE", "serverKey": "COHORT_SERVER_KEY"],
+            aliases: [
+                "coordinator": "COHORT_COORDINATOR", "keyFile": "COHORT_KEY_FILE", "serverKey": "COHORT_SERVER_KEY",
+            ],
             environment: environment
         ) { (source, configuration) throws(ConfigError) in
-            let keyFile = try source.string("keyFile"), serverKey = try source.string("serverKey")
+            let keyFile = try source.string("keyFile")
+            let serverKey = try source.string("serverKey")
             configuration.curve = try KeySettings.client(
                 keyFile: keyFlags.keyFile ?? keyFile, serverKey: keyFlags.serverKey ?? serverKey, keyName: "keyFile",
                 serverKeyName: "serverKey")

@@ -33,7 +33,8 @@ final class DemoCluster: Sendable {
     func start(say: (String) -> Void) async throws -> String {
         try FileManager.default.createDirectory(atPath: logDirectory, withIntermediateDirectories: true)
         let coordinator = try spawn(
-            "coordinator", [
+            "coordinator",
+            [
                 "coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", stateDirectory, "--log-level", "info",
             ], log: "coordinator.log")
         let prefix = "cohort coordinator listening on "
@@ -103,8 +104,10 @@ final class DemoCluster: Sendable {
             .filter { $0.hasSuffix(".log") }.sorted()
         return logs.map { log in
             let text = (try? String(contentsOfFile: "\(logDirectory)/\(log)", encoding: .utf8)) ?? ""
-            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(text.hasSuffix("\n") ? 1 : 0)
-            return "--- \(log), last \(min(count, lines.count)) of \(lines.count) lines\n" + lines.suffix(count).joined(separator: "\n")
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast(
+                text.hasSuffix("\n") ? 1 : 0)
+            return "--- \(log), last \(min(count, lines.count)) of \(lines.count) lines\n"
+                + lines.suffix(count).joined(separator: "\n")
         }.joined(separator: "\n")
     }
 

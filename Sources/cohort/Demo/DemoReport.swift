@@ -1,4 +1,5 @@
 import CohortClient
+
 import enum CohortSpec.JSONValue
 
 /// What `cohort demo` checks once its group has finished, one line per feature shown.
@@ -33,7 +34,8 @@ struct DemoReport {
         let shardWorkers = Set(shards.compactMap(\.worker))
         let allWorkers = Set(final.children.compactMap(\.worker))
         report.check(
-            shards.count == DemoSpec.shards.count && shards.allSatisfy { $0.state == .succeeded } && allWorkers.count >= 2,
+            shards.count == DemoSpec.shards.count && shards.allSatisfy { $0.state == .succeeded }
+                && allWorkers.count >= 2,
             "fan-out: \(shards.filter { $0.state == .succeeded }.count)/\(DemoSpec.shards.count) shards succeeded on "
                 + "\(shardWorkers.sorted().joined(separator: ", ")); the group used \(allWorkers.count) workers")
 
@@ -42,7 +44,8 @@ struct DemoReport {
         let consumer = child(DemoSpec.consumer)
         let received = await stdout(DemoSpec.consumer) ?? ""
         let producedOn = producer?.worker ?? "?"
-        let injected = producer?.state == .succeeded && consumer?.state == .succeeded
+        let injected =
+            producer?.state == .succeeded && consumer?.state == .succeeded
             && producer?.worker != consumer?.worker && received.contains("built on \(producedOn)")
             && received.contains("shards sum to 30")
         report.check(
@@ -56,7 +59,9 @@ struct DemoReport {
         }
         var tokens: [Int] = []
         for migration in migrations {
-            if let text = await stdout(migration.path), let token = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) {
+            if let text = await stdout(migration.path),
+                let token = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+            {
                 tokens.append(token)
             }
         }
@@ -69,7 +74,8 @@ struct DemoReport {
             migrations.count == DemoSpec.migrations.count && migrations.allSatisfy { $0.state == .succeeded }
                 && tokens.count == migrations.count && increasing && !overlap,
             "exclusive section: \(migrations.map(\.path).joined(separator: ", ")) held `database` one at a time "
-                + "(\(overlap ? "OVERLAPPING" : "no overlap")), fencing tokens \(tokens.map(String.init).joined(separator: " < "))")
+                + "(\(overlap ? "OVERLAPPING" : "no overlap")), fencing tokens \(tokens.map(String.init).joined(separator: " < "))"
+        )
 
         // Cancellation.
         let slow = child(DemoSpec.cancelled)

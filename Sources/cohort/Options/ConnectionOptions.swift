@@ -1,6 +1,7 @@
 import ArgumentParser
 import CohortClient
 import Foundation
+
 import enum ZeroMQ.Endpoint
 
 /// `--coordinator`: where the coordinator is, for every command that talks to one.
@@ -16,7 +17,8 @@ struct ConnectionOptions: ParsableArguments {
 
     @Option(
         name: .customLong("connect-timeout"),
-        help: ArgumentHelp("Seconds to wait for the coordinator to answer before giving up (exit 69).", valueName: "seconds"))
+        help: ArgumentHelp(
+            "Seconds to wait for the coordinator to answer before giving up (exit 69).", valueName: "seconds"))
     var connectTimeout: Double = 5
 
     @OptionGroup var keys: KeyOptions

@@ -13,14 +13,16 @@ struct LogOptions: ParsableArguments {
 
     func validate() throws {
         if let level, Logger.Level(rawValue: level) == nil {
-            throw ValidationError("--log-level: \"\(level)\" is not one of trace, debug, info, notice, warning, error, critical")
+            throw ValidationError(
+                "--log-level: \"\(level)\" is not one of trace, debug, info, notice, warning, error, critical")
         }
     }
 
     /// The level: the flag, then `COHORT_LOG_LEVEL`, then `fallback`.
     func resolved(default fallback: Logger.Level) -> Logger.Level {
         if let level, let parsed = Logger.Level(rawValue: level) { return parsed }
-        if let text = ProcessInfo.processInfo.environment["COHORT_LOG_LEVEL"], let parsed = Logger.Level(rawValue: text) {
+        if let text = ProcessInfo.processInfo.environment["COHORT_LOG_LEVEL"], let parsed = Logger.Level(rawValue: text)
+        {
             return parsed
         }
         return fallback

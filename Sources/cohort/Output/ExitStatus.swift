@@ -1,6 +1,6 @@
 import ArgumentParser
-import Logging
 import CohortClient
+import Logging
 
 /// The exit statuses of DESIGN.md §1 (sysexits).
 enum ExitStatus {

@@ -1,4 +1,5 @@
 import CohortClient
+
 import enum CohortSpec.JSONValue
 
 // The `--json` shapes of DESIGN.md §1, built in one place. Every field named there is always
@@ -67,12 +68,13 @@ enum JSONShapes {
 
     /// `cohort status --json`: `[{"id", "name", "state", "submittedAt"}]`.
     static func groups(_ groups: [GroupSummary]) -> JSONValue {
-        .array(groups.map { group in
-            .object([
-                "id": .string(group.id), "name": .string(group.name), "state": .string(group.state.word),
-                "submittedAt": .string(group.submittedAt.rfc3339),
-            ])
-        })
+        .array(
+            groups.map { group in
+                .object([
+                    "id": .string(group.id), "name": .string(group.name), "state": .string(group.state.word),
+                    "submittedAt": .string(group.submittedAt.rfc3339),
+                ])
+            })
     }
 
     /// `cohort status GROUP --json` (and `submit --wait --json`).
@@ -103,39 +105,45 @@ enum JSONShapes {
         case .child(let status, let at):
             ["event": "child", "group": .string(group), "at": .string(at.rfc3339), "child": child(status)]
         case .finished(let state, let reason, let at):
-            ["event": "finished", "group": .string(group), "at": .string(at.rfc3339), "state": .string(state.word), "reason": optional(reason)]
+            [
+                "event": "finished", "group": .string(group), "at": .string(at.rfc3339), "state": .string(state.word),
+                "reason": optional(reason),
+            ]
         }
     }
 
     /// `cohort workers --json`: `[{"id", "name", "host", "labels", "slots", "running", "state"}]`.
     static func workers(_ workers: [WorkerInfo]) -> JSONValue {
-        .array(workers.map { worker in
-            .object([
-                "id": .string(worker.id), "name": .string(worker.name), "host": .string(worker.host),
-                "labels": .array(worker.labels.map(JSONValue.string)), "slots": .int(Int64(worker.slots)),
-                "running": .int(Int64(worker.running)), "state": .string(worker.state.word),
-            ])
-        })
+        .array(
+            workers.map { worker in
+                .object([
+                    "id": .string(worker.id), "name": .string(worker.name), "host": .string(worker.host),
+                    "labels": .array(worker.labels.map(JSONValue.string)), "slots": .int(Int64(worker.slots)),
+                    "running": .int(Int64(worker.running)), "state": .string(worker.state.word),
+                ])
+            })
     }
 
     /// `cohort locks --json`: `[{"category", "token", "holder": {"group", "child", "attempt",
     /// "worker"}, "waiters": [{"group", "child"}]}]`; `holder` is `null` when only waited for,
     /// `holder.worker` is `null` while the holder waits for a free slot (not placed yet).
     static func locks(_ locks: [LockInfo]) -> JSONValue {
-        .array(locks.map { lock in
-            .object([
-                "category": .string(lock.category), "token": .int(Int64(clamping: lock.token)),
-                "holder": lock.holder.map { holder in
-                    .object([
-                        "group": .string(holder.group), "child": .string(holder.child),
-                        "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
-                    ])
-                } ?? .null,
-                "waiters": .array(lock.waiters.map { waiter in
-                    .object(["group": .string(waiter.group), "child": .string(waiter.child)])
-                }),
-            ])
-        })
+        .array(
+            locks.map { lock in
+                .object([
+                    "category": .string(lock.category), "token": .int(Int64(clamping: lock.token)),
+                    "holder": lock.holder.map { holder in
+                        .object([
+                            "group": .string(holder.group), "child": .string(holder.child),
+                            "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
+                        ])
+                    } ?? .null,
+                    "waiters": .array(
+                        lock.waiters.map { waiter in
+                            .object(["group": .string(waiter.group), "child": .string(waiter.child)])
+                        }),
+                ])
+            })
     }
 
     /// `cohort result GROUP CHILD --json` for a child that did not succeed:

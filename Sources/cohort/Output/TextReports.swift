@@ -18,7 +18,9 @@ enum TextReports {
         for child in group.children {
             table.add(
                 child.path, child.state.word, child.worker ?? "-", child.attempt == 0 ? "-" : "\(child.attempt)",
-                elapsed(child, now: now) ?? "-", (child.error ?? child.waitingReason ?? (child.outputTruncated ? "output truncated (maxOutputBytes)" : "")).replacingNewlines())
+                elapsed(child, now: now) ?? "-",
+                (child.error ?? child.waitingReason
+                    ?? (child.outputTruncated ? "output truncated (maxOutputBytes)" : "")).replacingNewlines())
         }
         lines += table.lines
         let finished = group.children.count { $0.state.isFinished }

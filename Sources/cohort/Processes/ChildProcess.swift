@@ -26,10 +26,14 @@ final class ChildProcess: Sendable {
     /// - Throws: `POSIXError`-style `CocoaError` when the log file or the process cannot be made.
     static func spawn(name: String, executable: String, arguments: [String], logFile: String) throws -> ChildProcess {
         let log = open(logFile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard log >= 0 else { throw SpawnError(name: name, reason: "cannot open \(logFile): \(String(cString: strerror(errno)))") }
+        guard log >= 0 else {
+            throw SpawnError(name: name, reason: "cannot open \(logFile): \(String(cString: strerror(errno)))")
+        }
         defer { close(log) }
         var pipeFDs: [Int32] = [-1, -1]
-        guard pipe(&pipeFDs) == 0 else { throw SpawnError(name: name, reason: "pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&pipeFDs) == 0 else {
+            throw SpawnError(name: name, reason: "pipe: \(String(cString: strerror(errno)))")
+        }
         let (readEnd, writeEnd) = (pipeFDs[0], pipeFDs[1])
         _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
 
@@ -56,7 +60,8 @@ final class ChildProcess: Sendable {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setsigmask(&attributes, &emptyMask)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
@@ -82,7 +87,8 @@ final class ChildProcess: Sendable {
 
     /// Waits for a stdout line satisfying `match` and returns what `match` extracted from it.
     /// - Throws: ``SpawnError`` if the child ends its stdout (exits) or `timeout` passes first.
-    func firstLine<T: Sendable>(within timeout: Duration, _ match: @escaping @Sendable (String) -> T?) async throws -> T {
+    func firstLine<T: Sendable>(within timeout: Duration, _ match: @escaping @Sendable (String) -> T?) async throws -> T
+    {
         let lines = self.lines
         let name = self.name
         return try await withThrowingTaskGroup(of: T?.self) { tasks in
@@ -98,7 +104,8 @@ final class ChildProcess: Sendable {
             }
             defer { tasks.cancelAll() }
             guard let first = try await tasks.next(), let found = first else {
-                throw SpawnError(name: name, reason: "did not say it was ready within \(timeout) (it may have exited; see its log)")
+                throw SpawnError(
+                    name: name, reason: "did not say it was ready within \(timeout) (it may have exited; see its log)")
             }
             return found
         }

@@ -13,12 +13,14 @@ enum EventLines {
         switch event {
         case .snapshot(let detail):
             let finished = detail.children.count { $0.state.isFinished }
-            return "watching \(detail.name) (\(detail.id)): \(detail.children.count) children, \(finished) finished, state \(detail.state.word)"
+            return
+                "watching \(detail.name) (\(detail.id)): \(detail.children.count) children, \(finished) finished, state \(detail.state.word)"
         case .child(let child, let at):
             return "\(stamp(at, model)) \(child.path): \(describe(child))"
         case .finished(let state, let reason, let at):
             let why = reason.map { ": \($0)" } ?? ""
-            let counts = "\(model.count(.succeeded)) succeeded, \(model.count(.failed)) failed, \(model.count(.cancelled)) cancelled"
+            let counts =
+                "\(model.count(.succeeded)) succeeded, \(model.count(.failed)) failed, \(model.count(.cancelled)) cancelled"
             return "\(stamp(at, model)) \(model.name) (\(model.id)) \(state.word)\(why) [\(counts)]"
         }
     }
@@ -35,7 +37,8 @@ enum EventLines {
     static func describe(_ child: ChildStatus) -> String {
         switch child.state {
         case .running:
-            return "running" + (child.worker.map { " on \($0)" } ?? "") + (child.attempt > 1 ? " (attempt \(child.attempt))" : "")
+            return "running" + (child.worker.map { " on \($0)" } ?? "")
+                + (child.attempt > 1 ? " (attempt \(child.attempt))" : "")
         case .waiting:
             return "waiting" + (child.waitingReason.map { ": \($0)" } ?? "")
         case .failed, .cancelled:

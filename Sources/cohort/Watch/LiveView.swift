@@ -43,7 +43,8 @@ actor LiveView {
         let filled = total == 0 ? 0 : barWidth * done / total
         let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: barWidth - filled)
         let title = model.name.isEmpty ? model.id : "\(model.name) (\(model.id))"
-        var header = "\(title)  \(paint(model.state.word, model.state))  \(bar) \(done)/\(total)  \(formatElapsed(model.elapsed(now: now)))"
+        var header =
+            "\(title)  \(paint(model.state.word, model.state))  \(bar) \(done)/\(total)  \(formatElapsed(model.elapsed(now: now)))"
         if let reason = model.reason, model.state.isFinished { header += "  \(reason)" }
         var lines = [clip(header, width)]
 
@@ -63,7 +64,8 @@ actor LiveView {
             let elapsed = child.startedAt.map { formatElapsed($0.seconds(until: child.finishedAt ?? now)) } ?? ""
             let detail = (child.error ?? child.waitingReason ?? "").replacingNewlines()
             let state = child.state.word.padding(toLength: 9, withPad: " ", startingAt: 0)
-            let row = "  \(symbol(child.state)) \(child.path.clipped(to: nameWidth).padding(toLength: nameWidth, withPad: " ", startingAt: 0))  "
+            let row =
+                "  \(symbol(child.state)) \(child.path.clipped(to: nameWidth).padding(toLength: nameWidth, withPad: " ", startingAt: 0))  "
                 + "\(paint(state, child.state))  \(worker.clipped(to: 16).padding(toLength: 16, withPad: " ", startingAt: 0))  "
                 + "\(elapsed.padding(toLength: 7, withPad: " ", startingAt: 0))  \(detail)"
             lines.append(clip(row.trimmingTrailingSpaces(), width))

@@ -8,7 +8,8 @@ import Testing
 /// Settings for a client of `endpoint` with short timeouts (a failing test fails fast) and
 /// every connection change recorded in `changes`.
 func configuration(
-    _ endpoint: String, changes: Locked<[ConnectionChange]>? = nil, configure: (inout ClientConfiguration) -> Void = { _ in }
+    _ endpoint: String, changes: Locked<[ConnectionChange]>? = nil,
+    configure: (inout ClientConfiguration) -> Void = { _ in }
 ) -> ClientConfiguration {
     var configuration = ClientConfiguration(coordinator: endpoint)
     configuration.peerName = "client-tests"
@@ -44,7 +45,8 @@ func unusedEndpoint() throws -> String {
 
 /// A fresh, empty state directory for a coordinator's journal, removed by the caller.
 func temporaryStateDirectory() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-client-tests-\(UUID().uuidString)").path
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("cohort-client-tests-\(UUID().uuidString)")
+        .path
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }

@@ -117,7 +117,9 @@ import Testing
 
     @Test func theSnapshotShowsHolderTokenAndWaitersInLine() {
         var table = LockTable()
-        _ = table.request(.attempt(1), levels: cluster("db"), owner: LockOwner(group: "g", child: "a", attempt: 1, worker: SessionID(2)))
+        _ = table.request(
+            .attempt(1), levels: cluster("db"),
+            owner: LockOwner(group: "g", child: "a", attempt: 1, worker: SessionID(2)))
         _ = table.request(.attempt(2), levels: cluster("db"), owner: LockOwner(group: "g", child: "b", attempt: 1))
         let snapshot = table.snapshot()
         #expect(snapshot.count == 1)

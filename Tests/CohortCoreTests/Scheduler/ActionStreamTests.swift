@@ -1,8 +1,8 @@
+import CohortSpec
 import Foundation
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 /// Every effect of an event leaves the scheduler as an action in the stream it returns: what
 /// the journal keeps (`.record`), the messages it causes, and lost worker sessions.
@@ -21,7 +21,8 @@ import CohortSpec
         // dispatch's record ahead of the dispatch.
         let records = Self.records(receipt.actions)
         #expect(records.first == .submitted(id: "g", spec: spec, owner: nil, at: h.now))
-        let recordIndex = try #require(receipt.actions.firstIndex { if case .record(.dispatched) = $0 { true } else { false } })
+        let recordIndex = try #require(
+            receipt.actions.firstIndex { if case .record(.dispatched) = $0 { true } else { false } })
         let dispatchIndex = try #require(receipt.actions.firstIndex { if case .dispatch = $0 { true } else { false } })
         #expect(recordIndex < dispatchIndex)
         guard case .dispatch(_, let order) = receipt.actions[dispatchIndex],
@@ -32,14 +33,22 @@ import CohortSpec
         let before = h.log.count
         try h.succeed("a")
         let finished = Self.records(Array(h.log[before...]))
-        #expect(finished.contains { if case .finished(let child) = $0 { child.path == "a" && child.state == .finished(.succeeded) } else { false } })
+        #expect(
+            finished.contains {
+                if case .finished(let child) = $0 {
+                    child.path == "a" && child.state == .finished(.succeeded)
+                } else {
+                    false
+                }
+            })
         #expect(finished.contains { if case .dispatched(let child) = $0 { child.path == "b" } else { false } })
 
         let cancel = try h.scheduler.cancelGroup("g", reason: "stop", now: h.now)
         h.record(cancel)
         #expect(Self.records(cancel).first == .cancelRequested(group: "g", path: "", reason: "stop", at: h.now))
         try h.acknowledgeCancels()
-        #expect(Self.records(h.log).contains { if case .groupFinished("g", .cancelled, _, _) = $0 { true } else { false } })
+        #expect(
+            Self.records(h.log).contains { if case .groupFinished("g", .cancelled, _, _) = $0 { true } else { false } })
     }
 
     @Test func withoutAJournalNothingIsRecorded() throws {

@@ -1,8 +1,8 @@
+import CohortSpec
 import Foundation
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 /// Cancellation reasons are typed: the scheduler decides by the case (a worker's timeout is
 /// retried, nothing else is), and results keep the case, with the words users saw before.
@@ -36,7 +36,9 @@ import CohortSpec
                 ]),
             id: "g")
         try h.fail("a")
-        #expect(try h.scheduler.result("g", path: "b") == .cancelled(reason: .dependencyFailed(path: "a", cancelled: false, policy: .cancelDependents)))
+        #expect(
+            try h.scheduler.result("g", path: "b")
+                == .cancelled(reason: .dependencyFailed(path: "a", cancelled: false, policy: .cancelDependents)))
         #expect(try h.scheduler.result("g", path: "c") == .cancelled(reason: .producerFailed(path: "a")))
         #expect(CancellationReason.producerFailed(path: "a").text == "producer \"a\" failed")
         h.advance(.seconds(5))
@@ -55,7 +57,9 @@ import CohortSpec
         #expect(
             CancellationReason.dependencyFailed(path: "a", cancelled: true, policy: .cancelGroup).text
                 == "cancelled because \"a\" was cancelled (onChildFailure: cancel-group)")
-        #expect(CancellationReason.dependencyFailed(path: "a", cancelled: false, policy: .cancelDependents).text == "dependency \"a\" failed")
+        #expect(
+            CancellationReason.dependencyFailed(path: "a", cancelled: false, policy: .cancelDependents).text
+                == "dependency \"a\" failed")
         let words: CancellationReason = "stop"
         #expect(words == .custom("stop") && words.text == "stop")
     }

@@ -1,7 +1,7 @@
+import CohortSpec
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 @Suite struct CancellationTests {
     @Test func cancellingAGroupReachesEveryRunningAttemptAndStartsNothingPending() throws {
@@ -49,9 +49,11 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
         try h.submit(
-            GroupSpec("g", children: [
-                leaf("a", "sleep"), leaf("b", after: ["a"]), leaf("c", after: ["b"]), leaf("d", "sleep"),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    leaf("a", "sleep"), leaf("b", after: ["a"]), leaf("c", after: ["b"]), leaf("d", "sleep"),
+                ]), id: "g")
         let a = try #require(h.attempt("a"))
         h.record(try h.scheduler.cancelChild("g", path: "a", reason: "user", now: h.now))
         #expect(h.cancels[a.ref.id] == "user")
@@ -74,7 +76,8 @@ import CohortSpec
         #expect(second.ref.attempt == 2 && second.ref.id != first.ref.id)
         // A late report about the first attempt is refused, not applied to the second.
         #expect(throws: SchedulerError.self) {
-            _ = try h.scheduler.attemptFinished(first.ref, outcome: .succeeded(output: .init()), worker: SessionID(1), now: h.now)
+            _ = try h.scheduler.attemptFinished(
+                first.ref, outcome: .succeeded(output: .init()), worker: SessionID(1), now: h.now)
         }
         h.record(try h.scheduler.cancelChild("g", path: "a", reason: "stop", now: h.now))
         #expect(h.cancels.keys.sorted() == [second.ref.id])
@@ -84,9 +87,12 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
         try h.submit(
-            GroupSpec("g", children: [
-                ChildSpec("inner", children: [leaf("x", "sleep"), leaf("y", after: ["x"])]), leaf("outside", "sleep"),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    ChildSpec("inner", children: [leaf("x", "sleep"), leaf("y", after: ["x"])]),
+                    leaf("outside", "sleep"),
+                ]), id: "g")
         h.record(try h.scheduler.cancelChild("g", path: "inner", reason: "enough", now: h.now))
         try h.acknowledgeCancels()
         #expect(try h.child("g", "inner").phase == .cancelled)

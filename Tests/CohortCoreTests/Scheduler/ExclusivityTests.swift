@@ -1,7 +1,7 @@
+import CohortSpec
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 @Suite struct ExclusivityTests {
     @Test func locksAreGrantedBeforeDispatchAndTheDispatchCarriesTheTokens() throws {
@@ -48,9 +48,12 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
         try h.submit(
-            GroupSpec("g", children: [
-                leaf("ab", exclusive: ["a", "b"]), leaf("bc", exclusive: ["b", "c"]), leaf("ca", exclusive: ["c", "a"]),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    leaf("ab", exclusive: ["a", "b"]), leaf("bc", exclusive: ["b", "c"]),
+                    leaf("ca", exclusive: ["c", "a"]),
+                ]), id: "g")
         var ran: [String] = []
         while let order = h.running.values.first?.order {
             #expect(h.running.count == 1)
@@ -65,12 +68,16 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
         try h.submit(
-            GroupSpec("g", children: [
-                ChildSpec("deploy", exclusive: ["prod"], children: [
-                    leaf("migrate", exclusive: ["prod"]), leaf("restart", exclusive: ["prod"]), leaf("notify"),
-                ]),
-                leaf("outsider", exclusive: ["prod"]),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    ChildSpec(
+                        "deploy", exclusive: ["prod"],
+                        children: [
+                            leaf("migrate", exclusive: ["prod"]), leaf("restart", exclusive: ["prod"]), leaf("notify"),
+                        ]),
+                    leaf("outsider", exclusive: ["prod"]),
+                ]), id: "g")
         // The group holds prod; one of its prod children runs (siblings exclude each other),
         // the child without categories runs beside it, the outsider waits for the group.
         #expect(h.runningPaths.contains("deploy/notify"))
@@ -90,7 +97,8 @@ import CohortSpec
     @Test func aTopLevelGroupsCategoriesAreHeldForItsWholeRun() throws {
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
-        try h.submit(GroupSpec("first", exclusive: ["release"], children: [leaf("a"), leaf("b", after: ["a"])]), id: "first")
+        try h.submit(
+            GroupSpec("first", exclusive: ["release"], children: [leaf("a"), leaf("b", after: ["a"])]), id: "first")
         try h.submit(GroupSpec("second", exclusive: ["release"], children: [leaf("a")]), id: "second")
         #expect(h.runningPaths == ["a"])
         try h.succeed("a", group: "first")
@@ -183,7 +191,10 @@ import CohortSpec
         let a = try #require(h.attempt("a"))
         let b = try #require(h.attempt("b"))
         #expect(h.running[a.ref.id]?.worker == one)
-        #expect(h.scheduler.lockRequested(1, by: one, for: a.ref, categories: ["db"], now: h.now) == [.grant(one, request: 1, tokens: ["db": 1])])
+        #expect(
+            h.scheduler.lockRequested(1, by: one, for: a.ref, categories: ["db"], now: h.now) == [
+                .grant(one, request: 1, tokens: ["db": 1])
+            ])
         #expect(h.scheduler.lockRequested(1, by: two, for: b.ref, categories: ["db"], now: h.now).isEmpty)
         // worker-1 reconnects with a new session and reports `a`: its earlier session is
         // dropped, but the grant is the attempt's and stays.
@@ -193,6 +204,7 @@ import CohortSpec
         #expect(!reconnected.contains { if case .grant = $0 { true } else { false } })
         #expect(h.scheduler.locks.snapshot().first?.holder?.child == "a")
         // Released from the new session: b's procedure gets it.
-        #expect(h.scheduler.lockReleased(1, by: SessionID(3), now: h.now) == [.grant(two, request: 1, tokens: ["db": 2])])
+        #expect(
+            h.scheduler.lockReleased(1, by: SessionID(3), now: h.now) == [.grant(two, request: 1, tokens: ["db": 2])])
     }
 }

@@ -1,8 +1,8 @@
+import CohortSpec
 import Foundation
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 /// Issue 5 at the scheduler's level: timeouts from submission, every attempt's error in the
 /// final one, handed-back attempts, draining workers, and superseded attempts' late reports.
@@ -44,7 +44,9 @@ import CohortSpec
         let child = try h.child("g", "a")
         #expect(child.phase == .failed)
         #expect(child.error == "attempt 1: exit code 1; attempt 2: timed out; attempt 3: exit code 3")
-        #expect(h.finished["g"]?.reason == "\"a\" failed: attempt 1: exit code 1; attempt 2: timed out; attempt 3: exit code 3")
+        #expect(
+            h.finished["g"]?.reason
+                == "\"a\" failed: attempt 1: exit code 1; attempt 2: timed out; attempt 3: exit code 3")
     }
 
     @Test func aSingleAttemptsErrorIsShownAlone() throws {
@@ -64,7 +66,9 @@ import CohortSpec
         h.record(h.scheduler.workerLost(one, reason: "connection closed", now: h.now))
         h.addWorker(2)
         try h.fail("a", error: "exit code 4")
-        #expect(try h.child("g", "a").error == "attempt 1: worker worker-1 (w-1) was lost: connection closed; attempt 2: exit code 4")
+        #expect(
+            try h.child("g", "a").error
+                == "attempt 1: worker worker-1 (w-1) was lost: connection closed; attempt 2: exit code 4")
     }
 
     @Test func handedBackAttemptsDoNotUseUpTheRetryBudget() throws {
@@ -130,7 +134,10 @@ import CohortSpec
     }
 
     @Test func aSupersededAttemptsLateResultIsRefusedAndNeverOverwritesTheNewOutcome() throws {
-        var h = SchedulerHarness { $0.heartbeatInterval = .seconds(1); $0.liveness = 3 }
+        var h = SchedulerHarness {
+            $0.heartbeatInterval = .seconds(1)
+            $0.liveness = 3
+        }
         let one = h.addWorker(1, slots: 1)
         try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 3))]), id: "g")
         let first = try #require(h.attempt("a"))
@@ -150,7 +157,8 @@ import CohortSpec
 
         // Before the new attempt finishes: the late result changes nothing.
         #expect(throws: SchedulerError.self) {
-            try h.scheduler.attemptFinished(first.ref, outcome: .succeeded(output: Data("\"late\"".utf8)), worker: one, now: h.now)
+            try h.scheduler.attemptFinished(
+                first.ref, outcome: .succeeded(output: Data("\"late\"".utf8)), worker: one, now: h.now)
         }
         #expect(try h.child("g", "a").phase == .running)
         try h.succeed("a", output: ["from": "attempt 2"])
@@ -163,7 +171,8 @@ import CohortSpec
         #expect(h.cancels[first.ref.id] == "superseded by attempt 2")
         for worker in [one, rejoined] {
             do {
-                _ = try h.scheduler.attemptFinished(first.ref, outcome: .failed(error: "late"), worker: worker, now: h.now)
+                _ = try h.scheduler.attemptFinished(
+                    first.ref, outcome: .failed(error: "late"), worker: worker, now: h.now)
                 Issue.record("a late result from \(worker) was accepted")
             } catch {
                 #expect(error.code == .superseded)
@@ -178,7 +187,10 @@ import CohortSpec
     }
 
     @Test func aLostWorkersGrantIsRevokedTheNextHolderGetsALargerTokenAndALateReleaseChangesNothing() throws {
-        var h = SchedulerHarness { $0.heartbeatInterval = .seconds(1); $0.liveness = 3 }
+        var h = SchedulerHarness {
+            $0.heartbeatInterval = .seconds(1)
+            $0.liveness = 3
+        }
         let one = h.addWorker(1, slots: 1)
         try h.submit(GroupSpec("g", children: [leaf("outer")]), id: "g")
         let outer = try #require(h.attempt("outer"))
@@ -211,7 +223,9 @@ import CohortSpec
 
     @Test func exponentialBackoffDoublesUpToItsCapAndJitterShortensEachWait() {
         let policy = RetryPolicy(attempts: 6, backoff: .seconds(1), strategy: .exponential, maxBackoff: .seconds(5))
-        #expect((1...5).map { policy.delay(afterFailedAttempt: $0, unitRandom: 0.9) } == [1, 2, 4, 5, 5].map { Duration.seconds($0) })
+        #expect(
+            (1...5).map { policy.delay(afterFailedAttempt: $0, unitRandom: 0.9) }
+                == [1, 2, 4, 5, 5].map { Duration.seconds($0) })
         let fixed = RetryPolicy(attempts: 3, backoff: .seconds(2))
         #expect(fixed.delay(afterFailedAttempt: 2, unitRandom: 0.5) == .seconds(2))
         var jittered = policy

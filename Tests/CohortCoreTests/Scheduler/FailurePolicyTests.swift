@@ -1,16 +1,18 @@
+import CohortSpec
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 @Suite struct FailurePolicyTests {
     @Test func cancelDependentsCancelsWhatWaitsOnTheFailedChildAndNothingElse() throws {
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
         try h.submit(
-            GroupSpec("g", children: [
-                leaf("a"), leaf("b", after: ["a"]), leaf("c", after: ["b"]), leaf("other"),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    leaf("a"), leaf("b", after: ["a"]), leaf("c", after: ["b"]), leaf("other"),
+                ]), id: "g")
         try h.fail("a", error: "exit code 2")
         #expect(try h.child("g", "b").phase == .cancelled)
         #expect(try h.child("g", "b").error == "dependency \"a\" failed")
@@ -26,9 +28,11 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
         try h.submit(
-            GroupSpec("g", onChildFailure: .cancelGroup, children: [
-                leaf("a"), leaf("running"), leaf("later", after: ["running"]),
-            ]), id: "g")
+            GroupSpec(
+                "g", onChildFailure: .cancelGroup,
+                children: [
+                    leaf("a"), leaf("running"), leaf("later", after: ["running"]),
+                ]), id: "g")
         let running = try #require(h.attempt("running"))
         try h.fail("a")
         #expect(h.cancels[running.ref.id] == "cancelled because \"a\" failed (onChildFailure: cancel-group)")
@@ -53,11 +57,13 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
         try h.submit(
-            GroupSpec("g", onChildFailure: .continue, children: [
-                ChildSpec("inner", onChildFailure: .cancelGroup, children: [leaf("x"), leaf("y")]),
-                leaf("after-inner", after: ["inner"]),
-                leaf("free"),
-            ]), id: "g")
+            GroupSpec(
+                "g", onChildFailure: .continue,
+                children: [
+                    ChildSpec("inner", onChildFailure: .cancelGroup, children: [leaf("x"), leaf("y")]),
+                    leaf("after-inner", after: ["inner"]),
+                    leaf("free"),
+                ]), id: "g")
         let y = try #require(h.attempt("inner/y"))
         try h.fail("inner/x")
         #expect(h.cancels[y.ref.id] != nil)

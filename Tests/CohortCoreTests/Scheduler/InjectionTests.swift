@@ -1,7 +1,7 @@
+import CohortSpec
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 @Suite struct InjectionTests {
     @Test func selectedOutputIsWrittenIntoTheConsumersInputBeforeDispatch() throws {
@@ -9,16 +9,18 @@ import CohortSpec
         h.addWorker(1, slots: 4, labels: ["x"])
         h.addWorker(2, slots: 4, labels: ["y"])
         try h.submit(
-            GroupSpec("g", children: [
-                leaf("version", requires: ["x"]),
-                leaf("checkout", requires: ["x"]),
-                leaf(
-                    "build", "shell", with: ["command": ["sh", "-c", "cat"], "env": ["KEEP": "1"]], requires: ["y"],
-                    inject: [
-                        Injection(from: "version", select: "value", into: "env.VERSION"),
-                        Injection(from: "checkout", select: "stdout", into: "stdin"),
-                    ]),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    leaf("version", requires: ["x"]),
+                    leaf("checkout", requires: ["x"]),
+                    leaf(
+                        "build", "shell", with: ["command": ["sh", "-c", "cat"], "env": ["KEEP": "1"]], requires: ["y"],
+                        inject: [
+                            Injection(from: "version", select: "value", into: "env.VERSION"),
+                            Injection(from: "checkout", select: "stdout", into: "stdin"),
+                        ]),
+                ]), id: "g")
         #expect(h.attempt("build") == nil)
         try h.succeed("version", output: ["value": "1.2.3"])
         #expect(h.attempt("build") == nil)
@@ -34,7 +36,8 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1)
         try h.submit(
-            GroupSpec("g", children: [leaf("p"), leaf("c", with: ["old": true], inject: [Injection(from: "p")])]), id: "g")
+            GroupSpec("g", children: [leaf("p"), leaf("c", with: ["old": true], inject: [Injection(from: "p")])]),
+            id: "g")
         try h.succeed("p", output: ["new": [1, 2]])
         #expect(try h.input(of: "c") == ["new": [1, 2]])
     }
@@ -43,9 +46,11 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1)
         try h.submit(
-            GroupSpec("g", onChildFailure: .continue, children: [
-                leaf("producer"), leaf("consumer", inject: [Injection(from: "producer", select: "x", into: "y")]),
-            ]), id: "g")
+            GroupSpec(
+                "g", onChildFailure: .continue,
+                children: [
+                    leaf("producer"), leaf("consumer", inject: [Injection(from: "producer", select: "x", into: "y")]),
+                ]), id: "g")
         try h.fail("producer")
         let consumer = try h.child("g", "consumer")
         #expect(consumer.phase == .cancelled)
@@ -57,9 +62,11 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1)
         try h.submit(
-            GroupSpec("g", onChildFailure: .continue, children: [
-                leaf("p"), leaf("c", inject: [Injection(from: "p")]),
-            ]), id: "g")
+            GroupSpec(
+                "g", onChildFailure: .continue,
+                children: [
+                    leaf("p"), leaf("c", inject: [Injection(from: "p")]),
+                ]), id: "g")
         h.record(try h.scheduler.cancelChild("g", path: "p", reason: "stop", now: h.now))
         try h.acknowledgeCancels()
         #expect(try h.child("g", "c").error == "producer \"p\" was cancelled")

@@ -1,16 +1,18 @@
+import CohortSpec
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 @Suite struct OrderTests {
     @Test func childrenWithoutDependenciesStartAtOnceAndDependentsWaitForTheirDependencies() throws {
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
         try h.submit(
-            GroupSpec("g", children: [
-                leaf("a"), leaf("b"), leaf("c", after: ["a", "b"]), leaf("d", after: ["c"]),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    leaf("a"), leaf("b"), leaf("c", after: ["a", "b"]), leaf("d", after: ["c"]),
+                ]), id: "g")
         #expect(h.runningPaths == ["a", "b"])
         #expect(try h.child("g", "c").phase == .waiting)
         #expect(try h.child("g", "c").waitingReason == "waiting for \"a\", \"b\"")
@@ -41,12 +43,14 @@ import CohortSpec
     @Test func nestedGroupWaitsForItsAfterAndItsDependentsWaitForAllOfItsChildren() throws {
         var h = SchedulerHarness()
         h.addWorker(1, slots: 8)
-        let spec = GroupSpec("n", children: [
-            leaf("build"),
-            ChildSpec("tests", mode: .sequence, after: ["build"], children: [leaf("unit"), leaf("integration")]),
-            ChildSpec("checks", children: [leaf("lint"), leaf("types")]),
-            leaf("release", after: ["tests", "checks"]),
-        ])
+        let spec = GroupSpec(
+            "n",
+            children: [
+                leaf("build"),
+                ChildSpec("tests", mode: .sequence, after: ["build"], children: [leaf("unit"), leaf("integration")]),
+                ChildSpec("checks", children: [leaf("lint"), leaf("types")]),
+                leaf("release", after: ["tests", "checks"]),
+            ])
         try h.submit(spec, id: "n")
         #expect(h.runningPaths == ["build", "checks/lint", "checks/types"])
         try h.succeed("checks/lint")
@@ -66,9 +70,12 @@ import CohortSpec
     @Test func statusListsEveryChildDepthFirstInSpecOrder() throws {
         var h = SchedulerHarness()
         try h.submit(
-            GroupSpec("n", children: [
-                leaf("a"), ChildSpec("inner", children: [leaf("x"), ChildSpec("deep", children: [leaf("y")])]), leaf("b"),
-            ]), id: "n")
+            GroupSpec(
+                "n",
+                children: [
+                    leaf("a"), ChildSpec("inner", children: [leaf("x"), ChildSpec("deep", children: [leaf("y")])]),
+                    leaf("b"),
+                ]), id: "n")
         let snapshot = try h.scheduler.groupSnapshot("n")
         #expect(snapshot.children.map(\.path) == ["a", "inner", "inner/x", "inner/deep", "inner/deep/y", "b"])
         #expect(snapshot.children.map(\.isGroup) == [false, true, false, true, false, false])

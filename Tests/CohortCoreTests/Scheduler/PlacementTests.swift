@@ -1,7 +1,7 @@
+import CohortSpec
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 @Suite struct PlacementTests {
     @Test func childrenRunOnlyOnWorkersWithAllTheirRequiredLabels() throws {
@@ -9,9 +9,11 @@ import CohortSpec
         let plain = h.addWorker(1, slots: 4)
         let gpu = h.addWorker(2, slots: 4, labels: ["gpu", "linux"])
         try h.submit(
-            GroupSpec("g", children: [
-                leaf("train", requires: ["gpu"]), leaf("both", requires: ["gpu", "linux"]), leaf("any"),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    leaf("train", requires: ["gpu"]), leaf("both", requires: ["gpu", "linux"]), leaf("any"),
+                ]), id: "g")
         #expect(h.running.values.first { $0.order.ref.path == "train" }?.worker == gpu)
         #expect(h.running.values.first { $0.order.ref.path == "both" }?.worker == gpu)
         #expect(h.running.values.first { $0.order.ref.path == "any" }?.worker == plain)
@@ -115,9 +117,11 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1)
         try h.submit(
-            GroupSpec("g", children: [
-                ChildSpec("s", run: "sleep", with: ["seconds": 1], timeout: .seconds(5))
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    ChildSpec("s", run: "sleep", with: ["seconds": 1], timeout: .seconds(5))
+                ]), id: "g")
         let order = try #require(h.attempt("s"))
         #expect(order.kind == "sleep")
         #expect(order.timeout == .seconds(5))

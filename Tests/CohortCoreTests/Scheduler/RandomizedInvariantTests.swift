@@ -1,8 +1,8 @@
+import CohortSpec
 import Foundation
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 /// Random specs, random workers and random interleavings of events, with the cluster's
 /// guarantees checked after every step.
@@ -79,7 +79,8 @@ import CohortSpec
                 let (worker, order) = late.removeFirst()
                 let before = try h.scheduler.childSnapshot(order.ref.group, path: order.ref.path)
                 #expect(throws: SchedulerError.self) {
-                    try h.scheduler.attemptFinished(order.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: worker, now: h.now)
+                    try h.scheduler.attemptFinished(
+                        order.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: worker, now: h.now)
                 }
                 h.record(h.scheduler.lockReleased(UInt64(random.int(1...3)), by: worker, now: h.now))
                 let after = try h.scheduler.childSnapshot(order.ref.group, path: order.ref.path)
@@ -98,7 +99,8 @@ import CohortSpec
                     late.append((victim, entry.order))
                 }
                 h.record(
-                    h.scheduler.workerLost(victim, reason: "random loss", handedBack: random.int(0...1) == 0, now: h.now))
+                    h.scheduler.workerLost(
+                        victim, reason: "random loss", handedBack: random.int(0...1) == 0, now: h.now))
                 workerNumber += 1
                 h.addWorker(workerNumber, slots: random.int(1...3), labels: randomLabels(&random))
             case 65..<75:
@@ -150,7 +152,9 @@ import CohortSpec
                             childName, run: "echo", after: after, exclusive: categories,
                             requires: [[], [], ["x"], ["y"]][random.int(0...3)],
                             retry: random.int(0...3) == 0 ? RetryPolicy(attempts: 2, backoff: .seconds(1)) : nil,
-                            inject: producers.map { Injection(from: $0, select: "n", into: JSONPath([.key("from_\($0)")])) }))
+                            inject: producers.map {
+                                Injection(from: $0, select: "n", into: JSONPath([.key("from_\($0)")]))
+                            }))
                 }
             }
             return list
@@ -184,12 +188,16 @@ struct InvariantChecker {
         for action in h.log[from...] {
             switch action {
             case .dispatch(let worker, let order):
-                #expect(h.scheduler.membership.workers[worker]?.state == .ready, "\(order.ref) dispatched to \(worker), not ready")
+                #expect(
+                    h.scheduler.membership.workers[worker]?.state == .ready,
+                    "\(order.ref) dispatched to \(worker), not ready")
                 let flat = try #require(flats[order.ref.group])
                 let leaf = try #require(flat.leaf(at: order.ref.path))
                 // Only to a worker with every label the child requires.
                 let labels = Set(h.scheduler.membership.workers[worker]?.labels ?? [])
-                #expect(Set(leaf.requires).isSubset(of: labels), "\(order.ref) needs \(leaf.requires), went to \(worker) with \(labels)")
+                #expect(
+                    Set(leaf.requires).isSubset(of: labels),
+                    "\(order.ref) needs \(leaf.requires), went to \(worker) with \(labels)")
                 // Dependencies before dependents.
                 for dependency in flat.dependencyPaths(of: leaf) {
                     let state = try h.scheduler.childSnapshot(order.ref.group, path: dependency).phase
@@ -197,14 +205,16 @@ struct InvariantChecker {
                 }
                 // Tokens strictly increase per category for the categories an attempt acquires.
                 for category in leaf.acquires {
-                    let token = try #require(order.tokens[category], "\(order.ref) dispatched without a \(category) token")
+                    let token = try #require(
+                        order.tokens[category], "\(order.ref) dispatched without a \(category) token")
                     #expect(token > maxToken[category, default: 0])
                     maxToken[category] = token
                 }
             case .groupFinished(let group, _, _):
                 // Only after every child.
                 let snapshot = try h.scheduler.groupSnapshot(group)
-                #expect(snapshot.children.allSatisfy { $0.phase.isFinished }, "\(group) finished with unfinished children")
+                #expect(
+                    snapshot.children.allSatisfy { $0.phase.isFinished }, "\(group) finished with unfinished children")
                 #expect(!h.running.values.contains { $0.order.ref.group == group })
             default:
                 break

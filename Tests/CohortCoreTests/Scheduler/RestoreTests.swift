@@ -1,8 +1,8 @@
+import CohortSpec
 import Foundation
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 /// A restarted coordinator's scheduler, rebuilt from what the journal kept (the records the
 /// coordinator writes: the scheduler's `.record` actions).
@@ -92,7 +92,9 @@ import CohortSpec
         #expect(version.phase == .succeeded)
         #expect(version.attempt == 1)
         #expect(version.workerName == "worker-1")
-        #expect(try harness.scheduler.result("r1", path: "version") == .succeeded(output: (["value": "1.2.3"] as JSONValue).jsonData()))
+        #expect(
+            try harness.scheduler.result("r1", path: "version")
+                == .succeeded(output: (["value": "1.2.3"] as JSONValue).jsonData()))
         #expect(try harness.child("r1", "build").phase == .running)
         // The worker comes back and reports the attempt it still runs: it carries on.
         let build = try #require(journal.latest["r1"]?["build"])
@@ -131,7 +133,8 @@ import CohortSpec
         var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
         let build = try #require(journal.latest["r1"]?["build"])
         let ref = AttemptRef(id: build.attemptID, group: "r1", path: "build", attempt: 1)
-        harness.record(try harness.scheduler.orphanFinished(ref, outcome: .succeeded(output: Data("{}".utf8)), now: harness.now))
+        harness.record(
+            try harness.scheduler.orphanFinished(ref, outcome: .succeeded(output: Data("{}".utf8)), now: harness.now))
         let child = try harness.child("r1", "build")
         #expect(child.phase == .succeeded)
         #expect(child.workerName == "worker-1")
@@ -230,7 +233,9 @@ import CohortSpec
             harness.scheduler.workerReady(
                 SessionID(12), name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
                 running: [b.ref], now: harness.now))
-        #expect(harness.scheduler.lockRequested(1, by: SessionID(12), for: b.ref, categories: ["db"], now: harness.now).isEmpty)
+        #expect(
+            harness.scheduler.lockRequested(1, by: SessionID(12), for: b.ref, categories: ["db"], now: harness.now)
+                .isEmpty)
         #expect(harness.scheduler.locks.snapshot().first { $0.category == "db" }?.holder?.child == "a")
         // a's worker asking again for the grant it holds gets the same token back.
         #expect(
@@ -238,7 +243,11 @@ import CohortSpec
                 == [.grant(SessionID(11), request: 1, tokens: ["db": token])])
         // Released: b's procedure gets db, with a token above the new epoch's floor.
         let next = harness.scheduler.lockReleased(1, by: SessionID(11), now: harness.now)
-        guard case .grant(SessionID(12), 1, let tokens) = next.first(where: { if case .grant = $0 { true } else { false } }) else {
+        guard
+            case .grant(SessionID(12), 1, let tokens) = next.first(where: {
+                if case .grant = $0 { true } else { false }
+            })
+        else {
             Issue.record("expected b's grant, got \(next)")
             return
         }
@@ -260,7 +269,8 @@ import CohortSpec
             harness.scheduler.workerReady(
                 SessionID(12), name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
                 running: [b.ref], now: harness.now))
-        harness.record(harness.scheduler.lockRequested(1, by: SessionID(12), for: b.ref, categories: ["db"], now: harness.now))
+        harness.record(
+            harness.scheduler.lockRequested(1, by: SessionID(12), for: b.ref, categories: ["db"], now: harness.now))
         harness.advance(.seconds(9))
         #expect(!harness.log.contains { if case .grant = $0 { true } else { false } })
         harness.advance(.seconds(2))

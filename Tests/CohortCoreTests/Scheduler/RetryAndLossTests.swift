@@ -1,13 +1,14 @@
+import CohortSpec
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 @Suite struct RetryAndLossTests {
     @Test func aFailedAttemptIsRetriedAfterItsBackoffWithinTheBudget() throws {
         var h = SchedulerHarness()
         h.addWorker(1)
-        try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 3, backoff: .seconds(2)))]), id: "g")
+        try h.submit(
+            GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 3, backoff: .seconds(2)))]), id: "g")
         try h.fail("a", error: "first")
         #expect(h.running.isEmpty)
         let waiting = try h.child("g", "a")
@@ -30,10 +31,12 @@ import CohortSpec
         var h = SchedulerHarness()
         h.addWorker(1, slots: 4)
         try h.submit(
-            GroupSpec("g", children: [
-                leaf("flaky", exclusive: ["db"], retry: RetryPolicy(attempts: 2, backoff: .seconds(5))),
-                leaf("other", exclusive: ["db"]),
-            ]), id: "g")
+            GroupSpec(
+                "g",
+                children: [
+                    leaf("flaky", exclusive: ["db"], retry: RetryPolicy(attempts: 2, backoff: .seconds(5))),
+                    leaf("other", exclusive: ["db"]),
+                ]), id: "g")
         #expect(h.runningPaths == ["flaky"])
         try h.fail("flaky")
         #expect(h.runningPaths == ["other"])
@@ -55,7 +58,8 @@ import CohortSpec
     @Test func aLostWorkersAttemptsGetNewAttemptsElsewhere() throws {
         var h = SchedulerHarness(prefetch: 2)
         let one = h.addWorker(1, slots: 1)
-        try h.submit(GroupSpec("g", children: [leaf("started", retry: RetryPolicy(attempts: 2)), leaf("queued")]), id: "g")
+        try h.submit(
+            GroupSpec("g", children: [leaf("started", retry: RetryPolicy(attempts: 2)), leaf("queued")]), id: "g")
         let started = try #require(h.attempt("started"))
         try h.start(started)
         #expect(h.running.count == 2)
@@ -86,7 +90,10 @@ import CohortSpec
     }
 
     @Test func aSilentWorkerIsDeclaredLostAfterItsLivenessIntervals() throws {
-        var h = SchedulerHarness { $0.heartbeatInterval = .seconds(1); $0.liveness = 3 }
+        var h = SchedulerHarness {
+            $0.heartbeatInterval = .seconds(1)
+            $0.liveness = 3
+        }
         let one = h.addWorker(1)
         let two = h.addWorker(2)
         for _ in 0..<5 {

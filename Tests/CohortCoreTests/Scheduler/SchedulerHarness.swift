@@ -1,8 +1,8 @@
+import CohortSpec
 import Foundation
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 /// Drives a `Scheduler` with a manual clock and records what it asks for, the way the
 /// coordinator's loop would: dispatched attempts are "on" their worker until the test
@@ -133,5 +133,7 @@ func leaf(
     _ name: String, _ kind: String = "echo", with input: JSONValue = .emptyObject, after: [String] = [],
     exclusive: [String] = [], requires: [String] = [], retry: RetryPolicy? = nil, inject: [Injection] = []
 ) -> ChildSpec {
-    ChildSpec(name, run: kind, with: input, after: after, exclusive: exclusive, requires: requires, retry: retry, inject: inject)
+    ChildSpec(
+        name, run: kind, with: input, after: after, exclusive: exclusive, requires: requires, retry: retry,
+        inject: inject)
 }

@@ -1,7 +1,7 @@
+import CohortSpec
 import Testing
 
 @testable import CohortCore
-import CohortSpec
 
 @Suite struct SubmitTests {
     @Test func submittingTheSameIDTwiceIsIdempotent() throws {

@@ -47,23 +47,31 @@ import Yams
         ]
         let document = scalars.map { "- \($0)" }.joined(separator: "\n")
         let expected = try JSONValue(
-            yamlNode: #require(try Parser(yaml: document, resolver: .default, constructor: .default, encoding: .utf8).singleRoot()))
-        let basic = try #require(try Parser(yaml: document, resolver: .basic, constructor: .default, encoding: .utf8).singleRoot())
+            yamlNode: #require(
+                try Parser(yaml: document, resolver: .default, constructor: .default, encoding: .utf8).singleRoot()))
+        let basic = try #require(
+            try Parser(yaml: document, resolver: .basic, constructor: .default, encoding: .utf8).singleRoot())
         let typed = try JSONValue(yamlNode: basic)
         for (index, scalar) in scalars.enumerated() {
             if case .double(let left)? = typed[index], case .double(let right)? = expected[index], left.isNaN {
                 #expect(right.isNaN, "\(scalar)")
                 continue
             }
-            #expect(typed[index] == expected[index], "\(scalar): \(String(describing: typed[index])) vs \(String(describing: expected[index]))")
+            #expect(
+                typed[index] == expected[index],
+                "\(scalar): \(String(describing: typed[index])) vs \(String(describing: expected[index]))")
         }
         // Every rule's first characters are covered: nothing here is a string only by the shortcut.
-        #expect(scalars.filter { !YAMLScalarTyping.mayBeTyped($0) }.allSatisfy { expected[scalars.firstIndex(of: $0)!]?.stringValue == $0 })
+        #expect(
+            scalars.filter { !YAMLScalarTyping.mayBeTyped($0) }.allSatisfy {
+                expected[scalars.firstIndex(of: $0)!]?.stringValue == $0
+            })
     }
 
     @Test func aPlainMergeKeyMergesWithoutResolverRules() throws {
         let document = "base: &b {run: echo, with: {a: 1}}\nchild:\n  <<: *b\n  name: c\nquoted: {\"<<\": 1}"
-        let node = try #require(try Parser(yaml: document, resolver: .basic, constructor: .default, encoding: .utf8).singleRoot())
+        let node = try #require(
+            try Parser(yaml: document, resolver: .basic, constructor: .default, encoding: .utf8).singleRoot())
         let value = try JSONValue(yamlNode: node)
         #expect(value["child"] == ["run": "echo", "with": ["a": 1], "name": "c"])
         #expect(value["quoted"] == ["<<": 1])

@@ -31,7 +31,7 @@ import Testing
     @Test(arguments: validFiles)
     func validExampleParses(_ file: String) throws {
         let path = Self.examples.appendingPathComponent(file).path
-        let spec = try parseSpecFile( path)
+        let spec = try parseSpecFile(path)
         #expect(!spec.children.isEmpty)
         #expect(spec.name == SpecFormat.splitName(file).base)
     }
@@ -45,7 +45,7 @@ import Testing
         try #require(firstLine.hasPrefix(marker), "\(file) must start with `# expect: <error>`")
         let expected = String(firstLine.dropFirst(marker.count))
         do {
-            let spec = try parseSpecFile( path)
+            let spec = try parseSpecFile(path)
             Issue.record("\(file) parsed, but should fail with: \(expected)\n\(spec)")
         } catch {
             #expect(

@@ -43,7 +43,7 @@ import Testing
 
     @Test(arguments: ["release.yaml", "fan-out.yaml", "exclusive.yaml", "cancellation.yaml"])
     func everyExampleRoundTripsThroughSpecText(_ file: String) throws {
-        let spec = try parseSpecFile( ExampleSpecTests.examples.appendingPathComponent(file).path)
+        let spec = try parseSpecFile(ExampleSpecTests.examples.appendingPathComponent(file).path)
         #expect(try SpecParser.parse(text: spec.specText(), format: .json) == spec)
     }
 

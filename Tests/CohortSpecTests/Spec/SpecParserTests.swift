@@ -198,11 +198,15 @@ import Testing
         #expect(error.path == "children[0].after[0]")
         #expect(error.line == 4)
         let repeated = try #require(
-            specErrors("{\"name\": \"a\",\n \"name\": \"b\", \"children\": [{\"name\": \"x\", \"run\": \"echo\"}]}", format: .json).first)
+            specErrors(
+                "{\"name\": \"a\",\n \"name\": \"b\", \"children\": [{\"name\": \"x\", \"run\": \"echo\"}]}",
+                format: .json
+            ).first)
         #expect(repeated.code == .syntax)
         #expect(repeated.message.contains("duplicate key \"name\""))
         // Beyond strict JSON, the YAML path still reads it.
-        #expect(try SpecParser.parse(text: "{name: g, children: [{name: a, run: echo}]} # yaml", format: .json).name == "g")
+        #expect(
+            try SpecParser.parse(text: "{name: g, children: [{name: a, run: echo}]} # yaml", format: .json).name == "g")
     }
 
     @Test func anEmptyDocumentIsRejected() {
@@ -277,14 +281,14 @@ import Testing
         let file = directory.appendingPathComponent("nightly.json")
         try #"{"children": {"a": 1}}"#.write(to: file, atomically: true, encoding: .utf8)
         do {
-            _ = try parseSpecFile( file.path)
+            _ = try parseSpecFile(file.path)
             Issue.record("expected an error")
         } catch {
             #expect(error.sourceName == file.path)
             #expect(error.errors.first?.message.contains("an array of children, got an object") == true, "\(error)")
         }
         try "children: [{ name: a, run: echo }]".write(to: file, atomically: true, encoding: .utf8)
-        #expect(try parseSpecFile( file.path).name == "nightly")
+        #expect(try parseSpecFile(file.path).name == "nightly")
     }
 
     @Test func specErrorsListOneErrorPerLine() {

@@ -23,21 +23,44 @@ enum Samples {
     static let all: [(String, WireMessage)] = [
         ("hello", .handshake(.hello(Hello(role: .worker, softwareVersion: "0.3.1", peerName: "builder-1")))),
         ("hello client", .handshake(.hello(Hello(role: .client, softwareVersion: "0.3.1", peerName: "cli@host")))),
-        ("welcome", .handshake(.welcome(Welcome(
-            coordinatorID: "coord-a", epoch: 12, peerID: "w-3", heartbeatInterval: .milliseconds(1500),
-            heartbeatLiveness: 4, softwareVersion: "0.3.2")))),
+        (
+            "welcome",
+            .handshake(
+                .welcome(
+                    Welcome(
+                        coordinatorID: "coord-a", epoch: 12, peerID: "w-3", heartbeatInterval: .milliseconds(1500),
+                        heartbeatLiveness: 4, softwareVersion: "0.3.2")))
+        ),
         ("handshake error", .handshake(.error(HandshakeError.unsupportedVersion(9)))),
 
-        ("submit", .clientRequest(ClientRequest(requestID: 1, .submit(Submission(
-            groupID: "nightly-42", document: "name: release\nchildren: []\n", format: .yaml, sourceName: "release.yaml"))))),
-        ("submit json", .clientRequest(ClientRequest(requestID: 2, .submit(Submission(
-            groupID: nil, document: #"{"children":[]}"#, format: .json, sourceName: nil))))),
+        (
+            "submit",
+            .clientRequest(
+                ClientRequest(
+                    requestID: 1,
+                    .submit(
+                        Submission(
+                            groupID: "nightly-42", document: "name: release\nchildren: []\n", format: .yaml,
+                            sourceName: "release.yaml"))))
+        ),
+        (
+            "submit json",
+            .clientRequest(
+                ClientRequest(
+                    requestID: 2,
+                    .submit(
+                        Submission(
+                            groupID: nil, document: #"{"children":[]}"#, format: .json, sourceName: nil))))
+        ),
         ("status all", .clientRequest(ClientRequest(requestID: 3, .status(group: nil)))),
         ("status one", .clientRequest(ClientRequest(requestID: 4, .status(group: "g-7f3a")))),
         ("status empty id", .clientRequest(ClientRequest(requestID: 4, .status(group: "")))),
         ("result", .clientRequest(ClientRequest(requestID: 5, .result(group: "g-7f3a", path: "tests/unit")))),
         ("result group", .clientRequest(ClientRequest(requestID: 5, .result(group: "g-7f3a", path: nil)))),
-        ("cancel", .clientRequest(ClientRequest(requestID: 6, .cancel(group: "g-7f3a", path: "build", reason: "user asked")))),
+        (
+            "cancel",
+            .clientRequest(ClientRequest(requestID: 6, .cancel(group: "g-7f3a", path: "build", reason: "user asked")))
+        ),
         ("cancel group", .clientRequest(ClientRequest(requestID: 6, .cancel(group: "g-7f3a", path: nil, reason: "")))),
         ("watch", .clientRequest(ClientRequest(requestID: 7, .watch(group: "g-7f3a")))),
         ("unwatch", .clientRequest(ClientRequest(requestID: 8, .unwatch(group: "g-7f3a")))),
@@ -46,66 +69,178 @@ enum Samples {
         ("disconnect", .clientRequest(ClientRequest(requestID: 11, .disconnect(reason: "bye")))),
         ("drain", .clientRequest(ClientRequest(requestID: 12, .drain(worker: "build-1")))),
 
-        ("submitted", .coordinatorReply(CoordinatorReply(requestID: 1, .submitted(SubmitReceipt(
-            id: "g-7f3a", name: "release", warnings: [#"no connected worker offers kind "resize""#],
-            alreadySubmitted: true))))),
-        ("groups", .coordinatorReply(CoordinatorReply(requestID: 3, .groups([
-            GroupSummary(id: "g-1", name: "a", state: .running, submittedAt: t1),
-            GroupSummary(id: "g-2", name: "b", state: .cancelled, submittedAt: t2),
-        ])))),
-        ("group", .coordinatorReply(CoordinatorReply(requestID: 4, .group(GroupDetail(
-            id: "g-7f3a", name: "release", state: .failed, submittedAt: t1, finishedAt: t2,
-            reason: "build failed", children: [
-                child, ChildStatus(name: "lint", path: "lint", state: .ready),
-                ChildStatus(name: "tests", path: "tests", state: .running, isGroup: true),
-            ]))))),
-        ("result reply", .coordinatorReply(CoordinatorReply(requestID: 5, .result(ResultReply(
-            group: "g-7f3a", path: "version", outcome: .succeeded(output: json)))))),
-        ("result failed", .coordinatorReply(CoordinatorReply(requestID: 5, .result(ResultReply(
-            group: "g-7f3a", path: nil, outcome: .failed(error: "exit status 2")))))),
-        ("result cancelled", .coordinatorReply(CoordinatorReply(requestID: 5, .result(ResultReply(
-            group: "g-7f3a", path: "x", outcome: .cancelled(reason: "timed out")))))),
-        ("cancel accepted", .coordinatorReply(CoordinatorReply(requestID: 6, .cancelAccepted(group: "g-7f3a", path: "build")))),
-        ("watch events", .coordinatorReply(CoordinatorReply(requestID: 7, .watchEvents([
-            WatchEvent(group: "g-7f3a", at: t1, .child(child)),
-            WatchEvent(group: "g-7f3a", at: t2, .finished(state: .succeeded, reason: "all done")),
-            WatchEvent(group: "g-7f3a", at: t2, .finished(state: .cancelled, reason: nil)),
-        ])))),
-        ("workers reply", .coordinatorReply(CoordinatorReply(requestID: 9, .workers([
-            WorkerInfo(id: "w-1", name: "builder-1", host: "10.0.0.5", labels: ["linux", "gpu"], slots: 4, running: 3, state: .ready),
-            WorkerInfo(id: "w-2", name: "b2", host: "h", labels: [], slots: 1, running: 0, state: .lost),
-        ])))),
-        ("locks reply", .coordinatorReply(CoordinatorReply(requestID: 10, .locks([
-            LockInfo(category: "repo", token: 41,
-                     holder: LockHolderStatus(group: "g-7f3a", child: "checkout", attempt: 2, worker: "w-1"),
-                     waiters: [LockWaiter(group: "g-8", child: "a/b"), LockWaiter(group: "g-9", child: "c")]),
-            LockInfo(category: "db", token: 3, holder: nil, waiters: []),
-        ])))),
-        ("error", .coordinatorReply(CoordinatorReply(requestID: 1, .error(ProtocolError(
-            code: .invalidSpec, message: "2 errors",
-            specErrors: [SpecError(path: "children[2].inject[0].from", message: #"no child named "buld""#),
-                         SpecError(path: "name", message: "must not contain /", line: 3, column: 7)]))))),
-        ("unsolicited error", .coordinatorReply(CoordinatorReply(requestID: 0, .error(ProtocolError(
-            code: .shuttingDown, message: "coordinator stopping"))))),
-        ("restarting notice", .coordinatorReply(CoordinatorReply(requestID: 0, .error(ProtocolError(
-            code: .shuttingDown, message: "coordinator stopping (SIGTERM)", restarting: true))))),
+        (
+            "submitted",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 1,
+                    .submitted(
+                        SubmitReceipt(
+                            id: "g-7f3a", name: "release", warnings: [#"no connected worker offers kind "resize""#],
+                            alreadySubmitted: true))))
+        ),
+        (
+            "groups",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 3,
+                    .groups([
+                        GroupSummary(id: "g-1", name: "a", state: .running, submittedAt: t1),
+                        GroupSummary(id: "g-2", name: "b", state: .cancelled, submittedAt: t2),
+                    ])))
+        ),
+        (
+            "group",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 4,
+                    .group(
+                        GroupDetail(
+                            id: "g-7f3a", name: "release", state: .failed, submittedAt: t1, finishedAt: t2,
+                            reason: "build failed",
+                            children: [
+                                child, ChildStatus(name: "lint", path: "lint", state: .ready),
+                                ChildStatus(name: "tests", path: "tests", state: .running, isGroup: true),
+                            ]))))
+        ),
+        (
+            "result reply",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 5,
+                    .result(
+                        ResultReply(
+                            group: "g-7f3a", path: "version", outcome: .succeeded(output: json)))))
+        ),
+        (
+            "result failed",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 5,
+                    .result(
+                        ResultReply(
+                            group: "g-7f3a", path: nil, outcome: .failed(error: "exit status 2")))))
+        ),
+        (
+            "result cancelled",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 5,
+                    .result(
+                        ResultReply(
+                            group: "g-7f3a", path: "x", outcome: .cancelled(reason: "timed out")))))
+        ),
+        (
+            "cancel accepted",
+            .coordinatorReply(CoordinatorReply(requestID: 6, .cancelAccepted(group: "g-7f3a", path: "build")))
+        ),
+        (
+            "watch events",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 7,
+                    .watchEvents([
+                        WatchEvent(group: "g-7f3a", at: t1, .child(child)),
+                        WatchEvent(group: "g-7f3a", at: t2, .finished(state: .succeeded, reason: "all done")),
+                        WatchEvent(group: "g-7f3a", at: t2, .finished(state: .cancelled, reason: nil)),
+                    ])))
+        ),
+        (
+            "workers reply",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 9,
+                    .workers([
+                        WorkerInfo(
+                            id: "w-1", name: "builder-1", host: "10.0.0.5", labels: ["linux", "gpu"], slots: 4,
+                            running: 3, state: .ready),
+                        WorkerInfo(id: "w-2", name: "b2", host: "h", labels: [], slots: 1, running: 0, state: .lost),
+                    ])))
+        ),
+        (
+            "locks reply",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 10,
+                    .locks([
+                        LockInfo(
+                            category: "repo", token: 41,
+                            holder: LockHolderStatus(group: "g-7f3a", child: "checkout", attempt: 2, worker: "w-1"),
+                            waiters: [LockWaiter(group: "g-8", child: "a/b"), LockWaiter(group: "g-9", child: "c")]),
+                        LockInfo(category: "db", token: 3, holder: nil, waiters: []),
+                    ])))
+        ),
+        (
+            "error",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 1,
+                    .error(
+                        ProtocolError(
+                            code: .invalidSpec, message: "2 errors",
+                            specErrors: [
+                                SpecError(path: "children[2].inject[0].from", message: #"no child named "buld""#),
+                                SpecError(path: "name", message: "must not contain /", line: 3, column: 7),
+                            ]))))
+        ),
+        (
+            "unsolicited error",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 0,
+                    .error(
+                        ProtocolError(
+                            code: .shuttingDown, message: "coordinator stopping"))))
+        ),
+        (
+            "restarting notice",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 0,
+                    .error(
+                        ProtocolError(
+                            code: .shuttingDown, message: "coordinator stopping (SIGTERM)", restarting: true))))
+        ),
         ("acknowledged", .coordinatorReply(CoordinatorReply(requestID: 8, .acknowledged))),
 
-        ("ready", .worker(.ready(WorkerReady(
-            name: "builder-1", host: "build-01.example", sessionID: "s-5b9c", labels: ["linux", "gpu"], slots: 4,
-            kinds: ["shell", "sleep", "echo", "fail", "resize"],
-            running: [RunningAttempt(ref: task, startedAt: t1, heldTokens: ["repo": 41]),
-                      RunningAttempt(ref: otherAttempt, startedAt: nil)])))),
-        ("ready while draining", .worker(.ready(WorkerReady(
-            name: "builder-2", host: "build-02.example", sessionID: "s-77", labels: [], slots: 1, kinds: ["shell"],
-            running: [RunningAttempt(ref: task, startedAt: t1)], draining: true)))),
+        (
+            "ready",
+            .worker(
+                .ready(
+                    WorkerReady(
+                        name: "builder-1", host: "build-01.example", sessionID: "s-5b9c", labels: ["linux", "gpu"],
+                        slots: 4,
+                        kinds: ["shell", "sleep", "echo", "fail", "resize"],
+                        running: [
+                            RunningAttempt(ref: task, startedAt: t1, heldTokens: ["repo": 41]),
+                            RunningAttempt(ref: otherAttempt, startedAt: nil),
+                        ])))
+        ),
+        (
+            "ready while draining",
+            .worker(
+                .ready(
+                    WorkerReady(
+                        name: "builder-2", host: "build-02.example", sessionID: "s-77", labels: [], slots: 1,
+                        kinds: ["shell"],
+                        running: [RunningAttempt(ref: task, startedAt: t1)], draining: true)))
+        ),
         ("worker heartbeat", .worker(.heartbeat)),
-        ("started", .worker(.started([AttemptStart(ref: task, startedAt: t1), AttemptStart(ref: otherAttempt, startedAt: t2)]))),
-        ("results", .worker(.results([
-            result,
-            AttemptResult(ref: otherAttempt, outcome: .failed(error: "boom"), startedAt: t1, finishedAt: t2),
-            AttemptResult(ref: task, outcome: .cancelled(reason: "timed out", code: .timedOut), startedAt: t1, finishedAt: t2),
-        ]))),
+        (
+            "started",
+            .worker(.started([AttemptStart(ref: task, startedAt: t1), AttemptStart(ref: otherAttempt, startedAt: t2)]))
+        ),
+        (
+            "results",
+            .worker(
+                .results([
+                    result,
+                    AttemptResult(ref: otherAttempt, outcome: .failed(error: "boom"), startedAt: t1, finishedAt: t2),
+                    AttemptResult(
+                        ref: task, outcome: .cancelled(reason: "timed out", code: .timedOut), startedAt: t1,
+                        finishedAt: t2),
+                ]))
+        ),
         ("lock request", .worker(.lockRequest(LockRequest(requestID: 99, ref: task, categories: ["repo", "db"])))),
         ("lock release", .worker(.lockRelease(requestID: 99))),
         ("lock withdraw", .worker(.lockWithdraw(requestID: 100))),
@@ -113,21 +248,40 @@ enum Samples {
         ("worker disconnect", .worker(.disconnect(reason: "shutting down"))),
 
         ("coordinator heartbeat", .toWorker(.heartbeat)),
-        ("dispatch", .toWorker(.dispatch([
-            dispatchAttempt,
-            AttemptDispatch(ref: otherAttempt, kind: "echo", input: Data("{}".utf8)),
-        ]))),
-        ("cancel tasks", .toWorker(.cancel([
-            AttemptCancellation(ref: task, reason: "group cancelled"),
-            AttemptCancellation(ref: otherAttempt, reason: "timed out", code: .timedOut),
-        ]))),
+        (
+            "dispatch",
+            .toWorker(
+                .dispatch([
+                    dispatchAttempt,
+                    AttemptDispatch(ref: otherAttempt, kind: "echo", input: Data("{}".utf8)),
+                ]))
+        ),
+        (
+            "cancel tasks",
+            .toWorker(
+                .cancel([
+                    AttemptCancellation(ref: task, reason: "group cancelled"),
+                    AttemptCancellation(ref: otherAttempt, reason: "timed out", code: .timedOut),
+                ]))
+        ),
         ("lock grant", .toWorker(.lockGrant(LockGrant(requestID: 99, tokens: ["repo": 42, "db": 8])))),
-        ("lock denied", .toWorker(.lockDenied(LockDenial(requestID: 99, kind: .denied, reason: "category repo held by the group")))),
-        ("lock cancelled", .toWorker(.lockDenied(LockDenial(requestID: 98, kind: .cancelled, reason: "attempt cancelled")))),
+        (
+            "lock denied",
+            .toWorker(.lockDenied(LockDenial(requestID: 99, kind: .denied, reason: "category repo held by the group")))
+        ),
+        (
+            "lock cancelled",
+            .toWorker(.lockDenied(LockDenial(requestID: 98, kind: .cancelled, reason: "attempt cancelled")))
+        ),
         ("lock revoked", .toWorker(.lockDenied(LockDenial(requestID: 97, kind: .revoked, reason: "lease expired")))),
         ("shutdown", .toWorker(.shutdown(ShutdownNotice(reason: "SIGTERM", restarting: true)))),
-        ("worker error", .toWorker(.error(WorkerError(
-            code: .superseded, message: "attempt 3 superseded by attempt 4", ref: task, requestID: 5)))),
+        (
+            "worker error",
+            .toWorker(
+                .error(
+                    WorkerError(
+                        code: .superseded, message: "attempt 3 superseded by attempt 4", ref: task, requestID: 5)))
+        ),
         ("worker error bare", .toWorker(.error(WorkerError(code: .badFrame, message: "bad frame")))),
     ]
 

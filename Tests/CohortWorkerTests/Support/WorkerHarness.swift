@@ -5,6 +5,7 @@ import CohortWire
 import Foundation
 import Synchronization
 import Testing
+
 @testable import CohortWorker
 
 /// A worker running in-process against a fake coordinator (``FakePeer``), welcomed and ready.
@@ -51,9 +52,11 @@ struct WorkerHarness: Sendable {
         fencingTokens: [String: UInt64] = [:], timeout: Duration? = nil
     ) -> WireAttemptRef {
         let task = WireAttemptRef(id: id, group: "g-1", path: path ?? "child-\(id)", attempt: attempt)
-        coordinator.send(.dispatch([
-            AttemptDispatch(ref: task, kind: kind, input: Data(input.utf8), fencingTokens: fencingTokens, timeout: timeout),
-        ]))
+        coordinator.send(
+            .dispatch([
+                AttemptDispatch(
+                    ref: task, kind: kind, input: Data(input.utf8), fencingTokens: fencingTokens, timeout: timeout)
+            ]))
         return task
     }
 

@@ -12,12 +12,14 @@ enum Binaries {
             }
             return configured
         }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let executable =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
             ?? Bundle.main.executablePath ?? CommandLine.arguments[0]
         var directory = (executable as NSString).deletingLastPathComponent
         // macOS: …/debug/CohortPackageTests.xctest/Contents/MacOS/CohortPackageTests
         while !FileManager.default.isExecutableFile(atPath: directory + "/cohort"), directory.count > 1,
-              directory.contains(".xctest") {
+            directory.contains(".xctest")
+        {
             directory = (directory as NSString).deletingLastPathComponent
         }
         return directory

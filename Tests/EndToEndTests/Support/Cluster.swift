@@ -47,7 +47,8 @@ final class Cluster: @unchecked Sendable {
         endpoint: String, arguments: [String], environment: [String: String]
     ) throws -> (Subprocess, String) {
         let coordinator = try Subprocess(
-            Binaries.cohort, ["coordinator", "--endpoint", endpoint] + arguments, name: "coordinator", environment: environment)
+            Binaries.cohort, ["coordinator", "--endpoint", endpoint] + arguments, name: "coordinator",
+            environment: environment)
         let prefix = "cohort coordinator listening on "
         do {
             let bound = try coordinator.waitForLine(timeout: .seconds(20)) { line in
@@ -152,7 +153,9 @@ final class Cluster: @unchecked Sendable {
     }
 
     /// Submits `spec` with `--wait --json` and returns the exit status and the final status object.
-    func submitAndWait(_ spec: String, name: String = "spec.yaml", timeout: Duration = .seconds(120)) throws -> (Int32, [String: Any]) {
+    func submitAndWait(_ spec: String, name: String = "spec.yaml", timeout: Duration = .seconds(120)) throws -> (
+        Int32, [String: Any]
+    ) {
         let file = try Scratch.write(spec, name: name)
         let result = try cli(["submit", file, "--wait", "--json"], timeout: timeout)
         guard [0, 1, 3].contains(result.status) else { throw TestFailure("submit --wait failed: \(result)") }
@@ -168,7 +171,9 @@ final class Cluster: @unchecked Sendable {
 
     /// Polls `status GROUP` until `condition` holds, at most `timeout`.
     @discardableResult
-    func waitForStatus(_ group: String, timeout: Duration = .seconds(60), _ condition: ([String: Any]) -> Bool) throws -> [String: Any] {
+    func waitForStatus(_ group: String, timeout: Duration = .seconds(60), _ condition: ([String: Any]) -> Bool) throws
+        -> [String: Any]
+    {
         let deadline = ContinuousClock.now + timeout
         var last: [String: Any] = [:]
         while ContinuousClock.now < deadline {
@@ -183,7 +188,9 @@ final class Cluster: @unchecked Sendable {
 /// Reading the CLI's JSON output.
 enum JSON {
     static func value(_ text: String) throws -> Any {
-        guard let data = text.trimmingCharacters(in: .whitespacesAndNewlines).data(using: .utf8) else { throw TestFailure("not UTF-8") }
+        guard let data = text.trimmingCharacters(in: .whitespacesAndNewlines).data(using: .utf8) else {
+            throw TestFailure("not UTF-8")
+        }
         do {
             return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
         } catch {

@@ -35,7 +35,9 @@ struct Keys {
     var coordinator: [String] { ["--key", "\(directory)/coordinator.key", "--authorized-keys", authorized] }
 
     /// A worker's or client command's flags for the key `name`.
-    func peer(_ name: String) -> [String] { ["--key", "\(directory)/\(name).key", "--server-key", "\(directory)/coordinator.pub"] }
+    func peer(_ name: String) -> [String] {
+        ["--key", "\(directory)/\(name).key", "--server-key", "\(directory)/coordinator.pub"]
+    }
 }
 
 extension Subprocess {
@@ -44,7 +46,9 @@ extension Subprocess {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if stderr.contains(text) { return }
-            if !isRunning { throw TestFailure("\(name) exited (\(exitStatus ?? -1)) before logging \"\(text)\"; stderr:\n\(stderr)") }
+            if !isRunning {
+                throw TestFailure("\(name) exited (\(exitStatus ?? -1)) before logging \"\(text)\"; stderr:\n\(stderr)")
+            }
             usleep(10_000)
         }
         throw TestFailure("\(name) did not log \"\(text)\" within \(timeout); stderr:\n\(stderr)")

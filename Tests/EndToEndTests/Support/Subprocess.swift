@@ -32,7 +32,8 @@ final class Subprocess: @unchecked Sendable {
         ownsTag = tag == nil
         self.name = name ?? ([(executable as NSString).lastPathComponent] + arguments.prefix(1)).joined(separator: " ")
         let directory = Scratch.directory
-        let stem = "\(directory)/\(UUID().uuidString.prefix(8))-\((self.name).replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "/", with: "_"))"
+        let stem =
+            "\(directory)/\(UUID().uuidString.prefix(8))-\((self.name).replacingOccurrences(of: " ", with: "-").replacingOccurrences(of: "/", with: "_"))"
         stdoutPath = stem + ".out"
         stderrPath = stem + ".err"
 
@@ -108,7 +109,9 @@ final class Subprocess: @unchecked Sendable {
             for line in stdout.split(separator: "\n") {
                 if let found = match(String(line)) { return found }
             }
-            if !isRunning { throw TestFailure("\(name) exited (\(exitStatus ?? -1)) before saying it was ready; stderr:\n\(stderr)") }
+            if !isRunning {
+                throw TestFailure("\(name) exited (\(exitStatus ?? -1)) before saying it was ready; stderr:\n\(stderr)")
+            }
             usleep(10_000)
         }
         throw TestFailure("\(name) did not say it was ready within \(timeout); stderr:\n\(stderr)")
@@ -141,7 +144,9 @@ enum Leftovers {
 
     /// The live processes (zombies excluded) whose environment carries one of `tags`.
     static func pids(tags: Set<String>) -> [pid_t] {
-        guard !tags.isEmpty, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        guard !tags.isEmpty, let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else {
+            return []
+        }
         let wanted = Set(tags.map { Array("\(variable)=\($0)".utf8) })
         let own = getpid()
         return entries.compactMap { entry -> pid_t? in
@@ -191,12 +196,15 @@ struct CommandResult: CustomStringConvertible {
 }
 
 /// Runs `cohort` with `arguments` to completion (killed after `timeout`).
-func cohort(_ arguments: [String], timeout: Duration = .seconds(60), environment: [String: String] = [:]) throws -> CommandResult {
+func cohort(_ arguments: [String], timeout: Duration = .seconds(60), environment: [String: String] = [:]) throws
+    -> CommandResult
+{
     let start = ContinuousClock.now
     let process = try Subprocess(Binaries.cohort, arguments, environment: environment)
     defer { process.stop() }
     let status = try process.wait(timeout: timeout)
-    return CommandResult(status: status, stdout: process.stdout, stderr: process.stderr, elapsed: ContinuousClock.now - start)
+    return CommandResult(
+        status: status, stdout: process.stdout, stderr: process.stderr, elapsed: ContinuousClock.now - start)
 }
 
 /// A failure in the test machinery itself, with a message.
@@ -222,7 +230,8 @@ enum Scratch {
 
     /// Removes the `cohort-e2e-PID` directories of test runs whose pid is no longer running.
     private static func removeStale(in temporary: String) {
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? [] where entry.hasPrefix(prefix) {
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+        where entry.hasPrefix(prefix) {
             guard let pid = pid_t(entry.dropFirst(prefix.count)), kill(pid, 0) != 0, errno == ESRCH else { continue }
             try? FileManager.default.removeItem(atPath: "\(temporary)/\(entry)")
         }

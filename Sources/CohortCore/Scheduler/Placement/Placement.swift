@@ -122,7 +122,9 @@ struct Placement: Sendable {
         var warnings: [String] = []
         var seen = Set<Int32>()
         for index in classIDs where seen.insert(index).inserted && capable[Int(index)].isEmpty {
-            if let reason = Self.unplaceableReason(classes[Int(index)], membership: membership), !warnings.contains(reason) {
+            if let reason = Self.unplaceableReason(classes[Int(index)], membership: membership),
+                !warnings.contains(reason)
+            {
                 warnings.append(reason)
             }
         }
@@ -135,7 +137,8 @@ struct Placement: Sendable {
         let kindOffered = ready.contains { $0.kinds.contains(placement.kind) }
         if !kindOffered { return "no connected worker offers kind \"\(placement.kind)\"" }
         if !ready.contains(where: { $0.offers(kind: placement.kind, labels: placement.requires) }) {
-            return "no connected worker offers kind \"\(placement.kind)\" with labels \(placement.requires.joined(separator: ", "))"
+            return
+                "no connected worker offers kind \"\(placement.kind)\" with labels \(placement.requires.joined(separator: ", "))"
         }
         return nil
     }
