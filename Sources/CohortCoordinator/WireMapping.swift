@@ -15,10 +15,10 @@ extension Timestamp {
 
 extension AttemptRef {
     init(_ ref: WireAttemptRef) {
-        self.init(id: ref.id, group: ref.group, path: ref.path, attempt: ref.attempt)
+        self.init(id: AttemptID(ref.id), group: ref.group, path: ref.path, attempt: ref.attempt)
     }
 
-    var wire: WireAttemptRef { WireAttemptRef(id: id, group: group, path: path, attempt: attempt) }
+    var wire: WireAttemptRef { WireAttemptRef(id: id.rawValue, group: group, path: path, attempt: attempt) }
 }
 
 extension AttemptOutcome {

@@ -92,7 +92,8 @@ extension Journal {
             groups[position].localLocks.append(
                 LocalLockRecord(
                     group: group, path: path, attempt: UInt32(clamping: row["attempt"] as Int64),
-                    attemptID: UInt64(bitPattern: row["attempt_id"]), request: UInt64(bitPattern: row["request"]),
+                    attemptID: AttemptID(UInt64(bitPattern: row["attempt_id"])),
+                    request: UInt64(bitPattern: row["request"]),
                     tokens: tokens))
         }
         var lastTokens: [String: UInt64] = [:]
@@ -117,7 +118,7 @@ extension Journal {
         let tokens = try tokens(row["tokens"], of: "\(group)/\(path)")
         return ChildRecord(
             group: group, path: path, attempt: UInt32(clamping: row["attempt"] as Int64),
-            attemptID: UInt64(bitPattern: row["attempt_id"]), state: state, output: row["output"],
+            attemptID: AttemptID(UInt64(bitPattern: row["attempt_id"])), state: state, output: row["output"],
             outputTruncated: (row["output_truncated"] as Int64? ?? 0) != 0, error: row["error"],
             worker: row["worker"], tokens: tokens,
             startedAt: (row["started_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)),

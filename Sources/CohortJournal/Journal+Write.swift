@@ -59,7 +59,7 @@ extension Journal {
                 row.bind(record.group)
                 row.bind(record.path)
                 row.bind(Int64(record.attempt))
-                row.bind(Int64(bitPattern: record.attemptID))
+                row.bind(Int64(bitPattern: record.attemptID.rawValue))
                 row.bind(record.worker)
                 row.bind(tokensText(record.tokens))
                 row.bind(record.startedAt?.nanosecondsSinceEpoch)
@@ -138,11 +138,12 @@ extension Journal {
             switch change {
             case .granted(let record):
                 try insert.execute(arguments: [
-                    Int64(bitPattern: record.attemptID), Int64(bitPattern: record.request), record.group, record.path,
+                    Int64(bitPattern: record.attemptID.rawValue), Int64(bitPattern: record.request), record.group,
+                    record.path,
                     Int64(record.attempt), tokensText(record.tokens) ?? "{}",
                 ])
             case .released(let attemptID, let request):
-                try delete.execute(arguments: [Int64(bitPattern: attemptID), Int64(bitPattern: request)])
+                try delete.execute(arguments: [Int64(bitPattern: attemptID.rawValue), Int64(bitPattern: request)])
             }
         }
     }

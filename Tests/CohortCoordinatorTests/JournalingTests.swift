@@ -44,7 +44,8 @@ import Testing
                     }
                     let group = try #require(try journal.load().groups.first { $0.id == receipt.id })
                     for task in tasks {
-                        #expect(group.children.contains { $0.attemptID == task.ref.id && $0.state == .inFlight })
+                        #expect(
+                            group.children.contains { $0.attemptID.rawValue == task.ref.id && $0.state == .inFlight })
                     }
                 }
             }
@@ -83,7 +84,7 @@ import Testing
                 let group = try #require(try journal.load().groups.first { $0.id == receipt.id })
                 #expect(
                     tasks.allSatisfy { task in
-                        group.children.contains { $0.attemptID == task.ref.id && $0.state == .inFlight }
+                        group.children.contains { $0.attemptID.rawValue == task.ref.id && $0.state == .inFlight }
                     })
             }
         }
@@ -128,7 +129,7 @@ import Testing
                     let batch = try worker.dispatched()
                     let onDisk = try journal.load().groups.flatMap(\.children)
                     for task in batch {
-                        #expect(onDisk.contains { $0.attemptID == task.ref.id && $0.state == .inFlight })
+                        #expect(onDisk.contains { $0.attemptID.rawValue == task.ref.id && $0.state == .inFlight })
                     }
                     for task in batch { try worker.finish(task, .succeeded(output: Data("{}".utf8))) }
                     finished += batch.count

@@ -55,7 +55,8 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 batch.submissions.append(.init(id: "done", spec: sampleSpec, submittedAt: at(11)))
                 batch.dispatches.append(
                     ChildRecord(
-                        group: "r1", path: "build", attempt: 2, attemptID: 1 << 32 | 7, state: .inFlight, worker: "w1",
+                        group: "r1", path: "build", attempt: 2, attemptID: AttemptID(1 << 32 | 7), state: .inFlight,
+                        worker: "w1",
                         tokens: ["repo": 1 << 32 | 3]))
                 batch.finishes.append(
                     ChildRecord(
@@ -79,7 +80,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let build = try #require(r1.children.first { $0.path == "build" })
             #expect(build.state == .inFlight)
             #expect(build.attempt == 2)
-            #expect(build.attemptID == 1 << 32 | 7)
+            #expect(build.attemptID == AttemptID(1 << 32 | 7))
             #expect(build.tokens == ["repo": 1 << 32 | 3])
             let version = try #require(r1.children.first { $0.path == "version" })
             #expect(version.state == .finished(.succeeded))

@@ -39,7 +39,7 @@ struct ChildRun: Sendable {
     /// Attempts that count against the retry budget (those that started).
     var counted: UInt32 = 0
     /// The current attempt's id; 0 when there is none.
-    var attemptID: UInt64 = 0
+    var attemptID = AttemptID(0)
     /// The worker of the latest attempt.
     var worker: SessionID?
     /// The input after injection (nil: the spec's `with` as written).

@@ -2,7 +2,7 @@
 public enum LockHolder: Hashable, Sendable, CustomStringConvertible {
     /// An attempt's own `exclusive` categories, requested before it is dispatched. The value
     /// is the attempt's id (``AttemptRef/id``), so a later attempt is a different holder.
-    case attempt(UInt64)
+    case attempt(AttemptID)
     /// A nested (or top-level) group's `exclusive` categories, held from its first child's
     /// start until it finishes: `run` is the index of the group run, `group` the
     /// index in its `FlatSpec.groups`.
@@ -11,7 +11,7 @@ public enum LockHolder: Hashable, Sendable, CustomStringConvertible {
     /// (`MutuallyExclusive` in a local group): the attempt's id and the worker's request id.
     /// Neither depends on the worker's session, so the grant stays the attempt's when its
     /// worker reconnects (or a restarted coordinator restores it) and reports the attempt.
-    case local(attempt: UInt64, request: UInt64)
+    case local(attempt: AttemptID, request: UInt64)
 
     public var description: String {
         switch self {
@@ -34,7 +34,7 @@ public enum LockScope: Hashable, Sendable {
     /// The table of categories held by a group, for its descendants.
     case group(run: Int, group: Int)
     /// The table of categories held by an attempt, for the procedures it creates locally.
-    case attempt(UInt64)
+    case attempt(AttemptID)
 
     /// The holder whose grant this scope's table subdivides (nil for the cluster table).
     var owner: LockHolder? {

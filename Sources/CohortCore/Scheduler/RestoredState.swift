@@ -19,7 +19,7 @@ public struct ChildRecord: Hashable, Sendable {
     /// The attempt's number; 0 for a child that finished without ever getting one.
     public var attempt: UInt32
     /// The attempt's id (``AttemptRef/id``); 0 when there is none.
-    public var attemptID: UInt64
+    public var attemptID: AttemptID
     public var state: State
     /// The output (UTF-8 JSON), once succeeded.
     public var output: Data?
@@ -35,7 +35,7 @@ public struct ChildRecord: Hashable, Sendable {
     public var finishedAt: Timestamp?
 
     public init(
-        group: String, path: String, attempt: UInt32, attemptID: UInt64, state: State, output: Data? = nil,
+        group: String, path: String, attempt: UInt32, attemptID: AttemptID, state: State, output: Data? = nil,
         outputTruncated: Bool = false, error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:],
         startedAt: Timestamp? = nil,
         finishedAt: Timestamp? = nil
@@ -98,14 +98,14 @@ public struct LocalLockRecord: Hashable, Sendable {
     public var path: String
     public var attempt: UInt32
     /// The attempt's id (``AttemptRef/id``).
-    public var attemptID: UInt64
+    public var attemptID: AttemptID
     /// The worker's request id (unique for the worker process, across its sessions).
     public var request: UInt64
     /// Category -> fencing token, one per category granted.
     public var tokens: [String: UInt64]
 
     public init(
-        group: String, path: String, attempt: UInt32, attemptID: UInt64, request: UInt64, tokens: [String: UInt64]
+        group: String, path: String, attempt: UInt32, attemptID: AttemptID, request: UInt64, tokens: [String: UInt64]
     ) {
         self.group = group
         self.path = path
@@ -120,5 +120,5 @@ public struct LocalLockRecord: Hashable, Sendable {
 public enum LocalLockChange: Hashable, Sendable {
     case granted(LocalLockRecord)
     /// Released or withdrawn by the worker: the attempt's id and the request id.
-    case released(attemptID: UInt64, request: UInt64)
+    case released(attemptID: AttemptID, request: UInt64)
 }

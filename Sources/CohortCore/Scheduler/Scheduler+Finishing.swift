@@ -11,7 +11,7 @@ extension Scheduler {
     ) {
         guard let attemptID = runs[runIndex]?.children[leaf].attemptID, runs[runIndex]?.children[leaf].isDone == false
         else { return }
-        if attemptID != 0 { endAttempt(attemptID, now: now) }
+        if attemptID != .none { endAttempt(attemptID, now: now) }
         runs[runIndex]?.finishLeaf(
             leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: now, work: &work)
         if emitsRecords { recordFinish(runIndex, leaf) }
@@ -20,9 +20,9 @@ extension Scheduler {
 
     /// Forgets an attempt: its worker's count, its lock request (granted or waiting) and the
     /// lock requests its procedures made locally.
-    mutating func endAttempt(_ attemptID: UInt64, now: Timestamp) {
+    mutating func endAttempt(_ attemptID: AttemptID, now: Timestamp) {
         guard let location = attempts.removeValue(forKey: attemptID) else { return }
-        runs[location.runIndex]?.children[location.leaf].attemptID = 0
+        runs[location.runIndex]?.children[location.leaf].attemptID = .none
         if location.dispatched, let worker = runs[location.runIndex]?.children[location.leaf].worker {
             attempts.bySession[worker]?.remove(attemptID)
             membership.addInFlight(-1, to: worker)

@@ -44,7 +44,7 @@ extension Scheduler {
 
     /// The levels of a local request: the attempt's own categories from its table, the others
     /// from the enclosing groups' tables or the cluster's.
-    private func localLevels(_ categories: some Sequence<String>, of plan: GroupPlan, leaf: Int, attemptID: UInt64)
+    private func localLevels(_ categories: some Sequence<String>, of plan: GroupPlan, leaf: Int, attemptID: AttemptID)
         -> [LockLevel]
     {
         let leaf = plan.flat.leaves[leaf]
@@ -82,7 +82,7 @@ extension Scheduler {
 
     /// An attempt is being cancelled: its local requests that wait are withdrawn for it, and
     /// the worker is told (`cancelled`). Granted ones stay until the attempt finishes.
-    mutating func withdrawLocalRequests(of attemptID: UInt64, worker: SessionID, now: Timestamp) {
+    mutating func withdrawLocalRequests(of attemptID: AttemptID, worker: SessionID, now: Timestamp) {
         guard let requests = attempts.localRequests[attemptID] else { return }
         var kept: [UInt64] = []
         for request in requests {
@@ -98,7 +98,7 @@ extension Scheduler {
     }
 
     /// Notes a local grant for the journal.
-    mutating func recordLocalGrant(_ attemptID: UInt64, request: UInt64, tokens: [String: UInt64]) {
+    mutating func recordLocalGrant(_ attemptID: AttemptID, request: UInt64, tokens: [String: UInt64]) {
         guard emitsRecords, let location = attempts[attemptID], let run = runs[location.runIndex] else { return }
         actions.append(
             .record(

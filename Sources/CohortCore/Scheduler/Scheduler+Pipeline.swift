@@ -124,7 +124,7 @@ extension Scheduler {
     }
 
     /// A new attempt: a fresh id, the next number.
-    private mutating func beginAttempt(_ runIndex: Int, _ leaf: Int) -> UInt64 {
+    private mutating func beginAttempt(_ runIndex: Int, _ leaf: Int) -> AttemptID {
         let attemptID = attempts.begin(runIndex: runIndex, leaf: leaf)
         runs[runIndex]?.children[leaf].attempt += 1
         runs[runIndex]?.children[leaf].attemptID = attemptID

@@ -35,7 +35,7 @@ extension Scheduler {
                 .finished(
                     ChildRecord(
                         group: group, path: path, attempt: child.sentAttempt,
-                        attemptID: 0, state: .finished(child.phase), output: child.output,
+                        attemptID: .none, state: .finished(child.phase), output: child.output,
                         outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error,
                         worker: child.worker.flatMap { workerNames[$0] },
                         startedAt: child.startedAt, finishedAt: child.finishedAt))))

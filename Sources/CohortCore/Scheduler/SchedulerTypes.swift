@@ -17,9 +17,31 @@ public struct SessionID: Hashable, Comparable, Sendable, CustomStringConvertible
 
 /// Names one attempt of one child, as the wire's task ref does: the scheduler's compact id
 /// (unique among every attempt it hands out) plus the same in words.
+/// One attempt's id: unique among every attempt the coordinator ever hands out, restarts
+/// included (ids live above `epoch << 32`, like fencing tokens). `attempt_id` on the wire and
+/// in the journal.
+///
+/// A literal reads as an id (`.attempt(7)` in a test); a `UInt64` variable (a token, a request
+/// id) does not convert by itself, which is the point of the type.
+public struct AttemptID: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+    public var rawValue: UInt64
+
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+
+    public init(integerLiteral value: UInt64) { self.rawValue = value }
+
+    /// No attempt (yet): a leaf that was never sent, a finished child. Real ids start above
+    /// the token floor, so they are never 0.
+    public static let none = AttemptID(0)
+
+    public static func < (lhs: AttemptID, rhs: AttemptID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public var description: String { "\(rawValue)" }
+}
+
 public struct AttemptRef: Hashable, Sendable, CustomStringConvertible {
     /// The attempt's id, unique for the scheduler's life (the journal keeps it across restarts).
-    public var id: UInt64
+    public var id: AttemptID
     /// The group's id.
     public var group: String
     /// The child's path, `tests/unit`.
@@ -27,7 +49,7 @@ public struct AttemptRef: Hashable, Sendable, CustomStringConvertible {
     /// 1 for the first attempt.
     public var attempt: UInt32
 
-    public init(id: UInt64, group: String, path: String, attempt: UInt32) {
+    public init(id: AttemptID, group: String, path: String, attempt: UInt32) {
         self.id = id
         self.group = group
         self.path = path

@@ -60,11 +60,11 @@ import Testing
         var table = LockTable(tokenFloor: 1000)
         var last: UInt64 = 1000
         for id in 1...50 as ClosedRange<UInt64> {
-            let grant = table.request(.attempt(id), levels: cluster("db"))
+            let grant = table.request(.attempt(AttemptID(id)), levels: cluster("db"))
             let token = try! #require(grant?.tokens["db"])
             #expect(token > last)
             last = token
-            _ = table.remove(.attempt(id))
+            _ = table.remove(.attempt(AttemptID(id)))
         }
         table.tokenFloor = 5000
         #expect(table.request(.attempt(99), levels: cluster("db"))?.tokens["db"] == 5001)

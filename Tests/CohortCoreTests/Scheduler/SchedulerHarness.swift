@@ -13,11 +13,11 @@ struct SchedulerHarness {
     /// Every action, in order.
     var log: [SchedulerAction] = []
     /// Attempts dispatched and not reported finished, by attempt id.
-    var running: [UInt64: (worker: SessionID, order: DispatchOrder)] = [:]
+    var running: [AttemptID: (worker: SessionID, order: DispatchOrder)] = [:]
     /// Every dispatch, in order.
     var dispatches: [(worker: SessionID, order: DispatchOrder)] = []
     /// Cancels received, by attempt id.
-    var cancels: [UInt64: String] = [:]
+    var cancels: [AttemptID: String] = [:]
     var finished: [String: (phase: GroupPhase, reason: String?)] = [:]
 
     static let builtins = ["shell", "sleep", "echo", "fail"]

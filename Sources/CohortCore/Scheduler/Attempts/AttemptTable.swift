@@ -16,17 +16,17 @@
 ///   or waiting, and goes when the attempt ends.
 struct AttemptTable: Sendable {
     /// Current attempt id → where it belongs.
-    private var locations: [UInt64: AttemptLocation] = [:]
+    private var locations: [AttemptID: AttemptLocation] = [:]
     /// Worker session → the current attempts it runs.
-    var bySession: [SessionID: Set<UInt64>] = [:]
+    var bySession: [SessionID: Set<AttemptID>] = [:]
     /// The next id to hand out.
     var nextID: UInt64
     /// Attempts restored from the journal that no worker has reported yet.
-    var orphans: Set<UInt64> = []
+    var orphans: Set<AttemptID> = []
     /// When orphans nobody reported get new attempts.
     var orphanDeadline: Timestamp?
     /// Worker-local lock requests (granted or waiting): attempt id → request ids.
-    var localRequests: [UInt64: [UInt64]] = [:]
+    var localRequests: [AttemptID: [UInt64]] = [:]
     /// Retries after their backoff, and groups' timeouts.
     var timers = TimerHeap()
 
@@ -34,7 +34,7 @@ struct AttemptTable: Sendable {
     init(floor: UInt64) { nextID = floor + 1 }
 
     /// Where a current attempt belongs; nil for one that ended or never was.
-    subscript(id: UInt64) -> AttemptLocation? {
+    subscript(id: AttemptID) -> AttemptLocation? {
         get { locations[id] }
         _modify { yield &locations[id] }
     }
@@ -43,28 +43,28 @@ struct AttemptTable: Sendable {
     var inFlightCount: Int { locations.values.count { $0.dispatched } }
 
     /// A new attempt of the leaf: a fresh id.
-    mutating func begin(runIndex: Int, leaf: Int) -> UInt64 {
-        let id = nextID
+    mutating func begin(runIndex: Int, leaf: Int) -> AttemptID {
+        let id = AttemptID(nextID)
         nextID += 1
         locations[id] = AttemptLocation(runIndex: runIndex, leaf: leaf)
         return id
     }
 
     /// An attempt restored from the journal, in flight on `session` (a past one).
-    mutating func restore(_ id: UInt64, runIndex: Int, leaf: Int, on session: SessionID) {
+    mutating func restore(_ id: AttemptID, runIndex: Int, leaf: Int, on session: SessionID) {
         locations[id] = AttemptLocation(runIndex: runIndex, leaf: leaf, dispatched: true)
         bySession[session, default: []].insert(id)
-        nextID = max(nextID, id + 1)
+        nextID = max(nextID, id.rawValue + 1)
         orphans.insert(id)
     }
 
     /// Forgets an attempt; returns where it belonged.
-    mutating func removeValue(forKey id: UInt64) -> AttemptLocation? {
+    mutating func removeValue(forKey id: AttemptID) -> AttemptLocation? {
         locations.removeValue(forKey: id)
     }
 
     /// The attempt now runs on `new` (a worker reconnected, or claimed an orphan).
-    mutating func move(_ id: UInt64, from old: SessionID?, to new: SessionID) {
+    mutating func move(_ id: AttemptID, from old: SessionID?, to new: SessionID) {
         if let old { bySession[old]?.remove(id) }
         bySession[new, default: []].insert(id)
     }

@@ -46,11 +46,11 @@ struct Placement: Sendable {
 
     /// Parks a leaf no connected worker can run (it has no attempt yet).
     mutating func park(runIndex: Int, leaf: Int, in index: Int) {
-        parked[index].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: 0))
+        parked[index].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: .none))
     }
 
     /// Queues an attempt whose locks are held.
-    mutating func enqueue(runIndex: Int, leaf: Int, attemptID: UInt64, in index: Int) {
+    mutating func enqueue(runIndex: Int, leaf: Int, attemptID: AttemptID, in index: Int) {
         queues[index].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: attemptID))
         queuedCount += 1
     }
@@ -167,5 +167,5 @@ struct QueueEntry: Sendable {
     var runIndex: Int
     var leaf: Int32
     /// The attempt queued; 0 for a parked leaf (it has no attempt yet).
-    var attemptID: UInt64
+    var attemptID: AttemptID
 }
