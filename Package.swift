@@ -2,14 +2,16 @@
 // Cohort: group procedures across a cluster. The module layout follows DESIGN.md §4.
 import PackageDescription
 
-// CI builds the project's own targets with warnings as errors (.ci/run runs with CI=true); a
-// developer's build only shows them. Dependencies are not affected.
+// CI builds the project's own targets with warnings as errors (.ci/run sets
+// COHORT_WARNINGS_AS_ERRORS=1); a developer's build only shows them. A package that depends on
+// Cohort never sees the flag (SwiftPM refuses unsafe flags in dependencies).
 let warningsAsErrors: [SwiftSetting] =
-    Context.environment["CI"] == "true" ? [.unsafeFlags(["-warnings-as-errors"])] : []
+    Context.environment["COHORT_WARNINGS_AS_ERRORS"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
 
-let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny"),
-] + warningsAsErrors
+let strict: [SwiftSetting] =
+    [
+        .enableUpcomingFeature("ExistentialAny")
+    ] + warningsAsErrors
 
 let package = Package(
     name: "Cohort",
@@ -160,7 +162,10 @@ let package = Package(
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire", "CohortTestSupport"], swiftSettings: strict),
         .testTarget(name: "CohortSpecTests", dependencies: ["CohortSpec"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
-        .testTarget(name: "CohortJournalTests", dependencies: ["CohortJournal", "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .testTarget(
+            name: "CohortJournalTests",
+            dependencies: ["CohortJournal", "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict),
         .testTarget(
             name: "CohortCoordinatorTests",
             dependencies: [
@@ -170,12 +175,15 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CohortWorkerTests",
-            dependencies: ["CohortWorker", "CohortSpec", "CohortWire", "ZeroMQ", "CohortTestSupport", "CohortPeerSupport"],
+            dependencies: [
+                "CohortWorker", "CohortSpec", "CohortWire", "ZeroMQ", "CohortTestSupport", "CohortPeerSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "CohortClientTests",
             dependencies: [
-                "CohortClient", "CohortCoordinator", "CohortSpec", "CohortWire", "CohortTestSupport", "CohortPeerSupport",
+                "CohortClient", "CohortCoordinator", "CohortSpec", "CohortWire", "CohortTestSupport",
+                "CohortPeerSupport",
             ],
             swiftSettings: strict),
         // End to end: real `cohort` processes on 127.0.0.1 (the test target depends on the

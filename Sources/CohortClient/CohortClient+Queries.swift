@@ -50,7 +50,7 @@ extension CohortClient {
     /// Returns once the coordinator accepted the cancel; the group's end follows in its status
     /// and watch events (``wait(_:)`` waits for it).
     /// - Throws: ``ClientError/Code/notFound`` for an unknown group or child.
-    public func cancel(_ group: String, child: String? = nil, reason: String = "cancelled by a client")
+    public func cancel(_ group: String, child: String? = nil, reason: String = "")
         async throws(ClientError)
     {
         let reply = try await connection.request(.cancel(group: group, path: child, reason: reason))

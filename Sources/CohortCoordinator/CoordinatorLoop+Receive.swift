@@ -48,6 +48,10 @@ extension CoordinatorLoop {
         guard hello.protocolVersion == WireVersion.current else {
             stats.wrongVersion.bump()
             outbox.send(.error(.unsupportedVersion(hello.protocolVersion)), to: routing)
+            // As for a header of another version: a session on this connection ends (§4.5).
+            if let session = peers.close(routing) {
+                endSession(session, routing: routing, reason: "it sent a HELLO of another protocol version")
+            }
             return
         }
         guard !stopping else {

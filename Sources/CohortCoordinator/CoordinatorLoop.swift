@@ -86,7 +86,17 @@ final class CoordinatorLoop {
         }
         guard let handler = security?.handler else { return try serve(context) }
         // CURVE's handshakes are decided on the handler's thread while the loop serves.
-        try withServiceThread(named: "cohort-zap", run: { try? handler.runOnCurrentThread() }, finish: handler.stop) {
+        let logger = self.logger
+        let decide: @Sendable () -> Void = {
+            do {
+                try handler.runOnCurrentThread()
+            } catch {
+                // Every CURVE handshake is refused from here on (the handler fails closed).
+                logger.critical(
+                    "the ZAP handler stopped; CURVE handshakes are refused", metadata: ["error": "\(error)"])
+            }
+        }
+        try withServiceThread(named: "cohort-zap", run: decide, finish: handler.stop) {
             try serve(context)
         }
     }

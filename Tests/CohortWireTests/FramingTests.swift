@@ -230,7 +230,7 @@ import Testing
             decodeError([
                 header(version: WireVersion.current, family: WireFamily.workerMessage.rawValue, kind: 5), [0x08, 0x01],
             ])
-                == .malformedBody(.workerMessage, reason: "lock request has no task"))
+                == .malformedBody(.workerMessage, reason: "lock request has no attempt"))
     }
 
     @Test func helloMustRepeatItsHeadersVersion() throws {

@@ -75,10 +75,11 @@ extension Scheduler {
         case .failed:
             return .failed(error: (group == 0 ? run.reason : state.firstFailure) ?? "failed")
         case .cancelled:
-            // A group cancelled in this incarnation reads as its cancel; one whose words come from
-            // elsewhere (its children's cancels, the journal after a restart) as those words.
-            let text = (group == 0 ? run.reason : state.cancelReason?.text) ?? "cancelled"
-            return .cancelled(reason: state.cancelReason.flatMap { $0.text == text ? $0 : nil } ?? .custom(text))
+            // A group that was cancelled reads as its cancel (a group's reason is its cancel's text
+            // when it has one, see finishGroup); one that ended cancelled because its children
+            // were, as the words it finished with.
+            if let reason = state.cancelReason { return .cancelled(reason: reason) }
+            return .cancelled(reason: .custom((group == 0 ? run.reason : nil) ?? "cancelled"))
         case .pending, .running:
             throw SchedulerError(.notFound, "\(name) has not finished (\(state.phase))")
         }

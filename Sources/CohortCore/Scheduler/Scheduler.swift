@@ -36,7 +36,7 @@ import Foundation
 ///   started do not count) and its grants are revoked.
 ///
 /// Cost: every event is a few dictionary lookups by attempt id and run index, plus the
-/// placement pass over the classes of queued work (kind × labels); nothing scans every task.
+/// placement pass over the classes of queued work (kind × labels); nothing scans every child.
 public struct Scheduler: Sendable {
     public let configuration: SchedulerConfiguration
     /// The worker registry.

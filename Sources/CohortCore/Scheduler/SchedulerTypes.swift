@@ -15,8 +15,6 @@ public struct SessionID: Hashable, Comparable, Sendable, CustomStringConvertible
     public var description: String { "w-\(rawValue)" }
 }
 
-/// Names one attempt of one child, as the wire's task ref does: the scheduler's compact id
-/// (unique among every attempt it hands out) plus the same in words.
 /// One attempt's id: unique among every attempt the coordinator ever hands out, restarts
 /// included (ids live above `epoch << 32`, like fencing tokens). `attempt_id` on the wire and
 /// in the journal.
@@ -39,6 +37,8 @@ public struct AttemptID: Hashable, Comparable, Sendable, CustomStringConvertible
     public var description: String { "\(rawValue)" }
 }
 
+/// Names one attempt of one child, as the wire's attempt ref does: the scheduler's compact id
+/// (unique among every attempt it hands out) plus the same in words.
 public struct AttemptRef: Hashable, Sendable, CustomStringConvertible {
     /// The attempt's id, unique for the scheduler's life (the journal keeps it across restarts).
     public var id: AttemptID

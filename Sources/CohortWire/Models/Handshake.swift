@@ -14,7 +14,7 @@ public enum Handshake: Hashable, Sendable {
 
 /// What kind of peer says HELLO.
 public enum PeerRole: Hashable, Sendable, CaseIterable {
-    /// Runs tasks; sends ``WorkerMessage``s, receives ``CoordinatorToWorker``.
+    /// Runs attempts; sends ``WorkerMessage``s, receives ``CoordinatorToWorker``.
     case worker
     /// Submits and queries groups; sends ``ClientRequest``s, receives ``CoordinatorReply``s.
     case client

@@ -1,5 +1,5 @@
 // Coordinator-to-worker family <-> heartbeat (kind 1) … WorkerError (kind 7).
-// `dispatch` and `cancel` are on the hot path: task refs inline, batches
+// `dispatch` and `cancel` are on the hot path: attempt refs inline, batches
 // framed by RepeatedMessageField.
 
 extension CoordinatorToWorker: WireBody {

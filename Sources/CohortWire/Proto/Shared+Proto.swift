@@ -25,7 +25,7 @@ extension WireAttemptRef {
     }
 }
 
-/// Hot messages carry a task ref inline, as fields 1-4 (see cohort.proto).
+/// Hot messages carry an attempt ref inline, as fields 1-4 (see cohort.proto).
 protocol InlineAttemptRef {
     var attemptID: UInt64 { get set }
     var group: String { get set }

@@ -5,7 +5,7 @@
 #endif
 
 // Worker-message family <-> Ready (kind 1) … WorkerDisconnect (kind 9).
-// `started` and `results` are on the hot path: task refs inline, batches
+// `started` and `results` are on the hot path: attempt refs inline, batches
 // framed by RepeatedMessageField.
 
 extension WorkerMessage: WireBody {
@@ -120,7 +120,7 @@ extension WorkerMessage: WireBody {
             return .results(results)
         case .lockRequest:
             let proto = try body.decode(Cohort_Wire_V1_LockRequest.self)
-            guard proto.hasAttempt else { throw BodyError("lock request has no task") }
+            guard proto.hasAttempt else { throw BodyError("lock request has no attempt") }
             return .lockRequest(
                 LockRequest(
                     requestID: proto.requestID, ref: WireAttemptRef(proto: proto.attempt), categories: proto.categories)

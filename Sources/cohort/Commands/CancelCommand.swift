@@ -31,8 +31,12 @@ struct CancelCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Cancel only this child (its path) and its dependents.", valueName: "name"))
     var child: String?
 
-    @Option(name: .long, help: ArgumentHelp("Why; shown as the cancelled children's error.", valueName: "text"))
-    var reason: String = "cancelled by a client"
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Why; shown as the cancelled children's error (default: cancelled by this client's name).",
+            valueName: "text"))
+    var reason: String = ""
 
     @Flag(name: .long, help: "Wait until the group has finished; exit as `submit --wait` does.")
     var wait = false

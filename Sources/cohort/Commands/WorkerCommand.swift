@@ -1,5 +1,5 @@
 import ArgumentParser
-import CohortCore
+import CohortSpec
 import CohortWorker
 import Foundation
 

@@ -1,4 +1,4 @@
-import CohortCore
+import CohortSpec
 import Foundation
 import Yams
 
