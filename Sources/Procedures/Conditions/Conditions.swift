@@ -134,7 +134,8 @@ public final class NoFailedDependenciesCondition: Condition, @unchecked Sendable
     public override func evaluate(for procedure: Procedure) async -> ConditionResult {
         let dependencies = procedure.dependencies
         if let failed = dependencies.first(where: { $0.outcome?.isFailed == true }) {
-            return .failed(ProcedureError(.dependencyFailed, "dependency \(failed.name) failed: \(failed.outcome!.error!)"))
+            return .failed(
+                ProcedureError(.dependencyFailed, "dependency \(failed.name) failed: \(failed.outcome!.error!)"))
         }
         if let cancelled = dependencies.first(where: { $0.outcome?.isCancelled == true }) {
             if ignoringCancellations { return .ignored }

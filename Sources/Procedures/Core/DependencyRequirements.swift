@@ -32,12 +32,20 @@ extension Procedure {
         for dependency in dependencies {
             switch dependency.outcome {
             case .failed(let error)? where requirements.contains(.noFailed):
-                return (false, ProcedureError(.dependencyFailed, "\(name): dependency \(dependency.name) failed: \(error)"))
-            case .cancelled(let reason?)? where requirements.contains(.noFailed)
+                return (
+                    false, ProcedureError(.dependencyFailed, "\(name): dependency \(dependency.name) failed: \(error)")
+                )
+            case .cancelled(let reason?)?
+            where requirements.contains(.noFailed)
                 && !requirements.contains(.ignoreFailedIfCancelled):
-                return (false, ProcedureError(.dependencyFailed, "\(name): dependency \(dependency.name) was cancelled: \(reason)"))
+                return (
+                    false,
+                    ProcedureError(.dependencyFailed, "\(name): dependency \(dependency.name) was cancelled: \(reason)")
+                )
             case .cancelled? where requirements.contains(.noCancelled):
-                return (true, ProcedureError(.dependencyCancelled, "\(name): dependency \(dependency.name) was cancelled"))
+                return (
+                    true, ProcedureError(.dependencyCancelled, "\(name): dependency \(dependency.name) was cancelled")
+                )
             default:
                 continue
             }

@@ -89,12 +89,15 @@ extension Procedure {
     /// executing (once its queue starts it); one waiting for a lock withdraws its request;
     /// an executing one finishes at once unless automatic finishing is disabled.
     public final func cancel(with reason: (any Error)? = nil) {
-        let snapshot = core.withLock { core -> (State, [any ProcedureObserver], Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool)? in
+        let snapshot = core.withLock {
+            core -> (State, [any ProcedureObserver], Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool)? in
             guard !core.isCancelled, core.state < .finishing else { return nil }
             core.isCancelled = true
             core.cancellationReason = reason
-            return (core.state, core.observers, core.preparation, core.exclusivity, core.producedDependencies,
-                    core.isAutomaticFinishingDisabled)
+            return (
+                core.state, core.observers, core.preparation, core.exclusivity, core.producedDependencies,
+                core.isAutomaticFinishingDisabled
+            )
         }
         guard let (state, observers, preparation, hold, produced, manualFinish) = snapshot else { return }
         procedureDidCancel(with: reason)
@@ -121,9 +124,9 @@ extension Procedure {
             guard core.state == .executing else { return nil }
             core.state = .finishing
             let outcome: ProcedureOutcome =
-                if core.isCancelled { .cancelled(core.cancellationReason ?? error) }
-                else if let error { .failed(error) }
-                else { .succeeded }
+                if core.isCancelled { .cancelled(core.cancellationReason ?? error) } else if let error {
+                    .failed(error)
+                } else { .succeeded }
             core.outcome = outcome
             return (outcome, core.observers, core.queue)
         }

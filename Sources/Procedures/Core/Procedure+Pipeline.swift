@@ -8,10 +8,11 @@ extension Procedure {
     func attach(to queue: ProcedureQueue) -> Bool {
         willEnqueue(on: queue)
         return core.withLock { core in
-            precondition(core.queue == nil && core.state == .pending, "\(core.name ?? "procedure") was already added to a queue")
+            precondition(
+                core.queue == nil && core.state == .pending, "\(core.name ?? "procedure") was already added to a queue")
             core.queue = queue
             guard core.unfinishedDependencies == 0, core.readinessHooks.isEmpty, core.conditions.isEmpty,
-                  core.dependencyRequirements.isEmpty, !core.isCancelled, !queue.isSuspended
+                core.dependencyRequirements.isEmpty, !core.isCancelled, !queue.isSuspended
             else { return false }
             core.pipelineStarted = true
             core.state = .ready
@@ -22,7 +23,12 @@ extension Procedure {
     /// Moves a pending procedure on if nothing holds it back. Called when it is added to a
     /// queue, when its last dependency finishes, when it is cancelled, and when its queue resumes.
     func advance() {
-        enum Step { case wait, ready(ProcedureQueue), deferred(ProcedureQueue), prepare(ProcedureQueue) }
+        enum Step {
+            case wait
+            case ready(ProcedureQueue)
+            case deferred(ProcedureQueue)
+            case prepare(ProcedureQueue)
+        }
         while true {
             let step = core.withLock { core -> Step in
                 guard core.state == .pending, !core.pipelineStarted, let queue = core.queue else { return .wait }
@@ -66,7 +72,9 @@ extension Procedure {
 
         let plan = core.withLock { core -> (conditions: [Condition], categories: Set<String>, hold: ExclusivityHold)? in
             if core.isCancelled || core.failureBeforeExecution != nil || core.conditions.isEmpty { return nil }
-            let categories = core.conditions.reduce(into: Set<String>()) { $0.formUnion($1.mutuallyExclusiveCategories) }
+            let categories = core.conditions.reduce(into: Set<String>()) {
+                $0.formUnion($1.mutuallyExclusiveCategories)
+            }
             let hold = ExclusivityHold()
             core.state = .evaluatingConditions
             core.exclusivity = hold
@@ -98,11 +106,13 @@ extension Procedure {
             case .failed(let error): failBeforeExecution(error)
             }
         }
-        let waitsForCategories = !categories.isEmpty && core.withLock { core in
-            guard !core.isCancelled, core.failureBeforeExecution == nil else { return false }
-            core.pendingCategories = categories
-            return true
-        }
+        let waitsForCategories =
+            !categories.isEmpty
+            && core.withLock { core in
+                guard !core.isCancelled, core.failureBeforeExecution == nil else { return false }
+                core.pendingCategories = categories
+                return true
+            }
         // One that must take categories queues for a slot still `evaluatingConditions`: it
         // is `ready` only once it holds them (see start()).
         if waitsForCategories { queue.procedureIsReady(self) } else { becomeReady(on: queue) }
@@ -123,7 +133,8 @@ extension Procedure {
     /// queue's manager; then, outermost first, those an ancestor group already holds, from
     /// that group's own table, so that siblings inside it still exclude each other. The
     /// fixed order (outer before inner) keeps the levels free of deadlock.
-    private func acquireExclusivity(_ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue) async {
+    private func acquireExclusivity(_ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue) async
+    {
         var remaining = categories
         // Each level: the manager, the categories, and the tokens that stand for them. A
         // descendant granted a category by its group acts under the group's lease, so it
@@ -175,7 +186,9 @@ extension Procedure {
     func start() {
         let executesAnyway = executesWhenCancelledBeforeStart
         enum Action {
-            case fail(any Error), finishCancelled, execute([any ProcedureObserver])
+            case fail(any Error)
+            case finishCancelled
+            case execute([any ProcedureObserver])
             case takeCategories(Set<String>, ExclusivityHold, ProcedureQueue)
         }
         let action = core.withLock { core -> Action in

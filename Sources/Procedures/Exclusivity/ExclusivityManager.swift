@@ -99,7 +99,9 @@ public final class LocalExclusivityManager: ExclusivityManager {
         from state: inout State
     ) -> [(@Sendable (ExclusivityGrant?) -> Void, ExclusivityGrant)] {
         grants.compactMap { grant in
-            state.completions.removeValue(forKey: grant.holder).map { ($0, ExclusivityGrant(fencingTokens: grant.tokens)) }
+            state.completions.removeValue(forKey: grant.holder).map {
+                ($0, ExclusivityGrant(fencingTokens: grant.tokens))
+            }
         }
     }
 

@@ -160,7 +160,8 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
         child.core.withLock { $0.parent = self }
         if !accepted {
             log.error("child \(child.name) added after group \(name) started finishing; cancelled")
-            child.cancel(with: ProcedureError(.invalidUse, "\(child.name) was added to \(name) after it started finishing"))
+            child.cancel(
+                with: ProcedureError(.invalidUse, "\(child.name) was added to \(name) after it started finishing"))
             return false
         }
         if isCancelled { child.cancel(with: ProcedureError(.parentCancelled, "parent group \(name) was cancelled")) }
@@ -218,12 +219,14 @@ extension GroupProcedure {
         childWasAdded(procedure)
     }
 
-    public func procedureQueue(_ queue: ProcedureQueue, willFinish procedure: Procedure, with outcome: ProcedureOutcome) {
+    public func procedureQueue(_ queue: ProcedureQueue, willFinish procedure: Procedure, with outcome: ProcedureOutcome)
+    {
         guard queue === self.queue else { return }
         childWillFinish(procedure, with: outcome)
     }
 
-    public func procedureQueue(_ queue: ProcedureQueue, didFinish procedure: Procedure, with outcome: ProcedureOutcome) {
+    public func procedureQueue(_ queue: ProcedureQueue, didFinish procedure: Procedure, with outcome: ProcedureOutcome)
+    {
         guard queue === self.queue else { return }
         childDidFinish(procedure)
     }

@@ -14,8 +14,10 @@ public protocol ProcedureQueueDelegate: AnyObject, Sendable {
 extension ProcedureQueueDelegate {
     public func procedureQueue(_ queue: ProcedureQueue, willAdd procedure: Procedure) {}
     public func procedureQueue(_ queue: ProcedureQueue, didAdd procedure: Procedure) {}
-    public func procedureQueue(_ queue: ProcedureQueue, willFinish procedure: Procedure, with outcome: ProcedureOutcome) {}
-    public func procedureQueue(_ queue: ProcedureQueue, didFinish procedure: Procedure, with outcome: ProcedureOutcome) {}
+    public func procedureQueue(_ queue: ProcedureQueue, willFinish procedure: Procedure, with outcome: ProcedureOutcome)
+    {}
+    public func procedureQueue(_ queue: ProcedureQueue, didFinish procedure: Procedure, with outcome: ProcedureOutcome)
+    {}
 }
 
 /// Runs procedures: ProcedureKit's `ProcedureQueue`, built on a lock and Dispatch rather
@@ -58,8 +60,10 @@ public final class ProcedureQueue: @unchecked Sendable {
     /// A name for logs.
     public let name: String
 
-    public init(name: String = "ProcedureQueue", maxConcurrentCount: Int = ProcedureQueue.unlimited, isSuspended: Bool = false,
-                qos: DispatchQoS.QoSClass = .default) {
+    public init(
+        name: String = "ProcedureQueue", maxConcurrentCount: Int = ProcedureQueue.unlimited, isSuspended: Bool = false,
+        qos: DispatchQoS.QoSClass = .default
+    ) {
         precondition(maxConcurrentCount > 0, "maxConcurrentCount must be at least 1")
         self.name = name
         state = Mutex(State(maxConcurrentCount: maxConcurrentCount))
@@ -245,10 +249,10 @@ public final class ProcedureQueue: @unchecked Sendable {
     /// it while slots are free, and a flood of short ones needs only a runner or two.
     private func needsRunner(_ state: inout State) -> Bool {
         guard !suspended.load(ordering: .relaxed),
-              !state.ready.isEmpty,
-              state.executing < state.maxConcurrentCount,
-              state.runners == state.busyRunners,
-              state.runners < min(state.maxConcurrentCount, Self.runnerCap)
+            !state.ready.isEmpty,
+            state.executing < state.maxConcurrentCount,
+            state.runners == state.busyRunners,
+            state.runners < min(state.maxConcurrentCount, Self.runnerCap)
         else { return false }
         state.runners += 1
         return true
@@ -265,7 +269,7 @@ public final class ProcedureQueue: @unchecked Sendable {
             let (next, spawn) = state.withLock { state -> (Procedure?, Bool) in
                 if wasBusy { state.busyRunners -= 1 }
                 guard !suspended.load(ordering: .relaxed), state.executing < state.maxConcurrentCount,
-                      let procedure = state.ready.popFirst()
+                    let procedure = state.ready.popFirst()
                 else {
                     state.runners -= 1
                     return (nil, false)

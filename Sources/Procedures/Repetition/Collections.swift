@@ -13,10 +13,14 @@ where Mapped: RangeReplaceableCollection {
 }
 
 /// Folds an array input into one value (ProcedureKit's `ReduceProcedure`).
-open class ReduceProcedure<Element: Sendable, Result: Sendable>: TransformProcedure<[Element], Result>, @unchecked Sendable {
+open class ReduceProcedure<Element: Sendable, Result: Sendable>: TransformProcedure<[Element], Result>,
+    @unchecked Sendable
+{
     // @unchecked Sendable: adds no stored state; the rest is TransformProcedure's.
-    public init(input: [Element]? = nil, initial: Result,
-                nextPartialResult: @escaping @Sendable (Result, Element) throws -> Result) {
+    public init(
+        input: [Element]? = nil, initial: Result,
+        nextPartialResult: @escaping @Sendable (Result, Element) throws -> Result
+    ) {
         super.init(input: input) { elements in try elements.reduce(initial, nextPartialResult) }
     }
 }

@@ -26,8 +26,10 @@ open class RetryProcedure<Attempt: Procedure>: RepeatProcedure<Attempt>, @unchec
     private let handler: Handler?
     private let errors = Protected<[any Error]>([])
 
-    public init(maxAttempts: Int, wait: WaitStrategy = .immediate, handler: Handler? = nil,
-                body: @escaping RepeatProcedure<Attempt>.Body) {
+    public init(
+        maxAttempts: Int, wait: WaitStrategy = .immediate, handler: Handler? = nil,
+        body: @escaping RepeatProcedure<Attempt>.Body
+    ) {
         self.handler = handler
         super.init(maxCount: maxAttempts, wait: wait, body: body)
     }

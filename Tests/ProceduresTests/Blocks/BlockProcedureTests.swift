@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Testing
+
 @testable import Procedures
 
 @Suite("Block procedures")
@@ -112,7 +113,10 @@ struct BlockProcedureTests {
     @Test func transformProcedureWithoutInputFailsWithRequirementNotSatisfied() async throws {
         let queue = makeQueue()
         let ran = Locked(false)
-        let procedure = TransformProcedure<Int, Int> { ran.value = true; return $0 }
+        let procedure = TransformProcedure<Int, Int> {
+            ran.value = true
+            return $0
+        }
         queue.add(procedure)
         let outcome = try await finished(procedure)
         #expect(outcome.procedureError?.code == .requirementNotSatisfied)

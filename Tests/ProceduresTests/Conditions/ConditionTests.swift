@@ -1,11 +1,13 @@
 import CohortTestSupport
 import Testing
+
 @testable import Procedures
 
 @Suite("Conditions")
 struct ConditionTests {
     /// A condition that returns a fixed result, counting its evaluations.
     final class FixedCondition: Condition, @unchecked Sendable {
+        // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
         let result: ConditionResult
         let evaluations = Locked(0)
         init(_ result: ConditionResult, name: String? = nil) {
@@ -205,10 +207,11 @@ struct ConditionTests {
         let dependency = TestProcedure("dependency", finishesItself: false)
         let dependencyStateAtEvaluation = Locked<Procedure.State?>(nil)
         let procedure = TestProcedure("guarded")
-        procedure.addCondition(BlockCondition {
-            dependencyStateAtEvaluation.value = dependency.state
-            return true
-        })
+        procedure.addCondition(
+            BlockCondition {
+                dependencyStateAtEvaluation.value = dependency.state
+                return true
+            })
         procedure.addDependency(dependency)
         queue.add([procedure, dependency])
         try await waitUntil("dependency executes") { dependency.isExecuting }

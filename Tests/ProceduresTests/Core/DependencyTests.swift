@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Testing
+
 @testable import Procedures
 
 @Suite("Dependencies and requirements")
@@ -92,8 +93,9 @@ struct DependencyTests {
         .init(requirements: [.noFailed, .noCancelled], dependency: .cancelled, expected: "cancels"),
         .init(requirements: [.noFailed, .ignoreFailedIfCancelled], dependency: .cancelledWithError, expected: "runs"),
         .init(requirements: [.noFailed, .ignoreFailedIfCancelled], dependency: .failed, expected: "fails"),
-        .init(requirements: [.noFailed, .noCancelled, .ignoreFailedIfCancelled], dependency: .cancelledWithError,
-              expected: "cancels"),
+        .init(
+            requirements: [.noFailed, .noCancelled, .ignoreFailedIfCancelled], dependency: .cancelledWithError,
+            expected: "cancels"),
     ]
 
     @Test(arguments: requirementCases)

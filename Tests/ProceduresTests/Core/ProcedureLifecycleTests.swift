@@ -2,12 +2,14 @@ import CohortTestSupport
 import Dispatch
 import Logging
 import Testing
+
 @testable import Procedures
 
 @Suite("Procedure life cycle")
 struct ProcedureLifecycleTests {
     /// A subclass that finishes later, from another thread, as the docs allow.
     final class LaterProcedure: Procedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
         override func execute() {
             DispatchQueue.global().async { self.finish() }
         }
@@ -27,15 +29,17 @@ struct ProcedureLifecycleTests {
         let queue = makeQueue()
         let events = EventLog()
         let procedure = TestProcedure("p", finishesItself: false)
-        procedure.addCondition(BlockCondition {
-            events.record("condition:\(procedure.state)")
-            return true
-        })
-        procedure.addObserver(BlockObserver(
-            willExecute: { events.record("willExecute:\($0.state)") },
-            willFinish: { p, _ in events.record("willFinish:\(p.state)") },
-            didFinish: { p, _ in events.record("didFinish:\(p.state)") }
-        ))
+        procedure.addCondition(
+            BlockCondition {
+                events.record("condition:\(procedure.state)")
+                return true
+            })
+        procedure.addObserver(
+            BlockObserver(
+                willExecute: { events.record("willExecute:\($0.state)") },
+                willFinish: { p, _ in events.record("willFinish:\(p.state)") },
+                didFinish: { p, _ in events.record("didFinish:\(p.state)") }
+            ))
         #expect(procedure.state == .pending)
         #expect(procedure.isPending)
         queue.add(procedure)
@@ -44,9 +48,10 @@ struct ProcedureLifecycleTests {
         procedure.complete()
         try await finished(procedure)
         #expect(procedure.state == .finished)
-        #expect(events.all == [
-            "condition:evaluatingConditions", "willExecute:executing", "willFinish:finishing", "didFinish:finished",
-        ])
+        #expect(
+            events.all == [
+                "condition:evaluatingConditions", "willExecute:executing", "willFinish:finishing", "didFinish:finished",
+            ])
     }
 
     @Test func failingProcedureEndsFailedWithItsError() async throws {
@@ -87,6 +92,7 @@ struct ProcedureLifecycleTests {
         let queue = makeQueue()
         let sawCancel = Locked(false)
         final class Polling: Procedure, @unchecked Sendable {
+            // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
             let sawCancel: Locked<Bool>
             init(_ sawCancel: Locked<Bool>) {
                 self.sawCancel = sawCancel
@@ -206,13 +212,14 @@ struct ProcedureLifecycleTests {
         let procedure = TestProcedure(finishesItself: false)
         procedure.isAutomaticFinishingDisabled = true
         let cancels = Locked(0)
-        procedure.addObserver(BlockObserver(
-            didCancel: { p, _ in
-                cancels.mutate { $0 += 1 }
-                p.cancel(with: TestError("again"))
-            },
-            willFinish: { p, _ in p.finish(with: TestError("from observer")) }
-        ))
+        procedure.addObserver(
+            BlockObserver(
+                didCancel: { p, _ in
+                    cancels.mutate { $0 += 1 }
+                    p.cancel(with: TestError("again"))
+                },
+                willFinish: { p, _ in p.finish(with: TestError("from observer")) }
+            ))
         queue.add(procedure)
         try await waitUntil("executing") { procedure.isExecuting }
         procedure.cancel(with: TestError("first"))
@@ -233,10 +240,11 @@ struct ProcedureLifecycleTests {
         let didFinish = Locked(0)
         let willFinish = Locked(0)
         let handlers = Locked(0)
-        procedure.addObserver(BlockObserver(
-            willFinish: { _, _ in willFinish.mutate { $0 += 1 } },
-            didFinish: { _, _ in didFinish.mutate { $0 += 1 } }
-        ))
+        procedure.addObserver(
+            BlockObserver(
+                willFinish: { _, _ in willFinish.mutate { $0 += 1 } },
+                didFinish: { _, _ in didFinish.mutate { $0 += 1 } }
+            ))
         procedure.whenFinished { _ in handlers.mutate { $0 += 1 } }
         queue.add(procedure)
         try await waitUntil("executing") { procedure.isExecuting }

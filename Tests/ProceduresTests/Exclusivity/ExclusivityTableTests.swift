@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Testing
+
 @testable import Procedures
 
 @Suite("ExclusivityTable")
@@ -178,7 +179,9 @@ struct ExclusivityTableTests {
             for category in categoryNames {
                 let holders = granted.filter { live[$0]!.contains(category) }
                 guard holders.count <= 1, table.holder(of: category) == holders.first else {
-                    Issue.record("category \(category): model holders \(holders), table holder \(String(describing: table.holder(of: category)))")
+                    Issue.record(
+                        "category \(category): model holders \(holders), table holder \(String(describing: table.holder(of: category)))"
+                    )
                     return
                 }
             }

@@ -1,16 +1,20 @@
 import CohortTestSupport
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 @Suite("Mutual exclusion")
 struct MutualExclusionTests {
     /// A procedure that holds its slot for a while on another thread, tracking overlap.
     final class HoldingProcedure: Procedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
         let gauge: Gauge
         let events: EventLog?
         let hold: Duration
-        init(_ name: String, category: String?, gauge: Gauge, events: EventLog? = nil, hold: Duration = .milliseconds(2)) {
+        init(
+            _ name: String, category: String?, gauge: Gauge, events: EventLog? = nil, hold: Duration = .milliseconds(2)
+        ) {
             self.gauge = gauge
             self.events = events
             self.hold = hold
@@ -100,11 +104,12 @@ struct MutualExclusionTests {
         let conditionEvaluated = Locked(false)
         let procedure = TestProcedure("exclusive")
         procedure.addDependency(dependency)
-        procedure.addCondition(BlockCondition {
-            #expect(manager.calls.isEmpty)
-            conditionEvaluated.value = true
-            return true
-        })
+        procedure.addCondition(
+            BlockCondition {
+                #expect(manager.calls.isEmpty)
+                conditionEvaluated.value = true
+                return true
+            })
         procedure.addCondition(MutuallyExclusive(category: "db"))
         queue.add([procedure, dependency])
         try await waitUntil("dependency executes") { dependency.isExecuting }
@@ -232,7 +237,9 @@ struct MutualExclusionTests {
     @Test func exclusiveProceduresAddedConcurrentlyFromManyThreadsRunOneAtATime() async throws {
         let queue = makeQueue()
         let gauge = Gauge()
-        let procedures = (0..<60).map { HoldingProcedure("p\($0)", category: "db", gauge: gauge, hold: .microseconds(200)) }
+        let procedures = (0..<60).map {
+            HoldingProcedure("p\($0)", category: "db", gauge: gauge, hold: .microseconds(200))
+        }
         DispatchQueue.concurrentPerform(iterations: procedures.count) { queue.add(procedures[$0]) }
         try await allFinished(queue)
         #expect(gauge.max == 1)

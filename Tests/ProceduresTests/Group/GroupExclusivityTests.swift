@@ -1,11 +1,14 @@
 import CohortTestSupport
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 @Suite("Groups and mutual exclusion")
 struct GroupExclusivityTests {
-    func exclusive(_ name: String, _ category: String, gauge: Gauge? = nil, finishesItself: Bool = true) -> TestProcedure {
+    func exclusive(_ name: String, _ category: String, gauge: Gauge? = nil, finishesItself: Bool = true)
+        -> TestProcedure
+    {
         let procedure = TestProcedure(name, finishesItself: finishesItself, gauge: gauge)
         procedure.addCondition(MutuallyExclusive(category: category))
         return procedure

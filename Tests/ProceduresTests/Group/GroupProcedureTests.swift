@@ -1,6 +1,7 @@
 import CohortTestSupport
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 @Suite("GroupProcedure")
@@ -28,7 +29,11 @@ struct GroupProcedureTests {
         let dependency = TestProcedure("dependency", finishesItself: false)
         let evaluated = Locked(false)
         let child = TestProcedure("child")
-        child.addCondition(BlockCondition { evaluated.value = true; return true })
+        child.addCondition(
+            BlockCondition {
+                evaluated.value = true
+                return true
+            })
         let group = GroupProcedure(child)
         group.addDependency(dependency)
         queue.add([group, dependency])
@@ -155,6 +160,7 @@ struct GroupProcedureTests {
 
     /// A subclass sees every child with its error, and the collected errors at the end.
     final class WatchingGroup: GroupProcedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
         let seen = Locked<[String]>([])
         let final = Locked<[String]?>(nil)
         override func child(_ child: Procedure, willFinishWithError error: (any Error)?) {
@@ -180,6 +186,7 @@ struct GroupProcedureTests {
 
     /// ProcedureKit's branching example: when a child fails, add a recovery child instead of failing.
     final class FetchGroup: GroupProcedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
         let recovery = TestProcedure("read-from-cache")
         init() {
             super.init(children: [TestProcedure("fetch-from-network", error: TestError("offline"))])
@@ -217,6 +224,7 @@ struct GroupProcedureTests {
 
     /// Groups run `execute()` even when cancelled before they start, so subclasses can clean up.
     final class CleaningGroup: GroupProcedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
         let executed = Locked(false)
         override func execute() {
             executed.value = true
@@ -318,6 +326,7 @@ struct GroupProcedureTests {
 
     /// A child that produces a child, which produces another: the group waits for all.
     final class Producer: Procedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
         let depth: Int
         let made: Locked<[Procedure]>
         init(depth: Int, made: Locked<[Procedure]>) {
@@ -368,6 +377,7 @@ struct GroupProcedureTests {
         let sibling = TestProcedure("sibling", finishesItself: false)
         let group = GroupProcedure(sibling)
         final class CancelParent: Procedure, @unchecked Sendable {
+            // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
             override func execute() {
                 parent?.cancel(with: TestError("from child"))
                 finish()
@@ -436,10 +446,14 @@ struct GroupProcedureTests {
         let group = GroupProcedure(children: children)
         let finishes = Locked(0)
         let overlapping = Gauge()
-        group.addObserver(BlockObserver(
-            willFinish: { _, _ in overlapping.enter(); finishes.mutate { $0 += 1 } },
-            didFinish: { _, _ in overlapping.leave() }
-        ))
+        group.addObserver(
+            BlockObserver(
+                willFinish: { _, _ in
+                    overlapping.enter()
+                    finishes.mutate { $0 += 1 }
+                },
+                didFinish: { _, _ in overlapping.leave() }
+            ))
         queue.add(group)
         try await waitUntil("children execute") { children.allSatisfy(\.isExecuting) }
         DispatchQueue.concurrentPerform(iterations: children.count) { children[$0].complete() }

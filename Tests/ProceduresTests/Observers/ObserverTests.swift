@@ -1,6 +1,7 @@
 import CohortTestSupport
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 @Suite("Observers")
@@ -65,10 +66,13 @@ struct ObserverTests {
         let key = DispatchSpecificKey<Bool>()
         delivery.setSpecific(key: key, value: true)
         let procedure = TestProcedure("p")
-        procedure.addObserver(BlockObserver(delivery: .on(delivery), willFinish: { p, _ in
-            onQueue.value = DispatchQueue.getSpecific(key: key) == true
-            stateSeen.value = p.state
-        }))
+        procedure.addObserver(
+            BlockObserver(
+                delivery: .on(delivery),
+                willFinish: { p, _ in
+                    onQueue.value = DispatchQueue.getSpecific(key: key) == true
+                    stateSeen.value = p.state
+                }))
         queue.add(procedure)
         try await finished(procedure)
         // Recorded before `finished` returned, and while the procedure was still finishing.
@@ -80,9 +84,12 @@ struct ObserverTests {
         let queue = makeQueue()
         let events = EventLog()
         let procedure = TestProcedure("p", events: events)
-        procedure.addObserver(BlockObserver(delivery: .on(DispatchQueue(label: "o")), willExecute: { _ in
-            events.record("willExecute")
-        }))
+        procedure.addObserver(
+            BlockObserver(
+                delivery: .on(DispatchQueue(label: "o")),
+                willExecute: { _ in
+                    events.record("willExecute")
+                }))
         queue.add(procedure)
         try await finished(procedure)
         #expect(events.all == ["willExecute", "p.execute"])
@@ -106,6 +113,7 @@ struct ObserverTests {
         let events = EventLog()
         let produced = TestProcedure("produced")
         final class Producing: Procedure, @unchecked Sendable {
+            // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
             let produced: Procedure
             init(_ produced: Procedure) {
                 self.produced = produced

@@ -1,6 +1,7 @@
 import CohortTestSupport
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 @Suite("ProcedureQueue")
@@ -63,7 +64,11 @@ struct ProcedureQueueTests {
         let evaluated = Locked(false)
         let plain = TestProcedure("plain")
         let conditional = TestProcedure("conditional")
-        conditional.addCondition(BlockCondition { evaluated.value = true; return true })
+        conditional.addCondition(
+            BlockCondition {
+                evaluated.value = true
+                return true
+            })
         let exclusive = TestProcedure("exclusive")
         exclusive.addCondition(MutuallyExclusive(category: "db"))
         queue.add([plain, conditional, exclusive])
@@ -103,7 +108,11 @@ struct ProcedureQueueTests {
         let dependency = TestProcedure("dependency", finishesItself: false)
         let dependent = TestProcedure("dependent")
         let evaluated = Locked(false)
-        dependent.addCondition(BlockCondition { evaluated.value = true; return true })
+        dependent.addCondition(
+            BlockCondition {
+                evaluated.value = true
+                return true
+            })
         dependent.addDependency(dependency)
         queue.add([dependency, dependent])
         try await waitUntil("dependency executes") { dependency.isExecuting }
@@ -158,7 +167,10 @@ struct ProcedureQueueTests {
         queue.isSuspended = false
         try await finished(procedure)
         try await waitUntil("didFinish delivered") { delegate.events.count == 4 }
-        #expect(delegate.events.all == ["willAdd.p.pending", "didAdd.p", "willFinish.p.true.finishing", "didFinish.p.finished"])
+        #expect(
+            delegate.events.all == [
+                "willAdd.p.pending", "didAdd.p", "willFinish.p.true.finishing", "didFinish.p.finished",
+            ])
     }
 
     @Test func waitUntilAllFinishedReturnsAtOnceOnAnEmptyQueue() async throws {

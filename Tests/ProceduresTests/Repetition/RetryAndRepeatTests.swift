@@ -1,11 +1,13 @@
 import CohortTestSupport
 import Testing
+
 @testable import Procedures
 
 @Suite("RetryProcedure")
 struct RetryProcedureTests {
     /// Attempt n fails unless n >= `succeedingFrom`.
-    static func attempts(succeedingFrom: Int = .max, made: Locked<[Int]>? = nil) -> RepeatProcedure<TestProcedure>.Body {
+    static func attempts(succeedingFrom: Int = .max, made: Locked<[Int]>? = nil) -> RepeatProcedure<TestProcedure>.Body
+    {
         { number in
             made?.mutate { $0.append(number) }
             return TestProcedure("attempt\(number)", error: number >= succeedingFrom ? nil : TestError("\(number)"))
@@ -39,10 +41,12 @@ struct RetryProcedureTests {
     @Test func handlerSeesEveryFailure() async throws {
         let queue = makeQueue()
         let seen = Locked<[String]>([])
-        let retry = RetryProcedure<TestProcedure>(maxAttempts: 3, handler: { failure in
-            seen.mutate { $0.append("\(failure.attempt):\(failure.procedure.name):\(failure.error)") }
-            return .retry
-        }, body: Self.attempts())
+        let retry = RetryProcedure<TestProcedure>(
+            maxAttempts: 3,
+            handler: { failure in
+                seen.mutate { $0.append("\(failure.attempt):\(failure.procedure.name):\(failure.error)") }
+                return .retry
+            }, body: Self.attempts())
         queue.add(retry)
         try await finished(retry)
         // The last failure is not offered: there is no attempt left to decide about.
@@ -52,8 +56,9 @@ struct RetryProcedureTests {
     @Test func handlerCanReplaceTheNextAttempt() async throws {
         let queue = makeQueue()
         let replacement = TestProcedure("replacement")
-        let retry = RetryProcedure<TestProcedure>(maxAttempts: 5, handler: { _ in .retryWith(replacement) },
-                                                  body: Self.attempts())
+        let retry = RetryProcedure<TestProcedure>(
+            maxAttempts: 5, handler: { _ in .retryWith(replacement) },
+            body: Self.attempts())
         queue.add(retry)
         #expect(try await finished(retry).isSucceeded)
         #expect(replacement.didExecute)
@@ -64,9 +69,11 @@ struct RetryProcedureTests {
     @Test func handlerCanStopRetrying() async throws {
         let queue = makeQueue()
         let made = Locked<[Int]>([])
-        let retry = RetryProcedure<TestProcedure>(maxAttempts: 5, handler: { failure in
-            failure.attempt >= 2 ? .stop : .retry
-        }, body: Self.attempts(made: made))
+        let retry = RetryProcedure<TestProcedure>(
+            maxAttempts: 5,
+            handler: { failure in
+                failure.attempt >= 2 ? .stop : .retry
+            }, body: Self.attempts(made: made))
         queue.add(retry)
         let outcome = try await finished(retry)
         #expect(made.value == [1, 2])
@@ -115,7 +122,8 @@ struct RetryProcedureTests {
         weak var weakRetry: RetryProcedure<TestProcedure>?
         weak var weakAttempt: Procedure?
         do {
-            let retry = RetryProcedure(maxAttempts: 3, wait: .fixed(.milliseconds(1)), body: Self.attempts(succeedingFrom: 2))
+            let retry = RetryProcedure(
+                maxAttempts: 3, wait: .fixed(.milliseconds(1)), body: Self.attempts(succeedingFrom: 2))
             weakRetry = retry
             queue.add(retry)
             try await finished(retry)
@@ -149,7 +157,9 @@ struct RepeatProcedureTests {
 
     @Test func failedAttemptEndsTheRepetitionWithItsError() async throws {
         let queue = makeQueue()
-        let repeating = RepeatProcedure(maxCount: 10) { TestProcedure("run\($0)", error: $0 == 3 ? TestError("third") : nil) }
+        let repeating = RepeatProcedure(maxCount: 10) {
+            TestProcedure("run\($0)", error: $0 == 3 ? TestError("third") : nil)
+        }
         queue.add(repeating)
         let error = try #require(try await finished(repeating).error as? GroupError)
         #expect(error.errors.first?.error as? TestError == TestError("third"))

@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Testing
+
 @testable import Procedures
 
 @Suite("WaitStrategy")

@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Testing
+
 @testable import Procedures
 
 @Suite("Result injection")
@@ -56,8 +57,11 @@ struct ResultInjectionTests {
         let queue = makeQueue()
         let ran = Locked(false)
         let producer = ResultProcedure { 1 }
-        let consumer = TransformProcedure<Int, Int> { ran.value = true; return $0 }
-            .injectResult(from: producer) { (_: Int) -> Int in throw TestError("bad value") }
+        let consumer = TransformProcedure<Int, Int> {
+            ran.value = true
+            return $0
+        }
+        .injectResult(from: producer) { (_: Int) -> Int in throw TestError("bad value") }
         queue.add([producer, consumer])
         let outcome = try await finished(consumer)
         #expect(outcome.isCancelled)
@@ -71,8 +75,14 @@ struct ResultInjectionTests {
         let injectionRan = Locked(false)
         let producer = ResultProcedure<Int> { throw TestError("down") }
         producer.name = "fetch-price"
-        let consumer = TransformProcedure<Int, Int> { transformRan.value = true; return $0 }
-            .injectResult(from: producer) { value in injectionRan.value = true; return value }
+        let consumer = TransformProcedure<Int, Int> {
+            transformRan.value = true
+            return $0
+        }
+        .injectResult(from: producer) { value in
+            injectionRan.value = true
+            return value
+        }
         queue.add([producer, consumer])
         let outcome = try await finished(consumer)
         #expect(outcome.isCancelled)
@@ -89,7 +99,10 @@ struct ResultInjectionTests {
         let producer = ResultProcedure { 1 }
         producer.name = "fetch-price"
         producer.cancel()
-        let consumer = TransformProcedure<Int, Int> { transformRan.value = true; return $0 }.injectResult(from: producer)
+        let consumer = TransformProcedure<Int, Int> {
+            transformRan.value = true
+            return $0
+        }.injectResult(from: producer)
         queue.add([producer, consumer])
         let outcome = try await finished(consumer)
         #expect(outcome.isCancelled)
@@ -100,6 +113,7 @@ struct ResultInjectionTests {
 
     /// A producer that succeeds without setting its output does not meet the requirement.
     final class SilentProducer: Procedure, OutputProcedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
         var output: Pending<ProcedureResult<Int>> {
             get { .pending }
             set {}
@@ -129,7 +143,10 @@ struct ResultInjectionTests {
         let ran = Locked(false)
         let producer = ResultProcedure<Int?> { nil }
         producer.name = "lookup"
-        let consumer = TransformProcedure<Int, Int> { ran.value = true; return $0 }.injectResult(from: producer)
+        let consumer = TransformProcedure<Int, Int> {
+            ran.value = true
+            return $0
+        }.injectResult(from: producer)
         queue.add([producer, consumer])
         let outcome = try await finished(consumer)
         #expect(outcome.isCancelled)
@@ -158,7 +175,10 @@ struct ResultInjectionTests {
         let good = ResultProcedure { 1 }
         let bad = ResultProcedure<Int> { throw TestError() }
         bad.name = "bad-producer"
-        let consumer = TransformProcedure<[Int], Int> { ran.value = true; return $0.count }.injectResults(from: [good, bad])
+        let consumer = TransformProcedure<[Int], Int> {
+            ran.value = true
+            return $0.count
+        }.injectResults(from: [good, bad])
         queue.add([good, bad, consumer])
         let outcome = try await finished(consumer)
         #expect(outcome.procedureError?.message.contains("bad-producer") == true)

@@ -2,6 +2,7 @@ import CohortTestSupport
 import Dispatch
 import Synchronization
 import Testing
+
 @testable import Procedures
 
 /// Many procedures, many threads, random shapes from a fixed seed (so a failure reproduces),
@@ -84,10 +85,14 @@ struct StressTests {
         var random = SeededGenerator(seed: seed)
         let count = 3_000
         let procedures = (0..<count).map { index in
-            StressProcedure(index: index, categories: [], finishing: StressProcedure.Finishing.allCases.randomElement(using: &random)!,
-                            tracker: tracker, slots: slots)
+            StressProcedure(
+                index: index, categories: [],
+                finishing: StressProcedure.Finishing.allCases.randomElement(using: &random)!,
+                tracker: tracker, slots: slots)
         }
-        let actions = (0..<count).map { _ in (Int.random(in: 0..<4, using: &random), Int.random(in: 0..<count, using: &random)) }
+        let actions = (0..<count).map { _ in
+            (Int.random(in: 0..<4, using: &random), Int.random(in: 0..<count, using: &random))
+        }
         DispatchQueue.concurrentPerform(iterations: count) { index in
             queue.add(procedures[index])
             let (action, target) = actions[index]
@@ -129,12 +134,16 @@ struct StressTests {
         for index in 0..<count {
             var categories: [String] = []
             if Int.random(in: 0..<10, using: &random) < 3 {
-                categories = Array(Set((0..<Int.random(in: 1...2, using: &random)).map { _ in
-                    categoryNames.randomElement(using: &random)!
-                })).sorted()
+                categories = Array(
+                    Set(
+                        (0..<Int.random(in: 1...2, using: &random)).map { _ in
+                            categoryNames.randomElement(using: &random)!
+                        })
+                ).sorted()
             }
             let finishing: StressProcedure.Finishing = Bool.random(using: &random) ? .inline : .later
-            let procedure = StressProcedure(index: index, categories: categories, finishing: finishing, tracker: tracker)
+            let procedure = StressProcedure(
+                index: index, categories: categories, finishing: finishing, tracker: tracker)
             if index > 0 {
                 for _ in 0..<Int.random(in: 0...3, using: &random) {
                     let earliest = max(0, index - 300)
@@ -170,8 +179,9 @@ struct StressTests {
         for groupIndex in 0..<60 {
             let members = (0..<10).map { childIndex -> StressProcedure in
                 let categories = Bool.random(using: &random) ? [categoryNames.randomElement(using: &random)!] : []
-                let child = StressProcedure(index: groupIndex * 100 + childIndex, categories: categories,
-                                            finishing: Bool.random(using: &random) ? .inline : .later, tracker: tracker)
+                let child = StressProcedure(
+                    index: groupIndex * 100 + childIndex, categories: categories,
+                    finishing: Bool.random(using: &random) ? .inline : .later, tracker: tracker)
                 children.append(child)
                 return child
             }
@@ -191,6 +201,7 @@ struct StressTests {
     @Test func cancellingGroupsWhileChildrenRunAndProduce() async throws {
         /// Produces a sibling (which produces another, `depth` deep), then finishes later.
         final class Producing: Procedure, @unchecked Sendable {
+            // @unchecked Sendable: adds only immutable `let`s of Sendable or locked values; the rest is the engine's.
             let depth: Int
             init(depth: Int) {
                 self.depth = depth
@@ -203,18 +214,21 @@ struct StressTests {
         }
         let queue = makeQueue()
         let groups = (0..<100).map { _ in
-            GroupProcedure(children: (0..<5).map { _ in Producing(depth: 3) } + (0..<5).map { _ in
-                AsyncBlockProcedure { try await Task.sleep(for: .milliseconds(1)) }
-            })
+            GroupProcedure(
+                children: (0..<5).map { _ in Producing(depth: 3) }
+                    + (0..<5).map { _ in
+                        AsyncBlockProcedure { try await Task.sleep(for: .milliseconds(1)) }
+                    })
         }
         let finishes = Locked(0)
         let childrenUnfinishedAtGroupFinish = Locked(0)
         for group in groups {
-            group.addObserver(BlockObserver(didFinish: { group, _ in
-                finishes.mutate { $0 += 1 }
-                let unfinished = (group as! GroupProcedure).children.filter { !$0.isFinished }.count
-                childrenUnfinishedAtGroupFinish.mutate { $0 += unfinished }
-            }))
+            group.addObserver(
+                BlockObserver(didFinish: { group, _ in
+                    finishes.mutate { $0 += 1 }
+                    let unfinished = (group as! GroupProcedure).children.filter { !$0.isFinished }.count
+                    childrenUnfinishedAtGroupFinish.mutate { $0 += unfinished }
+                }))
         }
         queue.add(groups)
         DispatchQueue.concurrentPerform(iterations: groups.count) { index in

@@ -2,6 +2,7 @@ import CohortTestSupport
 import Dispatch
 import Synchronization
 import Testing
+
 @testable import Procedures
 
 // The Procedures tests' own fakes: test procedures, observers and exclusivity managers, and
@@ -27,8 +28,9 @@ func finished(
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatch) { once.resume(nil) }
     }
     guard let outcome else {
-        Issue.record("\(procedure.name) did not finish within \(timeout) (state \(procedure.state))",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "\(procedure.name) did not finish within \(timeout) (state \(procedure.state))",
+            sourceLocation: sourceLocation)
         throw DeadlineExceeded(what: "\(procedure.name) to finish", timeout: timeout)
     }
     return outcome
@@ -64,8 +66,10 @@ final class TestProcedure: Procedure, @unchecked Sendable {
     let events: EventLog?
     let gauge: Gauge?
 
-    init(_ name: String = "TestProcedure", error: (any Error)? = nil, finishesItself: Bool = true,
-         events: EventLog? = nil, gauge: Gauge? = nil) {
+    init(
+        _ name: String = "TestProcedure", error: (any Error)? = nil, finishesItself: Bool = true,
+        events: EventLog? = nil, gauge: Gauge? = nil
+    ) {
         failure = error
         self.finishesItself = finishesItself
         self.events = events
@@ -107,7 +111,9 @@ struct RecordingObserver: ProcedureObserver {
     func procedure(_ procedure: Procedure, didAdd newProcedure: Procedure) {
         log.record("\(procedure.name).didAdd.\(newProcedure.name)")
     }
-    func will(finish procedure: Procedure, with outcome: ProcedureOutcome) { log.record("\(procedure.name).willFinish") }
+    func will(finish procedure: Procedure, with outcome: ProcedureOutcome) {
+        log.record("\(procedure.name).willFinish")
+    }
     func did(finish procedure: Procedure, with outcome: ProcedureOutcome) { log.record("\(procedure.name).didFinish") }
 }
 
@@ -126,7 +132,9 @@ final class RecordingExclusivityManager: ExclusivityManager {
     private let state = Mutex<(calls: [Call], owners: [ExclusivityRequestID: (Procedure, Set<String>)])>(([], [:]))
 
     var calls: [Call] { state.withLock { $0.calls } }
-    func calls(_ kind: Call.Kind, for name: String) -> [Call] { calls.filter { $0.kind == kind && $0.procedure == name } }
+    func calls(_ kind: Call.Kind, for name: String) -> [Call] {
+        calls.filter { $0.kind == kind && $0.procedure == name }
+    }
     func snapshot() -> [String: (holder: ExclusivityRequestID?, waiters: [ExclusivityRequestID])] { inner.snapshot() }
 
     func request(
@@ -153,7 +161,8 @@ final class RecordingExclusivityManager: ExclusivityManager {
     private func record(_ kind: Call.Kind, _ request: ExclusivityRequestID) {
         state.withLock { state in
             guard let (procedure, categories) = state.owners[request] else { return }
-            state.calls.append(Call(kind: kind, procedure: procedure.name, state: procedure.state, categories: categories))
+            state.calls.append(
+                Call(kind: kind, procedure: procedure.name, state: procedure.state, categories: categories))
         }
     }
 }
