@@ -3,10 +3,10 @@
 import PackageDescription
 
 // CI builds the project's own targets with warnings as errors (.ci/run sets
-// COHORT_WARNINGS_AS_ERRORS=1); a developer's build only shows them. A package that depends on
+// WARNINGS_AS_ERRORS=1); a developer's build only shows them. A package that depends on
 // Cohort never sees the flag (SwiftPM refuses unsafe flags in dependencies).
 let warningsAsErrors: [SwiftSetting] =
-    Context.environment["COHORT_WARNINGS_AS_ERRORS"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
+    Context.environment["WARNINGS_AS_ERRORS"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
 
 let strict: [SwiftSetting] =
     [

@@ -23,7 +23,8 @@ import ZeroMQ
 ///
 /// The ZeroMQ connection belongs to a thread of the worker's own; ``run()`` only waits for
 /// it and never blocks a Swift concurrency thread. When the coordinator welcomes the
-/// worker, it prints `cohort worker <name> ready (session <id>)` to stdout. A coordinator
+/// worker, it calls `onReady` (the library prints nothing; `cohort worker` prints
+/// `cohort worker <name> ready (session <id>)` from it). A coordinator
 /// that goes silent for its liveness is treated as lost: no new work starts, running
 /// attempts go on, and the worker reconnects with a new session after 1 s, 2 s, … up to
 /// 32 s, reporting what it still runs.
