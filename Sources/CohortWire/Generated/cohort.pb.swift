@@ -1188,7 +1188,7 @@ nonisolated struct Cohort_Wire_V1_WorkersReply: Sendable {
   init() {}
 }
 
-nonisolated struct Cohort_Wire_V1_LockHolder: Sendable {
+nonisolated struct Cohort_Wire_V1_LockHolderStatus: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -1232,8 +1232,8 @@ nonisolated struct Cohort_Wire_V1_LockInfo: Sendable {
   /// the last fencing token granted
   var token: UInt64 = 0
 
-  var holder: Cohort_Wire_V1_LockHolder {
-    get {_holder ?? Cohort_Wire_V1_LockHolder()}
+  var holder: Cohort_Wire_V1_LockHolderStatus {
+    get {_holder ?? Cohort_Wire_V1_LockHolderStatus()}
     set {_holder = newValue}
   }
   /// Returns true if `holder` has been explicitly set.
@@ -1248,7 +1248,7 @@ nonisolated struct Cohort_Wire_V1_LockInfo: Sendable {
 
   init() {}
 
-  fileprivate var _holder: Cohort_Wire_V1_LockHolder? = nil
+  fileprivate var _holder: Cohort_Wire_V1_LockHolderStatus? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_LocksReply: Sendable {
@@ -3060,8 +3060,8 @@ nonisolated extension Cohort_Wire_V1_WorkersReply: SwiftProtobuf.Message, SwiftP
   }
 }
 
-nonisolated extension Cohort_Wire_V1_LockHolder: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  static let protoMessageName: String = _protobuf_package + ".LockHolder"
+nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".LockHolderStatus"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0\u{1}attempt\0\u{1}worker\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
@@ -3095,7 +3095,7 @@ nonisolated extension Cohort_Wire_V1_LockHolder: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  static func ==(lhs: Cohort_Wire_V1_LockHolder, rhs: Cohort_Wire_V1_LockHolder) -> Bool {
+  static func ==(lhs: Cohort_Wire_V1_LockHolderStatus, rhs: Cohort_Wire_V1_LockHolderStatus) -> Bool {
     if lhs.group != rhs.group {return false}
     if lhs.child != rhs.child {return false}
     if lhs.attempt != rhs.attempt {return false}

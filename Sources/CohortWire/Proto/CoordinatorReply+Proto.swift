@@ -325,7 +325,7 @@ extension LockInfo {
         proto.category = category
         proto.token = token
         if let holder {
-            var message = Cohort_Wire_V1_LockHolder()
+            var message = Cohort_Wire_V1_LockHolderStatus()
             message.group = holder.group
             message.child = holder.child
             message.attempt = holder.attempt
