@@ -45,14 +45,10 @@ extension CoordinatorLoop {
     }
 
     private func handleHello(_ hello: Hello, from routing: RoutingID, key: String?) {
+        // The codec already refuses a HELLO whose body names another version (as
+        // `unsupportedVersion`, below); this guard only keeps the loop safe if it ever did not.
         guard hello.protocolVersion == WireVersion.current else {
-            stats.wrongVersion.bump()
-            outbox.send(.error(.unsupportedVersion(hello.protocolVersion)), to: routing)
-            // As for a header of another version: a session on this connection ends (§4.5).
-            if let session = peers.close(routing) {
-                endSession(session, routing: routing, reason: "it sent a HELLO of another protocol version")
-            }
-            return
+            return refuseVersion(.unsupportedVersion(hello.protocolVersion), from: routing)
         }
         guard !stopping else {
             outbox.send(
@@ -85,16 +81,20 @@ extension CoordinatorLoop {
         dropWatches(of: routing)
     }
 
+    /// A message of another protocol version: a handshake error, and a session on this
+    /// connection ends, since after a handshake error the peer is in none (docs/protocol.md §4.5).
+    private func refuseVersion(_ refusal: HandshakeError, from routing: RoutingID) {
+        stats.wrongVersion.bump()
+        outbox.send(.error(refusal), to: routing)
+        if let session = peers.close(routing) {
+            endSession(session, routing: routing, reason: "it sent a message of another protocol version")
+        }
+    }
+
     /// Frames that could not be decoded.
     private func refuse(_ routing: RoutingID, _ error: WireError) {
         if case .unsupportedVersion = error {
-            stats.wrongVersion.bump()
-            outbox.send(.error(HandshakeError(refusing: error)), to: routing)
-            // After a handshake error the peer is not in a session (docs/protocol.md §4.5).
-            if let session = peers.close(routing) {
-                endSession(session, routing: routing, reason: "it sent a message of another protocol version")
-            }
-            return
+            return refuseVersion(HandshakeError(refusing: error), from: routing)
         }
         let count = stats.badFrames.add(1, ordering: .relaxed).newValue
         if count <= 10 || count % 1000 == 0 {

@@ -12,7 +12,8 @@ import Testing
     // MARK: Connecting
 
     @Test func nothingListeningIsUnreachableWithinTheConnectTimeout() async throws {
-        let endpoint = try unusedEndpoint()
+        let unused = try UnusedEndpoint()
+        let endpoint = unused.endpoint
         let start = ContinuousClock.now
         let error = await clientError {
             try await CohortClient.connect(configuration(endpoint) { $0.connectTimeout = .milliseconds(500) })
@@ -23,6 +24,7 @@ import Testing
         #expect(error?.message.contains("500 ms") == true, "names the timeout: \(error?.message ?? "")")
         #expect(error?.exitCode == 69)
         #expect(took >= .milliseconds(500) && took < .seconds(4), "gave up after \(took)")
+        withExtendedLifetime(unused) {}
     }
 
     @Test func aCoordinatorThatNeverWelcomesIsUnreachable() async throws {

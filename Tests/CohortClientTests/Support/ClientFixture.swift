@@ -36,11 +36,35 @@ func clientError<T>(
     return nil
 }
 
-/// An endpoint on 127.0.0.1 where nothing listens (a port bound, read and closed).
-func unusedEndpoint() throws -> String {
-    let fake = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")
-    fake.stop()
-    return fake.endpoint
+/// A loopback endpoint where nothing listens, held for as long as the value lives: the port is
+/// bound but never listened on, so a connection is refused, and no other listener (another
+/// test's coordinator on a wildcard port, say) can take the port meanwhile.
+final class UnusedEndpoint {
+    let endpoint: String
+    private let descriptor: Int32
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(fd, address, length) == 0 && getsockname(fd, address, &length) == 0
+            }
+        }
+        guard bound else {
+            close(fd)
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+        descriptor = fd
+        endpoint = "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+    }
+
+    deinit { close(descriptor) }
 }
 
 /// A fresh, empty state directory for a coordinator's journal, removed by the caller.
