@@ -175,7 +175,7 @@ extension Procedure {
     func start() {
         let executesAnyway = executesWhenCancelledBeforeStart
         enum Action {
-            case fail(any Error), finishCancelled, execute([any ProcedureObserver])
+            case fail(any Error), finishCancelled, execute([any ProcedureObserver]), executeLater
             case takeCategories(Set<String>, ExclusivityHold, ProcedureQueue)
         }
         let action = core.withLock { core -> Action in
@@ -187,7 +187,8 @@ extension Procedure {
             core.state = .executing
             if let error = core.failureBeforeExecution { return .fail(error) }
             if core.isCancelled && !executesAnyway { return .finishCancelled }
-            return .execute(core.observers)
+            // The execute event; taking the serialiser here costs the hot path no extra lock.
+            return core.events.enter() ? .execute(core.observers) : .executeLater
         }
         switch action {
         case .takeCategories(let categories, let hold, let queue):
@@ -197,12 +198,29 @@ extension Procedure {
         case .finishCancelled:
             finish()
         case .execute(let observers):
-            for observer in observers { observer.deliver(waits: true) { observer.will(execute: self) } }
-            // A will-execute observer may have cancelled the procedure (a zero timeout does),
-            // which finishes it unless automatic finishing is disabled: its work must not run.
-            guard state == .executing else { return }
-            execute()
-            for observer in observers { observer.deliver(waits: false) { observer.did(execute: self) } }
+            executeEvent(observers)
+            drainEvents()
+        case .executeLater:
+            // Another event (a did-cancel racing the start) runs: execute after it.
+            runEvent { self.executeEvent(self.observers) }
         }
+    }
+
+    /// The execute event: will-execute observers, `execute()`, did-execute observers. A
+    /// `finish()` made meanwhile is queued behind it, so did-execute always comes before
+    /// will-finish.
+    private func executeEvent(_ observers: [any ProcedureObserver]) {
+        for observer in observers { observer.deliver(waits: true) { observer.will(execute: self) } }
+        // A will-execute observer may have finished or cancelled the procedure (a zero
+        // timeout does): its work must not run, and a cancelled one finishes now (even with
+        // automatic finishing disabled, as nothing else would finish it).
+        let (executing, cancelled) = core.withLock { ($0.state == .executing, $0.isCancelled) }
+        guard executing else { return }
+        if cancelled && !executesWhenCancelledBeforeStart {
+            finish()
+            return
+        }
+        execute()
+        for observer in observers { observer.deliver(waits: false) { observer.did(execute: self) } }
     }
 }

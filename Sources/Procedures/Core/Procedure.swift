@@ -68,6 +68,8 @@ open class Procedure: @unchecked Sendable, Hashable, CustomStringConvertible {
         var failureBeforeExecution: (any Error)?
         var logger: Logger?
         weak var parent: GroupProcedure?
+        /// The serialiser of this procedure's events (Procedure+Events.swift).
+        var events = EventQueue()
     }
 
     let core = Mutex(Core())

@@ -83,18 +83,26 @@ public final class ProcedureQueue: @unchecked Sendable {
     public var isSuspended: Bool {
         get { suspended.load(ordering: .acquiring) }
         set {
-            if newValue {
-                state.withLock { _ in suspended.store(true, ordering: .releasing) }
-                return
-            }
-            let deferred = state.withLock { state in
-                suspended.store(false, ordering: .releasing)
-                defer { state.deferred = [] }
-                return state.deferred
-            }
-            for procedure in deferred { procedure.advance() }
-            scheduleRunners()
+            if let deferred = setSuspended(newValue) { finishResuming(deferred) }
         }
+    }
+
+    /// Sets the flag, and on resuming returns the procedures held back, for
+    /// `finishResuming(_:)`. A group calls it under its own lock, so that its decision and
+    /// the flag cannot be torn apart by a racing call; the procedures move on after.
+    func setSuspended(_ newValue: Bool) -> [Procedure]? {
+        state.withLock { state in
+            suspended.store(newValue, ordering: .releasing)
+            guard !newValue else { return nil }
+            defer { state.deferred = [] }
+            return state.deferred
+        }
+    }
+
+    /// Moves on what a resume (`setSuspended(false)`) released.
+    func finishResuming(_ deferred: [Procedure]) {
+        for procedure in deferred { procedure.advance() }
+        scheduleRunners()
     }
 
     /// Hooks into the queue's life. Set it before adding procedures: it is read without a
