@@ -97,14 +97,21 @@ extension Procedure {
     /// `isCancelled` is true when this returns; `procedureDidCancel(with:)` and did-cancel
     /// observers run as the procedure's next event (after `execute()`, if it is running).
     public final func cancel(with reason: (any Error)? = nil) {
-        let snapshot = core.withLock { core -> (State, Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool)? in
+        let snapshot = core.withLock { core -> (State, Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool, ProcedureQueue?)? in
             guard !core.isCancelled, core.state < .finishing else { return nil }
             core.isCancelled = true
             core.cancellationReason = reason
+            // Still evaluating conditions: the cancel decides, and the procedure is ready at
+            // once rather than when the evaluation (cooperatively cancelled) returns.
+            var takeOver: ProcedureQueue?
+            if core.state == .evaluatingConditions, !core.conditionsDecided {
+                core.conditionsDecided = true
+                takeOver = core.queue
+            }
             return (core.state, core.preparation, core.exclusivity, core.producedDependencies,
-                    core.isAutomaticFinishingDisabled)
+                    core.isAutomaticFinishingDisabled, takeOver)
         }
-        guard let (state, preparation, hold, produced, manualFinish) = snapshot else { return }
+        guard let (state, preparation, hold, produced, manualFinish, takeOver) = snapshot else { return }
         runEvent {
             self.procedureDidCancel(with: reason)
             for observer in self.observers { observer.deliver(waits: false) { observer.did(cancel: self, with: reason) } }
@@ -116,6 +123,7 @@ extension Procedure {
             preparation?.cancel()
             for dependency in produced { dependency.cancel() }
             hold?.withdrawWaiting()
+            if let takeOver { becomeReady(on: takeOver) }
         case .executing where !manualFinish:
             finish()
         default:

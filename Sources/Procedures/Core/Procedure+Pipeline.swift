@@ -83,20 +83,33 @@ extension Procedure {
     private func evaluate(
         _ conditions: [Condition], _ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue
     ) async {
-        let produced = conditions.flatMap(\.producedDependencies)
+        // Every produced dependency joins the queue now; each condition waits only for its
+        // own (Condition.decide), so one that fails at once decides while another's
+        // long-running dependency still runs, and that dependency is then cancelled.
+        let conditions = Condition.unique(conditions)
+        var seen = Set<ObjectIdentifier>()
+        let produced = conditions.flatMap(\.producedDependencies).filter { seen.insert(ObjectIdentifier($0)).inserted }
         if !produced.isEmpty {
             core.withLock { $0.producedDependencies = produced }
             if isCancelled { for dependency in produced { dependency.cancel() } }
             for dependency in produced { queue.add(dependency) }
-            for dependency in produced { await dependency.waitUntilFinished() }
         }
-        let conditionsToEvaluate = conditions.filter { !($0 is MutuallyExclusive) }
-        if !isCancelled, !conditionsToEvaluate.isEmpty {
-            switch await Condition.evaluateAll(conditionsToEvaluate, for: self) {
-            case .satisfied: break
-            case .ignored: cancel()
-            case .failed(let error): failBeforeExecution(error)
-            }
+        let toEvaluate = conditions.filter { !($0 is MutuallyExclusive) || !$0.dependenciesToAwait.isEmpty }
+        var result = ConditionResult.satisfied
+        if !isCancelled, !toEvaluate.isEmpty {
+            result = await Condition.evaluateAll(toEvaluate, for: self, producedDependencies: produced)
+        }
+        // A cancel while the conditions were evaluated has already made the procedure ready
+        // (it does not wait for a condition that ignores cancellation): nothing is left to do.
+        let decides = core.withLock { core -> Bool in
+            defer { core.conditionsDecided = true }
+            return !core.conditionsDecided
+        }
+        guard decides else { return }
+        switch result {
+        case .satisfied: break
+        case .ignored: cancel()
+        case .failed(let error): failBeforeExecution(error)
         }
         let waitsForCategories = !categories.isEmpty && core.withLock { core in
             guard !core.isCancelled, core.failureBeforeExecution == nil else { return false }
@@ -148,7 +161,7 @@ extension Procedure {
         }
     }
 
-    private func becomeReady(on queue: ProcedureQueue) {
+    func becomeReady(on queue: ProcedureQueue) {
         let changed = core.withLock { core -> Bool in
             guard core.state < .ready else { return false }
             core.state = .ready
