@@ -135,6 +135,8 @@ let package = Package(
         ),
 
         .testTarget(name: "ProceduresTests", dependencies: ["Procedures"], swiftSettings: strict),
+        // ProcedureKit's own tests, ported to Cohort's API with their names (issue 13).
+        .testTarget(name: "ProcedureKitParityTests", dependencies: ["Procedures"], swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire"], swiftSettings: strict),
         .testTarget(name: "CohortSpecTests", dependencies: ["CohortSpec"], swiftSettings: strict),
