@@ -240,18 +240,19 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
         }
     }
 
-    /// A child's did-finish, as an event of the group, after its will-finish.
+    /// A child's did-finish. The count is kept at once: the child's will-finish has been
+    /// heard by now (or is queued ahead, when a group event finished the child). Only the
+    /// last child's posts an event, the one that finishes the group, so that
+    /// `groupDidFinishChildren(with:)` runs after every queued will-finish and never at the
+    /// same time as another of the group's events. (It re-checks the count, in case a child
+    /// was added meanwhile.)
     func childDidFinish(_ child: Procedure) {
-        runEvent { self.childDidFinishEvent(child) }
-    }
-
-    private func childDidFinishEvent(_ child: Procedure) {
         let done = groupState.withLock { state -> Bool in
             if state.rejected.remove(ObjectIdentifier(child)) != nil { return false }
             state.unfinishedChildren -= 1
             return state.unfinishedChildren == 0 && state.childrenStarted
         }
-        if done { finishIfDone() }
+        if done { runEvent { self.finishIfDone() } }
     }
 
     private func finishIfDone() {
