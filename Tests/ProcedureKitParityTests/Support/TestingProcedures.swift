@@ -21,7 +21,17 @@ final class TestProcedure: Procedure, @unchecked Sendable {
         self.name = name
     }
 
+    let didCancelCalled = Locked(false)
+    let willFinishCalled = Locked(false)
+    let didFinishCalled = Locked(false)
+
     var didExecute: Bool { executions.value > 0 }
+    var procedureDidCancelCalled: Bool { didCancelCalled.value }
+    var procedureWillFinishCalled: Bool { willFinishCalled.value }
+    var procedureDidFinishCalled: Bool { didFinishCalled.value }
+
+    override func procedureDidCancel(with reason: (any Error)?) { didCancelCalled.value = true }
+    override func procedureWillFinish(with outcome: ProcedureOutcome) { willFinishCalled.value = true }
 
     override func execute() {
         executions.mutate { $0 += 1 }
@@ -33,7 +43,10 @@ final class TestProcedure: Procedure, @unchecked Sendable {
         DispatchQueue.global().asyncAfter(deadline: .now() + delay.dispatch) { self.finish(with: self.failure) }
     }
 
-    override func procedureDidFinish(with outcome: ProcedureOutcome) { didFinishSignal.fire() }
+    override func procedureDidFinish(with outcome: ProcedureOutcome) {
+        didFinishCalled.value = true
+        didFinishSignal.fire()
+    }
 }
 
 /// ProcedureKit's `TestCondition`: decided by a closure.
