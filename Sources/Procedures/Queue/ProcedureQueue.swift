@@ -45,6 +45,8 @@ public final class ProcedureQueue: @unchecked Sendable {
         var runners = 0
         var busyRunners = 0
         var deferred: [Procedure] = []
+        /// While positive, a `cancelAll` is under way: no procedure starts.
+        var cancelling = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         var exclusivityManager: any ExclusivityManager = LocalExclusivityManager.shared
     }
@@ -186,9 +188,17 @@ public final class ProcedureQueue: @unchecked Sendable {
         }
     }
 
-    /// Cancels every procedure on the queue.
+    /// Cancels every procedure on the queue. No procedure starts while it does, so one
+    /// freed by another's cancellation (a slot, a lock) cannot start executing before its
+    /// own cancel reaches it.
     public func cancelAll(with reason: (any Error)? = nil) {
+        let procedures = state.withLock { state in
+            state.cancelling += 1
+            return Array(state.members.values)
+        }
         for procedure in procedures { procedure.cancel(with: reason) }
+        state.withLock { $0.cancelling -= 1 }
+        scheduleRunners()
     }
 
     /// Suspends until every procedure on the queue has finished (at once if none is there).
@@ -252,7 +262,7 @@ public final class ProcedureQueue: @unchecked Sendable {
     /// asks the same question, so a long `execute()` never holds up the procedures behind
     /// it while slots are free, and a flood of short ones needs only a runner or two.
     private func needsRunner(_ state: inout State) -> Bool {
-        guard !suspended.load(ordering: .relaxed),
+        guard !suspended.load(ordering: .relaxed), state.cancelling == 0,
               !state.ready.isEmpty,
               state.executing < state.maxConcurrentCount,
               state.runners == state.busyRunners,
@@ -272,8 +282,8 @@ public final class ProcedureQueue: @unchecked Sendable {
         while true {
             let (next, spawn) = state.withLock { state -> (Procedure?, Bool) in
                 if wasBusy { state.busyRunners -= 1 }
-                guard !suspended.load(ordering: .relaxed), state.executing < state.maxConcurrentCount,
-                      let procedure = state.ready.popFirst()
+                guard !suspended.load(ordering: .relaxed), state.cancelling == 0,
+                      state.executing < state.maxConcurrentCount, let procedure = state.ready.popFirst()
                 else {
                     state.runners -= 1
                     return (nil, false)
