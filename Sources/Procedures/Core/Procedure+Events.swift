@@ -92,6 +92,17 @@ extension Procedure {
         }
     }
 
+    /// Takes the serialiser if no event runs, yielding the processor a few times while one
+    /// does (events are short); the caller then runs its event and `drainEvents()`. Lets a
+    /// caller that would otherwise wait (`runEventAndWait`) skip the closure and the wait.
+    final func tryEnterEvents(yields: Int) -> Bool {
+        for attempt in 0...yields {
+            if core.withLock({ $0.events.enter() }) { return true }
+            if attempt < yields { sched_yield() }
+        }
+        return false
+    }
+
     /// Runs the events queued while one ran, then gives the serialiser up.
     final func drainEvents() {
         while true {

@@ -225,7 +225,14 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     /// heard it, so `child(_:willFinishWithError:)` runs before the child's dependents can
     /// start, and never at the same time as another of the group's events.
     func childWillFinish(_ child: Procedure, with outcome: ProcedureOutcome) {
-        runEventAndWait { self.childWillFinishEvent(child, with: outcome) }
+        // Usually the group's serialiser is free, or soon is: run the event here, with no
+        // closure to allocate and no thread to wake.
+        if tryEnterEvents(yields: 4) {
+            childWillFinishEvent(child, with: outcome)
+            drainEvents()
+        } else {
+            runEventAndWait { self.childWillFinishEvent(child, with: outcome) }
+        }
     }
 
     private func childWillFinishEvent(_ child: Procedure, with outcome: ProcedureOutcome) {
