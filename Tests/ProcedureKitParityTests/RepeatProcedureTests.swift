@@ -1,0 +1,96 @@
+import Testing
+@testable import Procedures
+
+/// ProcedureKit's `Tests/ProcedureKitTests/RepeatProcedureTests.swift`. ProcedureKit builds
+/// attempts from an iterator (with configure blocks and `Delay.Iterator`s); Cohort from
+/// `body(n)` with a `WaitStrategy`. The iterator, configure-block, repeatable-procedure,
+/// input-procedure, `.incrementing`, `.fibonacci` and `.random` tests need API Cohort lacks
+/// and are left out.
+@Suite("RepeatProcedureTests")
+struct RepeatProcedureTests {
+    /// ProcedureKit's `createIterator(succeedsAfterCount:)`: attempt n fails once n reaches the count.
+    func attempts(failingAt count: Int? = nil) -> @Sendable (Int) -> TestProcedure? {
+        { number in TestProcedure(name: "attempt \(number)", error: number == count ? TestError("expected") : nil) }
+    }
+
+    @Test func test__init_with_max_and_custom_iterator() async throws {
+        let repeatProcedure = RepeatProcedure(maxCount: 2, body: attempts())
+        #expect(try await run(repeatProcedure).isSucceeded)
+        #expect(repeatProcedure.count == 2)
+    }
+
+    /// Cohort's `.fixed` is ProcedureKit's `.constant`.
+    @Test func test__init_with_max_and_wait_strategy() async throws {
+        let repeatProcedure = RepeatProcedure(maxCount: 2, wait: .fixed(.milliseconds(1)), body: attempts())
+        #expect(try await run(repeatProcedure).isSucceeded)
+        #expect(repeatProcedure.count == 2)
+    }
+
+    @Test func test__init_with_max_and_body() async throws {
+        let executed = Locked(0)
+        let repeatProcedure = RepeatProcedure(maxCount: 2) { _ in BlockProcedure { executed.mutate { $0 += 1 } } }
+        #expect(try await run(repeatProcedure).isSucceeded)
+        #expect(repeatProcedure.count == 2)
+        #expect(executed.value == 2)
+    }
+
+    @Test func test__init_with_no_max_and_wait_strategy() async throws {
+        let repeatProcedure = RepeatProcedure(wait: .fixed(.milliseconds(1)), body: attempts(failingAt: 2))
+        let outcome = try await run(repeatProcedure)
+        #expect(repeatProcedure.count == 2)
+        #expect(outcome.isFailed)
+    }
+}
+
+/// ProcedureKit's `WaitStrategyTestCase` (Cohort has no iterator: the delay before each attempt).
+@Suite("WaitStrategyTestCase")
+struct WaitStrategyTestCase {
+    /// Cohort's `.fixed(1 s)`: no wait before the first attempt, then the same before each.
+    @Test func test__constant() {
+        let strategy = WaitStrategy.fixed(.seconds(1))
+        #expect(strategy.delay(beforeAttempt: 1) == .zero)
+        for attempt in 2...6 { #expect(strategy.delay(beforeAttempt: attempt) == .seconds(1)) }
+    }
+}
+
+/// ProcedureKit's `Tests/ProcedureKitStressTests/RepeatStressTests.swift`.
+@Suite("RepeatStressTests", .serialized)
+struct RepeatStressTests {
+    @Test func test__repeat_procedure_cancel() async throws {
+        try await stress { batch, index in
+            batch.enter()
+            let repeatProcedure = RepeatProcedure(wait: .immediate) { _ in TestProcedure(delay: .seconds(1)) }
+            repeatProcedure.name = "RepeatProcedure \(index)"
+            repeatProcedure.addObserver(BlockObserver(didFinish: { _, outcome in
+                if !outcome.isCancelled { batch.incrementCounter(named: "not cancelled") }
+                batch.leave()
+            }))
+            batch.queue.add(repeatProcedure)
+            repeatProcedure.cancel()
+        } ended: { batch in
+            #expect(batch.counter(named: "not cancelled") == 0)
+        }
+    }
+}
+
+/// ProcedureKit's `Tests/ProcedureKitTests/BatchTests.swift`.
+@Suite("BatchProcedureTests")
+struct BatchProcedureTests {
+    typealias Greeter = TransformProcedure<String, String>
+
+    @Test func test__batch() async throws {
+        let beatles = ResultProcedure { ["John", "Paul", "George", "Ringo"] }
+        let greetings = BatchProcedure<Greeter> { _ in Greeter { "Hello \($0)" } }.injectResult(from: beatles)
+        #expect(try await run(beatles, greetings).isSucceeded)
+        #expect(greetings.output.success == ["Hello John", "Hello Paul", "Hello George", "Hello Ringo"])
+    }
+
+    /// Cohort: cancelled with a requirementNotSatisfied error naming the failed producer.
+    @Test func test__batch_cancel_if_input_not_ready() async throws {
+        let beatles = ResultProcedure<[String]> { throw TestError("unknown") }
+        let greetings = BatchProcedure<Greeter> { _ in Greeter { "Hello \($0)" } }.injectResult(from: beatles)
+        let outcome = try await run(beatles, greetings)
+        #expect(outcome.isCancelled)
+        #expect((outcome.error as? ProcedureError)?.code == .requirementNotSatisfied)
+    }
+}
