@@ -31,6 +31,7 @@ struct BlockObserverTests {
 
     /// Waits for its own cancellation, then finishes (ProcedureKit's `BlockProcedure { this in … }`).
     final class FinishesWhenCancelled: Procedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only a `let` Signal (Sendable).
         let executing = Signal()
         override init() {
             super.init()

@@ -8,6 +8,7 @@ struct BlockProcedureStressTests {
     /// ProcedureKit's `BlockProcedure { this in … }`: Cohort's block gets no procedure, so
     /// the work that waits for its own cancellation is a subclass.
     final class SpinsUntilCancelled: Procedure, @unchecked Sendable {
+        // @unchecked Sendable: no stored properties of its own.
         override func execute() {
             // Keeps the procedure from finishing before it is cancelled.
             while !isCancelled {}

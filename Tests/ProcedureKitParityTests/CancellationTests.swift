@@ -53,7 +53,7 @@ struct CancellationTests {
     }
 
     final class TestHandlesFinishOperation: Procedure, @unchecked Sendable {
-        // @unchecked Sendable: no stored properties of its own.
+        // @unchecked Sendable: adds only a `let` Signal (Sendable).
         let executing = Signal()
         override init() {
             super.init()

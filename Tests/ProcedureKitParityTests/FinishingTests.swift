@@ -109,6 +109,7 @@ struct FinishingTests {
     /// its engine: it finishes synchronously on another thread while execute() waits.
     @Test func test__finish_on_other_thread_synchronously_from_execute() async throws {
         final class TestFinishSyncFromExecuteProcedure: Procedure, @unchecked Sendable {
+            // @unchecked Sendable: no stored properties of its own.
             override func execute() {
                 DispatchQueue(label: "other").sync { finish() }
             }

@@ -38,6 +38,7 @@ struct MutualExclusiveTests {
 struct MutualExclusiveConcurrencyTests {
     /// Executes for `duration` (the work being measured), counting how many run at once.
     final class TrackingProcedure: Procedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only `let`s of Sendable types.
         let gauge: Locked<(current: Int, max: Int)>
         let duration: Duration
         init(gauge: Locked<(current: Int, max: Int)>, duration: Duration) {
@@ -98,6 +99,7 @@ struct MutualExclusiveConcurrencyTests {
     }
 
     final class DoesNotFinishByItselfProcedure: Procedure, @unchecked Sendable {
+        // @unchecked Sendable: adds only a `let` Signal (Sendable).
         let executing = Signal()
         override func execute() { executing.fire() }
     }

@@ -13,6 +13,7 @@ struct ResultInjectionTests {
 
     /// A producer that succeeds without an output (ProcedureKit: `procedure.output = .pending`).
     final class NoOutputProcedure: Procedure, OutputProcedure, @unchecked Sendable {
+        // @unchecked Sendable: its output is behind a lock (`Locked`).
         let storage = Locked<Pending<ProcedureResult<String>>>(.pending)
         var output: Pending<ProcedureResult<String>> {
             get { storage.value }

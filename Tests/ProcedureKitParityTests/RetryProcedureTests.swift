@@ -40,6 +40,7 @@ struct RetryProcedureTests {
             let released = Signal()
         }
         final class RetryDeinitMonitor: RetryProcedure<TestProcedure>, @unchecked Sendable {
+            // @unchecked Sendable: adds only a `let` of a Sendable type.
             let monitor: Monitor
             init(monitor: Monitor, body: @escaping RepeatProcedure<TestProcedure>.Body) {
                 self.monitor = monitor
