@@ -158,6 +158,9 @@ let package = Package(
         ),
 
         .testTarget(name: "ProceduresTests", dependencies: ["Procedures", "CohortTestSupport"], swiftSettings: strict),
+        // ProcedureKit's own tests, ported to Cohort's API with their names (issue 13).
+        .testTarget(
+            name: "ProcedureKitParityTests", dependencies: ["Procedures", "CohortTestSupport"], swiftSettings: strict),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CohortTestSupport"], swiftSettings: strict),
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire", "CohortTestSupport"], swiftSettings: strict),
         .testTarget(name: "CohortSpecTests", dependencies: ["CohortSpec"], swiftSettings: strict),

@@ -26,8 +26,10 @@ public enum ConditionResult: Sendable, CustomStringConvertible {
 /// the procedure is cancelled, the evaluating task is cancelled.
 ///
 /// A condition may produce dependencies (`produceDependency(_:)`): they are added to the
-/// procedure's queue and finish before the condition is evaluated. A condition may also
-/// name mutual-exclusion categories (`MutuallyExclusive` does).
+/// procedure's queue and finish before the condition is evaluated. Each condition waits only
+/// for its own: a condition that fails meanwhile decides at once, and the produced
+/// dependencies still running are cancelled. A condition may also name mutual-exclusion
+/// categories (`MutuallyExclusive` does).
 open class Condition: @unchecked Sendable {
     // @unchecked Sendable: mutable state lives in `state`, behind a lock.
     private struct State {
@@ -54,8 +56,16 @@ open class Condition: @unchecked Sendable {
         state.withLock { $0.producedDependencies.append(procedure) }
     }
 
-    /// The dependencies this condition produces. `SilentCondition` hides them.
+    /// The dependencies this condition produces (a compound condition's: its own, then its
+    /// conditions'). `SilentCondition` hides them.
     open var producedDependencies: [Procedure] { state.withLock { $0.producedDependencies } }
+
+    /// The produced dependencies to wait for before evaluating this condition: all of them,
+    /// except for a compound condition, whose conditions each wait for their own.
+    var dependenciesToAwait: [Procedure] { producedDependencies }
+
+    /// The dependencies produced by this condition itself, not by those it wraps.
+    final var ownProducedDependencies: [Procedure] { state.withLock { $0.producedDependencies } }
 
     /// The mutual-exclusion categories this condition asks for.
     open var mutuallyExclusiveCategories: Set<String> {
@@ -65,20 +75,91 @@ open class Condition: @unchecked Sendable {
 }
 
 extension Condition {
-    /// Evaluates `conditions` concurrently and combines them as "all must be satisfied".
-    /// The first result that is not `.satisfied` decides; the other evaluations are cancelled.
-    static func evaluateAll(_ conditions: [Condition], for procedure: Procedure) async -> ConditionResult {
-        if conditions.count == 1 { return await conditions[0].evaluate(for: procedure) }
+    /// The conditions without repeats: the same instance listed twice is evaluated once.
+    static func unique(_ conditions: [Condition]) -> [Condition] {
+        var seen = Set<ObjectIdentifier>()
+        return conditions.filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    /// Evaluates `condition` once the dependencies it produced itself have finished (a
+    /// compound condition's own; its conditions wait for theirs as it evaluates them), so
+    /// that no condition waits for another's. Cancelled, it answers `.ignored` unevaluated.
+    static func decide(_ condition: Condition, for procedure: Procedure) async -> ConditionResult {
+        await waitUntilFinished(condition.dependenciesToAwait)
+        if Task.isCancelled { return .ignored }
+        return await condition.evaluate(for: procedure)
+    }
+
+    /// Evaluates `conditions` concurrently (each with `decide`) and combines them as "all
+    /// must be satisfied": failed if any failed, else ignored if any was ignored, else
+    /// satisfied, whatever the order the results arrive in. A failure decides at once: the
+    /// evaluations still running are cancelled, and so are the still-unfinished procedures
+    /// of `producedDependencies` (which they may be waiting for).
+    static func evaluateAll(
+        _ conditions: [Condition], for procedure: Procedure, producedDependencies: [Procedure] = []
+    ) async -> ConditionResult {
+        let conditions = unique(conditions)
+        if conditions.count == 1 { return await decide(conditions[0], for: procedure) }
         return await withTaskGroup(of: ConditionResult.self) { group in
             for condition in conditions {
-                group.addTask { await condition.evaluate(for: procedure) }
+                group.addTask { await Condition.decide(condition, for: procedure) }
             }
+            var ignored = false
             for await result in group {
-                if case .satisfied = result { continue }
-                group.cancelAll()
-                return result
+                switch result {
+                case .satisfied:
+                    continue
+                case .ignored:
+                    // Not decisive: a failure still to come wins over it.
+                    ignored = true
+                case .failed:
+                    group.cancelAll()
+                    for dependency in producedDependencies where !dependency.isFinished { dependency.cancel() }
+                    return result
+                }
             }
-            return .satisfied
+            return ignored ? .ignored : .satisfied
         }
+    }
+
+    /// Waits until every procedure in `dependencies` has finished, or the task is cancelled.
+    static func waitUntilFinished(_ dependencies: [Procedure]) async {
+        for dependency in dependencies {
+            guard !Task.isCancelled else { return }
+            let waiter = CancellableWaiter()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    waiter.wait(continuation)
+                    dependency.whenFinished { _ in waiter.resume() }
+                }
+            } onCancel: {
+                waiter.resume()
+            }
+        }
+    }
+}
+
+/// A continuation resumed once, by whichever comes first: the event or the task's
+/// cancellation (which may come before the continuation exists).
+final class CancellableWaiter: Sendable {
+    private enum State { case idle, waiting(CheckedContinuation<Void, Never>), resumed }
+    private let state = Mutex(State.idle)
+
+    func wait(_ continuation: CheckedContinuation<Void, Never>) {
+        let resumeNow = state.withLock { state -> Bool in
+            if case .resumed = state { return true }
+            state = .waiting(continuation)
+            return false
+        }
+        if resumeNow { continuation.resume() }
+    }
+
+    func resume() {
+        let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            defer { state = .resumed }
+            if case .waiting(let continuation) = state { return continuation }
+            return nil
+        }
+        continuation?.resume()
     }
 }

@@ -25,10 +25,13 @@ public final class NegatedCondition: Condition, @unchecked Sendable {
         name = "Not<\(condition.name)>"
     }
 
-    public override var producedDependencies: [Procedure] { condition.producedDependencies }
+    /// Its own produced dependencies, then those of the condition it inverts.
+    public override var producedDependencies: [Procedure] { super.producedDependencies + condition.producedDependencies }
+
+    override var dependenciesToAwait: [Procedure] { ownProducedDependencies }
 
     public override func evaluate(for procedure: Procedure) async -> ConditionResult {
-        switch await condition.evaluate(for: procedure) {
+        switch await Condition.decide(condition, for: procedure) {
         case .satisfied:
             .failed(ProcedureError(.conditionFailed, "\(name): \(condition.name) was satisfied"))
         case .failed, .ignored:
@@ -61,45 +64,59 @@ public final class SilentCondition: Condition, @unchecked Sendable {
 }
 
 /// All of several conditions: failed if any failed, else ignored if any was ignored, else
-/// satisfied. The first decisive result cancels the evaluations still running.
+/// satisfied, whatever the order the results arrive in. A failure cancels the evaluations
+/// still running. The same instance listed twice is evaluated once.
 public final class AllOfCondition: Condition, @unchecked Sendable {
     // @unchecked Sendable: adds only an immutable array of Sendable conditions; the rest is Condition's.
+    /// The conditions, each instance once, in the order first given.
     public let conditions: [Condition]
 
     public init(_ conditions: [Condition]) {
-        self.conditions = conditions
+        self.conditions = Condition.unique(conditions)
         super.init()
     }
 
-    public override var producedDependencies: [Procedure] { conditions.flatMap(\.producedDependencies) }
+    /// Its own produced dependencies, then those of its conditions.
+    public override var producedDependencies: [Procedure] {
+        super.producedDependencies + conditions.flatMap(\.producedDependencies)
+    }
 
     public override var mutuallyExclusiveCategories: Set<String> {
         get { conditions.reduce(into: Set<String>()) { $0.formUnion($1.mutuallyExclusiveCategories) } }
         set {}
     }
 
+    override var dependenciesToAwait: [Procedure] { ownProducedDependencies }
+
     public override func evaluate(for procedure: Procedure) async -> ConditionResult {
-        await Condition.evaluateAll(conditions, for: procedure)
+        await Condition.evaluateAll(conditions, for: procedure, producedDependencies: producedDependencies)
     }
 }
 
 /// Any of several conditions: satisfied as soon as one is satisfied (the others are
-/// cancelled); otherwise failed if any failed, else ignored.
+/// cancelled); otherwise failed if any failed, else ignored. The same instance listed twice
+/// is evaluated once.
 public final class AnyOfCondition: Condition, @unchecked Sendable {
     // @unchecked Sendable: adds only an immutable array of Sendable conditions; the rest is Condition's.
+    /// The conditions, each instance once, in the order first given.
     public let conditions: [Condition]
 
     public init(_ conditions: [Condition]) {
-        self.conditions = conditions
+        self.conditions = Condition.unique(conditions)
         super.init()
     }
 
-    public override var producedDependencies: [Procedure] { conditions.flatMap(\.producedDependencies) }
+    /// Its own produced dependencies, then those of its conditions.
+    public override var producedDependencies: [Procedure] {
+        super.producedDependencies + conditions.flatMap(\.producedDependencies)
+    }
+
+    override var dependenciesToAwait: [Procedure] { ownProducedDependencies }
 
     public override func evaluate(for procedure: Procedure) async -> ConditionResult {
         await withTaskGroup(of: ConditionResult.self) { group in
             for condition in conditions {
-                group.addTask { await condition.evaluate(for: procedure) }
+                group.addTask { await Condition.decide(condition, for: procedure) }
             }
             var firstFailure: ConditionResult?
             for await result in group {

@@ -46,7 +46,7 @@ extension Procedure {
     /// Attaches an observer; it sees every event from now on.
     public final func addObserver(_ observer: any ProcedureObserver) {
         core.withLock { $0.observers.append(observer) }
-        observer.deliver(waits: true) { observer.didAttach(to: self) }
+        runEvent { observer.deliver(waits: true) { observer.didAttach(to: self) } }
     }
 
     public var observers: [any ProcedureObserver] { core.withLock { $0.observers } }
@@ -71,15 +71,21 @@ extension Procedure {
     }
 
     /// Adds a procedure that this one produces to the same queue (for a child of a group:
-    /// to the group, which then waits for it too).
+    /// to the group, which then waits for it too). It is one of this procedure's events:
+    /// called from `execute()`, the procedure is added once `execute()` has returned (before
+    /// the procedure finishes).
     public final func produce(_ procedure: Procedure) {
         guard let queue = core.withLock({ $0.queue }) else {
             preconditionFailure("\(name) can only produce procedures while it is on a queue")
         }
-        let observers = self.observers
-        for observer in observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: procedure) } }
-        queue.add(procedure)
-        for observer in observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: procedure) } }
+        // An event of this procedure: from inside `execute()` it runs once `execute()`
+        // returns, and before a `finish()` made after it.
+        runEvent {
+            let observers = self.observers
+            for observer in observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: procedure) } }
+            queue.add(procedure)
+            for observer in observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: procedure) } }
+        }
     }
 
     // MARK: Cancelling and finishing
@@ -88,20 +94,28 @@ extension Procedure {
     /// is kept. A pending procedure becomes ready at once and finishes cancelled without
     /// executing (once its queue starts it); one waiting for a lock withdraws its request;
     /// an executing one finishes at once unless automatic finishing is disabled.
+    /// `isCancelled` is true when this returns; `procedureDidCancel(with:)` and did-cancel
+    /// observers run as the procedure's next event (after `execute()`, if it is running).
     public final func cancel(with reason: (any Error)? = nil) {
-        let snapshot = core.withLock {
-            core -> (State, [any ProcedureObserver], Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool)? in
+        let snapshot = core.withLock { core -> (State, Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool, ProcedureQueue?)? in
             guard !core.isCancelled, core.state < .finishing else { return nil }
             core.isCancelled = true
             core.cancellationReason = reason
-            return (
-                core.state, core.observers, core.preparation, core.exclusivity, core.producedDependencies,
-                core.isAutomaticFinishingDisabled
-            )
+            // Still evaluating conditions: the cancel decides, and the procedure is ready at
+            // once rather than when the evaluation (cooperatively cancelled) returns.
+            var takeOver: ProcedureQueue?
+            if core.state == .evaluatingConditions, !core.conditionsDecided {
+                core.conditionsDecided = true
+                takeOver = core.queue
+            }
+            return (core.state, core.preparation, core.exclusivity, core.producedDependencies,
+                    core.isAutomaticFinishingDisabled, takeOver)
         }
-        guard let (state, observers, preparation, hold, produced, manualFinish) = snapshot else { return }
-        procedureDidCancel(with: reason)
-        for observer in observers { observer.deliver(waits: false) { observer.did(cancel: self, with: reason) } }
+        guard let (state, preparation, hold, produced, manualFinish, takeOver) = snapshot else { return }
+        runEvent {
+            self.procedureDidCancel(with: reason)
+            for observer in self.observers { observer.deliver(waits: false) { observer.did(cancel: self, with: reason) } }
+        }
         switch state {
         case .pending:
             advance()
@@ -109,6 +123,7 @@ extension Procedure {
             preparation?.cancel()
             for dependency in produced { dependency.cancel() }
             hold?.withdrawWaiting()
+            if let takeOver { becomeReady(on: takeOver) }
         case .executing where !manualFinish:
             finish()
         default:
@@ -118,7 +133,10 @@ extension Procedure {
 
     /// Finishes the procedure: succeeded, or failed with `error` (cancelled if it was
     /// cancelled). Only the first call while executing counts; later calls, and calls made
-    /// before the procedure started executing, are ignored.
+    /// before the procedure started executing, are ignored. The outcome is decided when this
+    /// is called; the finish events run as the procedure's next event, so a `finish()` from
+    /// inside `execute()` (or from another thread while `execute()` runs) delivers did-execute
+    /// first, then will-finish and did-finish.
     public final func finish(with error: (any Error)? = nil) {
         let begun = core.withLock { core -> (ProcedureOutcome, [any ProcedureObserver], ProcedureQueue?)? in
             guard core.state == .executing else { return nil }
@@ -128,10 +146,19 @@ extension Procedure {
                     .failed(error)
                 } else { .succeeded }
             core.outcome = outcome
+            guard core.events.enter() else {
+                core.events.finishAfter = core.events.pending.count
+                return nil
+            }
             return (outcome, core.observers, core.queue)
         }
         guard let (outcome, observers, queue) = begun else { return }
+        finishEvent(outcome, observers, queue)
+        drainEvents()
+    }
 
+    /// The finish event: will-finish, finished, did-finish, then the dependents and the queue.
+    final func finishEvent(_ outcome: ProcedureOutcome, _ observers: [any ProcedureObserver], _ queue: ProcedureQueue?) {
         procedureWillFinish(with: outcome)
         for observer in observers { observer.deliver(waits: true) { observer.will(finish: self, with: outcome) } }
         queue?.procedureWillFinish(self, with: outcome)

@@ -91,20 +91,33 @@ extension Procedure {
     private func evaluate(
         _ conditions: [Condition], _ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue
     ) async {
-        let produced = conditions.flatMap(\.producedDependencies)
+        // Every produced dependency joins the queue now; each condition waits only for its
+        // own (Condition.decide), so one that fails at once decides while another's
+        // long-running dependency still runs, and that dependency is then cancelled.
+        let conditions = Condition.unique(conditions)
+        var seen = Set<ObjectIdentifier>()
+        let produced = conditions.flatMap(\.producedDependencies).filter { seen.insert(ObjectIdentifier($0)).inserted }
         if !produced.isEmpty {
             core.withLock { $0.producedDependencies = produced }
             if isCancelled { for dependency in produced { dependency.cancel() } }
             for dependency in produced { queue.add(dependency) }
-            for dependency in produced { await dependency.waitUntilFinished() }
         }
-        let conditionsToEvaluate = conditions.filter { !($0 is MutuallyExclusive) }
-        if !isCancelled, !conditionsToEvaluate.isEmpty {
-            switch await Condition.evaluateAll(conditionsToEvaluate, for: self) {
-            case .satisfied: break
-            case .ignored: cancel()
-            case .failed(let error): failBeforeExecution(error)
-            }
+        let toEvaluate = conditions.filter { !($0 is MutuallyExclusive) || !$0.dependenciesToAwait.isEmpty }
+        var result = ConditionResult.satisfied
+        if !isCancelled, !toEvaluate.isEmpty {
+            result = await Condition.evaluateAll(toEvaluate, for: self, producedDependencies: produced)
+        }
+        // A cancel while the conditions were evaluated has already made the procedure ready
+        // (it does not wait for a condition that ignores cancellation): nothing is left to do.
+        let decides = core.withLock { core -> Bool in
+            defer { core.conditionsDecided = true }
+            return !core.conditionsDecided
+        }
+        guard decides else { return }
+        switch result {
+        case .satisfied: break
+        case .ignored: cancel()
+        case .failed(let error): failBeforeExecution(error)
         }
         let waitsForCategories =
             !categories.isEmpty
@@ -159,7 +172,7 @@ extension Procedure {
         }
     }
 
-    private func becomeReady(on queue: ProcedureQueue) {
+    func becomeReady(on queue: ProcedureQueue) {
         let changed = core.withLock { core -> Bool in
             guard core.state < .ready else { return false }
             core.state = .ready
@@ -186,9 +199,7 @@ extension Procedure {
     func start() {
         let executesAnyway = executesWhenCancelledBeforeStart
         enum Action {
-            case fail(any Error)
-            case finishCancelled
-            case execute([any ProcedureObserver])
+            case fail(any Error), finishCancelled, execute([any ProcedureObserver]), executeLater
             case takeCategories(Set<String>, ExclusivityHold, ProcedureQueue)
         }
         let action = core.withLock { core -> Action in
@@ -200,7 +211,8 @@ extension Procedure {
             core.state = .executing
             if let error = core.failureBeforeExecution { return .fail(error) }
             if core.isCancelled && !executesAnyway { return .finishCancelled }
-            return .execute(core.observers)
+            // The execute event; taking the serialiser here costs the hot path no extra lock.
+            return core.events.enter() ? .execute(core.observers) : .executeLater
         }
         switch action {
         case .takeCategories(let categories, let hold, let queue):
@@ -210,12 +222,29 @@ extension Procedure {
         case .finishCancelled:
             finish()
         case .execute(let observers):
-            for observer in observers { observer.deliver(waits: true) { observer.will(execute: self) } }
-            // A will-execute observer may have cancelled the procedure (a zero timeout does),
-            // which finishes it unless automatic finishing is disabled: its work must not run.
-            guard state == .executing else { return }
-            execute()
-            for observer in observers { observer.deliver(waits: false) { observer.did(execute: self) } }
+            executeEvent(observers)
+            drainEvents()
+        case .executeLater:
+            // Another event (a did-cancel racing the start) runs: execute after it.
+            runEvent { self.executeEvent(self.observers) }
         }
+    }
+
+    /// The execute event: will-execute observers, `execute()`, did-execute observers. A
+    /// `finish()` made meanwhile is queued behind it, so did-execute always comes before
+    /// will-finish.
+    private func executeEvent(_ observers: [any ProcedureObserver]) {
+        for observer in observers { observer.deliver(waits: true) { observer.will(execute: self) } }
+        // A will-execute observer may have finished or cancelled the procedure (a zero
+        // timeout does): its work must not run, and a cancelled one finishes now (even with
+        // automatic finishing disabled, as nothing else would finish it).
+        let (executing, cancelled) = core.withLock { ($0.state == .executing, $0.isCancelled) }
+        guard executing else { return }
+        if cancelled && !executesWhenCancelledBeforeStart {
+            finish()
+            return
+        }
+        execute()
+        for observer in observers { observer.deliver(waits: false) { observer.did(execute: self) } }
     }
 }

@@ -61,6 +61,9 @@ open class Procedure: @unchecked Sendable, Hashable, CustomStringConvertible {
         var readinessHooks: [@Sendable (Procedure) -> Void] = []
         var preparation: Task<Void, Never>?
         var producedDependencies: [Procedure] = []
+        /// Whether the conditions' outcome is settled: by their evaluation, or by a cancel
+        /// that made the procedure ready without waiting for it.
+        var conditionsDecided = false
         var exclusivity: ExclusivityHold?
         /// Categories to take when the queue gives the procedure a slot.
         var pendingCategories: Set<String>?
@@ -68,6 +71,8 @@ open class Procedure: @unchecked Sendable, Hashable, CustomStringConvertible {
         var failureBeforeExecution: (any Error)?
         var logger: Logger?
         weak var parent: GroupProcedure?
+        /// The serialiser of this procedure's events (Procedure+Events.swift).
+        var events = EventQueue()
     }
 
     let core = Mutex(Core())

@@ -11,6 +11,10 @@ import Synchronization
 /// - Cancelling the group cancels every child, and children added later; the group finishes
 ///   once they have all finished.
 /// - Its `maxConcurrentCount` and `isSuspended` act on its children.
+/// - Its events never overlap: each child's will-finish (`child(_:willFinishWithError:)`)
+///   and did-finish are events of the group, run one at a time with its own (a finishing
+///   child waits until the group has heard its will-finish). Observers attached before the
+///   group executes hear will-add and did-add, as it executes, for the children added before.
 /// - Exclusivity: the categories a group holds are held from its start until it finishes;
 ///   a descendant may ask for the same categories and gets them from the group's own table,
 ///   so siblings still exclude each other and a group never deadlocks with its children.
@@ -26,6 +30,19 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
         var userSuspended = false
         var childExclusivity: LocalExclusivityManager?
         var rejected: Set<ObjectIdentifier> = []
+        /// Children added before the group executed: announced (will-add, did-add) as it executes.
+        var unannounced: [Procedure] = []
+        /// Children whose will-add was announced as they were added, awaiting their did-add.
+        var announcedAtAdd: Set<ObjectIdentifier> = []
+        /// While the group cancels its children, its queue stays suspended.
+        var cancelling = false
+        /// Set by the event after execute() that announces the first children and resumes the queue.
+        var childrenStarted = false
+
+        /// Whether the children's queue must be suspended. The group decides it from its own
+        /// state, never from reading the queue back, so that racing calls cannot leave the
+        /// queue suspended for good.
+        var queueShouldBeSuspended: Bool { !childrenStarted || userSuspended || cancelling }
     }
 
     let groupState = Mutex(GroupState())
@@ -58,13 +75,17 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     /// While true, the group starts no further children.
     public var isSuspended: Bool {
         get { groupState.withLock { $0.userSuspended } }
-        set {
-            let resume = groupState.withLock { state -> Bool in
-                state.userSuspended = newValue
-                return state.executed && !newValue
-            }
-            if newValue { queue.isSuspended = true } else if resume { queue.isSuspended = false }
+        set { updateGroupState { $0.userSuspended = newValue } }
+    }
+
+    /// Changes the group's state and applies the queue suspension it implies, under the
+    /// group's lock; the children released by a resume move on after the lock is let go.
+    private func updateGroupState(_ change: (inout GroupState) -> Void) {
+        let released = groupState.withLock { state -> [Procedure]? in
+            change(&state)
+            return queue.setSuspended(state.queueShouldBeSuspended)
         }
+        if let released { queue.finishResuming(released) }
     }
 
     /// Adds a child. Allowed until the group starts finishing; a child added after that is
@@ -100,12 +121,27 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     // MARK: Procedure
 
     open override func execute() {
-        let (resume, done) = groupState.withLock { state -> (Bool, Bool) in
+        let unannounced = groupState.withLock { state -> [Procedure] in
             state.executed = true
-            return (!state.userSuspended, state.unfinishedChildren == 0)
+            defer { state.unannounced = [] }
+            return state.unannounced
         }
-        if resume { queue.isSuspended = false }
-        if done { finishIfDone() }
+        // Starting the children is the group's next event, right after this one: it first
+        // announces the children added before now to the observers the group has now, so
+        // they hear of each before it can start (later children are announced as they are
+        // added), then resumes the children's queue.
+        runEvent {
+            if !unannounced.isEmpty {
+                let observers = self.observers
+                for child in unannounced {
+                    for observer in observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: child) } }
+                    for observer in observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: child) } }
+                }
+            }
+            self.updateGroupState { $0.childrenStarted = true }
+            // Children finish in the group's own events, which never overlap this one.
+            if self.groupState.withLock({ $0.unfinishedChildren == 0 }) { self.finishIfDone() }
+        }
     }
 
     open override var executesWhenCancelledBeforeStart: Bool { true }
@@ -113,11 +149,12 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     open override func procedureDidCancel(with reason: (any Error)?) {
         // Hold every start while the children are cancelled one by one, so that a child
         // freed by another's cancellation (a lock released, a dependency finished) cannot
-        // start executing before its own cancel reaches it.
-        let wasSuspended = queue.isSuspended
-        queue.isSuspended = true
+        // start executing before its own cancel reaches it. The hold is part of the group's
+        // state, not a suspension read back from the queue: a read racing execute()'s resume
+        // once left the queue suspended for good, and the group never finished.
+        updateGroupState { $0.cancelling = true }
         queue.cancelAll(with: ProcedureError(.parentCancelled, "parent group \(name) was cancelled"))
-        if !wasSuspended { queue.isSuspended = false }
+        updateGroupState { $0.cancelling = false }
     }
 
     override func willEnqueue(on parentQueue: ProcedureQueue) {
@@ -148,14 +185,19 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     // MARK: Children bookkeeping (from the group's queue delegate)
 
     func childWillBeAdded(_ child: Procedure) -> Bool {
-        let accepted = groupState.withLock { state -> Bool in
+        let (accepted, announce) = groupState.withLock { state -> (Bool, Bool) in
             guard !state.finishingStarted else {
                 state.rejected.insert(ObjectIdentifier(child))
-                return false
+                return (false, false)
             }
             state.children.append(child)
             state.unfinishedChildren += 1
-            return true
+            if state.executed {
+                state.announcedAtAdd.insert(ObjectIdentifier(child))
+            } else {
+                state.unannounced.append(child)
+            }
+            return (true, state.executed)
         }
         child.core.withLock { $0.parent = self }
         if !accepted {
@@ -165,15 +207,36 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
             return false
         }
         if isCancelled { child.cancel(with: ProcedureError(.parentCancelled, "parent group \(name) was cancelled")) }
-        for observer in observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: child) } }
+        if announce {
+            runEvent {
+                for observer in self.observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: child) } }
+            }
+        }
         return true
     }
 
     func childWasAdded(_ child: Procedure) {
-        for observer in observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: child) } }
+        guard groupState.withLock({ $0.announcedAtAdd.remove(ObjectIdentifier(child)) != nil }) else { return }
+        runEvent {
+            for observer in self.observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: child) } }
+        }
     }
 
+    /// A child's will-finish, as an event of the group: the child waits until the group has
+    /// heard it, so `child(_:willFinishWithError:)` runs before the child's dependents can
+    /// start, and never at the same time as another of the group's events.
     func childWillFinish(_ child: Procedure, with outcome: ProcedureOutcome) {
+        // Usually the group's serialiser is free, or soon is: run the event here, with no
+        // closure to allocate and no thread to wake.
+        if tryEnterEvents(yields: 4) {
+            childWillFinishEvent(child, with: outcome)
+            drainEvents()
+        } else {
+            runEventAndWait { self.childWillFinishEvent(child, with: outcome) }
+        }
+    }
+
+    private func childWillFinishEvent(_ child: Procedure, with outcome: ProcedureOutcome) {
         switch outcome {
         case .succeeded:
             self.child(child, willFinishWithError: nil)
@@ -185,18 +248,24 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
         }
     }
 
+    /// A child's did-finish. The count is kept at once: the child's will-finish has been
+    /// heard by now (or is queued ahead, when a group event finished the child). Only the
+    /// last child's posts an event, the one that finishes the group, so that
+    /// `groupDidFinishChildren(with:)` runs after every queued will-finish and never at the
+    /// same time as another of the group's events. (It re-checks the count, in case a child
+    /// was added meanwhile.)
     func childDidFinish(_ child: Procedure) {
         let done = groupState.withLock { state -> Bool in
             if state.rejected.remove(ObjectIdentifier(child)) != nil { return false }
             state.unfinishedChildren -= 1
-            return state.unfinishedChildren == 0 && state.executed
+            return state.unfinishedChildren == 0 && state.childrenStarted
         }
-        if done { finishIfDone() }
+        if done { runEvent { self.finishIfDone() } }
     }
 
     private func finishIfDone() {
         let errors = groupState.withLock { state -> [GroupError.ChildError]? in
-            guard state.executed, state.unfinishedChildren == 0, !state.finishingStarted else { return nil }
+            guard state.childrenStarted, state.unfinishedChildren == 0, !state.finishingStarted else { return nil }
             state.finishingStarted = true
             return state.errors
         }

@@ -47,6 +47,8 @@ public final class ProcedureQueue: @unchecked Sendable {
         var runners = 0
         var busyRunners = 0
         var deferred: [Procedure] = []
+        /// While positive, a `cancelAll` is under way: no procedure starts.
+        var cancelling = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
         var exclusivityManager: any ExclusivityManager = LocalExclusivityManager.shared
     }
@@ -87,18 +89,26 @@ public final class ProcedureQueue: @unchecked Sendable {
     public var isSuspended: Bool {
         get { suspended.load(ordering: .acquiring) }
         set {
-            if newValue {
-                state.withLock { _ in suspended.store(true, ordering: .releasing) }
-                return
-            }
-            let deferred = state.withLock { state in
-                suspended.store(false, ordering: .releasing)
-                defer { state.deferred = [] }
-                return state.deferred
-            }
-            for procedure in deferred { procedure.advance() }
-            scheduleRunners()
+            if let deferred = setSuspended(newValue) { finishResuming(deferred) }
         }
+    }
+
+    /// Sets the flag, and on resuming returns the procedures held back, for
+    /// `finishResuming(_:)`. A group calls it under its own lock, so that its decision and
+    /// the flag cannot be torn apart by a racing call; the procedures move on after.
+    func setSuspended(_ newValue: Bool) -> [Procedure]? {
+        state.withLock { state in
+            suspended.store(newValue, ordering: .releasing)
+            guard !newValue else { return nil }
+            defer { state.deferred = [] }
+            return state.deferred
+        }
+    }
+
+    /// Moves on what a resume (`setSuspended(false)`) released.
+    func finishResuming(_ deferred: [Procedure]) {
+        for procedure in deferred { procedure.advance() }
+        scheduleRunners()
     }
 
     /// Hooks into the queue's life. Set it before adding procedures: it is read without a
@@ -182,9 +192,17 @@ public final class ProcedureQueue: @unchecked Sendable {
         }
     }
 
-    /// Cancels every procedure on the queue.
+    /// Cancels every procedure on the queue. No procedure starts while it does, so one
+    /// freed by another's cancellation (a slot, a lock) cannot start executing before its
+    /// own cancel reaches it.
     public func cancelAll(with reason: (any Error)? = nil) {
+        let procedures = state.withLock { state in
+            state.cancelling += 1
+            return Array(state.members.values)
+        }
         for procedure in procedures { procedure.cancel(with: reason) }
+        state.withLock { $0.cancelling -= 1 }
+        scheduleRunners()
     }
 
     /// Suspends until every procedure on the queue has finished (at once if none is there).
@@ -248,11 +266,11 @@ public final class ProcedureQueue: @unchecked Sendable {
     /// asks the same question, so a long `execute()` never holds up the procedures behind
     /// it while slots are free, and a flood of short ones needs only a runner or two.
     private func needsRunner(_ state: inout State) -> Bool {
-        guard !suspended.load(ordering: .relaxed),
-            !state.ready.isEmpty,
-            state.executing < state.maxConcurrentCount,
-            state.runners == state.busyRunners,
-            state.runners < min(state.maxConcurrentCount, Self.runnerCap)
+        guard !suspended.load(ordering: .relaxed), state.cancelling == 0,
+              !state.ready.isEmpty,
+              state.executing < state.maxConcurrentCount,
+              state.runners == state.busyRunners,
+              state.runners < min(state.maxConcurrentCount, Self.runnerCap)
         else { return false }
         state.runners += 1
         return true
@@ -268,8 +286,8 @@ public final class ProcedureQueue: @unchecked Sendable {
         while true {
             let (next, spawn) = state.withLock { state -> (Procedure?, Bool) in
                 if wasBusy { state.busyRunners -= 1 }
-                guard !suspended.load(ordering: .relaxed), state.executing < state.maxConcurrentCount,
-                    let procedure = state.ready.popFirst()
+                guard !suspended.load(ordering: .relaxed), state.cancelling == 0,
+                      state.executing < state.maxConcurrentCount, let procedure = state.ready.popFirst()
                 else {
                     state.runners -= 1
                     return (nil, false)
