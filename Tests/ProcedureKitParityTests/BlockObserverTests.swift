@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitTests/BlockObserverTests.swift`.
@@ -44,7 +45,8 @@ struct BlockObserverTests {
     @Test func test__did_cancel_is_called() async throws {
         let procedure = FinishesWhenCancelled()
         let called = Locked<(Procedure, String?)?>(nil)
-        procedure.addObserver(BlockObserver(didCancel: { procedure, error in called.value = (procedure, error.map { "\($0)" }) }))
+        procedure.addObserver(
+            BlockObserver(didCancel: { procedure, error in called.value = (procedure, error.map { "\($0)" }) }))
         let queue = makeQueue()
         queue.add(procedure)
         try await procedure.executing.wait("execute")
@@ -116,19 +118,20 @@ struct BlockObserverSynchronizationTests {
             seen.mutate { $0[event] = synced }
         }
         let didFinish = Signal()
-        procedure.addObserver(BlockObserver(
-            delivery: .on(identity.queue),
-            didAttach: { _ in onQueue("didAttach") },
-            willExecute: { _ in onQueue("willExecute") },
-            didExecute: { _ in onQueue("didExecute") },
-            didCancel: { _, _ in onQueue("didCancel") },
-            willAdd: { _, _ in onQueue("willAdd") },
-            didAdd: { _, _ in onQueue("didAdd") },
-            willFinish: { _, _ in onQueue("willFinish") },
-            didFinish: { _, _ in
-                onQueue("didFinish")
-                didFinish.fire()
-            }))
+        procedure.addObserver(
+            BlockObserver(
+                delivery: .on(identity.queue),
+                didAttach: { _ in onQueue("didAttach") },
+                willExecute: { _ in onQueue("willExecute") },
+                didExecute: { _ in onQueue("didExecute") },
+                didCancel: { _, _ in onQueue("didCancel") },
+                willAdd: { _, _ in onQueue("willAdd") },
+                didAdd: { _, _ in onQueue("didAdd") },
+                willFinish: { _, _ in onQueue("willFinish") },
+                didFinish: { _, _ in
+                    onQueue("didFinish")
+                    didFinish.fire()
+                }))
         if cancel { procedure.cancel() }
         try await run(procedure)
         try await didFinish.wait("did-finish")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitStressTests/BlockProcedureStressTests.swift`, at its
@@ -18,12 +19,13 @@ struct BlockProcedureStressTests {
 
     @Test func test__cancel_block_procedure() async throws {
         try await stress(batches: 10, batchSize: 5_000) { batch, _ in
-            batch.enter() // once for cancel
-            batch.enter() // once for finish
+            batch.enter()  // once for cancel
+            batch.enter()  // once for finish
             let block = SpinsUntilCancelled()
-            block.addObserver(BlockObserver(
-                didCancel: { _, _ in batch.leave() },
-                didFinish: { _, _ in batch.leave() }))
+            block.addObserver(
+                BlockObserver(
+                    didCancel: { _, _ in batch.leave() },
+                    didFinish: { _, _ in batch.leave() }))
             batch.queue.add(block)
             block.cancel()
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitTests/CancellationTests.swift`.
@@ -25,9 +26,10 @@ struct CancellationTests {
     @Test func test__procedure_did_cancel_called_after_cancelled() async throws {
         let procedure = TestProcedure()
         let seen = Locked<(Bool, Bool)?>(nil)
-        procedure.addObserver(BlockObserver(didCancel: { procedure, _ in
-            seen.value = (procedure.isCancelled, (procedure as! TestProcedure).procedureDidCancelCalled)
-        }))
+        procedure.addObserver(
+            BlockObserver(didCancel: { procedure, _ in
+                seen.value = (procedure.isCancelled, (procedure as! TestProcedure).procedureDidCancelCalled)
+            }))
         procedure.cancel()
         try await run(procedure)
         #expect(seen.value?.0 == true)
@@ -63,7 +65,9 @@ struct CancellationTests {
         func triggerFinish() { finish() }
     }
 
-    @Test func test__procedure_with_disables_automatic_finishing_does_not_finish_automatically_when_cancelled() async throws {
+    @Test func test__procedure_with_disables_automatic_finishing_does_not_finish_automatically_when_cancelled()
+        async throws
+    {
         let special = TestHandlesFinishOperation()
         let queue = makeQueue()
         queue.add(special)
@@ -159,7 +163,8 @@ struct CancellationTests {
 
     @Test func test__cancel_from_didcancel_observer_is_ignored() async throws {
         let procedure = TestProcedure()
-        procedure.addObserver(BlockObserver(didCancel: { procedure, _ in procedure.cancel(with: TestError("should not happen")) }))
+        procedure.addObserver(
+            BlockObserver(didCancel: { procedure, _ in procedure.cancel(with: TestError("should not happen")) }))
         procedure.cancel()
         let outcome = try await run(procedure)
         #expect(outcome.isCancelled)
@@ -168,7 +173,8 @@ struct CancellationTests {
 
     @Test func test__cancel_from_willfinish_observer_is_ignored() async throws {
         let procedure = TestProcedure()
-        procedure.addObserver(BlockObserver(willFinish: { procedure, _ in procedure.cancel(with: TestError("should not happen")) }))
+        procedure.addObserver(
+            BlockObserver(willFinish: { procedure, _ in procedure.cancel(with: TestError("should not happen")) }))
         #expect(try await run(procedure).isSucceeded)
         #expect(!procedure.isCancelled)
     }

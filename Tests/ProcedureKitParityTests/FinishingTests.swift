@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitTests/FinishingTests.swift`.
@@ -23,10 +24,11 @@ struct FinishingTests {
         override init() {
             super.init()
             isAutomaticFinishingDisabled = true
-            addObserver(BlockObserver(willExecute: { procedure in
-                procedure.cancel()
-                procedure.finish()
-            }))
+            addObserver(
+                BlockObserver(willExecute: { procedure in
+                    procedure.cancel()
+                    procedure.finish()
+                }))
         }
         override func execute() {
             executions.mutate { $0 += 1 }
@@ -34,7 +36,11 @@ struct FinishingTests {
         }
     }
 
-    @Test func test__procedure_with_disabled_automatic_finishing_manual_cancel_and_finish_on_will_execute_does_not_result_in_invalid_state_transition_to_executing() async throws {
+    @Test
+    func
+        test__procedure_with_disabled_automatic_finishing_manual_cancel_and_finish_on_will_execute_does_not_result_in_invalid_state_transition_to_executing()
+        async throws
+    {
         let special = TestOperation_CancelsAndManuallyFinishesOnWillExecute()
         #expect(try await run(special).isCancelled)
         #expect(special.executions.value == 0)
@@ -68,7 +74,8 @@ struct FinishingTests {
 
     @Test func test__cancelled_procedure_finish_before_execute_from_didcancel_observer() async throws {
         let procedure = TestProcedure()
-        procedure.addObserver(BlockObserver(didCancel: { procedure, _ in procedure.finish(with: TestError("expected")) }))
+        procedure.addObserver(
+            BlockObserver(didCancel: { procedure, _ in procedure.finish(with: TestError("expected")) }))
         let didCancel = Signal()
         procedure.addObserver(BlockObserver(didCancel: { _, _ in didCancel.fire() }))
         procedure.cancel()
@@ -90,10 +97,11 @@ struct FinishingTests {
 
     @Test func test__procedure_finish_after_cancel_from_willexecute_observer() async throws {
         let procedure = TestProcedure()
-        procedure.addObserver(BlockObserver(willExecute: { procedure in
-            procedure.cancel()
-            procedure.finish(with: TestError())
-        }))
+        procedure.addObserver(
+            BlockObserver(willExecute: { procedure in
+                procedure.cancel()
+                procedure.finish(with: TestError())
+            }))
         let outcome = try await run(procedure)
         #expect(outcome.isCancelled)
         #expect(!procedure.didExecute)
@@ -101,7 +109,8 @@ struct FinishingTests {
 
     @Test func test__finish_from_willfinish_observer_is_ignored() async throws {
         let procedure = TestProcedure()
-        procedure.addObserver(BlockObserver(willFinish: { procedure, _ in procedure.finish(with: TestError("should not happen")) }))
+        procedure.addObserver(
+            BlockObserver(willFinish: { procedure, _ in procedure.finish(with: TestError("should not happen")) }))
         #expect(try await run(procedure).isSucceeded)
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitStressTests/GroupStressTests.swift`, at its scale
@@ -53,11 +54,12 @@ struct GroupStressTests {
             let child1 = TestProcedure(delay: .milliseconds(4))
             let child2 = TestProcedure(delay: .milliseconds(6))
             let group = GroupProcedure(child1, child2)
-            group.addObserver(BlockObserver(didFinish: { _, _ in
-                if child1.isFinished { batch.incrementCounter(named: "child 1 finished") }
-                if child2.isFinished { batch.incrementCounter(named: "child 2 finished") }
-                batch.leave()
-            }))
+            group.addObserver(
+                BlockObserver(didFinish: { _, _ in
+                    if child1.isFinished { batch.incrementCounter(named: "child 1 finished") }
+                    if child2.isFinished { batch.incrementCounter(named: "child 2 finished") }
+                    batch.leave()
+                }))
             batch.queue.add(group)
             group.cancel()
         } ended: { batch in
@@ -71,11 +73,12 @@ struct GroupStressTests {
         try await stress { batch, _ in
             batch.enter()
             let group = EventConcurrencyTrackingGroupProcedure(children: [TestProcedure(), TestProcedure()])
-            group.addObserver(BlockObserver(didFinish: { group, _ in
-                let group = group as! EventConcurrencyTrackingGroupProcedure
-                if !group.tracker.overlaps.isEmpty { batch.incrementCounter(named: "overlapping events") }
-                batch.leave()
-            }))
+            group.addObserver(
+                BlockObserver(didFinish: { group, _ in
+                    let group = group as! EventConcurrencyTrackingGroupProcedure
+                    if !group.tracker.overlaps.isEmpty { batch.incrementCounter(named: "overlapping events") }
+                    batch.leave()
+                }))
             batch.queue.add(group)
             group.cancel()
         } ended: { batch in
@@ -94,11 +97,12 @@ struct GroupStressTests {
                 return procedure
             }
             let group = EventConcurrencyTrackingGroupProcedure(children: children)
-            group.addObserver(BlockObserver(didFinish: { group, _ in
-                let group = group as! EventConcurrencyTrackingGroupProcedure
-                if !group.tracker.overlaps.isEmpty { batch.incrementCounter(named: "overlapping events") }
-                batch.leave()
-            }))
+            group.addObserver(
+                BlockObserver(didFinish: { group, _ in
+                    let group = group as! EventConcurrencyTrackingGroupProcedure
+                    if !group.tracker.overlaps.isEmpty { batch.incrementCounter(named: "overlapping events") }
+                    batch.leave()
+                }))
             batch.queue.add(group)
         } ended: { batch in
             #expect(batch.counter(named: "overlapping events") == 0)
@@ -118,12 +122,13 @@ struct GroupStressTests {
             let initialChild = BlockProcedure { [weak group] in group?.add(children: additionalChildren) }
             initialChild.name = "Child: 0 (initial)"
             group.add(child: initialChild)
-            group.addObserver(BlockObserver(didFinish: { group, _ in
-                let group = group as! EventConcurrencyTrackingGroupProcedure
-                if !group.tracker.overlaps.isEmpty { batch.incrementCounter(named: "overlapping events") }
-                if group.children.count != 3 { batch.incrementCounter(named: "missing children") }
-                batch.leave()
-            }))
+            group.addObserver(
+                BlockObserver(didFinish: { group, _ in
+                    let group = group as! EventConcurrencyTrackingGroupProcedure
+                    if !group.tracker.overlaps.isEmpty { batch.incrementCounter(named: "overlapping events") }
+                    if group.children.count != 3 { batch.incrementCounter(named: "missing children") }
+                    batch.leave()
+                }))
             batch.queue.add(group)
         } ended: { batch in
             #expect(batch.counter(named: "overlapping events") == 0)

@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `GroupTestCase.group`: a group recording that it executed.
@@ -21,7 +22,9 @@ final class TestGroupProcedure: GroupProcedure, @unchecked Sendable {
 
 /// ProcedureKit's `createTestProcedures`: five test procedures, failing if asked.
 func createTestProcedures(count: Int = 5, delay: Duration? = nil, shouldError: Bool = false) -> [TestProcedure] {
-    (0..<count).map { TestProcedure(name: "Child \($0)", delay: delay, error: shouldError ? TestError("child \($0)") : nil) }
+    (0..<count).map {
+        TestProcedure(name: "Child \($0)", delay: delay, error: shouldError ? TestError("child \($0)") : nil)
+    }
 }
 
 /// ProcedureKit's `Tests/ProcedureKitTests/GroupTests.swift`.
@@ -45,10 +48,11 @@ struct GroupTests {
         // Keeps the group from finishing before the extra child is added after execute.
         group.add(child: BlockProcedure { release.wait() })
         let extra = TestProcedure(name: "Extra child")
-        group.addObserver(BlockObserver(didExecute: { group in
-            (group as! GroupProcedure).add(child: extra)
-            release.signal()
-        }))
+        group.addObserver(
+            BlockObserver(didExecute: { group in
+                (group as! GroupProcedure).add(child: extra)
+                release.signal()
+            }))
         #expect(try await run(group).isSucceeded)
         #expect(extra.didExecute)
     }
@@ -147,7 +151,10 @@ struct GroupTests {
     /// ProcedureKit's `TestGroupChildWillFinishWithErrors`.
     final class TestGroupChildWillFinishWithErrors: GroupProcedure, @unchecked Sendable {
         // @unchecked Sendable: adds `Locked` records and an immutable action.
-        enum Action: Sendable { case none, callSuperWithError((any Error)?) }
+        enum Action: Sendable {
+            case none
+            case callSuperWithError((any Error)?)
+        }
         let receivedInput = Locked<[ObjectIdentifier: String]>([:])
         let didReceiveDuplicate = Locked(false)
         let action: Action
@@ -158,7 +165,9 @@ struct GroupTests {
         }
 
         override func child(_ child: Procedure, willFinishWithError error: (any Error)?) {
-            let duplicate = receivedInput.mutate { $0.updateValue(error.map { "\($0)" } ?? "nil", forKey: ObjectIdentifier(child)) != nil }
+            let duplicate = receivedInput.mutate {
+                $0.updateValue(error.map { "\($0)" } ?? "nil", forKey: ObjectIdentifier(child)) != nil
+            }
             if duplicate { didReceiveDuplicate.value = true }
             switch action {
             case .callSuperWithError(let modified): super.child(child, willFinishWithError: modified)
@@ -242,9 +251,10 @@ struct GroupTests {
     @Test func test__group_does_not_finish_before_all_children_finish() async throws {
         let group = self.group
         let unfinishedAtWillFinish = Locked<Int?>(nil)
-        group.addObserver(BlockObserver(willFinish: { group, _ in
-            unfinishedAtWillFinish.value = (group as! GroupProcedure).children.filter { !$0.isFinished }.count
-        }))
+        group.addObserver(
+            BlockObserver(willFinish: { group, _ in
+                unfinishedAtWillFinish.value = (group as! GroupProcedure).children.filter { !$0.isFinished }.count
+            }))
         try await run(group)
         #expect(unfinishedAtWillFinish.value == 0)
     }
@@ -261,9 +271,10 @@ struct GroupTests {
         let otherQueue = makeQueue("other")
         otherQueue.delegate = group
         let observerCalledFromGroupDelegate = Locked(false)
-        group.addObserver(BlockObserver(
-            willAdd: { _, _ in observerCalledFromGroupDelegate.value = true },
-            didAdd: { _, _ in observerCalledFromGroupDelegate.value = true }))
+        group.addObserver(
+            BlockObserver(
+                willAdd: { _, _ in observerCalledFromGroupDelegate.value = true },
+                didAdd: { _, _ in observerCalledFromGroupDelegate.value = true }))
         let other = TestProcedure(delay: .seconds(30))
         otherQueue.add(other)
         try await run(group)
@@ -315,7 +326,8 @@ struct GroupTests {
         group.addObserver(BlockObserver(willAdd: { _, child in seen.mutate { $0.append(ObjectIdentifier(child)) } }))
         try await run(group)
         #expect(group.children.count == 2)
-        #expect(seen.value == [ObjectIdentifier(childWithFailingCondition), ObjectIdentifier(childWithSucceedingCondition)])
+        #expect(
+            seen.value == [ObjectIdentifier(childWithFailingCondition), ObjectIdentifier(childWithSucceedingCondition)])
     }
 }
 
@@ -325,12 +337,18 @@ struct GroupConcurrencyTests {
     /// Counts the children executing at once.
     final class Gauge: Sendable {
         private let state = Locked<(current: Int, max: Int)>((0, 0))
-        func enter() { state.mutate { $0.current += 1; $0.max = Swift.max($0.max, $0.current) } }
+        func enter() {
+            state.mutate {
+                $0.current += 1
+                $0.max = Swift.max($0.max, $0.current)
+            }
+        }
         func leave() { state.mutate { $0.current -= 1 } }
         var max: Int { state.value.max }
     }
 
-    func concurrencyTest(children count: Int, maxConcurrentCount: Int) async throws -> (Gauge, Duration, GroupProcedure) {
+    func concurrencyTest(children count: Int, maxConcurrentCount: Int) async throws -> (Gauge, Duration, GroupProcedure)
+    {
         let gauge = Gauge()
         let children = (0..<count).map { _ in
             AsyncBlockProcedure {
@@ -365,10 +383,14 @@ struct GroupConcurrencyTests {
 /// ProcedureKit's `GroupEventConcurrencyTests`: a group's events never overlap (defect 6).
 @Suite("GroupEventConcurrencyTests")
 struct GroupEventConcurrencyTests {
-    let expectedEndingEvents = ["override_procedureWillFinish", "observer_willFinish", "override_procedureDidFinish", "observer_didFinish"]
+    let expectedEndingEvents = [
+        "override_procedureWillFinish", "observer_willFinish", "override_procedureDidFinish", "observer_didFinish",
+    ]
 
     /// Waits for the group's last event (did-finish observers run after `finished` returns).
-    func runTracked(_ group: EventConcurrencyTrackingGroupProcedure, cancelFirst: Bool = false) async throws -> ProcedureOutcome {
+    func runTracked(_ group: EventConcurrencyTrackingGroupProcedure, cancelFirst: Bool = false) async throws
+        -> ProcedureOutcome
+    {
         let didFinish = Signal()
         group.addObserver(BlockObserver(didFinish: { _, _ in didFinish.fire() }))
         if cancelFirst { group.cancel() }
@@ -391,8 +413,12 @@ struct GroupEventConcurrencyTests {
         #expect(try await runTracked(group, cancelFirst: true).isCancelled)
         expectNoConcurrentEvents(group.tracker)
         let history = group.tracker.history
-        #expect(Array(history.prefix(5))
-            == ["observer_didAttach", "override_procedureDidCancel", "observer_didCancel", "observer_willExecute", "do_Execute"])
+        #expect(
+            Array(history.prefix(5))
+                == [
+                    "observer_didAttach", "override_procedureDidCancel", "observer_didCancel", "observer_willExecute",
+                    "do_Execute",
+                ])
         #expect(Array(history.suffix(expectedEndingEvents.count)) == expectedEndingEvents)
     }
 
@@ -414,5 +440,107 @@ struct GroupEventConcurrencyTests {
         #expect(initialChild.isFinished)
         #expect(addedChild.isFinished)
         expectNoConcurrentEvents(group.tracker)
+    }
+}
+
+/// ProcedureKit's `GroupTests` for `transformChildErrorBlock` and `addChild(_:before:)`
+/// (Cohort's `add(child:before:)`; the pending event is taken with `postpone(_:)`).
+@Suite("GroupTests: transform child errors, add child before")
+struct GroupTransformAndAddBeforeTests {
+    @Test func test__group__transform_child_errors_block_receives_children_and_errors() async throws {
+        let children = createTestProcedures(shouldError: true)
+        let group = TestGroupProcedure(children: children)
+        let received = Locked<[ObjectIdentifier: String]>([:])
+        let duplicate = Locked(false)
+        group.transformChildErrorBlock = { child, error in
+            received.mutate { seen in
+                if seen.updateValue("\(error.map { "\($0)" } ?? "nil")", forKey: ObjectIdentifier(child)) != nil {
+                    duplicate.value = true
+                }
+            }
+        }
+        try await run(group)
+        #expect(!duplicate.value, "the block was called twice for one child")
+        for child in children {
+            #expect(received.value[ObjectIdentifier(child)] == "\(child.failure!)", "\(child.name)")
+        }
+        #expect(group.childErrors.count == children.count)
+        #expect((group.outcome?.error as? GroupError)?.errors.count == children.count)
+    }
+
+    @Test func test__group__transform_child_errors_block_removes_errors_from_child_willFinishWithError()
+        async throws
+    {
+        final class RecordingGroup: GroupProcedure, @unchecked Sendable {
+            // @unchecked Sendable: adds only a `Locked` record.
+            let received = Locked<[ObjectIdentifier: String]>([:])
+            override func child(_ child: Procedure, willFinishWithError error: (any Error)?) {
+                received.mutate { $0[ObjectIdentifier(child)] = error.map { "\($0)" } ?? "nil" }
+                super.child(child, willFinishWithError: error)
+            }
+        }
+        let children = createTestProcedures(shouldError: true)
+        let group = RecordingGroup(children: children)
+        let modified = TestError("modified")
+        let ignoredChild = children[0]
+        let cleared = children[1]
+        group.transformChildErrorBlock = { child, error in
+            if child === ignoredChild { error = modified }
+            if child === cleared { error = nil }
+        }
+        try await run(group)
+        #expect(group.received.value[ObjectIdentifier(ignoredChild)] == "\(modified)")
+        #expect(group.received.value[ObjectIdentifier(cleared)] == "nil")
+        #expect(group.received.value.count == children.count)
+        // The cleared child's error is not the group's; the modified one is.
+        #expect(group.childErrors.count == children.count - 1)
+        #expect(group.childErrors.contains { $0.error as? TestError == modified })
+    }
+
+    /// ProcedureKit's group is never run: its will-add observers fire as the child is
+    /// added. A Cohort group announces its children to observers as it executes, so here
+    /// the group runs (held open by a child) while `procedure` postpones its finish.
+    @Test func test__group_add_child___before_procedure_finish_async() async throws {
+        try await addChildBefore(.finish)
+    }
+
+    @Test func test__group_add_child__before_procedure_execute_async() async throws {
+        try await addChildBefore(.execute)
+    }
+
+    private func addChildBefore(_ kind: PendingEvent.Kind) async throws {
+        let addedChild = TestProcedure(name: "AddedChild", delay: .milliseconds(5))
+        let holdOpen = Signal()
+        let group = TestGroupProcedure(children: [
+            AsyncBlockProcedure { try? await holdOpen.wait("the test letting the group finish") }
+        ])
+        let seenInWillAdd = Locked<(executed: Bool, finished: Bool)?>(nil)
+        let procedure = TestProcedure()
+        group.addObserver(
+            BlockObserver(willAdd: { _, child in
+                guard child === addedChild else { return }
+                seenInWillAdd.value = (procedure.didExecute, procedure.isFinished)
+            }))
+        let takeHold: @Sendable (Procedure) -> Void = { procedure in
+            let pending = procedure.postpone(kind)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) {
+                group.add(child: addedChild, before: pending)
+            }
+        }
+        procedure.addObserver(
+            kind == .execute
+                ? BlockObserver(willExecute: takeHold)
+                : BlockObserver(willFinish: { procedure, _ in takeHold(procedure) }))
+        let queue = makeQueue()
+        queue.add(group)
+        try await waitUntil("the group executing") { group.didExecute }
+        queue.add(procedure)
+        try await finished(procedure)
+        let seen = try #require(seenInWillAdd.value, "the group's will-add observer never ran for the added child")
+        if kind == .execute { #expect(!seen.executed, "procedure executed before the child was added") }
+        #expect(!seen.finished, "procedure finished before the child was added")
+        holdOpen.fire()
+        try await finished(group)
+        #expect(addedChild.didExecute)
     }
 }

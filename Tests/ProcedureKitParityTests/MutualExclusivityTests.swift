@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitTests/MutualExclusivityTests.swift`. (Its internal-API
@@ -47,7 +48,10 @@ struct MutualExclusiveConcurrencyTests {
             super.init()
         }
         override func execute() {
-            gauge.mutate { $0.current += 1; $0.max = max($0.max, $0.current) }
+            gauge.mutate {
+                $0.current += 1
+                $0.max = max($0.max, $0.current)
+            }
             DispatchQueue.global().asyncAfter(deadline: .now() + duration.dispatch) {
                 self.gauge.mutate { $0.current -= 1 }
                 self.finish()

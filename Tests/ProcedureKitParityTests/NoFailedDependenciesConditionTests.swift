@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitTests/NoFailedDependenciesConditionTests.swift`.
@@ -11,7 +12,9 @@ struct NoFailedDependenciesConditionTests {
         return procedure
     }
 
-    func outcome(with dependencies: [Procedure], condition: NoFailedDependenciesCondition = NoFailedDependenciesCondition())
+    func outcome(
+        with dependencies: [Procedure], condition: NoFailedDependenciesCondition = NoFailedDependenciesCondition()
+    )
         async throws -> ProcedureOutcome
     {
         let procedure = TestProcedure()
@@ -54,16 +57,18 @@ struct NoFailedDependenciesConditionTests {
     }
 
     @Test func test__procedure_with_ignored_cancellations() async throws {
-        let outcome = try await outcome(with: [createCancellingProcedure()],
-                                        condition: NoFailedDependenciesCondition(ignoringCancellations: true))
+        let outcome = try await outcome(
+            with: [createCancellingProcedure()],
+            condition: NoFailedDependenciesCondition(ignoringCancellations: true))
         #expect(outcome.isCancelled)
         #expect(outcome.error == nil)
     }
 
     /// Cohort: a failure still fails the procedure (ProcedureKit: cancelled with the failure).
     @Test func test__procedure_with_failures_and_cancellations_with_ignore_cancellations() async throws {
-        let outcome = try await outcome(with: [createCancellingProcedure(), TestProcedure(error: TestError()), TestProcedure()],
-                                        condition: NoFailedDependenciesCondition(ignoringCancellations: true))
+        let outcome = try await outcome(
+            with: [createCancellingProcedure(), TestProcedure(error: TestError()), TestProcedure()],
+            condition: NoFailedDependenciesCondition(ignoringCancellations: true))
         #expect(outcome.isFailed)
         #expect((outcome.error as? ProcedureError)?.code == .dependencyFailed)
     }

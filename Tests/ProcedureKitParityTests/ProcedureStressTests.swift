@@ -1,5 +1,6 @@
 import Dispatch
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitStressTests/ProcedureStressTests.swift`, at its scale
@@ -20,10 +21,11 @@ struct ProcedureStressTests {
         try await stress { batch, iteration in
             batch.enter()
             let procedure = TestProcedure(name: "Iteration \(iteration)")
-            procedure.addObserver(BlockObserver(didFinish: { _, outcome in
-                if !outcome.isSucceeded && !outcome.isCancelled { batch.incrementCounter(named: "failed") }
-                batch.leave()
-            }))
+            procedure.addObserver(
+                BlockObserver(didFinish: { _, outcome in
+                    if !outcome.isSucceeded && !outcome.isCancelled { batch.incrementCounter(named: "failed") }
+                    batch.leave()
+                }))
             batch.queue.add(procedure)
             procedure.cancel(with: TestError())
         } ended: { batch in
@@ -35,10 +37,13 @@ struct ProcedureStressTests {
         try await stress { batch, iteration in
             batch.enter()
             let procedure = TestProcedure(name: "Iteration \(iteration)")
-            procedure.addObserver(BlockObserver(didFinish: { _, outcome in
-                if !(outcome.isCancelled && outcome.error is TestError) { batch.incrementCounter(named: "cancel error lost") }
-                batch.leave()
-            }))
+            procedure.addObserver(
+                BlockObserver(didFinish: { _, outcome in
+                    if !(outcome.isCancelled && outcome.error is TestError) {
+                        batch.incrementCounter(named: "cancel error lost")
+                    }
+                    batch.leave()
+                }))
             procedure.cancel(with: TestError())
             batch.queue.add(procedure)
         } ended: { batch in
@@ -50,11 +55,14 @@ struct ProcedureStressTests {
         try await stress { batch, iteration in
             batch.enter()
             let procedure = TestProcedure(name: "Iteration \(iteration)")
-            procedure.addObserver(BlockObserver(didFinish: { procedure, outcome in
-                if !(outcome.isCancelled && outcome.error is TestError) { batch.incrementCounter(named: "cancel error lost") }
-                if (procedure as! TestProcedure).didExecute { batch.incrementCounter(named: "executed") }
-                batch.leave()
-            }))
+            procedure.addObserver(
+                BlockObserver(didFinish: { procedure, outcome in
+                    if !(outcome.isCancelled && outcome.error is TestError) {
+                        batch.incrementCounter(named: "cancel error lost")
+                    }
+                    if (procedure as! TestProcedure).didExecute { batch.incrementCounter(named: "executed") }
+                    batch.leave()
+                }))
             procedure.addObserver(BlockObserver(willExecute: { $0.cancel(with: TestError()) }))
             batch.queue.add(procedure)
         } ended: { batch in
@@ -171,10 +179,16 @@ struct ProcedureStressTests {
             batch.enter()
             let procedure = TestAttemptsMultipleFinishesProcedure()
             let finishes = Locked(0)
-            procedure.addObserver(BlockObserver(didFinish: { _, _ in
-                if finishes.mutate({ $0 += 1; return $0 }) > 1 { batch.incrementCounter(named: "finishedProcedureMoreThanOnce") }
-                batch.leave()
-            }))
+            procedure.addObserver(
+                BlockObserver(didFinish: { _, _ in
+                    if finishes.mutate({
+                        $0 += 1
+                        return $0
+                    }) > 1 {
+                        batch.incrementCounter(named: "finishedProcedureMoreThanOnce")
+                    }
+                    batch.leave()
+                }))
             batch.queue.add(procedure)
         } ended: { batch in
             #expect(batch.counter(named: "finishedProcedureMoreThanOnce") == 0)
@@ -190,12 +204,13 @@ struct ProcedureStressTests {
             let procedure = EventConcurrencyTrackingProcedure { procedure in
                 DispatchQueue.global().async { procedure.finish() }
             }
-            procedure.addObserver(BlockObserver(didFinish: { procedure, _ in
-                if !(procedure as! EventConcurrencyTrackingProcedure).tracker.overlaps.isEmpty {
-                    batch.incrementCounter(named: "overlapping events")
-                }
-                batch.leave()
-            }))
+            procedure.addObserver(
+                BlockObserver(didFinish: { procedure, _ in
+                    if !(procedure as! EventConcurrencyTrackingProcedure).tracker.overlaps.isEmpty {
+                        batch.incrementCounter(named: "overlapping events")
+                    }
+                    batch.leave()
+                }))
             batch.queue.add(procedure)
             procedure.cancel()
         } ended: { batch in
@@ -217,12 +232,13 @@ struct ProcedureStressTests {
                 }
                 returned.wait()
             }
-            procedure.addObserver(BlockObserver(didFinish: { procedure, _ in
-                if !(procedure as! EventConcurrencyTrackingProcedure).tracker.overlaps.isEmpty {
-                    batch.incrementCounter(named: "overlapping events")
-                }
-                batch.leave()
-            }))
+            procedure.addObserver(
+                BlockObserver(didFinish: { procedure, _ in
+                    if !(procedure as! EventConcurrencyTrackingProcedure).tracker.overlaps.isEmpty {
+                        batch.incrementCounter(named: "overlapping events")
+                    }
+                    batch.leave()
+                }))
             batch.queue.add(procedure)
             procedure.cancel()
         } ended: { batch in

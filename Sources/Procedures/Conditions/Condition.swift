@@ -35,6 +35,8 @@ open class Condition: @unchecked Sendable {
     private struct State {
         var name: String?
         var producedDependencies: [Procedure] = []
+        var dependencies: [Procedure] = []
+        var requirements: DependencyRequirements = []
         var categories: Set<String> = []
     }
 
@@ -51,9 +53,39 @@ open class Condition: @unchecked Sendable {
     /// Decides whether `procedure` may run. The default is `.satisfied`.
     open func evaluate(for procedure: Procedure) async -> ConditionResult { .satisfied }
 
-    /// Adds a procedure that must finish before this condition is evaluated.
+    /// Adds a procedure that must finish before this condition is evaluated; the condition
+    /// adds it to the procedure's queue when the procedure's conditions are evaluated.
     public func produceDependency(_ procedure: Procedure) {
         state.withLock { $0.producedDependencies.append(procedure) }
+    }
+
+    /// Makes the condition wait for `procedure` to finish before it is evaluated. Unlike a
+    /// produced dependency it is not added to any queue: something else runs it (it may
+    /// also be a dependency of the procedure itself, or of other conditions).
+    public func addDependency(_ procedure: Procedure) {
+        state.withLock { $0.dependencies.append(procedure) }
+    }
+
+    /// Removes `procedure` from this condition's dependencies, produced or not.
+    public func removeDependency(_ procedure: Procedure) {
+        state.withLock { state in
+            state.dependencies.removeAll { $0 === procedure }
+            state.producedDependencies.removeAll { $0 === procedure }
+        }
+    }
+
+    /// The dependencies added with `addDependency(_:)` (not the produced ones, nor those of
+    /// the conditions a compound condition combines).
+    public var dependencies: [Procedure] { state.withLock { $0.dependencies } }
+
+    /// What this condition requires of its own dependencies' outcomes (produced or added),
+    /// checked once they have finished and before it is evaluated: a failed dependency
+    /// under `.noFailed` fails the condition with a `dependencyFailed` error, a cancelled
+    /// one under `.noCancelled` with a `dependencyCancelled` error, and `evaluate(for:)` is
+    /// not called. None by default.
+    public var dependencyRequirements: DependencyRequirements {
+        get { state.withLock { $0.requirements } }
+        set { state.withLock { $0.requirements = newValue } }
     }
 
     /// The dependencies this condition produces (a compound condition's: its own, then its
@@ -85,8 +117,16 @@ extension Condition {
     /// compound condition's own; its conditions wait for theirs as it evaluates them), so
     /// that no condition waits for another's. Cancelled, it answers `.ignored` unevaluated.
     static func decide(_ condition: Condition, for procedure: Procedure) async -> ConditionResult {
-        await waitUntilFinished(condition.dependenciesToAwait)
+        let dependencies = condition.dependencies
+        await waitUntilFinished(condition.dependenciesToAwait + dependencies)
         if Task.isCancelled { return .ignored }
+        let requirements = condition.dependencyRequirements
+        if !requirements.isEmpty,
+            let violation = requirements.violation(
+                by: condition.ownProducedDependencies + dependencies, of: "condition \(condition.name)")
+        {
+            return .failed(violation.error)
+        }
         return await condition.evaluate(for: procedure)
     }
 
@@ -142,7 +182,11 @@ extension Condition {
 /// A continuation resumed once, by whichever comes first: the event or the task's
 /// cancellation (which may come before the continuation exists).
 final class CancellableWaiter: Sendable {
-    private enum State { case idle, waiting(CheckedContinuation<Void, Never>), resumed }
+    private enum State {
+        case idle
+        case waiting(CheckedContinuation<Void, Never>)
+        case resumed
+    }
     private let state = Mutex(State.idle)
 
     func wait(_ continuation: CheckedContinuation<Void, Never>) {

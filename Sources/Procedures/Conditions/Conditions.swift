@@ -14,6 +14,64 @@ public final class BlockCondition: Condition, @unchecked Sendable {
     }
 }
 
+/// Always satisfied (ProcedureKit's `TrueCondition`): a placeholder, or a carrier of
+/// dependencies (`addDependency`, `produceDependency`) with nothing to decide.
+public final class TrueCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds no state; the rest is Condition's.
+    public init(name: String = "TrueCondition") {
+        super.init()
+        self.name = name
+    }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult { .satisfied }
+}
+
+/// Always fails (ProcedureKit's `FalseCondition`), with a `conditionFailed` error naming it.
+public final class FalseCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds no state; the rest is Condition's.
+    public init(name: String = "FalseCondition") {
+        super.init()
+        self.name = name
+    }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult {
+        .failed(ProcedureError(.conditionFailed, "\(name) is never satisfied"))
+    }
+}
+
+/// Turns a wrapped condition's failure into `.ignored` (ProcedureKit's `IgnoredCondition`):
+/// the procedure is cancelled without an error instead of failing; satisfied and ignored
+/// are kept. Its own produced dependencies, then the wrapped condition's, are added.
+public final class IgnoredCondition: Condition, @unchecked Sendable {
+    // @unchecked Sendable: adds only an immutable reference to a Sendable condition; the rest is Condition's.
+    public let condition: Condition
+
+    public init(_ condition: Condition) {
+        self.condition = condition
+        super.init()
+        name = "Ignored<\(condition.name)>"
+    }
+
+    /// Its own produced dependencies, then those of the condition it wraps.
+    public override var producedDependencies: [Procedure] {
+        super.producedDependencies + condition.producedDependencies
+    }
+
+    public override var mutuallyExclusiveCategories: Set<String> {
+        get { condition.mutuallyExclusiveCategories }
+        set { condition.mutuallyExclusiveCategories = newValue }
+    }
+
+    override var dependenciesToAwait: [Procedure] { ownProducedDependencies }
+
+    public override func evaluate(for procedure: Procedure) async -> ConditionResult {
+        switch await Condition.decide(condition, for: procedure) {
+        case .satisfied: .satisfied
+        case .ignored, .failed: .ignored
+        }
+    }
+}
+
 /// Inverts a condition: satisfied becomes failed, failed and ignored become satisfied.
 public final class NegatedCondition: Condition, @unchecked Sendable {
     // @unchecked Sendable: adds only an immutable reference to a Sendable condition; the rest is Condition's.
@@ -26,7 +84,9 @@ public final class NegatedCondition: Condition, @unchecked Sendable {
     }
 
     /// Its own produced dependencies, then those of the condition it inverts.
-    public override var producedDependencies: [Procedure] { super.producedDependencies + condition.producedDependencies }
+    public override var producedDependencies: [Procedure] {
+        super.producedDependencies + condition.producedDependencies
+    }
 
     override var dependenciesToAwait: [Procedure] { ownProducedDependencies }
 

@@ -26,25 +26,35 @@ extension Procedure {
     }
 
     /// The first violated requirement, as the action to take.
-    func checkDependencyRequirements() -> (cancel: Bool, error: (any Error)?)? {
+    func checkDependencyRequirements() -> (cancel: Bool, error: any Error)? {
         let (requirements, dependencies) = core.withLock { ($0.dependencyRequirements, $0.dependencies) }
         guard !requirements.isEmpty else { return nil }
+        return requirements.violation(by: dependencies, of: name)
+    }
+}
+
+extension DependencyRequirements {
+    /// The first of `dependencies` whose outcome these requirements refuse, as the action to
+    /// take (`cancel` true for a cancelled dependency under `.noCancelled`) and the error
+    /// that names it; `dependent` names who required it.
+    func violation(by dependencies: [Procedure], of dependent: String) -> (cancel: Bool, error: any Error)? {
         for dependency in dependencies {
             switch dependency.outcome {
-            case .failed(let error)? where requirements.contains(.noFailed):
-                return (
-                    false, ProcedureError(.dependencyFailed, "\(name): dependency \(dependency.name) failed: \(error)")
-                )
-            case .cancelled(let reason?)?
-            where requirements.contains(.noFailed)
-                && !requirements.contains(.ignoreFailedIfCancelled):
+            case .failed(let error)? where contains(.noFailed):
                 return (
                     false,
-                    ProcedureError(.dependencyFailed, "\(name): dependency \(dependency.name) was cancelled: \(reason)")
+                    ProcedureError(.dependencyFailed, "\(dependent): dependency \(dependency.name) failed: \(error)")
                 )
-            case .cancelled? where requirements.contains(.noCancelled):
+            case .cancelled(let reason?)? where contains(.noFailed) && !contains(.ignoreFailedIfCancelled):
                 return (
-                    true, ProcedureError(.dependencyCancelled, "\(name): dependency \(dependency.name) was cancelled")
+                    false,
+                    ProcedureError(
+                        .dependencyFailed, "\(dependent): dependency \(dependency.name) was cancelled: \(reason)")
+                )
+            case .cancelled? where contains(.noCancelled):
+                return (
+                    true,
+                    ProcedureError(.dependencyCancelled, "\(dependent): dependency \(dependency.name) was cancelled")
                 )
             default:
                 continue

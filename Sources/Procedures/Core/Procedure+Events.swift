@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A procedure's events run one at a time, in the order they were posted (ProcedureKit's
 /// per-procedure event queue): attaching an observer, did-cancel, will-execute + execute +
@@ -67,7 +68,10 @@ extension Procedure {
     /// chains up the tree and never a cycle.
     final func runEventAndWait(_ event: @escaping @Sendable () -> Void) {
         let me = currentThreadID()
-        enum Plan { case now, queued, wait(DispatchSemaphore) }
+        enum Plan {
+            case now, queued
+            case wait(DispatchSemaphore)
+        }
         let plan = core.withLock { core -> Plan in
             if core.events.enter() { return .now }
             if core.events.owner == me {
@@ -132,8 +136,8 @@ extension Procedure {
 @inline(__always)
 func currentThreadID() -> UInt {
     #if canImport(Darwin)
-    UInt(bitPattern: pthread_self())
+        UInt(bitPattern: pthread_self())
     #else
-    UInt(pthread_self())
+        UInt(pthread_self())
     #endif
 }

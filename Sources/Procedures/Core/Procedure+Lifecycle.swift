@@ -75,7 +75,19 @@ extension Procedure {
     /// called from `execute()`, the procedure is added once `execute()` has returned (before
     /// the procedure finishes).
     public final func produce(_ procedure: Procedure) {
+        produce(procedure, before: nil)
+    }
+
+    /// Produces `procedure` (see `produce(_:)`) and then releases `event`, so the held
+    /// event (this procedure's, or another's) comes after the procedure was added and its
+    /// will-add and did-add observers ran (ProcedureKit's `produce(operation:before:)`).
+    /// From a will-execute observer, for example:
+    ///
+    ///     let pending = procedure.postpone(.execute)
+    ///     fetchToken { token in procedure.produce(Refresh(token), before: pending) }
+    public final func produce(_ procedure: Procedure, before event: PendingEvent?) {
         guard let queue = core.withLock({ $0.queue }) else {
+            event?.release()
             preconditionFailure("\(name) can only produce procedures while it is on a queue")
         }
         // An event of this procedure: from inside `execute()` it runs once `execute()`
@@ -85,6 +97,7 @@ extension Procedure {
             for observer in observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: procedure) } }
             queue.add(procedure)
             for observer in observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: procedure) } }
+            event?.release()
         }
     }
 
@@ -97,7 +110,8 @@ extension Procedure {
     /// `isCancelled` is true when this returns; `procedureDidCancel(with:)` and did-cancel
     /// observers run as the procedure's next event (after `execute()`, if it is running).
     public final func cancel(with reason: (any Error)? = nil) {
-        let snapshot = core.withLock { core -> (State, Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool, ProcedureQueue?)? in
+        let snapshot = core.withLock {
+            core -> (State, Task<Void, Never>?, ExclusivityHold?, [Procedure], Bool, ProcedureQueue?)? in
             guard !core.isCancelled, core.state < .finishing else { return nil }
             core.isCancelled = true
             core.cancellationReason = reason
@@ -108,13 +122,17 @@ extension Procedure {
                 core.conditionsDecided = true
                 takeOver = core.queue
             }
-            return (core.state, core.preparation, core.exclusivity, core.producedDependencies,
-                    core.isAutomaticFinishingDisabled, takeOver)
+            return (
+                core.state, core.preparation, core.exclusivity, core.producedDependencies,
+                core.isAutomaticFinishingDisabled, takeOver
+            )
         }
         guard let (state, preparation, hold, produced, manualFinish, takeOver) = snapshot else { return }
         runEvent {
             self.procedureDidCancel(with: reason)
-            for observer in self.observers { observer.deliver(waits: false) { observer.did(cancel: self, with: reason) } }
+            for observer in self.observers {
+                observer.deliver(waits: false) { observer.did(cancel: self, with: reason) }
+            }
         }
         switch state {
         case .pending:
@@ -158,12 +176,25 @@ extension Procedure {
     }
 
     /// The finish event: will-finish, finished, did-finish, then the dependents and the queue.
-    final func finishEvent(_ outcome: ProcedureOutcome, _ observers: [any ProcedureObserver], _ queue: ProcedureQueue?) {
+    final func finishEvent(_ outcome: ProcedureOutcome, _ observers: [any ProcedureObserver], _ queue: ProcedureQueue?)
+    {
         procedureWillFinish(with: outcome)
         for observer in observers { observer.deliver(waits: true) { observer.will(finish: self, with: outcome) } }
         queue?.procedureWillFinish(self, with: outcome)
+        completeFinish(outcome, observers, queue)
+    }
 
-        let (dependents, handlers, hold) = core.withLock { core in
+    /// The finish event after its will-finish observers: finished, did-finish, then the
+    /// dependents and the queue. Parked while a `postpone(.finish)` hold is not released.
+    final func completeFinish(
+        _ outcome: ProcedureOutcome, _ observers: [any ProcedureObserver], _ queue: ProcedureQueue?
+    ) {
+        let finished = core.withLock {
+            core -> ([Procedure], [@Sendable (ProcedureOutcome) -> Void], ExclusivityHold?)? in
+            if core.holds.finish > 0 {
+                core.holds.parkedFinish = (outcome, observers, queue)
+                return nil
+            }
             core.state = .finished
             core.queue = nil
             core.preparation = nil
@@ -175,6 +206,7 @@ extension Procedure {
             }
             return (core.dependents, core.finishHandlers, core.exclusivity)
         }
+        guard let (dependents, handlers, hold) = finished else { return }
         hold?.releaseAll()
         procedureDidFinish(with: outcome)
         for observer in observers { observer.deliver(waits: false) { observer.did(finish: self, with: outcome) } }

@@ -67,7 +67,7 @@ extension Procedure {
         }
         for hook in hooks { hook(self) }
         if let violation = checkDependencyRequirements() {
-            if violation.cancel { cancel(with: violation.error) } else { failBeforeExecution(violation.error!) }
+            if violation.cancel { cancel(with: violation.error) } else { failBeforeExecution(violation.error) }
         }
 
         let plan = core.withLock { core -> (conditions: [Condition], categories: Set<String>, hold: ExclusivityHold)? in
@@ -102,7 +102,9 @@ extension Procedure {
             if isCancelled { for dependency in produced { dependency.cancel() } }
             for dependency in produced { queue.add(dependency) }
         }
-        let toEvaluate = conditions.filter { !($0 is MutuallyExclusive) || !$0.dependenciesToAwait.isEmpty }
+        let toEvaluate = conditions.filter {
+            !($0 is MutuallyExclusive) || !$0.dependenciesToAwait.isEmpty || !$0.dependencies.isEmpty
+        }
         var result = ConditionResult.satisfied
         if !isCancelled, !toEvaluate.isEmpty {
             result = await Condition.evaluateAll(toEvaluate, for: self, producedDependencies: produced)
@@ -199,7 +201,10 @@ extension Procedure {
     func start() {
         let executesAnyway = executesWhenCancelledBeforeStart
         enum Action {
-            case fail(any Error), finishCancelled, execute([any ProcedureObserver]), executeLater
+            case fail(any Error)
+            case finishCancelled
+            case execute([any ProcedureObserver])
+            case executeLater
             case takeCategories(Set<String>, ExclusivityHold, ProcedureQueue)
         }
         let action = core.withLock { core -> Action in
@@ -232,9 +237,20 @@ extension Procedure {
 
     /// The execute event: will-execute observers, `execute()`, did-execute observers. A
     /// `finish()` made meanwhile is queued behind it, so did-execute always comes before
-    /// will-finish.
+    /// will-finish. An observer that postponed the execute (`postpone(.execute)`) parks the
+    /// rest of the event until its hold is released.
     private func executeEvent(_ observers: [any ProcedureObserver]) {
         for observer in observers { observer.deliver(waits: true) { observer.will(execute: self) } }
+        let parked = core.withLock { core -> Bool in
+            guard core.holds.execute > 0 else { return false }
+            core.holds.parkedExecute = observers
+            return true
+        }
+        if !parked { executeBody(observers) }
+    }
+
+    /// The execute event after its will-execute observers: `execute()`, then did-execute.
+    final func executeBody(_ observers: [any ProcedureObserver]) {
         // A will-execute observer may have finished or cancelled the procedure (a zero
         // timeout does): its work must not run, and a cancelled one finishes now (even with
         // automatic finishing disabled, as nothing else would finish it).

@@ -73,6 +73,10 @@ open class Procedure: @unchecked Sendable, Hashable, CustomStringConvertible {
         weak var parent: GroupProcedure?
         /// The serialiser of this procedure's events (Procedure+Events.swift).
         var events = EventQueue()
+        /// Holds on the execute and finish events (PendingEvent.swift).
+        var holds = EventHolds()
+        /// The number of `identity`, given when first read (0: not yet).
+        var identityNumber: UInt64 = 0
     }
 
     let core = Mutex(Core())

@@ -38,6 +38,7 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
         var cancelling = false
         /// Set by the event after execute() that announces the first children and resumes the queue.
         var childrenStarted = false
+        var transformChildError: (@Sendable (Procedure, inout (any Error)?) -> Void)?
 
         /// Whether the children's queue must be suspended. The group decides it from its own
         /// state, never from reading the queue back, so that racing calls cannot leave the
@@ -96,6 +97,28 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
         for child in children { add(child: child) }
     }
 
+    /// Adds a child, then releases `event` once the group's observers have heard will-add
+    /// and did-add for it (ProcedureKit's `addChild(_:before:)`): the held event, of any
+    /// procedure, comes after the child is in the group. For a group that has not executed
+    /// yet, whose observers hear of its children as it executes, the event is released once
+    /// the child is added.
+    public final func add(child: Procedure, before event: PendingEvent?) {
+        add(child: child)
+        guard let event else { return }
+        // Behind the child's will-add and did-add, which are the group's events too.
+        runEvent { event.release() }
+    }
+
+    /// Called with each child as it will finish, and the error the group attributes to it
+    /// (nil for a success), before `child(_:willFinishWithError:)`; it may change the error
+    /// (clear it, so the group does not fail for this child, or replace it). Runs as one of
+    /// the group's events (ProcedureKit's `transformChildErrorsBlock`; one error per child
+    /// in Cohort, as a procedure ends with one error).
+    public var transformChildErrorBlock: (@Sendable (Procedure, inout (any Error)?) -> Void)? {
+        get { groupState.withLock { $0.transformChildError } }
+        set { groupState.withLock { $0.transformChildError = newValue } }
+    }
+
     // MARK: Hooks
 
     /// Called as each child finishes with the error it failed with (or the reason it was
@@ -134,8 +157,12 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
             if !unannounced.isEmpty {
                 let observers = self.observers
                 for child in unannounced {
-                    for observer in observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: child) } }
-                    for observer in observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: child) } }
+                    for observer in observers {
+                        observer.deliver(waits: true) { observer.procedure(self, willAdd: child) }
+                    }
+                    for observer in observers {
+                        observer.deliver(waits: false) { observer.procedure(self, didAdd: child) }
+                    }
                 }
             }
             self.updateGroupState { $0.childrenStarted = true }
@@ -209,7 +236,9 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
         if isCancelled { child.cancel(with: ProcedureError(.parentCancelled, "parent group \(name) was cancelled")) }
         if announce {
             runEvent {
-                for observer in self.observers { observer.deliver(waits: true) { observer.procedure(self, willAdd: child) } }
+                for observer in self.observers {
+                    observer.deliver(waits: true) { observer.procedure(self, willAdd: child) }
+                }
             }
         }
         return true
@@ -218,7 +247,9 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     func childWasAdded(_ child: Procedure) {
         guard groupState.withLock({ $0.announcedAtAdd.remove(ObjectIdentifier(child)) != nil }) else { return }
         runEvent {
-            for observer in self.observers { observer.deliver(waits: false) { observer.procedure(self, didAdd: child) } }
+            for observer in self.observers {
+                observer.deliver(waits: false) { observer.procedure(self, didAdd: child) }
+            }
         }
     }
 
@@ -237,15 +268,18 @@ open class GroupProcedure: Procedure, ProcedureQueueDelegate, @unchecked Sendabl
     }
 
     private func childWillFinishEvent(_ child: Procedure, with outcome: ProcedureOutcome) {
+        var error: (any Error)?
         switch outcome {
         case .succeeded:
-            self.child(child, willFinishWithError: nil)
-        case .failed(let error):
-            self.child(child, willFinishWithError: error)
+            error = nil
+        case .failed(let failure):
+            error = failure
         case .cancelled(let reason):
             // A child cancelled because the group was cancelled reports nothing new.
-            self.child(child, willFinishWithError: isCancelled ? nil : reason)
+            error = isCancelled ? nil : reason
         }
+        if let transform = groupState.withLock({ $0.transformChildError }) { transform(child, &error) }
+        self.child(child, willFinishWithError: error)
     }
 
     /// A child's did-finish. The count is kept at once: the child's will-finish has been

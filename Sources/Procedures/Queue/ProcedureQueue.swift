@@ -267,10 +267,10 @@ public final class ProcedureQueue: @unchecked Sendable {
     /// it while slots are free, and a flood of short ones needs only a runner or two.
     private func needsRunner(_ state: inout State) -> Bool {
         guard !suspended.load(ordering: .relaxed), state.cancelling == 0,
-              !state.ready.isEmpty,
-              state.executing < state.maxConcurrentCount,
-              state.runners == state.busyRunners,
-              state.runners < min(state.maxConcurrentCount, Self.runnerCap)
+            !state.ready.isEmpty,
+            state.executing < state.maxConcurrentCount,
+            state.runners == state.busyRunners,
+            state.runners < min(state.maxConcurrentCount, Self.runnerCap)
         else { return false }
         state.runners += 1
         return true
@@ -287,7 +287,7 @@ public final class ProcedureQueue: @unchecked Sendable {
             let (next, spawn) = state.withLock { state -> (Procedure?, Bool) in
                 if wasBusy { state.busyRunners -= 1 }
                 guard !suspended.load(ordering: .relaxed), state.cancelling == 0,
-                      state.executing < state.maxConcurrentCount, let procedure = state.ready.popFirst()
+                    state.executing < state.maxConcurrentCount, let procedure = state.ready.popFirst()
                 else {
                     state.runners -= 1
                     return (nil, false)

@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import Testing
+
 @testable import Procedures
 
 // What the ported tests share: ProcedureKit's testing vocabulary (TestProcedure, TestCondition,
@@ -66,8 +67,9 @@ func finished(
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatch) { once.resume(nil) }
     }
     guard let outcome else {
-        Issue.record("\(procedure.name) did not finish within \(timeout) (state \(procedure.state))",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "\(procedure.name) did not finish within \(timeout) (state \(procedure.state))",
+            sourceLocation: sourceLocation)
         throw DeadlineExceeded()
     }
     return outcome
@@ -82,7 +84,9 @@ func run(
     let queue = makeQueue()
     queue.add(procedures)
     var last: ProcedureOutcome = .succeeded
-    for procedure in procedures { last = try await finished(procedure, within: timeout, sourceLocation: sourceLocation) }
+    for procedure in procedures {
+        last = try await finished(procedure, within: timeout, sourceLocation: sourceLocation)
+    }
     return last
 }
 
@@ -118,7 +122,9 @@ final class Signal: Sendable {
     var isFired: Bool { state.withLock { $0.fired } }
 
     /// Waits until fired; records an issue and throws after `timeout`.
-    func wait(_ what: String, within timeout: Duration = Deadline.event, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func wait(
+        _ what: String, within timeout: Duration = Deadline.event, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let fired: Bool = await withCheckedContinuation { continuation in
             let once = OnceResumer<Bool>(continuation)
             let now = state.withLock { state -> Bool in
@@ -126,7 +132,10 @@ final class Signal: Sendable {
                 state.waiters.append(once)
                 return false
             }
-            if now { once.resume(true); return }
+            if now {
+                once.resume(true)
+                return
+            }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatch) { once.resume(false) }
         }
         guard fired else {

@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `TestProcedure`: records that it executed, then finishes (after `delay`,
@@ -13,7 +14,8 @@ final class TestProcedure: Procedure, @unchecked Sendable {
     let executions = Locked(0)
     let didFinishSignal = Signal()
 
-    init(name: String = "TestProcedure", delay: Duration? = nil, error: (any Error)? = nil, produced: Procedure? = nil) {
+    init(name: String = "TestProcedure", delay: Duration? = nil, error: (any Error)? = nil, produced: Procedure? = nil)
+    {
         self.delay = delay
         failure = error
         self.produced = produced
@@ -63,7 +65,9 @@ final class TestCondition: Condition, @unchecked Sendable {
     override func evaluate(for procedure: Procedure) async -> ConditionResult { await block() }
 
     /// ProcedureKit's `TrueCondition` (Cohort has none).
-    static func satisfied(_ name: String = "TrueCondition") -> TestCondition { TestCondition(name: name) { .satisfied } }
+    static func satisfied(_ name: String = "TrueCondition") -> TestCondition {
+        TestCondition(name: name) { .satisfied }
+    }
     /// ProcedureKit's `FalseCondition` (Cohort has none): fails with `FalseConditionError`.
     static func failing(_ name: String = "FalseCondition") -> TestCondition {
         TestCondition(name: name) { .failed(FalseConditionError()) }
@@ -125,8 +129,10 @@ final class EventConcurrencyTrackingProcedure: Procedure, @unchecked Sendable {
     let tracker = EventConcurrencyTracker()
     let block: @Sendable (EventConcurrencyTrackingProcedure) -> Void
 
-    init(name: String = "EventConcurrencyTrackingProcedure",
-         execute block: @escaping @Sendable (EventConcurrencyTrackingProcedure) -> Void = { $0.finish() }) {
+    init(
+        name: String = "EventConcurrencyTrackingProcedure",
+        execute block: @escaping @Sendable (EventConcurrencyTrackingProcedure) -> Void = { $0.finish() }
+    ) {
         self.block = block
         super.init()
         self.name = name
@@ -148,8 +154,9 @@ final class EventConcurrencyTrackingGroupProcedure: GroupProcedure, @unchecked S
     init(children: [Procedure], baseObserver: ConcurrencyTrackingObserver? = nil) {
         super.init(children: children)
         name = "EventConcurrencyTrackingGroupProcedure"
-        addObserver(baseObserver.map { ConcurrencyTrackingObserver(tracker: tracker, onEvent: $0.onEvent) }
-            ?? ConcurrencyTrackingObserver(tracker: tracker))
+        addObserver(
+            baseObserver.map { ConcurrencyTrackingObserver(tracker: tracker, onEvent: $0.onEvent) }
+                ?? ConcurrencyTrackingObserver(tracker: tracker))
     }
 
     override func execute() { tracker.run("do_Execute") { super.execute() } }
@@ -210,11 +217,15 @@ final class StressBatch: Sendable {
                 state.waiter = once
                 return false
             }
-            if now { once.resume(true); return }
+            if now {
+                once.resume(true)
+                return
+            }
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout.dispatch) { once.resume(false) }
         }
         guard done else {
-            Issue.record("\(left) of \(size) iterations did not finish within \(timeout)", sourceLocation: sourceLocation)
+            Issue.record(
+                "\(left) of \(size) iterations did not finish within \(timeout)", sourceLocation: sourceLocation)
             throw DeadlineExceeded()
         }
     }
