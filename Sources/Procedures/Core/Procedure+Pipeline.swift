@@ -238,29 +238,50 @@ extension Procedure {
     /// The execute event: will-execute observers, `execute()`, did-execute observers. A
     /// `finish()` made meanwhile is queued behind it, so did-execute always comes before
     /// will-finish. An observer that postponed the execute (`postpone(.execute)`) parks the
-    /// rest of the event until its hold is released.
+    /// rest of the event until its hold is released (then `executeBody`).
     private func executeEvent(_ observers: [any ProcedureObserver]) {
         for observer in observers { observer.deliver(waits: true) { observer.will(execute: self) } }
-        let parked = core.withLock { core -> Bool in
-            guard core.holds.execute > 0 else { return false }
-            core.holds.parkedExecute = observers
-            return true
+        let step = core.withLock { core -> ExecuteStep in
+            if core.holds.execute > 0 {
+                core.holds.parkedExecute = observers
+                return .parked
+            }
+            return ExecuteStep(state: core.state, isCancelled: core.isCancelled)
         }
-        if !parked { executeBody(observers) }
+        run(step, observers)
     }
 
-    /// The execute event after its will-execute observers: `execute()`, then did-execute.
+    /// The execute event after its will-execute observers, once a postponed execute is released.
     final func executeBody(_ observers: [any ProcedureObserver]) {
-        // A will-execute observer may have finished or cancelled the procedure (a zero
-        // timeout does): its work must not run, and a cancelled one finishes now (even with
-        // automatic finishing disabled, as nothing else would finish it).
-        let (executing, cancelled) = core.withLock { ($0.state == .executing, $0.isCancelled) }
-        guard executing else { return }
-        if cancelled && !executesWhenCancelledBeforeStart {
-            finish()
-            return
+        run(core.withLock { ExecuteStep(state: $0.state, isCancelled: $0.isCancelled) }, observers)
+    }
+
+    private enum ExecuteStep {
+        case parked, skip, finishCancelled, execute
+
+        /// A will-execute observer may have finished or cancelled the procedure (a zero
+        /// timeout does): its work must not run.
+        init(state: State, isCancelled: Bool) {
+            if state != .executing {
+                self = .skip
+            } else if isCancelled {
+                self = .finishCancelled
+            } else {
+                self = .execute
+            }
         }
-        execute()
-        for observer in observers { observer.deliver(waits: false) { observer.did(execute: self) } }
+    }
+
+    private func run(_ step: ExecuteStep, _ observers: [any ProcedureObserver]) {
+        switch step {
+        case .parked, .skip:
+            return
+        case .finishCancelled where !executesWhenCancelledBeforeStart:
+            // Finished now, even with automatic finishing disabled, as nothing else would.
+            finish()
+        case .finishCancelled, .execute:
+            execute()
+            for observer in observers { observer.deliver(waits: false) { observer.did(execute: self) } }
+        }
     }
 }

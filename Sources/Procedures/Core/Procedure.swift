@@ -81,6 +81,10 @@ open class Procedure: @unchecked Sendable, Hashable, CustomStringConvertible {
 
     let core = Mutex(Core())
 
+    /// The procedure's slot in its queue's `Members`; -1 when on none. Guarded by that
+    /// queue's lock, not by `core` (a procedure joins one queue, once).
+    nonisolated(unsafe) var queueSlot = -1
+
     public init() {}
 
     // MARK: Identity

@@ -41,7 +41,7 @@ public final class ProcedureQueue: @unchecked Sendable {
 
     struct State {
         var maxConcurrentCount: Int
-        var members: [ObjectIdentifier: Procedure] = [:]
+        var members = Members()
         var ready = Deque<Procedure>()
         var executing = 0
         var runners = 0
@@ -134,7 +134,7 @@ public final class ProcedureQueue: @unchecked Sendable {
     public var count: Int { state.withLock { $0.members.count } }
 
     /// The procedures on the queue that have not finished.
-    public var procedures: [Procedure] { state.withLock { Array($0.members.values) } }
+    public var procedures: [Procedure] { state.withLock { $0.members.all } }
 
     // MARK: Adding
 
@@ -146,7 +146,7 @@ public final class ProcedureQueue: @unchecked Sendable {
         // and joins the ready list in the same critical section that records it.
         let readyNow = procedure.attach(to: self)
         let spawn = state.withLock { state in
-            state.members[ObjectIdentifier(procedure)] = procedure
+            state.members.insert(procedure)
             guard readyNow else { return false }
             state.ready.append(procedure)
             return needsRunner(&state)
@@ -198,7 +198,7 @@ public final class ProcedureQueue: @unchecked Sendable {
     public func cancelAll(with reason: (any Error)? = nil) {
         let procedures = state.withLock { state in
             state.cancelling += 1
-            return Array(state.members.values)
+            return state.members.all
         }
         for procedure in procedures { procedure.cancel(with: reason) }
         state.withLock { $0.cancelling -= 1 }
@@ -243,7 +243,7 @@ public final class ProcedureQueue: @unchecked Sendable {
 
     func procedureDidFinish(_ procedure: Procedure, with outcome: ProcedureOutcome) {
         let (spawn, waiters) = state.withLock { state in
-            state.members[ObjectIdentifier(procedure)] = nil
+            state.members.remove(procedure)
             state.executing -= 1
             var waiters: [CheckedContinuation<Void, Never>] = []
             if state.members.isEmpty {
@@ -306,5 +306,42 @@ public final class ProcedureQueue: @unchecked Sendable {
     /// Starts a procedure whose slot was reserved while it took its categories.
     func startInReservedSlot(_ procedure: Procedure) {
         runnerQueue.async { procedure.start() }
+    }
+}
+
+/// A queue's unfinished procedures, each in a slot whose index the procedure keeps
+/// (`Procedure.queueSlot`): adding and removing one costs no hashing, which a dictionary
+/// keyed by identity spent on every procedure of the hot path. Only the queue's lock guards
+/// it, and the slot index.
+struct Members {
+    private var slots: [Procedure?] = []
+    private var free: [Int] = []
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The procedures, in no particular order.
+    var all: [Procedure] { slots.compactMap { $0 } }
+
+    mutating func insert(_ procedure: Procedure) {
+        let index: Int
+        if let reused = free.popLast() {
+            index = reused
+            slots[index] = procedure
+        } else {
+            index = slots.count
+            slots.append(procedure)
+        }
+        procedure.queueSlot = index
+        count += 1
+    }
+
+    mutating func remove(_ procedure: Procedure) {
+        let index = procedure.queueSlot
+        guard index >= 0, index < slots.count, slots[index] === procedure else { return }
+        slots[index] = nil
+        free.append(index)
+        procedure.queueSlot = -1
+        count -= 1
     }
 }
