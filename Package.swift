@@ -100,6 +100,7 @@ let package = Package(
             dependencies: [
                 "CohortCore", "CohortSpec", "CohortWire", "CohortJournal", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict
         ),
@@ -194,7 +195,8 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "cohort", "custom-worker", "CohortCore", "CohortSpec", "CohortClient", "CohortTestSupport",
+                "cohort", "custom-worker", "CohortCore", "CohortSpec", "CohortClient", "CohortWire",
+                "CohortTestSupport",
                 "CohortPeerSupport",
             ],
             swiftSettings: strict

@@ -32,8 +32,8 @@ final class CoordinatorLoop {
     var stopping = false
     /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
     var security: LoopSecurity?
-    /// Parses large submissions off the loop thread.
-    let parsing = DispatchQueue(label: "cohort.coordinator.spec-parsing")
+    /// Parses, off the loop thread, every submission but small strict JSON.
+    let parsingPool = SpecParsingPool()
     /// The most messages read in one turn before the turn's replies are flushed.
     let readsPerTurn = 4096
     /// How long a client session may stay silent (without watches) before it is forgotten.
@@ -140,7 +140,7 @@ final class CoordinatorLoop {
                 for command in mailbox.drain() {
                     switch command {
                     case .stop(let reason): beginStop(reason: reason)
-                    case .parsed(let parsed): accept(parsed)
+                    case .parsed(let parsed): acceptParsed(parsed)
                     case .reloadKeys: reloadAuthorizedKeys()
                     case .journalCommitted: break  // the turn's end sends what it made sendable
                     }

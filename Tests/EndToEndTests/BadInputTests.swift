@@ -1,4 +1,5 @@
 import CohortPeerSupport
+import CohortWire
 import Foundation
 import Testing
 
@@ -69,6 +70,58 @@ extension EndToEnd {
             let (status, final) = try cluster.submitAndWait(Self.echoSpec, name: "after.yaml")
             #expect(status == 0, "\(final)")
             #expect(final.state == "succeeded")
+        }
+
+        /// A "billion laughs": nine levels of nine aliases, 9^9 values in 400 bytes.
+        static let aliasBomb: String = {
+            let letters = Array("abcdefghi")
+            var yaml = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+            for (previous, level) in zip(letters, letters.dropFirst()) {
+                yaml += "\(level): &\(level) [\(Array(repeating: "*\(previous)", count: 9).joined(separator: ","))]\n"
+            }
+            return yaml + "name: laughs\nchildren: [{ name: x, run: echo }]\n"
+        }()
+
+        /// Alias bombs sent straight to the coordinator (a raw client: the CLI refuses the file
+        /// itself) stall nobody: they are parsed beside the loop, one at a time for their client,
+        /// and refused by counting. Meanwhile another client's group runs, and
+        /// the worker is never declared lost (the loop used to stop for seconds per bomb).
+        @Test func aliasBombsSentStraightToTheCoordinatorStallNobody() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            let attacker = try FakePeer(connectingTo: cluster.endpoint)
+            defer { attacker.stop() }
+            try attacker.hello(role: .client, name: "attacker")
+            var pending: Set<UInt64> = []
+            for _ in 0..<8 {
+                let id = attacker.makeRequestID()
+                pending.insert(id)
+                let bomb = Submission(document: Self.aliasBomb, format: .yaml, sourceName: "laughs.yaml")
+                try attacker.send(.clientRequest(ClientRequest(requestID: id, .submit(bomb))))
+            }
+
+            let (status, final) = try cluster.submitAndWait(Self.echoSpec, name: "meanwhile.yaml")
+            #expect(status == 0, "\(final)")
+            #expect(final.state == "succeeded")
+
+            while !pending.isEmpty {
+                let (id, kind) = try attacker.expect("a reply to each bomb") {
+                    message -> (UInt64, CoordinatorReply.Kind)? in
+                    guard case .coordinatorReply(let reply) = message, pending.contains(reply.requestID) else {
+                        return nil
+                    }
+                    return (reply.requestID, reply.kind)
+                }
+                pending.remove(id)
+                guard case .error(let error) = kind, error.code == .invalidSpec else {
+                    Issue.record("a bomb was not refused as an invalid spec: \(kind)")
+                    continue
+                }
+                #expect(error.specErrors.contains { $0.message.contains("(limit maxNodes)") }, "\(error)")
+            }
+            #expect(!cluster.coordinator.stderr.contains("worker lost"), "\(cluster.coordinator.stderr)")
+            #expect(cluster.coordinator.isRunning)
         }
 
         /// A coordinator nobody listens for: `submit` exits 69 within 5 s, naming the endpoint.

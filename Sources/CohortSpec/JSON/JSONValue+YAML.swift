@@ -22,10 +22,53 @@ extension JSONValue {
     /// - Throws: `YAMLConversionError` for a non-scalar key or a document that expands past
     ///   `maxNodes` values (an alias bomb).
     public init(yamlNode node: Node, maxNodes: Int = 1_000_000) throws(YAMLConversionError) {
+        if let error = YAMLExpansion.limitError(node, maxNodes: maxNodes) { throw error }
         var converter = YAMLConverter(maxNodes: maxNodes, maxDepth: .max, recordsMarks: false)
         let value = converter.convert(node)
         if let error = converter.errors.first { throw error }
         self = value
+    }
+}
+
+/// How many values a composed YAML document expands to, counted without building anything.
+///
+/// Yams composes an alias as a copy of its anchor's node, which shares the anchor's storage,
+/// so a 400-byte document of nested aliases (a "billion laughs") composes at once into a tree
+/// of a billion values; only walking it costs. The count walks it and stops as soon as it
+/// passes the limit: at most `maxNodes` steps and no allocation, where converting it built up
+/// to `maxNodes` values twice (once more to name paths) before the limit refused it.
+enum YAMLExpansion {
+    /// The first node past `maxNodes` values, in document order, or nil if the whole document
+    /// is within the limit.
+    static func firstBeyond(_ root: Node, maxNodes: Int) -> Node? {
+        var count = 0
+        var stack: [Node] = [root]
+        while let node = stack.popLast() {
+            count += 1
+            if count > maxNodes { return node }
+            switch node {
+            case .scalar, .alias:
+                continue
+            case .sequence(let sequence):
+                for element in sequence.reversed() { stack.append(element) }
+            case .mapping(let mapping):
+                for (key, value) in mapping.reversed() {
+                    stack.append(value)
+                    stack.append(key)
+                }
+            }
+            // Pending siblings are bounded by the document's size, not its expansion.
+        }
+        return nil
+    }
+
+    /// The error for a document past `maxNodes` values, naming where the limit was crossed;
+    /// nil within the limit.
+    static func limitError(_ root: Node, maxNodes: Int) -> YAMLConversionError? {
+        guard let beyond = firstBeyond(root, maxNodes: maxNodes) else { return nil }
+        return YAMLConversionError(
+            path: "", message: "the document expands to more than \(maxNodes) values (aliases?) (limit maxNodes)",
+            line: beyond.mark?.line, column: beyond.mark?.column)
     }
 }
 

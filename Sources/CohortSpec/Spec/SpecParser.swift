@@ -45,6 +45,26 @@ public enum SpecParser {
         }
     }
 
+    /// Parses and validates a spec that is strict JSON, with the JSON reader alone; nil when
+    /// the text is not strict JSON (or repeats a member name, or is over a size limit), which
+    /// only the YAML path can read or explain. Its cost is bounded by the text's size (JSON
+    /// has no aliases), so a server can run it where it must not stall, and send the rest to
+    /// `parse(text:…)` elsewhere.
+    /// - Throws: `SpecErrors`, as `parse(text:…)`.
+    public static func parseStrictJSON(
+        text: String, sourceName: String? = nil, limits: SpecLimits = .default
+    ) throws(SpecErrors) -> GroupSpec? {
+        guard let value = plainJSON(text, limits: limits) else { return nil }
+        return try build(value, format: .json, sourceName: sourceName, limits: limits) {
+            // Positions for the errors' lines: the YAML reader of strict JSON, as bounded.
+            guard let (_, node) = try? document(text: text, format: .json, limits: limits) else { return [:] }
+            var converter = YAMLConverter(
+                maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: true)
+            _ = converter.convert(node)
+            return converter.marks
+        }
+    }
+
     /// Validates a spec already in its JSON form (from the wire or a journal) and builds it.
     /// - Throws: `SpecErrors`, as `parse(text:…)`, without line numbers.
     public static func parse(
@@ -107,6 +127,14 @@ public enum SpecParser {
         }
         guard let node else {
             throw SpecErrors([SpecError(.syntax, path: "", "the spec is empty")])
+        }
+        // An alias bomb is refused by counting, before anything is built.
+        if let error = YAMLExpansion.limitError(node, maxNodes: limits.maxNodes) {
+            throw SpecErrors([
+                SpecError(
+                    .limitExceeded, path: "",
+                    error.message, line: error.line, column: error.column)
+            ])
         }
         var converter = YAMLConverter(maxNodes: limits.maxNodes, maxDepth: limits.maxDocumentDepth, recordsMarks: false)
         var value = converter.convert(node)

@@ -93,6 +93,27 @@ import Testing
         #expect(errors.first?.message.contains("limit maxNodes") == true, "\(errors)")
     }
 
+    /// A 400-byte "billion laughs" (9 levels of 9 aliases: 9^9 values) is refused by counting
+    /// its expansion, without building it: converting built a million values twice before the
+    /// limit refused it (8 s and 240 MB in a debug build), counting stops at the limit. The
+    /// bound is loose for a loaded machine and far under what building took.
+    @Test func aBillionLaughsIsRefusedByCountingNotBuilding() {
+        let letters = Array("abcdefghi")
+        var yaml = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+        for (previous, level) in zip(letters, letters.dropFirst()) {
+            yaml += "\(level): &\(level) [\(Array(repeating: "*\(previous)", count: 9).joined(separator: ","))]\n"
+        }
+        yaml += "name: laughs\nchildren: [{ name: x, run: echo }]\n"
+        let clock = ContinuousClock()
+        var errors: [SpecError] = []
+        let elapsed = clock.measure { errors = specErrors(yaml) }
+        #expect(errors.count == 1, "\(errors)")
+        #expect(errors.first?.code == .limitExceeded)
+        #expect(errors.first?.message.contains("more than 1000000 values") == true, "\(errors)")
+        #expect(errors.first?.line != nil, "the error names the line where the limit was crossed")
+        #expect(elapsed < .seconds(3), "took \(elapsed)")
+    }
+
     @Test func aLargeValidSpecStaysFast() {
         let clock = ContinuousClock()
         let elapsed = clock.measure { #expect(specErrors(children(5_000)).isEmpty) }
