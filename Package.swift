@@ -105,10 +105,13 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The worker's spawn of shell children (fork and exec, dying with the worker on Linux).
+        .target(name: "CCohortSpawn"),
         // The worker: a DEALER loop, a ProcedureQueue, the procedure registry and built-ins.
         .target(
             name: "CohortWorker",
             dependencies: [
+                "CCohortSpawn",
                 "Procedures", "CohortSpec", "CohortWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
             ],

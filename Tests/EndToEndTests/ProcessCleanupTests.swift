@@ -51,17 +51,45 @@ extension EndToEnd {
             #expect(Leftovers.pids(tags: cluster.tags).isEmpty)
         }
 
-        /// A worker killed with SIGKILL leaves its children running (nobody else would stop
-        /// them); the cluster's stop kills them by pid.
-        @Test func stopKillsTheOrphansOfAWorkerKilledWithSigkill() throws {
+        /// A worker killed with SIGKILL takes its shell children with it (they die with their
+        /// parent, PR_SET_PDEATHSIG); a process one of them started in a session of its own
+        /// (`setsid`) escapes that, and the cluster's stop kills it by pid.
+        @Test func aWorkerKilledWithSigkillTakesItsChildrenTheCluster_sStopTheEscapees() throws {
             let (cluster, worker, pids) = try Self.start(escapers: 2)
             defer { cluster.stop() }
+            // Each escaper wrote its own pid, then its setsid sleep's.
+            let children = stride(from: 0, to: pids.count, by: 2).map { pids[$0] }
+            let escapees = stride(from: 1, to: pids.count, by: 2).map { pids[$0] }
             kill(worker.pid, SIGKILL)
             _ = try worker.wait(timeout: .seconds(10))
-            #expect(pids.allSatisfy { !Cancellation.isGone($0) }, "the orphans outlive their worker")
+            try Failures.waitUntil("the worker's children to die with it", timeout: .seconds(10)) {
+                children.allSatisfy { Cancellation.isGone($0) }
+            }
+            #expect(escapees.allSatisfy { !Cancellation.isGone($0) }, "a setsid escapee outlives the worker")
             cluster.stop()
-            for pid in pids { #expect(Cancellation.isGone(pid), "orphan \(pid) is gone") }
+            for pid in escapees { #expect(Cancellation.isGone(pid), "escapee \(pid) is gone") }
             #expect(Leftovers.pids(tags: cluster.tags).isEmpty)
+        }
+
+        /// The case: children inside an exclusive category, on a worker killed with
+        /// SIGKILL, do not go on running as orphans inside the category while the coordinator
+        /// grants it to their next attempt elsewhere.
+        @Test func exclusiveChildrenDieWithTheirWorker() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            let worker = try cluster.addWorker(name: "w1", slots: 2)
+            let pidFile = Scratch.file("fenced-pids")
+            let children = (1...2).map { index in
+                Cancellation.sleeper("f\(index)", pidFile: pidFile, extra: "\n    exclusive: [fence\(index)]")
+            }
+            _ = try cluster.submit("name: fenced\nchildren:\n" + children.joined(), name: "fenced.yaml")
+            try Failures.waitUntil("both children to start") { Cancellation.pids(in: pidFile).count == 2 }
+            let pids = Cancellation.pids(in: pidFile)
+            kill(worker.pid, SIGKILL)
+            _ = try worker.wait(timeout: .seconds(10))
+            try Failures.waitUntil("the children to die with their worker", timeout: .seconds(10)) {
+                pids.allSatisfy { Cancellation.isGone($0) }
+            }
         }
     }
 }

@@ -1,3 +1,8 @@
+import CCohortSpawn
+import Dispatch
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -7,7 +12,7 @@
 /// The descriptors between the worker and a child: stdout and stderr pipes, and a
 /// socket pair for stdin (a socket, so writes can say `MSG_NOSIGNAL` and a child that
 /// exits without reading cannot kill the worker with SIGPIPE). Every descriptor is
-/// close-on-exec; the child gets its ends through `dup2` in the spawn's file actions.
+/// close-on-exec; the child gets its ends through `dup2` (CCohortSpawn).
 struct SpawnPipes {
     var stdoutRead: Int32 = -1, stdoutWrite: Int32 = -1
     var stderrRead: Int32 = -1, stderrWrite: Int32 = -1
@@ -66,15 +71,8 @@ struct SpawnPipes {
 /// `_GNU_SOURCE`), looked up once by name.
 enum SpawnSymbols {
     typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-    typealias AddChdir =
-        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
     static let pipe2: Pipe2? = symbol("pipe2")
-    /// glibc 2.29+.
-    static let addChdir: AddChdir? = symbol("posix_spawn_file_actions_addchdir_np")
-    /// glibc 2.34+: closes every inherited descriptor from 3 up in the child.
-    static let addCloseFrom: AddCloseFrom? = symbol("posix_spawn_file_actions_addclosefrom_np")
 
     private static func symbol<T>(_ name: String) -> T? {
         guard let address = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else { return nil }
@@ -82,62 +80,83 @@ enum SpawnSymbols {
     }
 }
 
-/// The `posix_spawn` call: a new process group, default signal dispositions and an empty
-/// signal mask, the pipes on 0/1/2, nothing else inherited, the working directory.
+/// The spawn of a child: `cohort_spawn` (CCohortSpawn) forks and execs with a new process
+/// group, default signal dispositions and an empty signal mask, the pipes on 0/1/2, nothing
+/// else inherited, the working directory, and (on Linux) `PR_SET_PDEATHSIG`: the child is
+/// killed with SIGKILL when its parent dies, so a worker killed with `kill -9` does not leave
+/// its shell commands running as orphans, perhaps inside a category the coordinator has
+/// since granted to someone else.
+///
+/// The kernel ties that signal to the *thread* that forked, not the process: a child spawned
+/// from a pool thread would be killed when the pool retires the thread. So every spawn runs
+/// on ``SpawnThread``, one thread that lives as long as the process.
+///
+/// Only the direct child has the signal: a process it starts and does not `exec` into (a
+/// shell's background job) is in the child's process group, which the worker signals when
+/// it cancels, but not when the worker itself is killed (docs/worker.md).
 enum SpawnCall {
     static func spawn(_ command: ShellCommand, pipes: SpawnPipes) throws(SpawnError) -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if pipes.stdinRead >= 0 {
-            posix_spawn_file_actions_adddup2(&actions, pipes.stdinRead, 0)
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        }
-        posix_spawn_file_actions_adddup2(&actions, pipes.stdoutWrite, 1)
-        posix_spawn_file_actions_adddup2(&actions, pipes.stderrWrite, 2)
-        if let addCloseFrom = SpawnSymbols.addCloseFrom { _ = addCloseFrom(&actions, 3) }
-        if let directory = command.directory {
-            guard let addChdir = SpawnSymbols.addChdir else {
-                throw SpawnError(message: "this system's posix_spawn cannot set a working directory")
+        let (pid, error, stage) = SpawnThread.shared.run {
+            let argv = command.arguments.map { strdup($0) } + [nil]
+            let envp = command.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer {
+                for pointer in argv { free(pointer) }
+                for pointer in envp { free(pointer) }
             }
-            _ = addChdir(&actions, directory)
+            var error: Int32 = 0
+            var stage: Int32 = 0
+            let pid = cohort_spawn(
+                command.executable, argv, envp, pipes.stdinRead, pipes.stdoutWrite, pipes.stderrWrite,
+                command.directory, &error, &stage)
+            return (pid, error, stage)
         }
+        guard pid < 0 else { return pid }
+        let program = command.arguments.first ?? command.executable
+        let reason = String(cString: strerror(error))
+        if stage == 1, let directory = command.directory {
+            throw SpawnError(message: "cannot run \(program) in \(directory): \(reason)")
+        }
+        throw SpawnError(message: "cannot run \(program): \(reason)")
+    }
+}
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(
-            &attributes, Int16(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        posix_spawnattr_setpgroup(&attributes, 0)
-        var mask = sigset_t()
-        sigemptyset(&mask)
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [
-            SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU,
-        ] {
-            sigaddset(&defaults, signal)
-        }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
+/// The one thread that spawns the worker's children (see ``SpawnCall``): it runs each spawn
+/// handed to it, one at a time, and never ends. A caller waits for its spawn (a fork and an
+/// exec, a millisecond or less).
+final class SpawnThread: Sendable {
+    static let shared = SpawnThread()
 
-        let argv = command.arguments.map { strdup($0) } + [nil]
-        let envp = command.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, command.executable, &actions, &attributes, argv, envp)
-        guard result == 0 else {
-            let program = command.arguments.first ?? command.executable
-            let reason = String(cString: strerror(result))
-            if result == ENOENT, command.directory != nil {
-                throw SpawnError(message: "cannot run \(program) in \(command.directory!): \(reason)")
+    private let work = Mutex<[@Sendable () -> Void]>([])
+    private let wake = DispatchSemaphore(value: 0)
+
+    private init() {
+        let thread = Thread { [self] in
+            while true {
+                self.wake.wait()
+                let jobs = self.work.withLock { jobs in
+                    defer { jobs = [] }
+                    return jobs
+                }
+                for job in jobs { job() }
             }
-            throw SpawnError(message: "cannot run \(program): \(reason)")
         }
-        return pid
+        thread.name = "cohort-spawn"
+        thread.start()
+    }
+
+    /// Runs `body` on the spawn thread and returns its result.
+    func run<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<T?>(nil)
+        work.withLock {
+            $0.append {
+                let value = body()
+                result.withLock { $0 = value }
+                done.signal()
+            }
+        }
+        wake.signal()
+        done.wait()
+        return result.withLock { $0! }
     }
 }
