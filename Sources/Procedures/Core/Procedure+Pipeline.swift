@@ -84,6 +84,14 @@ extension Procedure {
             becomeReady(on: queue)
             return
         }
+        // Only categories to take (MutuallyExclusive alone, nothing produced or awaited):
+        // nothing to evaluate, so no task; the procedure queues for its slot at once.
+        if plan.conditions.allSatisfy({
+            $0 is MutuallyExclusive && $0.producedDependencies.isEmpty && $0.dependencies.isEmpty
+        }) {
+            decide(.satisfied, categories: plan.categories, on: queue)
+            return
+        }
         let task = Task { await self.evaluate(plan.conditions, plan.categories, plan.hold, on: queue) }
         core.withLock { $0.preparation = task }
     }
@@ -109,6 +117,12 @@ extension Procedure {
         if !isCancelled, !toEvaluate.isEmpty {
             result = await Condition.evaluateAll(toEvaluate, for: self, producedDependencies: produced)
         }
+        decide(result, categories: categories, on: queue)
+    }
+
+    /// Acts on the conditions' result: cancels or fails the procedure, or queues it for its
+    /// slot (then to take `categories`), or makes it ready.
+    private func decide(_ result: ConditionResult, categories: Set<String>, on queue: ProcedureQueue) {
         // A cancel while the conditions were evaluated has already made the procedure ready
         // (it does not wait for a condition that ignores cancellation): nothing is left to do.
         let decides = core.withLock { core -> Bool in
@@ -137,19 +151,40 @@ extension Procedure {
     /// Taking them only with a slot held means a lock holder never waits for a slot, so the
     /// slot a waiter holds is always given back by a holder that can run.
     private func takeCategoriesInSlot(_ categories: Set<String>, _ hold: ExclusivityHold, queue: ProcedureQueue) {
-        Task {
-            if !self.isCancelled { await self.acquireExclusivity(categories, hold, on: queue) }
+        let levels = exclusivityLevels(categories, on: queue)
+        let startInSlot: @Sendable () -> Void = {
             self.core.withLock { core in if core.state < .ready { core.state = .ready } }
             queue.startInReservedSlot(self)
         }
+        // One level (no ancestor group holds any of them), the usual case: the manager's
+        // answer starts the procedure, with no task in between.
+        if levels.count == 1, let (manager, requested, inherited) = levels.first {
+            guard !isCancelled else { return startInSlot() }
+            hold.request(requested, from: manager, for: self) { grant in
+                if let grant {
+                    let tokens = inherited ?? grant.fencingTokens
+                    self.core.withLock { $0.fencingTokens.merge(tokens) { _, new in new } }
+                }
+                startInSlot()
+            }
+            return
+        }
+        Task {
+            if !self.isCancelled { await self.acquireExclusivity(levels, hold) }
+            startInSlot()
+        }
     }
 
-    /// Takes the categories level by level: first those no ancestor group holds, from the
+    /// The levels to take `categories` at: first those no ancestor group holds, from the
     /// queue's manager; then, outermost first, those an ancestor group already holds, from
     /// that group's own table, so that siblings inside it still exclude each other. The
-    /// fixed order (outer before inner) keeps the levels free of deadlock.
-    private func acquireExclusivity(_ categories: Set<String>, _ hold: ExclusivityHold, on queue: ProcedureQueue) async
-    {
+    /// fixed order (outer before inner) keeps the levels free of deadlock. Each level: the
+    /// manager, the categories, and the tokens that stand for them (a descendant granted a
+    /// category by its group acts under the group's lease, so it carries the group's fencing
+    /// token, which the world outside the group has seen).
+    private func exclusivityLevels(_ categories: Set<String>, on queue: ProcedureQueue) -> [(
+        any ExclusivityManager, Set<String>, [String: UInt64]?
+    )] {
         var remaining = categories
         // Each level: the manager, the categories, and the tokens that stand for them. A
         // descendant granted a category by its group acts under the group's lease, so it
@@ -165,7 +200,14 @@ extension Procedure {
             ancestor = group.parent
         }
         if !remaining.isEmpty { levels.append((queue.exclusivityManager, remaining, nil)) }
-        for (manager, requested, inherited) in levels.reversed() {
+        return levels.reversed()
+    }
+
+    /// Takes the levels in order, each once the one before is granted.
+    private func acquireExclusivity(
+        _ levels: [(any ExclusivityManager, Set<String>, [String: UInt64]?)], _ hold: ExclusivityHold
+    ) async {
+        for (manager, requested, inherited) in levels {
             guard !isCancelled else { return }
             let grant = await hold.acquire(requested, from: manager, for: self)
             guard let grant else { return }
