@@ -1,8 +1,9 @@
 import Testing
+
 @testable import Procedures
 
-/// ProcedureKit's `Tests/ProcedureKitTests/DelayProcedureTests.swift`. (`DelayProcedure(until:)`
-/// and a delay taken by injection are API Cohort lacks: the date and inject tests are left out.)
+/// ProcedureKit's `Tests/ProcedureKitTests/DelayProcedureTests.swift`. ProcedureKit's
+/// `until:` takes a `Date`; Cohort's an instant of the continuous clock (see the HANDBOOK).
 @Suite("DelayProcedureTests")
 struct DelayProcedureTests {
     /// Cohort: the default name is the type's (ProcedureKit: "Delay for 1.0 seconds").
@@ -37,5 +38,48 @@ struct DelayProcedureTests {
         let start = ContinuousClock.now
         #expect(try await run(delay).isCancelled)
         #expect(ContinuousClock.now - start < .seconds(10))
+    }
+
+    @Test func test__with_date_name() {
+        #expect(DelayProcedure(until: .now + .seconds(1)).name == "DelayProcedure")
+    }
+
+    @Test func test__with_distant_past_finishes_immediately() async throws {
+        let delay = DelayProcedure(until: .now - .seconds(9_000_000))
+        let started = ContinuousClock.now
+        #expect(try await run(delay).isSucceeded)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func test__completes_at_instant() async throws {
+        let until = ContinuousClock.now + .milliseconds(300)
+        let delay = DelayProcedure(until: until)
+        #expect(try await run(delay).isSucceeded)
+        #expect(ContinuousClock.now >= until)
+    }
+
+    @Test func test__inject_delay_from_procedure_outputing_delay() async throws {
+        let result = ResultProcedure { Delay.by(.milliseconds(500)) }
+        let delay = DelayProcedure().injectResult(from: result)
+        let started = ContinuousClock.now
+        try await run(result, delay)
+        #expect(delay.outcome?.isSucceeded == true)
+        #expect(ContinuousClock.now - started >= .milliseconds(500))
+    }
+
+    /// ProcedureKit's `injectDelay(from:) { $0.interval }`: Cohort's `injectResult(from:via:)`.
+    @Test func test__inject_delay_from_procedure_outputing_interval() async throws {
+        let result = ResultProcedure { Duration.milliseconds(500) }
+        let delay = DelayProcedure().injectResult(from: result) { .by($0) }
+        let started = ContinuousClock.now
+        try await run(result, delay)
+        #expect(delay.outcome?.isSucceeded == true)
+        #expect(ContinuousClock.now - started >= .milliseconds(500))
+    }
+
+    /// Not in ProcedureKit: a delay that starts without its input fails, naming why.
+    @Test func delay_without_input_fails() async throws {
+        let outcome = try await run(DelayProcedure())
+        #expect((outcome.error as? ProcedureError)?.code == .requirementNotSatisfied)
     }
 }

@@ -1,8 +1,9 @@
 import Testing
+
 @testable import Procedures
 
-/// ProcedureKit's `Tests/ProcedureKitTests/TimeoutObserverTests.swift`. (`TimeoutObserver(until:)`
-/// is API Cohort lacks: `test__timeout_observer_with_date` is left out.)
+/// ProcedureKit's `Tests/ProcedureKitTests/TimeoutObserverTests.swift`. ProcedureKit's
+/// `until:` takes a `Date`; Cohort's an instant of the continuous clock.
 @Suite("TimeoutObserverTests")
 struct TimeoutObserverTests {
     @Test func test__timeout_observer() async throws {
@@ -11,6 +12,14 @@ struct TimeoutObserverTests {
         let outcome = try await run(procedure)
         #expect(outcome.isCancelled)
         #expect(outcome.error as? ProcedureError == ProcedureError.timedOut(after: .milliseconds(100)))
+    }
+
+    @Test func test__timeout_observer_with_date() async throws {
+        let procedure = TestProcedure(delay: .milliseconds(500))
+        procedure.addObserver(TimeoutObserver(until: .now + .milliseconds(100)))
+        let outcome = try await run(procedure)
+        #expect(outcome.isCancelled)
+        #expect((outcome.error as? ProcedureError)?.code == .timedOut, "\(outcome)")
     }
 
     @Test func test__timeout_observer_where_procedure_is_already_cancelled() async throws {

@@ -34,6 +34,14 @@ open class RetryProcedure<Attempt: Procedure>: RepeatProcedure<Attempt>, @unchec
         super.init(maxCount: maxAttempts, wait: wait, body: body)
     }
 
+    /// Takes the attempts from `iterator` (ProcedureKit's `RetryProcedure(max:wait:iterator:retry:)`).
+    public convenience init<Attempts: IteratorProtocol>(
+        maxAttempts: Int, wait: WaitStrategy = .immediate, iterator: Attempts, handler: Handler? = nil
+    ) where Attempts.Element == Attempt {
+        let attempts = IteratorBox(iterator)
+        self.init(maxAttempts: maxAttempts, wait: wait, handler: handler) { _ in attempts.next() }
+    }
+
     /// The error of every failed attempt so far, in order.
     public var attemptErrors: [any Error] { errors.value }
 
@@ -62,13 +70,5 @@ open class RetryProcedure<Attempt: Procedure>: RepeatProcedure<Attempt>, @unchec
         } else {
             super.groupDidFinishChildren(with: errors)
         }
-    }
-}
-
-extension RetryProcedure: OutputProcedure where Attempt: OutputProcedure {
-    /// The output of the latest attempt.
-    public var output: Pending<ProcedureResult<Attempt.Output>> {
-        get { current?.output ?? .pending }
-        set { current?.output = newValue }
     }
 }
