@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitTests/ReduceProcedureTests.swift`. Cohort has no
@@ -6,13 +7,16 @@ import Testing
 @Suite("ReduceProcedureTests")
 struct ReduceProcedureTests {
     @Test func test__requirement_is_reduced_to_result() async throws {
-        let reduced = ReduceProcedure<Int, Int>(input: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], initial: 0, nextPartialResult: +)
+        let reduced = ReduceProcedure<Int, Int>(
+            input: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], initial: 0, nextPartialResult: +)
         #expect(try await run(reduced).isSucceeded)
         #expect(reduced.output.success == 45)
     }
 
     @Test func test__finishes_with_error_if_block_throws() async throws {
-        let reduced = ReduceProcedure<Int, Int>(input: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], initial: 0) { _, _ in throw TestError() }
+        let reduced = ReduceProcedure<Int, Int>(input: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9], initial: 0) { _, _ in
+            throw TestError()
+        }
         let outcome = try await run(reduced)
         #expect(outcome.isFailed)
         #expect(outcome.error is TestError)

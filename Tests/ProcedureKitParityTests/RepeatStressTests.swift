@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitStressTests/RepeatStressTests.swift`.
@@ -9,10 +10,11 @@ struct RepeatStressTests {
             batch.enter()
             let repeatProcedure = RepeatProcedure(wait: .immediate) { _ in TestProcedure(delay: .seconds(1)) }
             repeatProcedure.name = "RepeatProcedure \(index)"
-            repeatProcedure.addObserver(BlockObserver(didFinish: { _, outcome in
-                if !outcome.isCancelled { batch.incrementCounter(named: "not cancelled") }
-                batch.leave()
-            }))
+            repeatProcedure.addObserver(
+                BlockObserver(didFinish: { _, outcome in
+                    if !outcome.isCancelled { batch.incrementCounter(named: "not cancelled") }
+                    batch.leave()
+                }))
             batch.queue.add(repeatProcedure)
             repeatProcedure.cancel()
         } ended: { batch in

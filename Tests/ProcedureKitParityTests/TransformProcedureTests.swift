@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Procedures
 
 /// ProcedureKit's `Tests/ProcedureKitTests/TransformProcedureTests.swift`.
