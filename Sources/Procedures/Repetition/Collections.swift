@@ -12,6 +12,25 @@ where Mapped: RangeReplaceableCollection {
     }
 }
 
+/// Transforms each element of an array input, dropping the nils (ProcedureKit's
+/// `FlatMapProcedure`, named as Swift names that operation since Swift 4.1).
+open class CompactMapProcedure<Element: Sendable, Mapped: Sendable>: TransformProcedure<[Element], [Mapped]>,
+    @unchecked Sendable
+{
+    // @unchecked Sendable: adds no stored state; the rest is TransformProcedure's.
+    public init(input: [Element]? = nil, transform: @escaping @Sendable (Element) throws -> Mapped?) {
+        super.init(input: input) { elements in try elements.compactMap(transform) }
+    }
+}
+
+/// Keeps the elements of an array input that `isIncluded` accepts (ProcedureKit's `FilterProcedure`).
+open class FilterProcedure<Element: Sendable>: TransformProcedure<[Element], [Element]>, @unchecked Sendable {
+    // @unchecked Sendable: adds no stored state; the rest is TransformProcedure's.
+    public init(input: [Element]? = nil, isIncluded: @escaping @Sendable (Element) throws -> Bool) {
+        super.init(input: input) { elements in try elements.filter(isIncluded) }
+    }
+}
+
 /// Folds an array input into one value (ProcedureKit's `ReduceProcedure`).
 open class ReduceProcedure<Element: Sendable, Result: Sendable>: TransformProcedure<[Element], Result>,
     @unchecked Sendable
