@@ -65,7 +65,7 @@ final class ClientLoop {
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
             // Handshake failures (a refused key, CURVE on one side only) are otherwise silent:
             // libzmq just retries. The monitor turns them into a clear error.
-            monitor = try socket.monitor(.handshakes)
+            monitor = try socket.monitor(MonitorEvents.handshakes.union(.connectAttempts))
             try socket.connect(endpoint)
         } catch {
             let code: ClientError.Code = error.code == ZeroMQError.Code.invalidArgument ? .rejected : .unreachable
@@ -104,6 +104,9 @@ final class ClientLoop {
         let deadline = clock.now + configuration.connectTimeout
         var brokenHandshakes = 0
         var lastHandshakeFailure: ClientError?
+        // TCP connections refused before any was made: nothing listens at the endpoint.
+        var connected = false
+        var refusals = 0
         let poller = Poller()
         let events: Int
         do {
@@ -117,6 +120,25 @@ final class ClientLoop {
             do {
                 try poller.poll(timeout: max(deadline - clock.now, .zero))
                 while poller.isReadable(events), let event = try monitor.next(wait: .never) {
+                    switch event.kind {
+                    case .connected:
+                        connected = true
+                        continue
+                    case .connectRetried:
+                        // libzmq retries a refused connect every 100 ms; two refusals in a
+                        // row, with no connection between, are an answer: nothing listens.
+                        refusals += connected ? 0 : 1
+                        if refusals >= 2 {
+                            return .failure(
+                                ClientError(
+                                    .unreachable,
+                                    "cannot reach the coordinator at \(endpoint): the connection was refused (nothing listens there; is the coordinator running?)"
+                                ))
+                        }
+                        continue
+                    default:
+                        break
+                    }
                     guard let failure = handshakeFailure(event) else { continue }
                     // A broken connection looks like a refusal once; three in a row are one.
                     brokenHandshakes += event.isDefiniteHandshakeFailure ? 3 : 1

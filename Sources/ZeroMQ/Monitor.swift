@@ -106,6 +106,9 @@ public struct MonitorEvents: OptionSet, Sendable, Hashable {
     public static let connections = MonitorEvents(rawValue: ZMQ_EVENT_CONNECTED | ZMQ_EVENT_ACCEPTED)
     /// Connections lost or closed.
     public static let disconnections = MonitorEvents(rawValue: ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED)
+    /// A connect's TCP connection made, or a new attempt scheduled after one failed (refused,
+    /// say): together they tell "nothing listens there" from "not answered yet".
+    public static let connectAttempts = MonitorEvents(rawValue: ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED)
     /// Handshake outcomes, including authentication failures.
     public static let handshakes = MonitorEvents(
         rawValue: ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL

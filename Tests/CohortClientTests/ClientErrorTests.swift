@@ -11,20 +11,37 @@ import Testing
 @Suite struct ClientErrorTests {
     // MARK: Connecting
 
-    @Test func nothingListeningIsUnreachableWithinTheConnectTimeout() async throws {
+    /// A refused connection is an answer: unreachable at once, saying so, not after the
+    /// connect timeout (30 s here, so waiting it out would fail the bound).
+    @Test func nothingListeningIsUnreachableAtOnce() async throws {
         let unused = try UnusedEndpoint()
         let endpoint = unused.endpoint
         let start = ContinuousClock.now
         let error = await clientError {
-            try await CohortClient.connect(configuration(endpoint) { $0.connectTimeout = .milliseconds(500) })
+            try await CohortClient.connect(configuration(endpoint) { $0.connectTimeout = .seconds(30) })
         }
         let took = ContinuousClock.now - start
         #expect(error?.code == .unreachable)
         #expect(error?.message.contains(endpoint) == true, "names the endpoint: \(error?.message ?? "")")
-        #expect(error?.message.contains("500 ms") == true, "names the timeout: \(error?.message ?? "")")
+        #expect(error?.message.contains("refused") == true, "says it was refused: \(error?.message ?? "")")
         #expect(error?.exitCode == 69)
-        #expect(took >= .milliseconds(500) && took < .seconds(4), "gave up after \(took)")
+        #expect(took < .seconds(5), "gave up after \(took)")
         withExtendedLifetime(unused) {}
+    }
+
+    /// A coordinator that accepts the connection but never answers: unreachable after the
+    /// connect timeout, naming it.
+    @Test func aSilentCoordinatorIsUnreachableAfterTheConnectTimeout() async throws {
+        let fake = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*", behaviour: .init(welcomes: []))
+        defer { fake.stop() }
+        let start = ContinuousClock.now
+        let error = await clientError {
+            try await CohortClient.connect(configuration(fake.endpoint) { $0.connectTimeout = .milliseconds(500) })
+        }
+        let took = ContinuousClock.now - start
+        #expect(error?.code == .unreachable)
+        #expect(error?.message.contains("500 ms") == true, "names the timeout: \(error?.message ?? "")")
+        #expect(took >= .milliseconds(500), "gave up after \(took)")
     }
 
     @Test func aCoordinatorThatNeverWelcomesIsUnreachable() async throws {
