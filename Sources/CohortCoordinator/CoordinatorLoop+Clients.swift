@@ -53,8 +53,11 @@ extension CoordinatorLoop {
                         try scheduler.cancelGroup(group, reason: why, now: now)
                     }
                 logger.info("cancel accepted", metadata: ["group.id": "\(group)", "child.path": "\(path ?? "")"])
-                reply(.cancelAccepted(group: group, path: path))
                 apply(actions)
+                // Acknowledged once no attempt it covers can still start on a worker
+                // (answerSettledCancels, every turn); at once when none was in flight.
+                pendingCancels.append(PendingCancel(routing: routing, requestID: id, group: group, path: path))
+                answerSettledCancels()
             } catch {
                 fail(error.wire)
             }
@@ -147,6 +150,32 @@ extension ClientRequest.Kind {
         switch self {
         case .result(_, let path), .cancel(_, let path, _): path
         default: nil
+        }
+    }
+}
+
+/// A cancel accepted but not yet acknowledged: some attempt it covers was sent to a worker
+/// that has not reported it started.
+struct PendingCancel {
+    var routing: RoutingID
+    var requestID: UInt64
+    var group: String
+    var path: String?
+}
+
+extension CoordinatorLoop {
+    /// Acknowledges each accepted cancel once none of the attempts it covers can still start
+    /// on a worker: each has reported that it started, or finished (cancelled), or its worker
+    /// was lost. So a client told "cancel accepted" never sees a pending child start after.
+    func answerSettledCancels() {
+        guard !pendingCancels.isEmpty else { return }
+        pendingCancels.removeAll { pending in
+            guard !scheduler.hasUnconfirmedDispatches(pending.group, path: pending.path) else { return false }
+            outbox.send(
+                CoordinatorReply(
+                    requestID: pending.requestID, .cancelAccepted(group: pending.group, path: pending.path)),
+                to: pending.routing)
+            return true
         }
     }
 }

@@ -32,6 +32,8 @@ final class CoordinatorLoop {
     var stopping = false
     /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
     var security: LoopSecurity?
+    /// Cancels accepted and waiting for their workers before they are acknowledged.
+    var pendingCancels: [PendingCancel] = []
     /// Parses, off the loop thread, every submission but small strict JSON.
     let parsingPool = SpecParsingPool()
     /// The most messages read in one turn before the turn's replies are flushed.
@@ -147,6 +149,7 @@ final class CoordinatorLoop {
                 }
             }
             if !stopping { housekeeping() }
+            answerSettledCancels()
             flush(router)
         }
         if let journalWriter { finishJournal(router, journal: journalWriter) }

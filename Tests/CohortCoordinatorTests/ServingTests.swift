@@ -151,6 +151,9 @@ import Testing
         }
     }
 
+    /// The cancel is acknowledged only once the attempt waiting in the worker's prefetch
+    /// window has reported back: until then the worker could still start it, and a client told
+    /// "cancel accepted" must never see a pending child start after.
     @Test func cancellingSendsACancelNamingTheAttemptAndTheGroupEndsCancelled() async throws {
         try await withCoordinator { cluster in
             let worker = try cluster.worker("w", slots: 1)
@@ -165,25 +168,43 @@ import Testing
             #expect(tasks.count == 2, "one running and one in the prefetch window")
             let running = tasks[0]
             try worker.send(.worker(.started([AttemptStart(ref: running.ref, startedAt: WireTimestamp(Date()))])))
-            guard case .cancelAccepted = try client.request(.cancel(group: "cx", path: nil, reason: "stop it")) else {
-                Issue.record("cancel was not accepted")
-                return
-            }
+            let cancelID = client.makeRequestID()
+            try client.send(
+                .clientRequest(ClientRequest(requestID: cancelID, .cancel(group: "cx", path: nil, reason: "stop it"))))
             let cancels = try worker.expect("CANCEL TASKS") { message -> [AttemptCancellation]? in
                 if case .toWorker(.cancel(let cancels)) = message { return cancels }
                 return nil
             }
             #expect(Set(cancels.map(\.ref)) == Set(tasks.map(\.ref)))
             #expect(cancels.allSatisfy { $0.reason == "stop it" })
-            #expect(try client.status("cx").state == .running, "the group waits for its attempts to report back")
+            // The running attempt reports back; the one in the prefetch window has not yet.
             let now = WireTimestamp(Date())
             try worker.send(
                 .worker(
-                    .results(
-                        tasks.map {
-                            AttemptResult(
-                                ref: $0.ref, outcome: .cancelled(reason: "stop it"), startedAt: now, finishedAt: now)
-                        })))
+                    .results([
+                        AttemptResult(
+                            ref: running.ref, outcome: .cancelled(reason: "stop it"), startedAt: now, finishedAt: now)
+                    ])))
+            #expect(try client.status("cx").state == .running, "the group waits for its attempts to report back")
+            // Nothing else is sent to this client, so anything now would be the early answer.
+            let early = try client.receive(timeout: .milliseconds(300))
+            #expect(
+                early == nil,
+                "the cancel was acknowledged while an attempt could still start: \(String(describing: early))")
+            try worker.send(
+                .worker(
+                    .results([
+                        AttemptResult(
+                            ref: tasks[1].ref, outcome: .cancelled(reason: "stop it"), startedAt: now, finishedAt: now)
+                    ])))
+            let answer = try client.expect("the cancel's answer") { message -> CoordinatorReply.Kind? in
+                if case .coordinatorReply(let reply) = message, reply.requestID == cancelID { return reply.kind }
+                return nil
+            }
+            guard case .cancelAccepted = answer else {
+                Issue.record("cancel was not accepted: \(answer)")
+                return
+            }
             let status = try client.waitForStatus("cx") { $0.state.isFinished }
             #expect(status.state == .cancelled)
             #expect(status.reason == "stop it")
@@ -345,12 +366,9 @@ import Testing
                 return
             }
             #expect(notYet.code == .notFound)
-            guard case .cancelAccepted(_, let path) = try client.request(.cancel(group: "cc", path: "a", reason: ""))
-            else {
-                Issue.record("cancel not accepted")
-                return
-            }
-            #expect(path == "a")
+            let cancelID = client.makeRequestID()
+            try client.send(
+                .clientRequest(ClientRequest(requestID: cancelID, .cancel(group: "cc", path: "a", reason: ""))))
             let cancels = try worker.expect("CANCEL TASKS") { message -> [AttemptCancellation]? in
                 if case .toWorker(.cancel(let cancels)) = message { return cancels }
                 return nil
@@ -359,7 +377,17 @@ import Testing
             #expect(cancels.map(\.ref) == [a.ref])
             // A cancel without words names its client, with the code a worker switches on.
             #expect(cancels[0].code == .cancelledByClient && cancels[0].reason.hasPrefix("cancelled by "))
+            // Acknowledged once the worker has reported on `a`, which it had not said it started.
             try worker.finish(a, .cancelled(reason: cancels[0].reason, code: cancels[0].code))
+            let answer = try client.expect("the cancel's answer") { message -> CoordinatorReply.Kind? in
+                if case .coordinatorReply(let reply) = message, reply.requestID == cancelID { return reply.kind }
+                return nil
+            }
+            guard case .cancelAccepted(_, let path) = answer else {
+                Issue.record("cancel not accepted: \(answer)")
+                return
+            }
+            #expect(path == "a")
             let status = try client.waitForStatus("cc") { $0.children.first { $0.path == "b" }?.state == .cancelled }
             #expect(status.children.first { $0.path == "c" }?.state == .ready)
             guard case .result(let result) = try client.request(.result(group: "cc", path: "b")),

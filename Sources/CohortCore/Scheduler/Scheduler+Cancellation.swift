@@ -41,6 +41,26 @@ extension Scheduler {
         return takeActions()
     }
 
+    /// Whether a procedure of group `id` (within the child at `path`; nil or `""` for the
+    /// whole group) was sent to a worker that has not yet reported it started or finished.
+    /// While one is, a cancel is not final: the worker may still start it before the cancel
+    /// reaches it. The coordinator acknowledges a cancel only once this is false, so that no
+    /// pending child starts after a client was told its cancel was accepted.
+    public func hasUnconfirmedDispatches(_ id: String, path: String?) -> Bool {
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { return false }
+        let plan = run.plan
+        let leaves: Range<Int>
+        if let path, !path.isEmpty {
+            guard let node = plan.nodeByPath[path] else { return false }
+            leaves =
+                node < plan.flat.leaves.count
+                ? node..<(node + 1) : plan.flat.groups[node - plan.flat.leaves.count].leaves
+        } else {
+            leaves = plan.flat.groups[0].leaves
+        }
+        return leaves.contains { run.children[$0].stage == .dispatched }
+    }
+
     /// Cancels group `group` of a run (0: the whole run) and everything inside it.
     mutating func cancelGroup(_ runIndex: Int, _ group: Int, reason: CancellationReason, now: Timestamp) {
         guard let state = runs[runIndex]?.groups[group], !state.phase.isFinished else { return }

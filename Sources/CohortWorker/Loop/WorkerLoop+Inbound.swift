@@ -62,7 +62,12 @@ extension WorkerLoop {
         case .dispatch(let tasks):
             start(tasks)
         case .cancel(let cancellations):
-            for cancellation in cancellations { cancel(cancellation) }
+            // Attempts still queued first: cancelling a running one frees a slot, and a queued
+            // attempt of the same batch must not take it before its own cancel.
+            let queuedFirst = cancellations.sorted { a, b in
+                (attempts[a.ref.id]?.startedAt == nil ? 0 : 1) < (attempts[b.ref.id]?.startedAt == nil ? 0 : 1)
+            }
+            for cancellation in queuedFirst { cancel(cancellation) }
         case .lockGrant(let grant):
             locks.granted(grant)
         case .lockDenied(let denial):
