@@ -24,7 +24,8 @@ extension GroupRun {
         children[leaf].input = nil
         children[leaf].cancelling = nil
         children[leaf].attemptErrors = []
-        if phase != .succeeded { children[leaf].error = message }
+        // A success clears the error an earlier attempt left: status shows the outcome it has.
+        children[leaf].error = phase == .succeeded ? nil : message
         if phase == .cancelled { children[leaf].cancelReason = reason ?? message.map(CancellationReason.custom) }
         let flatLeaf = flat.leaves[leaf]
         for group in flatLeaf.ancestors {

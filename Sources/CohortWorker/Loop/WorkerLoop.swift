@@ -306,7 +306,7 @@ final class WorkerLoop {
             let reason =
                 interruptedByStop == 0
                 ? "worker \(configuration.name) stopped"
-                : "worker \(configuration.name) stopped; \(interruptedByStop) attempts handed back"
+                : "worker \(configuration.name) stopped; \(interruptedByStop) \(interruptedByStop == 1 ? "attempt" : "attempts") handed back"
             send(.worker(.disconnect(reason: reason)), now: now)
             logger.notice("stopped", metadata: ["attempts.handedBack": "\(interruptedByStop)"])
         }

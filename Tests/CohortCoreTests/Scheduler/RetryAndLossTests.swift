@@ -27,6 +27,21 @@ import Testing
         #expect(h.finished["g"]?.phase == .failed)
     }
 
+    /// Issue 12 ("status that lies"): a child that succeeded on a later attempt shows no
+    /// error of an earlier one.
+    @Test func aChildThatSucceedsOnALaterAttemptShowsNoEarlierError() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1)
+        try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 4, backoff: .zero))]), id: "g")
+        try h.fail("a", error: "exited with code 3")
+        h.advance(.seconds(1))
+        #expect(try h.child("g", "a").phase == .waiting)
+        try h.succeed("a")
+        let child = try h.child("g", "a")
+        #expect(child.phase == .succeeded)
+        #expect(child.error == nil, "a succeeded child still showed: \(child.error ?? "")")
+    }
+
     @Test func aRetryReleasesItsLocksBetweenAttempts() throws {
         var h = SchedulerHarness()
         h.addWorker(1, slots: 4)
