@@ -61,7 +61,7 @@ import Testing
         let goodbye = try await coordinator.workerMessage("disconnect") {
             if case .disconnect(let r) = $0 { r } else { nil }
         }
-        #expect(goodbye.contains("1 attempts handed back"))
+        #expect(goodbye.contains("1 attempt handed back"))
         try await within(.seconds(5), "run() to return after the drain timeout") { try await running.value }
         #expect(ContinuousClock.now - began < .seconds(4))
         // Not reported: the coordinator runs it again elsewhere.
@@ -81,7 +81,7 @@ import Testing
         let goodbye = try await coordinator.workerMessage("disconnect") {
             if case .disconnect(let r) = $0 { r } else { nil }
         }
-        #expect(goodbye.contains("1 attempts handed back"))
+        #expect(goodbye.contains("1 attempt handed back"))
     }
 
     @Test func drainBeforeRunDrainsAtOnce() async throws {

@@ -226,7 +226,7 @@ struct WorkerTests {
         let goodbye = try await coordinator.workerMessage("disconnect") {
             if case .disconnect(let r) = $0 { r } else { nil }
         }
-        #expect(goodbye.contains("1 attempts handed back"))
+        #expect(goodbye.contains("1 attempt handed back"))
         // The interrupted attempt is not reported: the coordinator gives it to another worker.
         #expect(!coordinator.sawResult(1))
     }

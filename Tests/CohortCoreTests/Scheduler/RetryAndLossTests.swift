@@ -35,7 +35,6 @@ import Testing
         try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 4, backoff: .zero))]), id: "g")
         try h.fail("a", error: "exited with code 3")
         h.advance(.seconds(1))
-        #expect(try h.child("g", "a").phase == .waiting)
         try h.succeed("a")
         let child = try h.child("g", "a")
         #expect(child.phase == .succeeded)
