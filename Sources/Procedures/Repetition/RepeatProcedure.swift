@@ -52,7 +52,7 @@ open class RepeatProcedure<Attempt: Procedure>: GroupProcedure, @unchecked Senda
     public convenience init<Attempts: IteratorProtocol>(
         maxCount: Int? = nil, wait: WaitStrategy = .immediate, iterator: Attempts
     ) where Attempts.Element == Attempt {
-        let attempts = IteratorBox(iterator)
+        let attempts = IteratorBox(AnyIterator(iterator))
         self.init(maxCount: maxCount, wait: wait) { _ in attempts.next() }
     }
 
@@ -63,7 +63,7 @@ open class RepeatProcedure<Attempt: Procedure>: GroupProcedure, @unchecked Senda
         precondition(maxCount.map { $0 > 0 } ?? true, "maxCount must be at least 1")
         self.maxCount = maxCount
         self.wait = wait
-        let payloads = IteratorBox(payloads)
+        let payloads = IteratorBox(AnyIterator(payloads))
         self.source = { _ in payloads.next() }
         super.init(children: [])
     }

@@ -38,7 +38,7 @@ open class RetryProcedure<Attempt: Procedure>: RepeatProcedure<Attempt>, @unchec
     public convenience init<Attempts: IteratorProtocol>(
         maxAttempts: Int, wait: WaitStrategy = .immediate, iterator: Attempts, handler: Handler? = nil
     ) where Attempts.Element == Attempt {
-        let attempts = IteratorBox(iterator)
+        let attempts = IteratorBox(AnyIterator(iterator))
         self.init(maxAttempts: maxAttempts, wait: wait, handler: handler) { _ in attempts.next() }
     }
 
