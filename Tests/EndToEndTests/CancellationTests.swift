@@ -27,6 +27,26 @@ extension EndToEnd {
             """
         }
 
+        /// `cohort cancel` of a group (or child) that had already finished says so, changes
+        /// nothing, and exits 0 (it used to print "cancelling …").
+        @Test func cancellingAFinishedGroupSaysItHadFinished() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            let (status, final) = try cluster.submitAndWait(
+                "name: quick\nchildren:\n  - { name: hello, run: echo, with: { ok: true } }\n", name: "quick.yaml")
+            #expect(status == 0 && final.state == "succeeded", "\(final)")
+            let group = try #require(final["id"] as? String)
+            let cancel = try cluster.cli(["cancel", group])
+            #expect(cancel.status == 0, "\(cancel)")
+            #expect(cancel.stdout.contains("had already finished (succeeded)"), "\(cancel)")
+            #expect(!cancel.stdout.contains("cancelling"), "\(cancel)")
+            let child = try cluster.cli(["cancel", group, "--child", "hello", "--json"])
+            #expect(child.status == 0, "\(child)")
+            #expect(try JSON.object(child.stdout)["alreadyFinished"] as? String == "succeeded", "\(child)")
+            #expect(try cluster.status(group).state == "succeeded", "nothing changed")
+        }
+
         /// The issue's case, three times (it failed about one run in three): 20 sleepers on 3
         /// workers of 4 slots, so some wait in a worker's prefetch window; the group is cancelled
         /// once 12 run. No child starts after `cohort cancel` returned: the coordinator

@@ -15,8 +15,10 @@ struct CancelCommand: AsyncParsableCommand {
             finishes `cancelled` once every child has finished. Cancelling one child (--child, \
             its path) also cancels the children that depend on it, and nothing else.
 
-            The command returns once the coordinator accepted the cancel; add --wait to wait \
-            until the group has finished.
+            The command returns once the cancel is final: no pending child it covers can start \
+            any more (workers have confirmed the attempts sent to them). Add --wait to wait until \
+            the group has finished. A group (or child) that had already finished is left as it \
+            is: the command says so and exits 0.
 
             Examples:
               cohort cancel release-3
@@ -48,6 +50,29 @@ struct CancelCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap("cohort.cancel")
         try await withClient(connection, logger: logger) { client in
+            // Already finished: nothing to cancel, and saying "cancelling" would mislead.
+            let before = try await client.status(group)
+            let finishedState: String? =
+                if let child {
+                    before.children.first { $0.path == child }.flatMap { status in
+                        [.succeeded, .failed, .cancelled].contains(status.state) ? "\(status.state)" : nil
+                    }
+                } else {
+                    before.state.isFinished ? "\(before.state)" : nil
+                }
+            if let finishedState, !wait {
+                let name = child.map { "\(group)/\($0)" } ?? group
+                if output.json {
+                    Console.out(
+                        ([
+                            "group": .string(group), "child": child.map { .string($0) } ?? .null, "accepted": false,
+                            "alreadyFinished": .string(finishedState),
+                        ] as JSONValue).jsonString())
+                } else {
+                    Console.out("\(name) had already finished (\(finishedState)); nothing to cancel")
+                }
+                return ExitStatus.success
+            }
             try await client.cancel(group, child: child, reason: reason)
             guard wait else {
                 if output.json {
