@@ -64,11 +64,12 @@ final class TestCondition: Condition, @unchecked Sendable {
 
     override func evaluate(for procedure: Procedure) async -> ConditionResult { await block() }
 
-    /// ProcedureKit's `TrueCondition` (Cohort has none).
+    /// A satisfied test condition (like Cohort's `TrueCondition`, with a name and a closure).
     static func satisfied(_ name: String = "TrueCondition") -> TestCondition {
         TestCondition(name: name) { .satisfied }
     }
-    /// ProcedureKit's `FalseCondition` (Cohort has none): fails with `FalseConditionError`.
+    /// A failing test condition, with `FalseConditionError` (Cohort's `FalseCondition` fails
+    /// with a `conditionFailed` ProcedureError).
     static func failing(_ name: String = "FalseCondition") -> TestCondition {
         TestCondition(name: name) { .failed(FalseConditionError()) }
     }
