@@ -57,5 +57,31 @@ extension EndToEnd {
             let running = try cluster.status(busy)
             #expect(running.child("nap")?["attempt"] as? Int == 1 && running.child("nap")?["worker"] as? String == "w1")
         }
+
+        /// A group's own hold shows as the group's (it used to read `dla/ (attempt 0) (not
+        /// placed yet)`), in text and in `--json` (`groupHold`).
+        @Test func aGroupsHoldShowsAsTheGroups() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1", slots: 1)
+            let group = try cluster.submit(
+                """
+                name: held
+                exclusive: [repo]
+                children:
+                  - { name: nap, run: sleep, with: { seconds: 60 } }
+                """, name: "held.yaml")
+            try cluster.waitForStatus(group) { $0.child("nap")?.state == "running" }
+            let text = try cluster.cli(["locks"])
+            let row = text.stdout.split(separator: "\n").first { $0.hasPrefix("repo ") }
+            #expect(row?.contains("\(group) (group hold)") == true, "\(text.stdout)")
+            #expect(row?.contains("not placed") == false, "\(text.stdout)")
+            #expect(row?.contains("attempt") == false, "\(text.stdout)")
+            let json = try JSON.array(try cluster.cli(["locks", "--json"]).stdout)
+            let holder = try #require(json.first { $0["category"] as? String == "repo" }?["holder"] as? [String: Any])
+            #expect(holder["groupHold"] as? Bool == true, "\(holder)")
+            #expect(holder["group"] as? String == group && holder["child"] as? String == "")
+            #expect(try cluster.cli(["cancel", group]).status == 0)
+        }
     }
 }

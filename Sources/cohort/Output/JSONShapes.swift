@@ -125,8 +125,10 @@ enum JSONShapes {
     }
 
     /// `cohort locks --json`: `[{"category", "token", "holder": {"group", "child", "attempt",
-    /// "worker"}, "waiters": [{"group", "child"}]}]`; `holder` is `null` when only waited for,
-    /// `holder.worker` is `null` while the holder waits for a free slot (not placed yet).
+    /// "worker", "groupHold"}, "waiters": [{"group", "child"}]}]`; `holder` is `null` when only
+    /// waited for; `groupHold` is true for a group's own hold (`attempt` 0, `child` the nested
+    /// group's path or `""`, `worker` `null`); otherwise `holder.worker` is `null` while the
+    /// holder waits for a free slot (not placed yet).
     static func locks(_ locks: [LockInfo]) -> JSONValue {
         .array(
             locks.map { lock in
@@ -136,6 +138,7 @@ enum JSONShapes {
                         .object([
                             "group": .string(holder.group), "child": .string(holder.child),
                             "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
+                            "groupHold": .bool(holder.attempt == 0),
                         ])
                     } ?? .null,
                     "waiters": .array(

@@ -54,9 +54,16 @@ enum TextReports {
         guard !locks.isEmpty else { return "no locks held or waited for" }
         var table = Table("CATEGORY", "TOKEN", "HOLDER", "WORKER", "WAITERS")
         for lock in locks {
-            let holder = lock.holder.map { "\($0.group)/\($0.child) (attempt \($0.attempt))" } ?? "-"
-            let waiters = lock.waiters.map { "\($0.group)/\($0.child)" }.joined(separator: ", ")
-            let worker = lock.holder.map { $0.worker ?? TextReports.notPlaced } ?? "-"
+            // A group (or nested group) holds its categories itself, attempt 0, on no worker.
+            let holder =
+                lock.holder.map { holder in
+                    holder.attempt == 0
+                        ? "\(holder.child.isEmpty ? holder.group : "\(holder.group)/\(holder.child)") (group hold)"
+                        : "\(holder.group)/\(holder.child) (attempt \(holder.attempt))"
+                } ?? "-"
+            let waiters = lock.waiters.map { $0.child.isEmpty ? $0.group : "\($0.group)/\($0.child)" }.joined(
+                separator: ", ")
+            let worker = lock.holder.map { $0.attempt == 0 ? "-" : $0.worker ?? TextReports.notPlaced } ?? "-"
             table.add(lock.category, "\(lock.token)", holder, worker, waiters.isEmpty ? "-" : waiters)
         }
         return table.text
