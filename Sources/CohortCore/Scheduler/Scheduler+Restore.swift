@@ -117,10 +117,14 @@ extension Scheduler {
         }
         if !attempts.orphans.isEmpty { attempts.orphanDeadline = now + grace }
         // The replay's finishes and local grants are the journal's own; a group the replay
-        // finishes is new to it.
+        // finishes is new to it, unless the journal already has its outcome (then neither its
+        // record nor its announcement is new: the restarted coordinator does not log "group
+        // finished" again for every finished group it reloads).
+        let finishedBefore = Set(groups.filter { $0.outcome != nil }.map(\.id))
         actions.removeAll {
             switch $0 {
             case .record(.finished), .record(.localLock): true
+            case .record(.groupFinished(let id, _, _, _)), .groupFinished(let id, _, _): finishedBefore.contains(id)
             default: false
             }
         }

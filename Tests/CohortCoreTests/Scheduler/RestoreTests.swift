@@ -384,6 +384,9 @@ import Testing
         journal.cancels["r1"] = [(path: "", reason: "cancelled by alice")]
         var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
         #expect(try harness.scheduler.groupSnapshot("d1").phase == .succeeded)
+        // The journal had its outcome: the replay neither announces nor records it again (a
+        // restarted coordinator used to log "group finished" for every finished group).
+        #expect(harness.finished["d1"] == nil, "d1 was announced finished again on restore")
         #expect(try harness.scheduler.groupSnapshot("r1").phase == .running)
         // The orphan is being cancelled: the cancel reaches it once its worker reports it.
         let build = try #require(journal.latest["r1"]?["build"])
