@@ -43,6 +43,11 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// How many finished groups are kept for `status` and `result`; the oldest finished are
     /// forgotten first. Default 10,000.
     public var finishedGroupRetention: Int = 10_000
+    /// Workers a procedure may lose (killed, silent past their liveness, cut off) while its
+    /// attempt runs there and still run again elsewhere; the next loss fails it. Separate from
+    /// the spec's `retry.attempts`; `onWorkerLoss: fail` on a child fails it at the first loss.
+    /// Default 3 (Ray's and Dask's default too).
+    public var maxWorkerLosses: Int = 3
     /// The most dispatches (or results) put in one message to a worker. Default 256.
     public var maxBatch: Int = 256
     /// The coordinator's stable id, sent in WELCOME. Default `cohort`.
@@ -111,6 +116,9 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         }
         guard finishedGroupRetention >= 0 else {
             throw fail("finishedGroupRetention", "must not be negative, not \(finishedGroupRetention)")
+        }
+        guard maxWorkerLosses >= 0 else {
+            throw fail("maxWorkerLosses", "must not be negative, not \(maxWorkerLosses)")
         }
         guard maxBatch >= 1 else { throw fail("maxBatch", "must be at least 1, not \(maxBatch)") }
         guard !coordinatorID.isEmpty else { throw fail("coordinatorID", "must not be empty") }

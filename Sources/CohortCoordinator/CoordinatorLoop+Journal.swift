@@ -69,9 +69,10 @@ extension CoordinatorLoop {
         for result in results {
             let kept = keptOutcome(result.outcome, attempt: result.ref)
             let startedAt = result.startedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.startedAt)
+            let finishedAt = result.finishedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.finishedAt)
             if let actions = try? scheduler.orphanFinished(
-                AttemptRef(result.ref), outcome: kept.outcome, startedAt: startedAt, outputTruncated: kept.truncated,
-                now: now)
+                AttemptRef(result.ref), outcome: kept.outcome, startedAt: startedAt, finishedAt: finishedAt,
+                outputTruncated: kept.truncated, now: now)
             {
                 stats.results.bump()
                 apply(actions)

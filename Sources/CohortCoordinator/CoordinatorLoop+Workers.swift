@@ -7,8 +7,10 @@ extension CoordinatorLoop {
     func handleWorker(_ message: WorkerMessage, from routing: RoutingID, worker: SessionID, session: PeerSession) {
         scheduler.workerHeard(worker, now: now)
         switch message {
-        case .heartbeat:
-            break
+        case .heartbeat(let sequence):
+            // Acknowledged at once: the worker's lease runs from the sending of the latest
+            // heartbeat it sees acknowledged, which the coordinator has heard (just above).
+            if sequence != 0 { outbox.send(.heartbeat(acknowledged: sequence), to: routing) }
         case .ready(let ready):
             logger.info(
                 "worker ready",
@@ -38,6 +40,8 @@ extension CoordinatorLoop {
                         try scheduler.attemptFinished(
                             AttemptRef(result.ref), outcome: kept.outcome, worker: worker,
                             startedAt: result.startedAt.nanosecondsSinceEpoch == 0 ? nil : Timestamp(result.startedAt),
+                            finishedAt: result.finishedAt.nanosecondsSinceEpoch == 0
+                                ? nil : Timestamp(result.finishedAt),
                             outputTruncated: kept.truncated, now: now))
                 } catch {
                     refuseAttempt(result.ref, error, to: routing)

@@ -63,6 +63,7 @@ final class CoordinatorLoop {
         settings.heartbeatInterval = configuration.heartbeatInterval
         settings.liveness = configuration.heartbeatLiveness
         settings.finishedGroupRetention = configuration.finishedGroupRetention
+        settings.maxWorkerLosses = configuration.maxWorkerLosses
         settings.tokenFloor = configuration.tokenFloor
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
         self.scheduler = Scheduler(configuration: settings)
@@ -191,7 +192,7 @@ final class CoordinatorLoop {
         }
         for routing in peers.workersToHeartbeat(now: now, interval: configuration.heartbeatInterval)
         where !outbox.hasItems(for: routing) {
-            outbox.send(.heartbeat, to: routing)
+            outbox.send(.heartbeat(acknowledged: 0), to: routing)
         }
         pruneJournalIfDue()
         if now - lastClientSweep > .seconds(60) {

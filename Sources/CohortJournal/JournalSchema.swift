@@ -1,16 +1,17 @@
 import Foundation
 
-/// The journal's tables (schema version 3), documented for operators in docs/operations.md,
+/// The journal's tables (schema version 4), documented for operators in docs/operations.md,
 /// "The journal". Times are nanoseconds since 1970-01-01 UTC; a group's id is its key
 /// everywhere.
 enum JournalSchema {
     /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
     /// is brought up to this one when opened; any other version is refused.
-    static let version = 3
+    static let version = 4
 
     /// Version -> the statements that bring a journal of that version to the next one.
     /// Version 2 added `attempts.output_truncated` and the `local_locks` table; version 3 calls
-    /// the attempt's id `attempt_id` (it was `task_id`), the handbook's word.
+    /// the attempt's id `attempt_id` (it was `task_id`), the handbook's word; version 4 added
+    /// `attempts.losses`, the workers the child had lost when the attempt was sent.
     static let migrations: [Int: [String]] = [
         1: [
             "ALTER TABLE attempts ADD COLUMN output_truncated INTEGER NOT NULL DEFAULT 0",
@@ -22,6 +23,7 @@ enum JournalSchema {
             "ALTER TABLE local_locks RENAME COLUMN task_id TO attempt_id",
             grants,
         ],
+        3: ["ALTER TABLE attempts ADD COLUMN losses INTEGER NOT NULL DEFAULT 0"],
     ]
 
     /// The attempts in flight that hold cluster locks, for an operator reading the journal.
@@ -82,6 +84,7 @@ enum JournalSchema {
             started_at INTEGER,
             finished_at INTEGER,
             output_truncated INTEGER NOT NULL DEFAULT 0,
+            losses INTEGER NOT NULL DEFAULT 0,
             PRIMARY KEY (group_id, path, attempt)
         ) WITHOUT ROWID
         """,

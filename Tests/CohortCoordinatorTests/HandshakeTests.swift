@@ -119,7 +119,7 @@ import Testing
                 return nil
             }
             #expect(error.code == .handshakeRequired)
-            try peer.send(.worker(.heartbeat))
+            try peer.send(.worker(.heartbeat(sequence: 0)))
             let workerError = try peer.expect("WORKER ERROR") { message -> WorkerError? in
                 if case .toWorker(.error(let error)) = message { return error }
                 return nil

@@ -133,13 +133,22 @@ import Testing
             #expect(locks.count == 1)
             #expect(locks.first?.holder?.child == first.ref.path && locks.first?.holder?.worker == "w")
             #expect(locks.first?.waiters.count == 1)
-            // A procedure the running attempt creates locally goes through the same table.
-            try worker.send(.worker(.lockRequest(LockRequest(requestID: 11, ref: first.ref, categories: ["cache"]))))
+            // A procedure the running attempt creates locally goes through the same table: a
+            // category the attempt holds comes from the attempt's own table; another is refused
+            // (waiting for it while holding db could deadlock).
+            try worker.send(.worker(.lockRequest(LockRequest(requestID: 10, ref: first.ref, categories: ["cache"]))))
+            let denial = try worker.expect("LOCK DENIED") { message -> LockDenial? in
+                if case .toWorker(.lockDenied(let denial)) = message { return denial }
+                return nil
+            }
+            #expect(denial.requestID == 10 && denial.kind == .denied)
+            #expect(denial.reason.contains("may lock only its exclusive categories (db), not cache"), "\(denial)")
+            try worker.send(.worker(.lockRequest(LockRequest(requestID: 11, ref: first.ref, categories: ["db"]))))
             let grant = try worker.expect("LOCK GRANT") { message -> LockGrant? in
                 if case .toWorker(.lockGrant(let grant)) = message { return grant }
                 return nil
             }
-            #expect(grant.requestID == 11 && grant.tokens["cache"] == 1)
+            #expect(grant.requestID == 11 && grant.tokens["db"] != nil)
             try worker.send(.worker(.lockRelease(requestID: 11)))
             try worker.finish(first, .succeeded(output: Data("{}".utf8)))
             let second = try #require(try worker.dispatched().first)
@@ -295,7 +304,7 @@ import Testing
             let deadline = ContinuousClock.now + Deadline.event
             var redispatched: AttemptDispatch?
             while redispatched == nil, ContinuousClock.now < deadline {
-                try healthy.send(.worker(.heartbeat))
+                try healthy.send(.worker(.heartbeat(sequence: 0)))
                 if case .toWorker(.dispatch(let tasks))? = try healthy.receive(timeout: .milliseconds(50)) {
                     redispatched = tasks.first
                 }

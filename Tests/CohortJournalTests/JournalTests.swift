@@ -152,6 +152,21 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
+    /// The workers a child had lost when an attempt was sent come back with the attempt
+    /// (issue 12, item 4): a restarted coordinator keeps its worker-loss and retry budgets apart.
+    @Test func anAttemptsWorkerLossesAreLoadedBack() throws {
+        try withStateDirectory { path in
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            var batch = JournalBatch()
+            batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
+            batch.dispatches.append(
+                ChildRecord(group: "r1", path: "version", attempt: 3, attemptID: 5, state: .inFlight, losses: 2))
+            try journal.write(batch)
+            #expect(try journal.load().groups[0].children.map(\.losses) == [2])
+        }
+    }
+
     @Test func aSecondCoordinatorCannotTakeTheStateDirectory() throws {
         try withStateDirectory { path in
             let first = try StateDirectory(path: path)
@@ -248,9 +263,16 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
+    /// Turns a journal of the current schema into what version 3 wrote: no `attempts.losses`.
+    static func makeVersion3(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE attempts DROP COLUMN losses")
+        try db.execute(sql: "UPDATE meta SET value = '3' WHERE key = 'schemaVersion'")
+    }
+
     /// Turns a journal of the current schema into what version 2 wrote: the attempt's id in a
     /// column called `task_id`.
     static func makeVersion2(_ db: Database) throws {
+        try makeVersion3(db)
         try db.execute(sql: "DROP VIEW grants")
         try db.execute(sql: "ALTER TABLE attempts RENAME COLUMN attempt_id TO task_id")
         try db.execute(sql: "ALTER TABLE local_locks RENAME COLUMN attempt_id TO task_id")
@@ -260,6 +282,27 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 WHERE state = 'in-flight' AND tokens IS NOT NULL
                 """)
         try db.execute(sql: "UPDATE meta SET value = '2' WHERE key = 'schemaVersion'")
+    }
+
+    @Test func aVersion3JournalIsMigratedWithNoLosses() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            let old = try Journal.openExisting(at: file)
+            var batch = JournalBatch()
+            batch.dispatches.append(
+                ChildRecord(group: "g0", path: "version", attempt: 2, attemptID: 78, state: .inFlight, worker: "w-1"))
+            try old.write(batch)
+            try old.database.write { db in try Self.makeVersion3(db) }
+            old.close()
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            let version = try journal.database.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
+            }
+            #expect(version == "4")
+            let child = try journal.load().groups.first { $0.id == "g0" }?.children.first
+            #expect(child?.attempt == 2 && child?.losses == 0)
+        }
     }
 
     @Test func aVersion2JournalIsMigratedAndKeepsItsAttemptIDsAndLocalLocks() throws {
@@ -285,7 +328,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                     try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'grants'")
                 )
             }
-            #expect(version == "3")
+            #expect(version == "4")
             #expect(view?.contains("attempt_id") == true)
             let record = try journal.database.read { db in
                 try Row.fetchOne(db, sql: "SELECT attempt_id, request FROM local_locks")
@@ -323,7 +366,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "3")
+            #expect(version == "4")
             let contents = try journal.load()
             #expect(contents.groups.count == before)
             let version1 = contents.groups.first { $0.id == "g0" }?.children.first

@@ -47,6 +47,8 @@ public final class FakePeer: Sendable {
         /// Answers HELLOs from these roles with WELCOME.
         public var welcomes: Set<PeerRole> = [.worker, .client]
         /// Sends a heartbeat to the last welcomed worker every `interval`.
+        /// Whether it heartbeats, and acknowledges the worker's numbered heartbeats as a
+        /// coordinator does (without acknowledgements a worker's lease lapses).
         public var heartbeat = true
         /// The heartbeat interval its WELCOME gives.
         public var interval: Duration = .seconds(1)
@@ -188,6 +190,11 @@ public final class FakePeer: Sendable {
                                             softwareVersion: "test"))), to: id)
                         }
                     }
+                    if let behaviour, behaviour.heartbeat, case .success(.worker(.heartbeat(let sequence))) = decoded,
+                        sequence != 0
+                    {
+                        send(.toWorker(.heartbeat(acknowledged: sequence)), to: id)
+                    }
                     inbox.post(Received(routingID: id, frames: body, decoded: decoded))
                 }
             }
@@ -201,7 +208,7 @@ public final class FakePeer: Sendable {
             }
             if let behaviour, behaviour.heartbeat, ContinuousClock.now - lastHeartbeat >= interval {
                 lastHeartbeat = .now
-                if let lastWorker { send(.toWorker(.heartbeat), to: lastWorker) }
+                if let lastWorker { send(.toWorker(.heartbeat(acknowledged: 0)), to: lastWorker) }
             }
         }
     }

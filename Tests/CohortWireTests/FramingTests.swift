@@ -5,7 +5,7 @@ import Testing
 @Suite struct FramingTests {
     let codec = WireCodec()
 
-    func frames(_ message: WireMessage = .toWorker(.heartbeat)) throws -> [[UInt8]] {
+    func frames(_ message: WireMessage = .toWorker(.heartbeat(acknowledged: 0))) throws -> [[UInt8]] {
         try codec.encode(message)
     }
 
@@ -32,7 +32,7 @@ import Testing
 
     @Test(arguments: [0 as UInt16, 1, 3, 7, 0x0100, 0xFFFF])
     func aWrongVersionIsRecognisedAndReported(version: UInt16) throws {
-        let body = try frames(.worker(.heartbeat))[1]
+        let body = try frames(.worker(.heartbeat(sequence: 0)))[1]
         let frames = [header(version: version, family: WireFamily.workerMessage.rawValue), body]
         #expect(decodeError(frames) == .unsupportedVersion(got: version, family: .workerMessage))
         #expect(decodeError(frames)?.code == .unsupportedVersion)
@@ -63,10 +63,15 @@ import Testing
         #expect(decodeError(frames) == .malformedHeader("header is 9 bytes; version 2 headers are 8"))
     }
 
-    @Test func theBodyOfAHeartbeatIsIgnored() throws {
-        var frames = try frames(.worker(.heartbeat))
+    /// A heartbeat's body is a protobuf message like any other: fields it does not know are
+    /// skipped, and one that cannot be read is refused.
+    @Test func aHeartbeatsUnknownFieldsAreSkippedAndAMalformedBodyIsRefused() throws {
+        var frames = try frames(.worker(.heartbeat(sequence: 7)))
+        #expect(try codec.decode(frames: frames) == .worker(.heartbeat(sequence: 7)))
+        frames[1] += [0x48, 0x05]  // field 9, varint 5
+        #expect(try codec.decode(frames: frames) == .worker(.heartbeat(sequence: 7)))
         frames[1] = [0xFF, 0x00, 0x13]
-        #expect(try codec.decode(frames: frames) == .worker(.heartbeat))
+        #expect(throws: WireError.self) { try codec.decode(frames: frames) }
     }
 
     @Test(arguments: [0 as UInt8, 6, 42, 255])

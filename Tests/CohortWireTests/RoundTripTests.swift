@@ -57,8 +57,8 @@ import Testing
     }
 
     @Test func heartbeatsHaveEmptyBodies() throws {
-        #expect(try codec.encode(.worker(.heartbeat))[1].isEmpty)
-        #expect(try codec.encode(.toWorker(.heartbeat))[1].isEmpty)
+        #expect(try codec.encode(.worker(.heartbeat(sequence: 0)))[1].isEmpty)
+        #expect(try codec.encode(.toWorker(.heartbeat(acknowledged: 0)))[1].isEmpty)
     }
 
     @Test func familyEncodersAgreeWithTheGeneralOne() throws {
@@ -68,7 +68,7 @@ import Testing
         #expect(try codec.encode(reply) == codec.encode(.coordinatorReply(reply)))
         let worker = WorkerMessage.lockRelease(requestID: 3)
         #expect(try codec.encode(worker) == codec.encode(.worker(worker)))
-        let command = CoordinatorToWorker.heartbeat
+        let command = CoordinatorToWorker.heartbeat(acknowledged: 0)
         #expect(try codec.encode(command) == codec.encode(.toWorker(command)))
         let hello = Handshake.hello(Hello(role: .client, softwareVersion: "1", peerName: "p"))
         #expect(try codec.encode(hello) == codec.encode(.handshake(hello)))

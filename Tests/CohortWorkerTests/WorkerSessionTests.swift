@@ -13,6 +13,8 @@ struct WorkerSessionTests {
         maxReconnectDelay: .seconds(32))
 
     func at(_ seconds: Double) -> Instant { start + .seconds(seconds) }
+    /// Exact instants, for sums of durations.
+    func ms(_ milliseconds: Int64) -> Instant { start + .milliseconds(milliseconds) }
 
     func session() -> WorkerSession {
         let counter = Counter()
@@ -45,32 +47,88 @@ struct WorkerSessionTests {
         #expect(session.nextDeadline == at(0.6))
     }
 
-    @Test func heartbeatsWhenNothingWasSentForAnInterval() {
+    /// Numbered heartbeats go out every interval, whatever else is sent: the lease runs on
+    /// their acknowledgements.
+    @Test func heartbeatsEveryIntervalNumberedFromOneInEachSession() {
         var session = session()
         _ = session.tick(now: start)
         _ = session.received(welcome(), now: start)
         #expect(session.tick(now: at(0.4)) == [])
-        #expect(session.tick(now: at(0.5)) == [.heartbeat])
-        session.didSend(now: at(0.7))
-        #expect(session.tick(now: at(1.1)) == [])
-        #expect(session.tick(now: at(1.3)) == [.heartbeat])
+        #expect(session.tick(now: at(0.5)) == [.heartbeat(sequence: 1)])
+        _ = session.received(.other, now: at(0.7))
+        #expect(session.tick(now: at(0.9)) == [])
+        #expect(session.tick(now: at(1.0)) == [.heartbeat(sequence: 2)])
+        _ = session.received(.forgotten("restarted"), now: at(1.1))
+        _ = session.tick(now: at(1.1))
+        _ = session.received(welcome(), now: at(1.2))
+        #expect(session.tick(now: at(1.7)) == [.heartbeat(sequence: 1)])
     }
 
     @Test func anyMessageKeepsTheCoordinatorAlive() {
         var session = session()
         _ = session.tick(now: start)
-        _ = session.received(welcome(), now: start)
-        _ = session.received(.other, now: at(1.5))
-        session.didSend(now: at(3))
-        #expect(session.tick(now: at(3.4)) == [])
+        _ = session.received(welcome(liveness: 20), now: start)
+        _ = session.received(.other, now: at(9))
+        #expect(!session.tick(now: at(10.5)).contains { if case .disconnect = $0 { true } else { false } })
         #expect(session.isReady)
+    }
+
+    /// Issue 12, item 3: the lease runs from the sending of the latest acknowledged heartbeat
+    /// (at first, of the HELLO the WELCOME answered) and lasts one interval less than the
+    /// coordinator's silence limit, so it ends before the coordinator can declare the worker
+    /// lost and grant its categories again.
+    @Test func theLeaseEndsOneIntervalBeforeTheCoordinatorCouldDeclareTheWorkerLost() {
+        var session = session()
+        _ = session.tick(now: start)  // HELLO at 0
+        _ = session.received(welcome(), now: ms(100))  // 0.5 s × 4: silence limit 2 s
+        #expect(session.leaseDuration == .milliseconds(1500))
+        #expect(session.leaseEnd == ms(1500))
+        #expect(session.tick(now: ms(600)) == [.heartbeat(sequence: 1)])
+        #expect(session.tick(now: ms(1100)) == [.heartbeat(sequence: 2)])
+        // Heartbeat 1 was heard: the coordinator cannot declare the worker lost before
+        // 0.6 + 2 s, and the lease ends an interval earlier.
+        _ = session.received(.heartbeat(acknowledged: 1), now: ms(1200))
+        #expect(session.leaseEnd == ms(2100))
+        // An acknowledgement of nothing, or of an unknown number, renews nothing.
+        _ = session.received(.heartbeat(acknowledged: 0), now: ms(1300))
+        _ = session.received(.heartbeat(acknowledged: 99), now: ms(1300))
+        #expect(session.leaseEnd == ms(2100))
+        #expect(session.tick(now: ms(1600)) == [.heartbeat(sequence: 3)])
+        #expect(session.nextDeadline == ms(2100))
+        let lapse = session.tick(now: ms(2100))
+        #expect(lapse.first == .leaseEnded(reason: "no heartbeat acknowledged by the coordinator for 1.5 seconds"))
+        #expect(!session.holdsLease)
+        // Said once; heartbeat 3's late acknowledgement renews it.
+        #expect(
+            !session.tick(now: ms(2200)).contains(
+                .leaseEnded(reason: "no heartbeat acknowledged by the coordinator for 1.5 seconds")))
+        _ = session.received(.heartbeat(acknowledged: 3), now: ms(2300))
+        #expect(session.holdsLease && session.leaseEnd == ms(3100))
+    }
+
+    /// An acknowledgement that arrives after the lease it would have renewed has ended
+    /// renews nothing: the lease stays lapsed.
+    @Test func aLateAcknowledgementDoesNotReviveALapsedLease() {
+        var session = session()
+        _ = session.tick(now: start)
+        _ = session.received(welcome(), now: start)
+        #expect(session.tick(now: ms(500)) == [.heartbeat(sequence: 1)])
+        _ = session.tick(now: ms(1500))
+        #expect(!session.holdsLease)
+        // Heartbeat 1 (sent at 0.5 s) could carry the lease only to 2 s.
+        _ = session.received(.heartbeat(acknowledged: 1), now: ms(2100))
+        #expect(!session.holdsLease)
     }
 
     @Test func silentCoordinatorIsLostAndReconnectsWithDoublingDelays() {
         var session = session()
         _ = session.tick(now: start)
         _ = session.received(welcome(), now: start)
-        #expect(session.tick(now: at(2)) == [.disconnect(reason: "the coordinator was silent for 2.0 seconds")])
+        #expect(
+            session.tick(now: at(2)) == [
+                .leaseEnded(reason: "no heartbeat acknowledged by the coordinator for 1.5 seconds"),
+                .disconnect(reason: "the coordinator was silent for 2.0 seconds"),
+            ])
         #expect(!session.isReady)
         // Reconnect after 1 s; each handshake that times out (2 s here, the coordinator's
         // interval × liveness) doubles the next wait, up to 32 s.
@@ -121,7 +179,7 @@ struct WorkerSessionTests {
         _ = session.received(welcome(), now: start)
         let actions = session.received(.shutdown(ShutdownNotice(reason: "restart", restarting: true)), now: at(1))
         #expect(actions == [.disconnect(reason: "the coordinator is shutting down: restart")])
-        #expect(session.nextDeadline == at(2))
+        #expect(session.phase == .disconnected(retryAt: at(2)))
     }
 }
 

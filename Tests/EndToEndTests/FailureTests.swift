@@ -107,6 +107,113 @@ extension EndToEnd {
             }
         }
 
+        /// Issue 12, item 4: a lost worker's attempts run again elsewhere by default, without
+        /// `retry`, on the worker-loss budget; `onWorkerLoss: fail` fails at the loss instead,
+        /// naming the worker; the coordinator's `maxWorkerLosses` bounds the re-runs.
+        @Test func aKilledWorkersChildRunsAgainWithoutRetryUnlessItSaysFail() throws {
+            let config = Scratch.file("coordinator.yaml")
+            try "maxWorkerLosses: 1\n".write(toFile: config, atomically: true, encoding: .utf8)
+            let cluster = try Cluster(
+                coordinatorArguments: ["--config", config], heartbeat: Self.heartbeat, liveness: Self.liveness)
+            defer { cluster.stop() }
+            let first = try cluster.addWorker(name: "first", slots: 4)
+
+            let started = Scratch.file("started")
+            func child(_ name: String, _ extra: String = "") -> String {
+                """
+                  - name: \(name)\(extra)
+                    run: shell
+                    with: { command: ["sh", "-c", "echo \\"\(name) $COHORT_WORKER $COHORT_ATTEMPT\\" >> \(started); sleep 2; echo \(name)"] }
+
+                """
+            }
+            let spec =
+                "name: lossy\nonChildFailure: continue\nchildren:\n" + child("again")
+                + child("strict", "\n    onWorkerLoss: fail")
+            let group = try cluster.submit(spec, name: "lossy.yaml")
+            try Self.waitUntil("both children to start on the first worker") { Self.lines(started).count == 2 }
+            kill(first.pid, SIGKILL)
+            let second = try cluster.addWorker(name: "second", slots: 4)
+            try Self.waitUntil("the child without retry to run again on the second worker") {
+                Self.lines(started).contains("again second 2")
+            }
+            // The second worker is lost too: `again` has now lost two workers, one more than
+            // maxWorkerLosses allows.
+            kill(second.pid, SIGKILL)
+            try cluster.addWorker(name: "third", slots: 4)
+            let status = try cluster.waitForStatus(group, timeout: .seconds(40)) {
+                $0.state == "succeeded" || $0.state == "failed"
+            }
+            #expect(status.state == "failed", "\(status)")
+            let strict = try #require(status.child("strict"))
+            #expect(strict["state"] as? String == "failed")
+            #expect(
+                (strict["error"] as? String)?.hasSuffix("(onWorkerLoss: fail)") == true
+                    && (strict["error"] as? String)?.contains("worker first") == true,
+                "\(strict)")
+            let again = try #require(status.child("again"))
+            #expect(again["state"] as? String == "failed")
+            let error = again["error"] as? String ?? ""
+            #expect(error.contains("attempt 1: worker first"), "\(error)")
+            #expect(error.contains("attempt 2: worker second"), "\(error)")
+            #expect(error.hasSuffix("(2 workers lost while it ran; maxWorkerLosses is 1)"), "\(error)")
+            #expect(!Self.lines(started).contains { $0.hasPrefix("again third") }, "ran a third time")
+        }
+
+        /// Issue 12, item 3: a worker that stops hearing its heartbeats acknowledged (here the
+        /// coordinator is frozen) stops its exclusive children when its lease ends, before the
+        /// coordinator could declare it lost and grant the category again, and kills them at
+        /// once; children holding no category run on. Thawed, the coordinator gets the stopped
+        /// attempt's report (`WORKER_LOST`) and runs it again as a worker loss.
+        @Test func aWorkerWhoseLeaseEndsStopsItsExclusiveChildrenBeforeTheCoordinatorCouldLoseIt() throws {
+            // 300 ms × 5: the coordinator waits 1.5 s of silence; the worker's lease is 1.2 s.
+            let cluster = try Cluster(heartbeat: "300ms", liveness: 5)
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "leased", slots: 4)
+            let fenced = Scratch.file("fenced")
+            let free = Scratch.file("free")
+            let spec = """
+                name: leased
+                children:
+                  - name: fenced
+                    run: shell
+                    exclusive: [fence]
+                    with: { command: ["sh", "-c", "echo $$ >> \(fenced); if [ $COHORT_ATTEMPT = 1 ]; then exec sleep 60; fi"] }
+                  - name: free
+                    run: shell
+                    with: { command: ["sh", "-c", "echo $$ >> \(free); sleep 4"] }
+
+                """
+            let group = try cluster.submit(spec, name: "leased.yaml")
+            try Self.waitUntil("both children to start") {
+                Cancellation.pids(in: fenced).count == 1 && Cancellation.pids(in: free).count == 1
+            }
+            let fencedPID = Cancellation.pids(in: fenced)[0]
+            let freePID = Cancellation.pids(in: free)[0]
+            let frozenAt = ContinuousClock.now
+            kill(cluster.coordinator.pid, SIGSTOP)
+            var thawed = false
+            defer { if !thawed { kill(cluster.coordinator.pid, SIGCONT) } }
+            try Self.waitUntil("the exclusive child to be killed when the lease ends", timeout: .seconds(10)) {
+                Cancellation.isGone(fencedPID)
+            }
+            let stoppedAfter = ContinuousClock.now - frozenAt
+            // The coordinator had heard the worker at the latest when it was frozen: it could
+            // not have declared it lost before 1.5 s had passed.
+            #expect(stoppedAfter < .milliseconds(1500), "stopped \(stoppedAfter) after the last acknowledgement")
+            #expect(!Cancellation.isGone(freePID), "a child holding no category was stopped too")
+            kill(cluster.coordinator.pid, SIGCONT)
+            thawed = true
+
+            let status = try cluster.waitForStatus(group, timeout: .seconds(40)) {
+                $0.state == "succeeded" || $0.state == "failed"
+            }
+            #expect(status.state == "succeeded", "\(status)")
+            #expect(status.child("fenced")?["attempt"] as? Int == 2, "\(status)")
+            #expect(status.child("free")?["attempt"] as? Int == 1, "\(status)")
+            #expect(cluster.workers[0].stderr.contains("lease ended"), "the worker did not log its lease's end")
+        }
+
         // MARK: 2. kill -STOP past liveness, then -CONT
 
         /// A worker frozen past its liveness: its child runs again elsewhere; once thawed, its

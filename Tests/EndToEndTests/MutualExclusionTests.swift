@@ -112,5 +112,55 @@ extension EndToEnd {
                 #expect(tokens == tokens.sorted() && Set(tokens).count == tokens.count, "\(category): \(tokens)")
             }
         }
+
+        /// Issue 12, item 2, as reported: group `ga` holds p and its child (after a short
+        /// sleep) needs q; group `gb` holds q and its child needs p. Both used to wait for ever;
+        /// now each group's hold covers its child's category, so both finish, their children
+        /// never overlap, and the same holds for two such nested groups inside one spec.
+        @Test func crossedGroupHoldsDoNotDeadlock() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorkers(2, slots: 4)
+            let file = Scratch.file("pq.log")
+            func group(_ name: String, holds: String, child: String) -> String {
+                "name: \(name)\ntimeout: 1m\nexclusive: [\(holds)]\nchildren:\n"
+                    + Self.recordingChild("\(name)-child", categories: [child], file: file, sleep: "0.3")
+            }
+            /// A child's lines under a nested group's `children:`.
+            func indent(_ text: String) -> String {
+                text.split(separator: "\n").map { "      " + $0 }.joined(separator: "\n")
+            }
+            let ga = try cluster.submit(group("ga", holds: "p", child: "q"), name: "ga.yaml")
+            let gb = try cluster.submit(group("gb", holds: "q", child: "p"), name: "gb.yaml")
+            let nested = try cluster.submit(
+                """
+                name: one
+                timeout: 1m
+                children:
+                  - name: a
+                    exclusive: [p]
+                    group:
+                      children:
+                \(indent(Self.recordingChild("a-x", categories: ["q"], file: file, sleep: "0.3")))
+                  - name: b
+                    exclusive: [q]
+                    group:
+                      children:
+                \(indent(Self.recordingChild("b-y", categories: ["p"], file: file, sleep: "0.3")))
+                """, name: "one.yaml")
+            for id in [ga, gb, nested] {
+                let status = try cluster.waitForStatus(id, timeout: .seconds(50)) {
+                    $0.state != "running" && $0.state != "pending"
+                }
+                #expect(status.state == "succeeded", "\(id) did not succeed (deadlock?): \(status)")
+            }
+            let intervals = try Self.intervals(in: file)
+            #expect(intervals.count == 4)
+            for (i, first) in intervals.enumerated() {
+                for second in intervals[(i + 1)...] where !Set(first.tokens.keys).isDisjoint(with: second.tokens.keys) {
+                    #expect(!first.overlaps(second), "\(first.child) and \(second.child) share a category and overlap")
+                }
+            }
+        }
     }
 }

@@ -36,8 +36,12 @@ struct ChildRun: Sendable {
     /// dispatch. Status shows this one: an attempt that waits for a lock or a slot, or was
     /// cancelled before it reached a worker, never started.
     var sentAttempt: UInt32 = 0
-    /// Attempts that count against the retry budget (those that started).
+    /// Attempts that count against the retry budget (those that started and ended on their
+    /// worker: a lost worker's attempts count as ``losses`` instead).
     var counted: UInt32 = 0
+    /// Workers lost while one of its attempts ran there (the worker-loss budget,
+    /// `maxWorkerLosses`).
+    var losses: UInt8 = 0
     /// The current attempt's id; 0 when there is none.
     var attemptID = AttemptID(0)
     /// The worker of the latest attempt.

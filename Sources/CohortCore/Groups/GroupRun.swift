@@ -111,7 +111,7 @@ struct GroupRun: Sendable {
         self.plan = plan
         self.children = plan.remaining.map { ChildRun(remaining: $0) }
         self.groups = plan.flat.groups.map { group in
-            NestedRun(unfinished: group.leaves.count, hold: group.exclusive.isEmpty ? .none : .notRequested)
+            NestedRun(unfinished: group.leaves.count, hold: group.holds.isEmpty ? .none : .notRequested)
         }
     }
 
@@ -140,7 +140,7 @@ extension GroupPlan {
         var cluster = Set<String>()
         var scoped: [(Int, Set<String>)] = []
         for category in exclusive {
-            if let holder = ancestors.last(where: { flat.groups[$0].exclusive.contains(category) }) {
+            if let holder = ancestors.last(where: { flat.groups[$0].holds.contains(category) }) {
                 if let index = scoped.firstIndex(where: { $0.0 == holder }) {
                     scoped[index].1.insert(category)
                 } else {

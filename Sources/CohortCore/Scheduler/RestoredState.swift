@@ -33,12 +33,15 @@ public struct ChildRecord: Hashable, Sendable {
     public var tokens: [String: UInt64]
     public var startedAt: Timestamp?
     public var finishedAt: Timestamp?
+    /// Workers the child had lost (while an attempt ran there) when this attempt was sent:
+    /// those attempts did not use up its retry budget.
+    public var losses: UInt32
 
     public init(
         group: String, path: String, attempt: UInt32, attemptID: AttemptID, state: State, output: Data? = nil,
         outputTruncated: Bool = false, error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:],
         startedAt: Timestamp? = nil,
-        finishedAt: Timestamp? = nil
+        finishedAt: Timestamp? = nil, losses: UInt32 = 0
     ) {
         self.group = group
         self.path = path
@@ -52,6 +55,7 @@ public struct ChildRecord: Hashable, Sendable {
         self.tokens = tokens
         self.startedAt = startedAt
         self.finishedAt = finishedAt
+        self.losses = losses
     }
 }
 

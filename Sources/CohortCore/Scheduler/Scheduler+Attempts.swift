@@ -30,11 +30,13 @@ extension Scheduler {
     /// outcome. An attempt that was being cancelled finishes the child cancelled (or
     /// succeeded, if it completed before the cancel reached it).
     /// `startedAt` is when the worker says the attempt started; it stands in for a missing
-    /// ``attemptStarted(_:worker:now:)`` (that report is optional on the wire).
+    /// ``attemptStarted(_:worker:now:)`` (that report is optional on the wire). `finishedAt` is
+    /// when the worker says it finished, which the child keeps (within its start and `now`):
+    /// a result that waited for a restarted coordinator keeps the time it really finished.
     /// - Throws: ``SchedulerError`` `superseded` if the attempt is not current or not this worker's.
     public mutating func attemptFinished(
         _ ref: AttemptRef, outcome: AttemptOutcome, worker: SessionID, startedAt: Timestamp? = nil,
-        outputTruncated: Bool = false, now: Timestamp
+        finishedAt: Timestamp? = nil, outputTruncated: Bool = false, now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
         claimOrphan(ref, by: worker)
         let location = try current(ref, on: worker)
@@ -43,26 +45,36 @@ extension Scheduler {
         if runs[runIndex]?.children[leaf].startedAt == nil {
             runs[runIndex]?.children[leaf].startedAt = min(startedAt ?? now, now)
         }
-        runs[runIndex]?.children[leaf].counted += 1
+        let finished = finishedAt.map { max(min($0, now), runs[runIndex]?.children[leaf].startedAt ?? $0) }
         let cancelling = runs[runIndex]?.children[leaf].cancelling
+        if case .cancelled(.workerLost(let text)) = outcome, cancelling == nil {
+            // Its worker stopped it when its lease ended: a worker loss, not the child's failure.
+            runs[runIndex]?.children[leaf].stage = .started
+            loseAttempt(ref.id, message: text, costsALoss: true, now: now)
+            settle(now: now)
+            return takeActions()
+        }
+        runs[runIndex]?.children[leaf].counted += 1
         switch outcome {
         case .succeeded(let output):
             runs[runIndex]?.children[leaf].outputTruncated = outputTruncated
-            finishLeaf(runIndex, leaf, .succeeded, output: output, now: now)
+            finishLeaf(runIndex, leaf, .succeeded, output: output, at: finished, now: now)
         case .failed(let error) where cancelling == nil:
-            retryOrFinish(runIndex, leaf, .failed, message: error, now: now)
+            retryOrFinish(runIndex, leaf, .failed, message: error, at: finished, now: now)
         case .cancelled(let reason) where cancelling == nil:
             switch reason {
             case .timedOut:
-                retryOrFinish(runIndex, leaf, .cancelled, message: reason.text, reason: reason, now: now)
+                retryOrFinish(
+                    runIndex, leaf, .cancelled, message: reason.text, reason: reason, at: finished, now: now)
             default:
                 if runs[runIndex]?.children[leaf].cancelCause == nil {
                     runs[runIndex]?.children[leaf].cancelCause = .explicit
                 }
-                finishLeaf(runIndex, leaf, .cancelled, reason: reason, now: now)
+                finishLeaf(runIndex, leaf, .cancelled, reason: reason, at: finished, now: now)
             }
         case .failed, .cancelled:
-            finishLeaf(runIndex, leaf, .cancelled, message: cancelling?.text, reason: cancelling, now: now)
+            finishLeaf(
+                runIndex, leaf, .cancelled, message: cancelling?.text, reason: cancelling, at: finished, now: now)
         }
         settle(now: now)
         return takeActions()
@@ -88,10 +100,11 @@ extension Scheduler {
 
     /// Ends the current attempt; starts another after the backoff if the budget allows,
     /// else finishes the child with `phase`.
-    /// `reason` is the cancellation's, for a worker-side timeout.
+    /// `reason` is the cancellation's, for a worker-side timeout; `at`, when the attempt ended
+    /// (`now` if nil), the child's finish time if it finishes.
     mutating func retryOrFinish(
         _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String, reason: CancellationReason? = nil,
-        now: Timestamp
+        at finishedAt: Timestamp? = nil, now: Timestamp
     ) {
         guard let child = runs[runIndex]?.children[leaf], let cancelled = runs[runIndex]?.isInCancelledGroup(leaf)
         else { return }
@@ -100,7 +113,8 @@ extension Scheduler {
             // After several attempts the child's error reads as every attempt's, its own words.
             let error = everyAttemptsError(runIndex, leaf, last: message)
             finishLeaf(
-                runIndex, leaf, phase, message: error, reason: child.attemptErrors.isEmpty ? reason : nil, now: now)
+                runIndex, leaf, phase, message: error, reason: child.attemptErrors.isEmpty ? reason : nil,
+                at: finishedAt, now: now)
             return
         }
         endAttempt(child.attemptID, now: now)

@@ -71,7 +71,8 @@ extension Scheduler {
                         ChildRecord(
                             group: ref.group, path: ref.path, attempt: ref.attempt, attemptID: attemptID,
                             state: .inFlight,
-                            worker: workerNames[worker], tokens: tokens))))
+                            worker: workerNames[worker], tokens: tokens,
+                            losses: UInt32(runs[runIndex]?.children[leaf].losses ?? 0)))))
         }
         actions.append(
             .dispatch(

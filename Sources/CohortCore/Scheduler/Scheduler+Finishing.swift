@@ -5,15 +5,17 @@ import Foundation
 /// cancelled (failure policy, injection), groups finished, the run's outcome.
 extension Scheduler {
     /// Finishes a leaf for good: releases its locks, updates its groups and propagates.
+    /// `at` is when it finished, if not `now` (a worker's report of a result that waited).
     mutating func finishLeaf(
         _ runIndex: Int, _ leaf: Int, _ phase: ChildPhase, message: String? = nil, reason: CancellationReason? = nil,
-        output: Data? = nil, now: Timestamp
+        output: Data? = nil, at finishedAt: Timestamp? = nil, now: Timestamp
     ) {
         guard let attemptID = runs[runIndex]?.children[leaf].attemptID, runs[runIndex]?.children[leaf].isDone == false
         else { return }
         if attemptID != .none { endAttempt(attemptID, now: now) }
         runs[runIndex]?.finishLeaf(
-            leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: now, work: &work)
+            leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: finishedAt ?? now,
+            work: &work)
         if emitsRecords { recordFinish(runIndex, leaf) }
         notifyLeaf(runIndex, leaf)
     }

@@ -1,3 +1,5 @@
+import CohortSpec
+
 /// Lock requests a worker makes for procedures that a running attempt creates locally
 /// (`MutuallyExclusive` inside a local group): they go through the same cluster-wide table.
 ///
@@ -31,6 +33,9 @@ extension Scheduler {
         }
         guard let plan = runs[location.runIndex]?.plan else { return [] }
         let leaf = plan.flat.leaves[location.leaf]
+        if let refusal = Self.uncovered(categories, of: leaf, in: plan.flat) {
+            return [.deny(worker, request: request, .denied, reason: refusal)]
+        }
         let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
         attempts.localRequests[ref.id, default: []].append(request)
         if let grant = locks.request(
@@ -40,6 +45,31 @@ extension Scheduler {
             actions.append(.grant(worker, request: request, tokens: grant.tokens))
         }
         return takeActions()
+    }
+
+    /// Why a local request must be refused, if it must: an attempt that holds categories (its
+    /// own `exclusive`, or through an enclosing group's hold) may lock locally only what it
+    /// holds; waiting for anything else while holding could close a cycle with another holder
+    /// (docs/scheduling.md, "Why locks never deadlock"). An attempt that holds nothing may
+    /// lock anything.
+    static func uncovered(_ categories: [String], of leaf: FlatLeaf, in flat: FlatSpec) -> String? {
+        let covering: [String]
+        let holder: String
+        if !leaf.exclusive.isEmpty {
+            covering = leaf.exclusive
+            holder = "its exclusive categories"
+        } else if let group = leaf.ancestors.last(where: { !flat.groups[$0].holds.isEmpty }) {
+            covering = flat.groups[group].holds
+            let path = flat.groups[group].path
+            holder = "the categories its group \(path.isEmpty ? "" : "\"\(path)\" ")holds"
+        } else {
+            return nil
+        }
+        let outside = Set(categories).subtracting(covering).sorted()
+        guard !outside.isEmpty else { return nil }
+        return "an attempt of \"\(leaf.path)\" may lock only \(holder) (\(covering.joined(separator: ", "))), "
+            + "not \(outside.joined(separator: ", ")): declare \(outside.count == 1 ? "it" : "them") in the child's "
+            + "`exclusive` (locks taken while holding others could deadlock)"
     }
 
     /// The levels of a local request: the attempt's own categories from its table, the others

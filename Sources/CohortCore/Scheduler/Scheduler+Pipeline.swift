@@ -59,7 +59,7 @@ extension Scheduler {
     /// Requests a group's hold; true if granted at once.
     private mutating func requestHold(_ runIndex: Int, _ group: Int, now: Timestamp) -> Bool {
         guard let plan = runs[runIndex]?.plan else { return false }
-        let levels = plan.lockLevels(for: plan.flat.groups[group].exclusive, ancestors: plan.ancestors(ofGroup: group))
+        let levels = plan.lockLevels(for: plan.flat.groups[group].holds, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
         runs[runIndex]?.groups[group].hold = .requested
         guard let grant = locks.request(.group(run: runIndex, group: group), levels: levels, owner: owner) else {

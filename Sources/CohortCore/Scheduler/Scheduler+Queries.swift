@@ -189,7 +189,7 @@ extension Scheduler {
 
     private func holdReason(_ run: GroupRun, _ group: Int) -> String {
         let name = run.flat.groups[group].path.isEmpty ? "the group" : "group \"\(run.flat.groups[group].path)\""
-        let why = lockReason(.group(run: run.runIndex, group: group), categories: run.flat.groups[group].exclusive)
+        let why = lockReason(.group(run: run.runIndex, group: group), categories: run.flat.groups[group].holds)
         return "\(name) \(why)"
     }
 

@@ -75,7 +75,8 @@ extension Scheduler {
                 guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
                 runs[plan.runIndex]?.children[leaf].attempt = record.attempt
                 runs[plan.runIndex]?.children[leaf].sentAttempt = record.attempt
-                runs[plan.runIndex]?.children[leaf].counted = record.attempt
+                runs[plan.runIndex]?.children[leaf].losses = UInt8(clamping: record.losses)
+                runs[plan.runIndex]?.children[leaf].counted = record.attempt - min(record.losses, record.attempt)
                 runs[plan.runIndex]?.children[leaf].worker = session(record.worker)
                 runs[plan.runIndex]?.children[leaf].startedAt = record.startedAt
                 switch record.state {
@@ -138,7 +139,7 @@ extension Scheduler {
         markGroupsStarted(runIndex, leaf, now: now)
         // Enclosing groups' holds first: the attempt's own levels may be in their tables.
         for group in flatLeaf.ancestors where runs[runIndex]?.groups[group].hold == .notRequested {
-            let exclusive = plan.flat.groups[group].exclusive
+            let exclusive = plan.flat.groups[group].holds
             let levels = plan.lockLevels(for: exclusive, ancestors: plan.ancestors(ofGroup: group))
             let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
             let tokens = record.tokens.filter { exclusive.contains($0.key) }
@@ -156,7 +157,8 @@ extension Scheduler {
         }
         runs[runIndex]?.children[leaf].worker = worker
         runs[runIndex]?.children[leaf].attemptID = record.attemptID
-        runs[runIndex]?.children[leaf].counted = record.attempt - 1
+        // Its earlier attempts each ended on their worker or with a lost one (`losses`).
+        runs[runIndex]?.children[leaf].counted = record.attempt - 1 - min(record.losses, record.attempt - 1)
         runs[runIndex]?.children[leaf].stage = .started
         runs[runIndex]?.children[leaf].phase = .running
         runs[runIndex]?.children[leaf].injected = true
@@ -181,16 +183,17 @@ extension Scheduler {
     /// the worker has said HELLO again. The attempt's id names it (ids are unique across
     /// incarnations), so it is accepted as its past session's.
     /// - Throws: ``SchedulerError`` `notFound` unless `ref` is an orphan; what
-    ///   ``attemptFinished(_:outcome:worker:startedAt:outputTruncated:now:)`` throws.
+    ///   ``attemptFinished(_:outcome:worker:startedAt:finishedAt:outputTruncated:now:)`` throws.
     public mutating func orphanFinished(
-        _ ref: AttemptRef, outcome: AttemptOutcome, startedAt: Timestamp? = nil, outputTruncated: Bool = false,
-        now: Timestamp
+        _ ref: AttemptRef, outcome: AttemptOutcome, startedAt: Timestamp? = nil, finishedAt: Timestamp? = nil,
+        outputTruncated: Bool = false, now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
         guard attempts.orphans.contains(ref.id), let location = attempts[ref.id],
             let worker = runs[location.runIndex]?.children[location.leaf].worker
         else { throw SchedulerError(.notFound, "attempt \(ref) is not a restored attempt awaiting its worker") }
         return try attemptFinished(
-            ref, outcome: outcome, worker: worker, startedAt: startedAt, outputTruncated: outputTruncated, now: now)
+            ref, outcome: outcome, worker: worker, startedAt: startedAt, finishedAt: finishedAt,
+            outputTruncated: outputTruncated, now: now)
     }
 
     /// The grace period is over: every orphan nobody reported gets a new attempt (or, if it was
@@ -211,9 +214,20 @@ extension Scheduler {
                 finishLeaf(runIndex, leaf, .cancelled, reason: cancelling, now: now)
                 continue
             }
+            // Its worker is gone as far as anyone can tell: a worker loss, like any other.
+            let message = "attempt \(child.attempt) was not reported by any worker after the coordinator restarted"
+            let losses = Int(child.losses) + 1
+            runs[runIndex]?.children[leaf].losses = UInt8(clamping: losses)
+            if let failure = lossFailure(
+                losses, policy: runs[runIndex]?.flat.leaves[leaf].onWorkerLoss ?? .retry, message)
+            {
+                finishLeaf(
+                    runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: failure), now: now)
+                continue
+            }
             endAttempt(attemptID, now: now)
-            runs[runIndex]?.children[leaf].error =
-                "attempt \(child.attempt) was not reported by any worker after the coordinator restarted"
+            runs[runIndex]?.children[leaf].error = message
+            runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
             setStage(runIndex, leaf, .retryWait, .waiting, now: now)
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))
         }

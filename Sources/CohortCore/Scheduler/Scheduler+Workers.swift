@@ -1,3 +1,5 @@
+import CohortSpec
+
 /// Worker sessions: joining, heartbeats, draining, leaving and being lost.
 extension Scheduler {
     /// A worker session is ready for work.
@@ -74,9 +76,9 @@ extension Scheduler {
     /// The worker left (said goodbye, or its connection is gone): as lost.
     ///
     /// `handedBack`: the worker stopped its attempts itself before it left (it said
-    /// `disconnect` after a drain timeout or a stop), so they get new attempts without using
-    /// up their retry budget; a worker that is lost (silent, unreachable, killed) uses one
-    /// attempt of each attempt it had started.
+    /// `disconnect` after a drain timeout or a stop), so they get new attempts at no cost; a
+    /// worker that is lost (silent, unreachable, killed) costs each attempt it had started
+    /// one of its child's worker losses (``SchedulerConfiguration/maxWorkerLosses``).
     public mutating func workerLost(
         _ id: SessionID, reason: String, handedBack: Bool = false, now: Timestamp
     ) -> [SchedulerAction] {
@@ -86,44 +88,66 @@ extension Scheduler {
     }
 
     /// Revokes the session's grants and lock requests; each of its attempts gets a new attempt
-    /// (if it never started, was handed back, or within the retry budget) or finishes:
-    /// cancelled if it was being cancelled, else failed naming the worker and every attempt's error.
+    /// or finishes: cancelled if it was being cancelled; failed, naming the worker and every
+    /// attempt's error, if its child's group was cancelled, its `onWorkerLoss` is `fail`, or
+    /// it has lost more workers than `maxWorkerLosses`. An attempt that never started (or was
+    /// handed back) costs nothing; one that started costs a worker loss, never a retry.
     mutating func loseWorker(
         _ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp
     ) {
         guard let record = membership.remove(id) else { return }
         let attemptIDs = (attempts.bySession.removeValue(forKey: id) ?? []).sorted()
         for attemptID in attemptIDs {
-            guard let location = attempts[attemptID], let child = runs[location.runIndex]?.children[location.leaf]
-            else {
-                continue
-            }
-            let (runIndex, leaf) = (location.runIndex, location.leaf)
             // The worker is gone: its counts and local requests go with it.
             attempts[attemptID]?.dispatched = false
-            let message = "worker \(record.name) (\(id)) was lost: \(reason)"
-            if let cancelling = child.cancelling {
-                finishLeaf(runIndex, leaf, .cancelled, reason: cancelling, now: now)
-                continue
-            }
-            let counts = child.stage == .started && !handedBack
-            if counts { runs[runIndex]?.children[leaf].counted += 1 }
-            let counted = child.counted + (counts ? 1 : 0)
-            guard let cancelled = runs[runIndex]?.isInCancelledGroup(leaf) else { continue }
-            if counted < budget(runIndex, leaf) || !counts, !cancelled {
-                endAttempt(attemptID, now: now)
-                runs[runIndex]?.children[leaf].error = message
-                if counts {
-                    runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
-                }
-                setStage(runIndex, leaf, .retryWait, .waiting, now: now)
-                work.append(.unblocked(runIndex: runIndex, leaf: leaf))
-            } else {
-                finishLeaf(
-                    runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
-            }
+            loseAttempt(
+                attemptID, message: "worker \(record.name) (\(id)) was lost: \(reason)", costsALoss: !handedBack,
+                now: now)
         }
         membershipChanged(now: now)
         actions.append(.sessionLost(id, loss))
+    }
+
+    /// An attempt whose worker was lost, or stopped it because its lease ended: a new attempt,
+    /// or the child finishes: cancelled if it was being cancelled; failed, naming the worker
+    /// and every attempt's error, if its group was cancelled, its `onWorkerLoss` is `fail`, or
+    /// it has lost more workers than `maxWorkerLosses`. An attempt that never started (or was
+    /// handed back, `costsALoss` false) costs nothing; one that started costs a worker loss,
+    /// never a retry.
+    mutating func loseAttempt(_ attemptID: AttemptID, message: String, costsALoss: Bool, now: Timestamp) {
+        guard let location = attempts[attemptID], let run = runs[location.runIndex] else { return }
+        let (runIndex, leaf) = (location.runIndex, location.leaf)
+        let child = run.children[leaf]
+        if let cancelling = child.cancelling {
+            finishLeaf(runIndex, leaf, .cancelled, reason: cancelling, now: now)
+            return
+        }
+        let lost = child.stage == .started && costsALoss
+        let losses = Int(child.losses) + (lost ? 1 : 0)
+        if lost { runs[runIndex]?.children[leaf].losses = UInt8(clamping: losses) }
+        if lost, let failure = lossFailure(losses, policy: run.flat.leaves[leaf].onWorkerLoss, message) {
+            finishLeaf(runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: failure), now: now)
+        } else if run.isInCancelledGroup(leaf) {
+            finishLeaf(runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
+        } else {
+            endAttempt(attemptID, now: now)
+            runs[runIndex]?.children[leaf].error = message
+            if lost { runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
+            setStage(runIndex, leaf, .retryWait, .waiting, now: now)
+            work.append(.unblocked(runIndex: runIndex, leaf: leaf))
+        }
+    }
+
+    /// The error of a child whose attempt's worker was lost, if that loss fails it: its
+    /// `onWorkerLoss` is `fail`, or it has lost more workers than `maxWorkerLosses`.
+    func lossFailure(_ losses: Int, policy: WorkerLossPolicy, _ message: String) -> String? {
+        switch policy {
+        case .fail:
+            "\(message) (onWorkerLoss: fail)"
+        case .retry where losses > configuration.maxWorkerLosses:
+            "\(message) (\(losses) workers lost while it ran; maxWorkerLosses is \(configuration.maxWorkerLosses))"
+        case .retry:
+            nil
+        }
     }
 }

@@ -87,6 +87,11 @@ public struct SchedulerConfiguration: Hashable, Sendable {
     public var heartbeatInterval: Duration = .seconds(1)
     /// Silent intervals before a worker is lost.
     public var liveness: Int = 3
+    /// Workers a procedure may lose (its running attempt's worker killed, silent or cut off)
+    /// and still run again elsewhere; the next loss fails it. Separate from `retry.attempts`:
+    /// a loss is the cluster's failure, not the procedure's. A child with
+    /// `onWorkerLoss: fail` fails at its first loss.
+    public var maxWorkerLosses: Int = 3
     /// Finished groups kept for `status` and `result` (the oldest are forgotten first).
     public var finishedGroupRetention: Int = 10_000
     /// Every fencing token is larger than this (the coordinator's epoch goes here).

@@ -51,6 +51,9 @@ public struct ChildSpec: Sendable, Hashable {
     /// Deadline from the child's start (for a procedure, per attempt); `nil` for none.
     public var timeout: Duration?
     public var retry: RetryPolicy?
+    /// What a lost worker does to a running attempt: run it again (the default) or fail.
+    /// Procedures only.
+    public var onWorkerLoss: WorkerLossPolicy
     /// Results of other children written into this one's input; each implies `after`.
     public var inject: [Injection]
 
@@ -62,6 +65,7 @@ public struct ChildSpec: Sendable, Hashable {
         requires: [String] = [],
         timeout: Duration? = nil,
         retry: RetryPolicy? = nil,
+        onWorkerLoss: WorkerLossPolicy = .retry,
         inject: [Injection] = []
     ) {
         self.name = name
@@ -71,6 +75,7 @@ public struct ChildSpec: Sendable, Hashable {
         self.requires = requires
         self.timeout = timeout
         self.retry = retry
+        self.onWorkerLoss = onWorkerLoss
         self.inject = inject
     }
 
@@ -84,11 +89,12 @@ public struct ChildSpec: Sendable, Hashable {
         requires: [String] = [],
         timeout: Duration? = nil,
         retry: RetryPolicy? = nil,
+        onWorkerLoss: WorkerLossPolicy = .retry,
         inject: [Injection] = []
     ) {
         self.init(
             name: name, body: .procedure(Procedure(run: run, with: input)), after: after, exclusive: exclusive,
-            requires: requires, timeout: timeout, retry: retry, inject: inject)
+            requires: requires, timeout: timeout, retry: retry, onWorkerLoss: onWorkerLoss, inject: inject)
     }
 
     /// A nested group child with a list of children.

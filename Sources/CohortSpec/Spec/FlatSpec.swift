@@ -9,10 +9,13 @@
 ///   listed before it or before an enclosing group. Waiting for a group means waiting for
 ///   every leaf inside it; a group's leaves are a contiguous index range, so dependencies are
 ///   kept as sorted, merged ranges of leaf indexes.
-/// - Exclusivity: a group acquires its `acquires` categories atomically before its first leaf
-///   starts and holds them until its last leaf finishes. A leaf acquires only the categories
-///   not already held by an enclosing group (`acquires`); it still runs under the others
-///   (`heldByAncestors`), whose fencing tokens it may read.
+/// - Exclusivity: a group with `exclusive` categories holds, from before its first leaf starts
+///   until its last leaf finishes, its `holds`: its own categories and every category a
+///   descendant declares, taken atomically, so nothing inside it ever waits for a category
+///   outside its hold while it holds (deadlock-free by construction: docs/scheduling.md,
+///   "Why locks never deadlock"). A node's categories that an enclosing group holds are
+///   granted from that group's table (siblings still exclude each other); `acquires` are
+///   those taken from the cluster's table, the ones no enclosing group holds.
 public struct FlatSpec: Sendable, Hashable {
     /// The top-level group first, then nested groups in document order.
     public var groups: [FlatGroup]
@@ -53,9 +56,13 @@ public struct FlatGroup: Sendable, Hashable {
     public var timeout: Duration?
     /// Categories as written on the group (duplicates removed).
     public var exclusive: [String]
-    /// Categories held by enclosing groups while this one runs.
+    /// What the group's hold covers, taken atomically: its `exclusive` and every category its
+    /// descendants declare, in document order; empty for a group without `exclusive` (it holds
+    /// nothing, and its children lock for themselves).
+    public var holds: [String]
+    /// Categories held by enclosing groups while this one runs (their `holds`).
     public var heldByAncestors: [String]
-    /// `exclusive` minus `heldByAncestors`: what this group must acquire itself.
+    /// `holds` minus `heldByAncestors`: what this group takes from the cluster's table.
     public var acquires: [String]
     /// Labels needed by every leaf in the group (own and inherited).
     public var requires: [String]
@@ -89,13 +96,17 @@ public struct FlatLeaf: Sendable, Hashable {
     public var requires: [String]
     /// Categories as written on the procedure (duplicates removed).
     public var exclusive: [String]
-    /// Categories held by enclosing groups while this leaf runs.
+    /// Categories held by enclosing groups while this leaf runs (their `holds`, which cover
+    /// every category of `exclusive` when there is such a group).
     public var heldByAncestors: [String]
-    /// `exclusive` minus `heldByAncestors`: what this leaf acquires, atomically, per attempt.
+    /// `exclusive` minus `heldByAncestors`: what this leaf takes from the cluster's table,
+    /// atomically, per attempt (the rest comes from its innermost holding group's table).
     public var acquires: [String]
     /// Per attempt; enclosing groups' timeouts are on `FlatSpec.groups`.
     public var timeout: Duration?
     public var retry: RetryPolicy?
+    /// What a lost worker does to a running attempt.
+    public var onWorkerLoss: WorkerLossPolicy
     /// Injections with their producers resolved, in application order.
     public var inject: [FlatInjection]
     /// What must finish first, as absolute paths of leaves or groups, in the order found: the
@@ -130,12 +141,13 @@ extension GroupSpec {
         var groups: [FlatGroup] = []
         var groupIndexByNode: [Int: Int] = [:]
         var leaves: [FlatLeaf] = []
+        let holds = holdsByNode(tree)
 
         for nodeIndex in tree.nodes.indices {
             let node = tree.nodes[nodeIndex]
             let ancestorNodes = tree.ancestors(of: nodeIndex)
             let ancestorGroups = ancestorNodes.map { groupIndexByNode[$0]! }
-            let held = unique(ancestorGroups.flatMap { groups[$0].exclusive })
+            let held = unique(ancestorNodes.flatMap { holds[$0] ?? [] })
             let inheritedRequires = ancestorGroups.last.map { groups[$0].requires } ?? []
             let own: (exclusive: [String], requires: [String], timeout: Duration?) =
                 node.child.map { ($0.exclusive, $0.requires, $0.timeout) } ?? (exclusive, requires, timeout)
@@ -158,8 +170,8 @@ extension GroupSpec {
                     FlatGroup(
                         index: index, path: node.path, name: node.name, parent: ancestorGroups.last,
                         depth: node.depth, mode: node.mode, onChildFailure: node.onChildFailure, timeout: own.timeout,
-                        exclusive: exclusiveOwn, heldByAncestors: held,
-                        acquires: exclusiveOwn.filter { !held.contains($0) },
+                        exclusive: exclusiveOwn, holds: holds[nodeIndex] ?? [], heldByAncestors: held,
+                        acquires: (holds[nodeIndex] ?? []).filter { !held.contains($0) },
                         requires: unique(inheritedRequires + own.requires), leaves: node.leaves,
                         children: node.children.map { tree.nodes[$0].path }, waitsFor: waitsFor,
                         dependencies: dependencies))
@@ -179,11 +191,26 @@ extension GroupSpec {
                         ancestors: ancestorGroups, run: procedure.run, input: procedure.with,
                         requires: unique(inheritedRequires + own.requires), exclusive: exclusiveOwn,
                         heldByAncestors: held, acquires: exclusiveOwn.filter { !held.contains($0) },
-                        timeout: own.timeout, retry: child.retry, inject: injections, waitsFor: waitsFor,
+                        timeout: own.timeout, retry: child.retry, onWorkerLoss: child.onWorkerLoss, inject: injections,
+                        waitsFor: waitsFor,
                         dependencies: dependencies))
             }
         }
         return FlatSpec(groups: groups, leaves: leaves)
+    }
+
+    /// Each holding group node's `holds`: its own categories, then those of every node below
+    /// it in document order. Groups without `exclusive` hold nothing and are left out.
+    private func holdsByNode(_ tree: SpecTree) -> [Int: [String]] {
+        var holds: [Int: [String]] = [:]
+        for nodeIndex in tree.nodes.indices {
+            let own = tree.nodes[nodeIndex].child.map(\.exclusive) ?? exclusive
+            if tree.nodes[nodeIndex].isGroup, !own.isEmpty { holds[nodeIndex] = own }
+            for ancestor in tree.ancestors(of: nodeIndex) where holds[ancestor] != nil {
+                holds[ancestor]! += own
+            }
+        }
+        return holds.mapValues(unique)
     }
 }
 

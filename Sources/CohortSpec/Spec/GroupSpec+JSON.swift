@@ -50,6 +50,7 @@ extension ChildSpec {
         if !requires.isEmpty { object["requires"] = .strings(requires) }
         if let timeout { object["timeout"] = .string(timeout.specString) }
         if let retry { object["retry"] = retry.specJSON }
+        if onWorkerLoss != .retry { object["onWorkerLoss"] = .string(onWorkerLoss.rawValue) }
         if !inject.isEmpty {
             object["inject"] = .array(
                 inject.map { injection in

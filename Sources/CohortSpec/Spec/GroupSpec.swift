@@ -16,6 +16,18 @@ public enum ChildFailurePolicy: String, Sendable, Hashable, Codable, CaseIterabl
     case `continue` = "continue"
 }
 
+/// What happens to a procedure whose attempt was running on a worker that was lost (killed,
+/// silent past its liveness, cut off): run it again elsewhere, on a budget of its own
+/// (the coordinator's `maxWorkerLosses`, 3 by default) that does not use up `retry.attempts`,
+/// or fail at once. A re-run may repeat what the lost attempt already did: see
+/// docs/scheduling.md, "Worker loss".
+public enum WorkerLossPolicy: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Run it again on another worker (the default).
+    case retry
+    /// Fail the procedure, naming the lost worker.
+    case fail
+}
+
 /// A group procedure as submitted: the top level of a spec.
 ///
 /// Build one in Swift with the initialisers, or parse one with `SpecParser`. A value built in

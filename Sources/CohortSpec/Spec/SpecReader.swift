@@ -18,7 +18,8 @@ struct SpecReader {
 
     static let groupFields = ["name", "mode", "timeout", "onChildFailure", "exclusive", "requires", "children"]
     static let childFields = [
-        "name", "run", "with", "group", "after", "exclusive", "requires", "timeout", "retry", "inject",
+        "name", "run", "with", "group", "after", "exclusive", "requires", "timeout", "retry", "onWorkerLoss",
+        "inject",
     ]
     static let nestedGroupFields = ["mode", "onChildFailure", "children"]
     static let retryFields = ["attempts", "backoff", "strategy", "maxBackoff", "jitter"]
@@ -39,6 +40,7 @@ struct SpecReader {
                 "run": "the top level is a group; `run` belongs on a child, under `children`",
                 "with": "the top level is a group; `with` belongs on a child, under `children`",
                 "retry": "`retry` applies to procedures; put it on the children that need it",
+                "onWorkerLoss": "`onWorkerLoss` applies to procedures; put it on the children that need it",
                 "inject": "`inject` belongs on a child, under `children`",
                 "group": "the top level is already a group; put `mode` and `children` at the top level",
             ])
@@ -126,6 +128,7 @@ struct SpecReader {
         child.requires = stringList(object, "requires", path: join(path, "requires"))
         child.timeout = duration(object, "timeout", path: join(path, "timeout"))
         child.retry = retry(object["retry"], path: join(path, "retry"))
+        child.onWorkerLoss = enumValue(object, "onWorkerLoss", path: join(path, "onWorkerLoss")) ?? .retry
         child.inject = injections(object["inject"], path: join(path, "inject"))
         return child
     }
@@ -137,10 +140,13 @@ struct SpecReader {
             return group
         }
         var misplaced: [String: String] = [:]
-        for field in ["name", "timeout", "after", "exclusive", "requires", "retry", "inject", "run", "with"] {
+        for field in [
+            "name", "timeout", "after", "exclusive", "requires", "retry", "onWorkerLoss", "inject", "run", "with",
+        ] {
             misplaced[field] = "`\(field)` goes on the child, beside `group:`, not inside it"
         }
         misplaced["retry"] = "`retry` applies to procedures only; put it on the group's children"
+        misplaced["onWorkerLoss"] = "`onWorkerLoss` applies to procedures only; put it on the group's children"
         misplaced["run"] = "a child is either a procedure (`run`) or a nested group (`group`), not both"
         misplaced["with"] = "`with` is a procedure's input; a group has none"
         checkFields(object, path: path, allowed: SpecReader.nestedGroupFields, misplaced: misplaced)

@@ -95,6 +95,11 @@ struct SpecValidator {
                     .invalidValue, "\(path).retry",
                     "retry applies to procedures only; a group is not retried (put `retry` on its children)")
             }
+            if child.onWorkerLoss != .retry {
+                fail(
+                    .invalidValue, "\(path).onWorkerLoss",
+                    "onWorkerLoss applies to procedures only; put it on the group's children")
+            }
             if !child.inject.isEmpty {
                 fail(
                     .invalidValue, "\(path).inject",

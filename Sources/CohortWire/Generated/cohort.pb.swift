@@ -1338,6 +1338,25 @@ nonisolated struct Cohort_Wire_V1_Acknowledged: Sendable {
   init() {}
 }
 
+/// Both ways (worker kind 2, coordinator kind 1). A worker numbers its
+/// heartbeats (`sequence`, from 1 in each session); the coordinator answers
+/// each at once with the number it heard (`acknowledged`): the worker's lease
+/// runs from the sending of the latest acknowledged one. An empty body (both
+/// 0) is a heartbeat that asks for, or acknowledges, nothing.
+nonisolated struct Cohort_Wire_V1_Heartbeat: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var sequence: UInt64 = 0
+
+  var acknowledged: UInt64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 nonisolated struct Cohort_Wire_V1_Ready: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -3348,6 +3367,41 @@ nonisolated extension Cohort_Wire_V1_Acknowledged: SwiftProtobuf.Message, SwiftP
 
   static func ==(lhs: Cohort_Wire_V1_Acknowledged, rhs: Cohort_Wire_V1_Acknowledged) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_Heartbeat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".Heartbeat"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}acknowledged\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.acknowledged) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
+    }
+    if self.acknowledged != 0 {
+      try visitor.visitSingularUInt64Field(value: self.acknowledged, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_Heartbeat, rhs: Cohort_Wire_V1_Heartbeat) -> Bool {
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.acknowledged != rhs.acknowledged {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

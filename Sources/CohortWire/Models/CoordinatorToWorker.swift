@@ -9,8 +9,9 @@
 /// `dispatch` and `cancel` are batches: a batch of N means exactly what N
 /// messages of one each would, in the same order.
 public enum CoordinatorToWorker: Hashable, Sendable {
-    /// Nothing else to say this interval (any message counts as a heartbeat).
-    case heartbeat
+    /// Proof of life, and the answer to a worker's numbered heartbeat: `acknowledged` is the
+    /// sequence number heard (0: an unprompted heartbeat, acknowledging nothing).
+    case heartbeat(acknowledged: UInt64)
     /// Run these attempts.
     case dispatch([AttemptDispatch])
     /// Stop these attempts (each names its attempt, so a later attempt is never hit).

@@ -5,8 +5,11 @@
 public enum WorkerMessage: Hashable, Sendable {
     /// The worker's capacity and what it still runs; the first message after WELCOME.
     case ready(WorkerReady)
-    /// Nothing else to say this interval (any message counts as a heartbeat).
-    case heartbeat
+    /// Sent every interval whatever else is sent, numbered from 1 in each session; the
+    /// coordinator acknowledges each at once, and the worker's lease runs from the sending of
+    /// the latest acknowledged one (docs/scheduling.md, "Leases"). 0 asks for no
+    /// acknowledgement. Any message counts as proof of life.
+    case heartbeat(sequence: UInt64)
     /// Attempts that started running.
     case started([AttemptStart])
     /// Attempts that finished.

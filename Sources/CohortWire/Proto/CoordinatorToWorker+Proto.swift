@@ -26,8 +26,11 @@ extension CoordinatorToWorker: WireBody {
 
     func serializedBody() throws(WireError) -> [UInt8] {
         switch self {
-        case .heartbeat:
-            return []
+        case .heartbeat(let acknowledged):
+            guard acknowledged != 0 else { return [] }
+            var proto = Cohort_Wire_V1_Heartbeat()
+            proto.acknowledged = acknowledged
+            return try serialize(proto)
         case .dispatch(let tasks):
             return try RepeatedMessageField.encode(tasks) { $0.proto }
         case .cancel(let cancellations):
@@ -72,7 +75,7 @@ extension CoordinatorToWorker: WireBody {
     static func decode(kind: UInt8, body: UnsafeRawBufferPointer) throws(BodyError) -> CoordinatorToWorker {
         switch WireKind(rawValue: kind) {
         case .heartbeat:
-            return .heartbeat
+            return .heartbeat(acknowledged: try body.decode(Cohort_Wire_V1_Heartbeat.self).acknowledged)
         case .dispatch:
             var tasks: [AttemptDispatch] = []
             try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_Attempt.self) { task, _ in

@@ -51,8 +51,11 @@ extension WorkerMessage: WireBody {
                 return task
             }
             return try serialize(proto)
-        case .heartbeat:
-            return []
+        case .heartbeat(let sequence):
+            guard sequence != 0 else { return [] }
+            var proto = Cohort_Wire_V1_Heartbeat()
+            proto.sequence = sequence
+            return try serialize(proto)
         case .started(let started):
             return try RepeatedMessageField.encode(started) { start in
                 var task = Cohort_Wire_V1_AttemptStarted()
@@ -101,7 +104,7 @@ extension WorkerMessage: WireBody {
                             heldTokens: $0.heldTokens)
                     }, draining: proto.draining))
         case .heartbeat:
-            return .heartbeat
+            return .heartbeat(sequence: try body.decode(Cohort_Wire_V1_Heartbeat.self).sequence)
         case .started:
             var started: [AttemptStart] = []
             try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptStarted.self) { task, _ in

@@ -33,7 +33,7 @@ enum ShellKind {
         let termination = await withTaskCancellationHandler {
             await process.wait()
         } onCancel: {
-            process.terminate(grace: grace)
+            process.terminate(grace: context.scope.killsAtOnce ? .zero : grace)
         }
         if termination.droppedStdout > 0 || termination.droppedStderr > 0 {
             context.logger.warning(

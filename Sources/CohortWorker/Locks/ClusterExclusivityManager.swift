@@ -156,6 +156,11 @@ final class ClusterExclusivityManager: ExclusivityManager {
         }
     }
 
+    /// Whether procedures of the attempt `attemptID` hold a grant or wait for one.
+    func hasRequests(of attemptID: UInt64) -> Bool {
+        state.withLock { state in state.entries.values.contains { $0.attempt.id == attemptID } }
+    }
+
     /// Category → token of every grant that procedures of the attempt `attemptID` hold.
     func heldTokens(of attemptID: UInt64) -> [String: UInt64] {
         state.withLock { state in

@@ -51,6 +51,8 @@ extension WorkerLoop {
         case .error(let error) where error.code == .handshakeRequired:
             perform(session.received(.forgotten(error.message), now: now), now: now)
             return
+        case .heartbeat(let acknowledged):
+            perform(session.received(.heartbeat(acknowledged: acknowledged), now: now), now: now)
         default:
             perform(session.received(.other, now: now), now: now)
         }

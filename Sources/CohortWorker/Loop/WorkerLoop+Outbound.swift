@@ -66,9 +66,7 @@ extension WorkerLoop {
             return
         }
         do {
-            if try socket.send(frames, wait: .never) {
-                session.didSend(now: now)
-            } else {
+            if try !socket.send(frames, wait: .never) {
                 blocked.append(frames)
                 watchWritable(true)
             }
@@ -90,7 +88,6 @@ extension WorkerLoop {
                 return
             }
             blocked.removeFirst()
-            session.didSend(now: .now)
         }
         watchWritable(false)
     }

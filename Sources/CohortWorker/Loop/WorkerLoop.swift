@@ -145,8 +145,13 @@ final class WorkerLoop {
                 connect(sessionID: sessionID, now: now)
             case .announce(let sessionID, let peerID):
                 announce(sessionID: sessionID, peerID: peerID, now: now)
-            case .heartbeat:
-                if outbox.isEmpty && blocked.isEmpty { send(.worker(.heartbeat), now: now) }
+            case .heartbeat(let sequence):
+                send(.worker(.heartbeat(sequence: sequence)), now: now)
+            case .leaseEnded(let reason):
+                stopExclusiveAttempts(reason: reason)
+            case .leaseRenewed:
+                logger.info("lease renewed")
+                if stopDeadline == nil, !holdingForAdoption { queue.isSuspended = false }
             case .disconnect(let reason):
                 disconnect(reason: reason)
             case .fail(let error):
@@ -266,6 +271,29 @@ final class WorkerLoop {
         socketIndex = nil
         poller = Poller()
         mailboxIndex = poller.register(mailbox.waker)
+    }
+
+    // MARK: The lease
+
+    /// The lease ended (docs/scheduling.md, "Leases"): every attempt that holds a cluster-wide
+    /// category, or waits for one, is stopped at once (its processes killed without a grace:
+    /// the coordinator may soon grant the category to someone else) and reported cancelled
+    /// with code `WORKER_LOST`, which the coordinator counts as a worker loss. Attempts that
+    /// hold no category carry on.
+    func stopExclusiveAttempts(reason: String) {
+        let exclusive = attempts.filter { id, attempt in
+            !attempt.procedure.dispatch.fencingTokens.isEmpty || locks.hasRequests(of: id)
+        }
+        logger.warning(
+            "lease ended; stopping the attempts that hold cluster locks",
+            metadata: ["reason": "\(reason)", "attempts": "\(exclusive.count)"])
+        let words = "worker \(configuration.name) lost its lease: \(reason)"
+        // Nothing new starts without a lease: the next session (or a renewal) resumes.
+        if stopDeadline == nil { queue.isSuspended = true }
+        for (_, attempt) in exclusive.sorted(by: { $0.key < $1.key }) {
+            attempt.procedure.context.scope.killAtOnce()
+            attempt.procedure.cancel(with: CancellationReason(words, code: .workerLost))
+        }
     }
 
     // MARK: Stopping

@@ -1,7 +1,16 @@
 import CohortWire
 
 /// The worker's side of its connection to the coordinator, as a state machine without I/O:
-/// handshake, heartbeats both ways, loss detection and reconnection with backoff.
+/// handshake, heartbeats both ways, loss detection, reconnection with backoff, and the lease.
+///
+/// **The lease.** The coordinator declares the worker lost `interval × liveness` after it
+/// last heard from it, and may then grant its categories to others. The worker cannot see
+/// that clock, but it knows a time the coordinator had heard it by: the sending of a
+/// heartbeat the coordinator acknowledged (or of the HELLO a WELCOME answered). Its lease
+/// ends one interval earlier than the coordinator could declare it lost counting from there:
+/// at `sent + interval × (liveness − 1)` (half an interval with a liveness of 1). When it
+/// ends, the loop stops every attempt that holds a cluster-wide category, so they have
+/// stopped before anyone else can be granted those categories (docs/scheduling.md, "Leases").
 ///
 /// The loop feeds it what it receives and the time, and carries out the actions it returns.
 /// Every connection is a new session with a fresh id. A coordinator that says nothing for
@@ -27,8 +36,14 @@ struct WorkerSession {
         case connect(sessionID: String)
         /// Welcomed: send READY (capacity, kinds, attempts still running), then what waited.
         case announce(sessionID: String, peerID: String)
-        /// Nothing was sent for an interval: send a heartbeat.
-        case heartbeat
+        /// An interval has passed since the last heartbeat: send this numbered one.
+        case heartbeat(sequence: UInt64)
+        /// The lease ended without an acknowledged heartbeat: stop what holds cluster locks,
+        /// and start nothing new.
+        case leaseEnded(reason: String)
+        /// A lapsed lease is held again (a late acknowledgement in the same session): work
+        /// may start again.
+        case leaseRenewed
         /// Close the connection; no new work starts until the next session.
         case disconnect(reason: String)
         /// The coordinator refused this worker for good (another protocol version): stop.
@@ -42,6 +57,8 @@ struct WorkerSession {
         case shutdown(ShutdownNotice)
         /// The coordinator no longer knows this session (`handshakeRequired`).
         case forgotten(String)
+        /// A heartbeat of the coordinator's acknowledging the worker's heartbeat number `n` (0: none).
+        case heartbeat(acknowledged: UInt64)
         /// Any other message: proof of life.
         case other
     }
@@ -62,7 +79,16 @@ struct WorkerSession {
     private let settings: Settings
     private let makeSessionID: () -> String
     private var lastReceived: Instant
-    private var lastSent: Instant
+    /// When the last numbered heartbeat went out.
+    private var lastHeartbeat: Instant
+    /// The last heartbeat number of this session (0 before the first).
+    private var heartbeatSequence: UInt64 = 0
+    /// Heartbeats sent and not acknowledged yet: number → when sent (oldest first).
+    private var unacknowledged: [(sequence: UInt64, sentAt: Instant)] = []
+    /// When the lease ends; nil before the first WELCOME.
+    private(set) var leaseEnd: Instant?
+    /// The lease ended and ``Action/leaseEnded(reason:)`` was given; cleared by a renewal.
+    private(set) var leaseLapsed = false
 
     /// A session that connects at the first ``tick(now:)``.
     init(settings: Settings, now: Instant, makeSessionID: @escaping () -> String) {
@@ -73,7 +99,7 @@ struct WorkerSession {
         liveness = settings.heartbeatLiveness
         reconnectDelay = settings.reconnectDelay
         lastReceived = now
-        lastSent = now
+        lastHeartbeat = now
     }
 
     var isReady: Bool {
@@ -92,25 +118,48 @@ struct WorkerSession {
     /// How long silence lasts before the other side is lost.
     var silenceLimit: Duration { interval * liveness }
 
+    /// How long a lease lasts from the sending of an acknowledged heartbeat: one interval
+    /// less than the coordinator waits before it declares the worker lost (half an interval
+    /// with a liveness of 1).
+    var leaseDuration: Duration { liveness >= 2 ? interval * (liveness - 1) : interval / 2 }
+
+    /// Whether the worker holds a lease now: welcomed once, and not lapsed.
+    var holdsLease: Bool { leaseEnd != nil && !leaseLapsed }
+
     /// When ``tick(now:)`` next has something to do; nil when stopped.
     var nextDeadline: Instant? {
-        switch phase {
-        case .disconnected(let retryAt): retryAt
-        case .handshaking(_, let since): since + silenceLimit
-        case .ready: min(lastSent + interval, lastReceived + silenceLimit)
-        case .stopped: nil
-        }
+        let connection: Instant? =
+            switch phase {
+            case .disconnected(let retryAt): retryAt
+            case .handshaking(_, let since): since + silenceLimit
+            case .ready: min(lastHeartbeat + interval, lastReceived + silenceLimit)
+            case .stopped: nil
+            }
+        guard let connection else { return nil }
+        guard let leaseEnd, !leaseLapsed else { return connection }
+        return min(connection, leaseEnd)
     }
 
-    /// Connects when due, gives up on a handshake or a silent coordinator, heartbeats.
+    /// Connects when due, gives up on a handshake or a silent coordinator, heartbeats, and
+    /// says when the lease ends.
     mutating func tick(now: Instant) -> [Action] {
+        var actions: [Action] = []
+        if let leaseEnd, !leaseLapsed, now >= leaseEnd {
+            leaseLapsed = true
+            actions.append(.leaseEnded(reason: "no heartbeat acknowledged by the coordinator for \(leaseDuration)"))
+        }
+        return actions + connectionTick(now: now)
+    }
+
+    private mutating func connectionTick(now: Instant) -> [Action] {
         switch phase {
         case .disconnected(let retryAt):
             guard now >= retryAt else { return [] }
             let sessionID = makeSessionID()
             phase = .handshaking(sessionID: sessionID, since: now)
             lastReceived = now
-            lastSent = now
+            heartbeatSequence = 0
+            unacknowledged = []
             return [.connect(sessionID: sessionID)]
         case .handshaking(_, let since):
             guard now - since >= silenceLimit else { return [] }
@@ -119,9 +168,16 @@ struct WorkerSession {
             if now - lastReceived >= silenceLimit {
                 return lose(now: now, reason: "the coordinator was silent for \(silenceLimit)")
             }
-            guard now - lastSent >= interval else { return [] }
-            lastSent = now
-            return [.heartbeat]
+            // Numbered heartbeats go out every interval whatever else is sent: the lease runs
+            // on their acknowledgements.
+            guard now - lastHeartbeat >= interval else { return [] }
+            lastHeartbeat = now
+            heartbeatSequence += 1
+            unacknowledged.append((heartbeatSequence, now))
+            // Older than the lease, an unacknowledged heartbeat can extend nothing.
+            let limit = silenceLimit
+            unacknowledged.removeAll { now - $0.sentAt > limit }
+            return [.heartbeat(sequence: heartbeatSequence)]
         case .stopped:
             return []
         }
@@ -132,7 +188,7 @@ struct WorkerSession {
         switch phase {
         case .disconnected, .stopped:
             return []
-        case .handshaking(let sessionID, _):
+        case .handshaking(let sessionID, let since):
             lastReceived = now
             switch input {
             case .welcome(let welcome):
@@ -140,13 +196,15 @@ struct WorkerSession {
                 interval = welcome.heartbeatInterval > .zero ? welcome.heartbeatInterval : settings.heartbeatInterval
                 liveness = welcome.heartbeatLiveness > 0 ? Int(welcome.heartbeatLiveness) : settings.heartbeatLiveness
                 reconnectDelay = settings.reconnectDelay
-                lastSent = now
+                lastHeartbeat = now
+                // The coordinator had heard the HELLO, sent at the handshake's start, by then.
+                renewLease(sentAt: since, now: now)
                 return [.announce(sessionID: sessionID, peerID: welcome.peerID)]
             case .refused(let error):
                 return refuse(error, now: now)
             case .shutdown(let notice):
                 return lose(now: now, reason: "the coordinator is shutting down: \(notice.reason)")
-            case .forgotten, .other:
+            case .forgotten, .heartbeat, .other:
                 return []
             }
         case .ready:
@@ -161,15 +219,25 @@ struct WorkerSession {
                 // worker lost): a new session at once, no backoff.
                 phase = .disconnected(retryAt: now)
                 return [.disconnect(reason: "the coordinator no longer knows this session: \(message)")]
+            case .heartbeat(let acknowledged):
+                guard acknowledged != 0, let index = unacknowledged.firstIndex(where: { $0.sequence == acknowledged })
+                else { return [] }
+                let lapsed = leaseLapsed
+                renewLease(sentAt: unacknowledged[index].sentAt, now: now)
+                unacknowledged.removeFirst(index + 1)
+                return lapsed && !leaseLapsed ? [.leaseRenewed] : []
             case .welcome, .other:
                 return []
             }
         }
     }
 
-    /// Records that something was sent (any message counts as a heartbeat).
-    mutating func didSend(now: Instant) {
-        lastSent = now
+    /// The coordinator had heard from this worker by `sentAt`: the lease runs from there.
+    private mutating func renewLease(sentAt: Instant, now: Instant) {
+        let end = sentAt + leaseDuration
+        guard end > now, leaseEnd.map({ $0 < end }) ?? true else { return }
+        leaseEnd = end
+        leaseLapsed = false
     }
 
     /// Stops for good.

@@ -15,6 +15,7 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
         var cancellationReason: String?
         var isCancelled = false
         var isClosed = false
+        var killsAtOnce = false
     }
 
     /// Where the local queue's locks come from.
@@ -34,6 +35,14 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
     }
 
     var isCancelled: Bool { state.withLock { $0.isCancelled } }
+    /// Whether a cancel must kill the attempt's processes at once, without the kill grace
+    /// (its worker's lease ended: docs/scheduling.md, "Leases").
+    var killsAtOnce: Bool { state.withLock { $0.killsAtOnce } }
+
+    /// Makes the next cancel kill at once; set before cancelling.
+    func killAtOnce() {
+        state.withLock { $0.killsAtOnce = true }
+    }
     var cancellationReason: String? { state.withLock { $0.cancellationReason } }
 
     /// The attempt's local queue, made on first use.

@@ -18,6 +18,7 @@ enum CoordinatorSettings {
             .int("maxOutputBytes", \.maxOutputBytes),
             .int("maxBatch", \.maxBatch),
             .int("finishedGroupRetention", \.finishedGroupRetention),
+            .int("maxWorkerLosses", \.maxWorkerLosses),
             .string("coordinatorID", \.coordinatorID),
             .custom("secretKeyFile"),
             .custom("authorizedKeysDir"),

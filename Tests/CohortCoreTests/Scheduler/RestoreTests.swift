@@ -128,6 +128,31 @@ import Testing
         #expect(harness.attempt("publish") != nil)
     }
 
+    /// Issue 12, item 6: an attempt that finished while the coordinator was down keeps the
+    /// time its worker says it finished, not the time the restarted coordinator heard of it
+    /// (and never a time before it started or after it was heard of).
+    @Test func aResultThatWaitedForTheRestartKeepsTheWorkersFinishTime() throws {
+        let (first, journal) = try firstRun()
+        var harness = restarted(journal, at: first.now + .seconds(30))
+        harness.addWorker(7)
+        let build = try #require(journal.latest["r1"]?["build"])
+        let ref = AttemptRef(id: build.attemptID, group: "r1", path: "build", attempt: 1)
+        let finished = first.now + .seconds(2)
+        harness.record(
+            try harness.scheduler.orphanFinished(
+                ref, outcome: .succeeded(output: Data("{}".utf8)), startedAt: first.now, finishedAt: finished,
+                now: harness.now))
+        #expect(try harness.child("r1", "build").finishedAt == finished)
+        // A worker clock ahead of the coordinator's cannot put the finish in the future.
+        let publish = try #require(harness.attempt("publish"))
+        try harness.start(publish)
+        harness.record(
+            try harness.scheduler.attemptFinished(
+                publish.ref, outcome: .succeeded(output: Data("{}".utf8)), worker: SessionID(7),
+                finishedAt: harness.now + .seconds(60), now: harness.now))
+        #expect(try harness.child("r1", "publish").finishedAt == harness.now)
+    }
+
     @Test func aResultThatArrivesBeforeItsWorkerSaysHelloIsAccepted() throws {
         let (_, journal) = try firstRun()
         var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
@@ -329,6 +354,39 @@ import Testing
         #expect(third.ref.attempt == 3)
         try harness.succeed("try", group: "f1")
         #expect(try harness.child("f1", "try").attempt == 3)
+    }
+
+    /// The worker-loss budget survives a restart (issue 12, item 4): a child that lost a worker
+    /// before the restart, and whose next attempt nobody reports after it, has lost two.
+    @Test func workerLossesCountAcrossARestart() throws {
+        var first = SchedulerHarness { $0.maxWorkerLosses = 1 }
+        first.scheduler.emitsRecords = true
+        var journal = Journal()
+        let one = first.addWorker(1)
+        let spec = GroupSpec("lossy", children: [leaf("a", "shell")])
+        try first.submit(spec, id: "l1")
+        journal.specs["l1"] = spec
+        try first.start(try #require(first.attempt("a")))
+        first.running.removeAll()
+        first.record(first.scheduler.workerLost(one, reason: "killed", now: first.now))
+        first.addWorker(2)
+        #expect(first.attempt("a")?.ref.attempt == 2)
+        journal.absorb(&first)
+
+        var harness = SchedulerHarness {
+            $0.tokenFloor = Self.epochFloor
+            $0.maxWorkerLosses = 1
+        }
+        harness.now = first.now + .seconds(1)
+        harness.scheduler.emitsRecords = true
+        harness.record(
+            harness.scheduler.restore(
+                journal.groups(), lastTokens: journal.tokens, grace: .seconds(1), now: harness.now))
+        harness.addWorker(3)
+        harness.advance(.seconds(2))
+        let child = try harness.child("l1", "a")
+        #expect(child.phase == .failed, "the loss before the restart was forgotten: \(child)")
+        #expect(child.error?.hasSuffix("(2 workers lost while it ran; maxWorkerLosses is 1)") == true)
     }
 
     @Test func aGroupTimeoutStillRunsFromItsSubmission() throws {

@@ -91,16 +91,53 @@ import Testing
         #expect(h.finished["g"]?.phase == .succeeded)
     }
 
-    @Test func aStartedAttemptWithoutRetriesFailsWhenItsWorkerIsLost() throws {
+    /// A child that loses more workers than `maxWorkerLosses` fails, listing every loss.
+    @Test func aChildFailsOnceItLosesMoreWorkersThanTheBudget() throws {
+        var h = SchedulerHarness { $0.maxWorkerLosses = 2 }
+        try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 5))]), id: "g")
+        for number in 1...3 {
+            let worker = h.addWorker(UInt64(number))
+            try h.start(try #require(h.attempt("a")))
+            h.running.removeAll()
+            h.record(h.scheduler.workerLost(worker, reason: "killed", now: h.now))
+            #expect(try h.child("g", "a").phase == (number < 3 ? .waiting : .failed))
+        }
+        #expect(
+            try h.child("g", "a").error
+                == "attempt 1: worker worker-1 (w-1) was lost: killed; attempt 2: worker worker-2 (w-2) was lost: "
+                + "killed; attempt 3: worker worker-3 (w-3) was lost: killed (3 workers lost while it ran; "
+                + "maxWorkerLosses is 2)")
+        #expect(h.finished["g"]?.phase == .failed)
+    }
+
+    @Test func onWorkerLossFailFailsAtTheFirstLoss() throws {
         var h = SchedulerHarness()
         let one = h.addWorker(1)
-        try h.submit(GroupSpec("g", children: [leaf("a")]), id: "g")
+        try h.submit(
+            GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 3), onWorkerLoss: .fail)]), id: "g")
         try h.start(try #require(h.attempt("a")))
         h.running.removeAll()
-        h.record(h.scheduler.workerLost(one, reason: "connection closed", now: h.now))
+        h.record(h.scheduler.workerLost(one, reason: "killed", now: h.now))
         let child = try h.child("g", "a")
         #expect(child.phase == .failed)
-        #expect(child.error == "worker worker-1 (w-1) was lost: connection closed")
+        #expect(child.error == "worker worker-1 (w-1) was lost: killed (onWorkerLoss: fail)")
+    }
+
+    /// A loss costs nothing of the retry budget: `retry: 2` still gets both its own attempts.
+    @Test func aRetriedChildKeepsItsRetriesAfterALoss() throws {
+        var h = SchedulerHarness()
+        let one = h.addWorker(1)
+        try h.submit(
+            GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 2, backoff: .zero))]), id: "g")
+        try h.start(try #require(h.attempt("a")))
+        h.running.removeAll()
+        h.record(h.scheduler.workerLost(one, reason: "killed", now: h.now))
+        h.addWorker(2)
+        try h.fail("a", error: "first")
+        h.advance(.seconds(1))
+        #expect(h.attempt("a")?.ref.attempt == 3, "the loss used up a retry")
+        try h.succeed("a")
+        #expect(h.finished["g"]?.phase == .succeeded)
     }
 
     @Test func aSilentWorkerIsDeclaredLostAfterItsLivenessIntervals() throws {

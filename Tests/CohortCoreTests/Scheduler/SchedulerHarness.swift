@@ -131,9 +131,10 @@ struct SchedulerHarness {
 /// A procedure child, tersely.
 func leaf(
     _ name: String, _ kind: String = "echo", with input: JSONValue = .emptyObject, after: [String] = [],
-    exclusive: [String] = [], requires: [String] = [], retry: RetryPolicy? = nil, inject: [Injection] = []
+    exclusive: [String] = [], requires: [String] = [], retry: RetryPolicy? = nil,
+    onWorkerLoss: WorkerLossPolicy = .retry, inject: [Injection] = []
 ) -> ChildSpec {
     ChildSpec(
         name, run: kind, with: input, after: after, exclusive: exclusive, requires: requires, retry: retry,
-        inject: inject)
+        onWorkerLoss: onWorkerLoss, inject: inject)
 }

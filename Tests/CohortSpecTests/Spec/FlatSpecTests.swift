@@ -129,24 +129,36 @@ import Testing
         #expect(report.dependencyIndices == [1])
     }
 
-    @Test func categoriesHeldByAncestorsAreNotAcquiredAgain() throws {
+    /// Issue 12, item 2: a holding group's hold covers every category its descendants
+    /// declare, so nothing inside it takes a category from the cluster while it holds.
+    @Test func aHoldingGroupsHoldCoversItsDescendantsCategories() throws {
         let spec = try flat(Self.nested)
-        let build = try #require(spec.leaf(at: "build"))
-        #expect(build.heldByAncestors == ["release"])
-        #expect(build.exclusive == ["release", "repo"])
-        #expect(build.acquires == ["repo"])
-        let b = try #require(spec.leaf(at: "tests/suites/b"))
-        #expect(b.heldByAncestors == ["release", "db"])
-        #expect(b.acquires == ["cache"])
-        #expect(spec.leaf(at: "tests/unit")?.acquires == [])
+        #expect(spec.groups[0].holds == ["release", "repo", "db", "cache"])
+        #expect(spec.groups[0].acquires == ["release", "repo", "db", "cache"])
+        #expect(spec.groups[1].exclusive == ["db"])
+        #expect(spec.groups[1].holds == ["db", "cache"])
+        #expect(spec.groups[1].heldByAncestors == ["release", "repo", "db", "cache"])
+        #expect(spec.groups[1].acquires == [])
+        // A group without `exclusive` holds nothing: its children lock for themselves.
+        let suites = try #require(spec.group(at: "tests/suites"))
+        #expect(suites.holds == [])
     }
 
-    @Test func groupsAcquireTheirOwnCategoriesOnce() throws {
+    @Test func categoriesHeldByAncestorsAreNotTakenFromTheCluster() throws {
         let spec = try flat(Self.nested)
-        #expect(spec.groups[0].acquires == ["release"])
-        #expect(spec.groups[1].exclusive == ["db"])
-        #expect(spec.groups[1].heldByAncestors == ["release"])
-        #expect(spec.groups[1].acquires == ["db"])
+        let build = try #require(spec.leaf(at: "build"))
+        #expect(build.exclusive == ["release", "repo"])
+        #expect(build.heldByAncestors == ["release", "repo", "db", "cache"])
+        #expect(build.acquires == [])
+        let b = try #require(spec.leaf(at: "tests/suites/b"))
+        #expect(b.acquires == [])
+        // Without a holding group, a leaf takes its categories from the cluster.
+        let loose = try flat(
+            "name: g\nchildren: [{name: a, run: echo, exclusive: [x]}, {name: t, group: {children: [{name: b, run: echo, exclusive: [y]}]}}]"
+        )
+        #expect(loose.leaf(at: "a")?.acquires == ["x"])
+        #expect(loose.leaf(at: "t/b")?.acquires == ["y"])
+        #expect(loose.groups.allSatisfy { $0.holds.isEmpty })
     }
 
     @Test func leavesCarryTheirProcedureSettings() throws {

@@ -225,7 +225,8 @@ enum Samples {
                         kinds: ["shell"],
                         running: [RunningAttempt(ref: task, startedAt: t1)], draining: true)))
         ),
-        ("worker heartbeat", .worker(.heartbeat)),
+        ("worker heartbeat", .worker(.heartbeat(sequence: 0))),
+        ("worker numbered heartbeat", .worker(.heartbeat(sequence: 42))),
         (
             "started",
             .worker(.started([AttemptStart(ref: task, startedAt: t1), AttemptStart(ref: otherAttempt, startedAt: t2)]))
@@ -247,7 +248,8 @@ enum Samples {
         ("draining", .worker(.draining(reason: "SIGTERM"))),
         ("worker disconnect", .worker(.disconnect(reason: "shutting down"))),
 
-        ("coordinator heartbeat", .toWorker(.heartbeat)),
+        ("coordinator heartbeat", .toWorker(.heartbeat(acknowledged: 0))),
+        ("coordinator acknowledging heartbeat", .toWorker(.heartbeat(acknowledged: 42))),
         (
             "dispatch",
             .toWorker(
