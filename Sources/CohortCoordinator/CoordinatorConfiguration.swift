@@ -94,8 +94,13 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         guard heartbeatInterval >= .milliseconds(1) else {
             throw fail("heartbeatInterval", "must be at least 1ms, not \(heartbeatInterval)")
         }
-        guard (1...1000).contains(heartbeatLiveness) else {
-            throw fail("heartbeatLiveness", "must be between 1 and 1000, not \(heartbeatLiveness)")
+        // A worker's lease is interval × (liveness − 1) from its last acknowledged heartbeat,
+        // and must outlast the next heartbeat's round trip: at least 3.
+        guard (3...1000).contains(heartbeatLiveness) else {
+            throw fail(
+                "heartbeatLiveness",
+                "must be between 3 and 1000 (a worker's lease, interval × (liveness − 1), must outlast a "
+                    + "heartbeat's round trip), not \(heartbeatLiveness)")
         }
         guard (0...100_000).contains(prefetch) else {
             throw fail("prefetch", "must be between 0 and 100000, not \(prefetch)")
@@ -117,8 +122,8 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         guard finishedGroupRetention >= 0 else {
             throw fail("finishedGroupRetention", "must not be negative, not \(finishedGroupRetention)")
         }
-        guard maxWorkerLosses >= 0 else {
-            throw fail("maxWorkerLosses", "must not be negative, not \(maxWorkerLosses)")
+        guard (0...100).contains(maxWorkerLosses) else {
+            throw fail("maxWorkerLosses", "must be between 0 and 100, not \(maxWorkerLosses)")
         }
         guard maxBatch >= 1 else { throw fail("maxBatch", "must be at least 1, not \(maxBatch)") }
         guard !coordinatorID.isEmpty else { throw fail("coordinatorID", "must not be empty") }

@@ -139,7 +139,8 @@ extension WorkerRecord {
 
 extension DispatchOrder {
     var wire: AttemptDispatch {
-        AttemptDispatch(ref: ref.wire, kind: kind, input: input, fencingTokens: tokens, timeout: timeout)
+        AttemptDispatch(
+            ref: ref.wire, kind: kind, input: input, fencingTokens: tokens, timeout: timeout, holds: holds)
     }
 }
 

@@ -61,7 +61,7 @@ extension Journal {
             db,
             sql: """
                 SELECT group_id, path, attempt, attempt_id, state, worker, tokens, output, error, started_at, finished_at,
-                    output_truncated, losses
+                    output_truncated, losses, counted
                 FROM attempts ORDER BY group_id, path, attempt
                 """)
         var latest: [String: [String: ChildRecord]] = [:]
@@ -123,7 +123,8 @@ extension Journal {
             worker: row["worker"], tokens: tokens,
             startedAt: (row["started_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)),
             finishedAt: (row["finished_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)),
-            losses: UInt32(clamping: row["losses"] as Int64? ?? 0))
+            losses: UInt32(clamping: row["losses"] as Int64? ?? 0),
+            counted: (row["counted"] as Int64?).map { UInt32(clamping: $0) })
     }
 
     /// Category -> token from a `tokens` column (JSON; NULL for none).

@@ -47,8 +47,9 @@ extension Journal {
         if !batch.dispatches.isEmpty {
             let insert = try db.cachedStatement(
                 sql: """
-                    INSERT OR REPLACE INTO attempts (group_id, path, attempt, attempt_id, state, worker, tokens, started_at, losses)
-                    VALUES (?, ?, ?, ?, 'in-flight', ?, ?, ?, ?)
+                    INSERT OR REPLACE INTO attempts (group_id, path, attempt, attempt_id, state, worker, tokens, started_at, losses,
+                        counted)
+                    VALUES (?, ?, ?, ?, 'in-flight', ?, ?, ?, ?, ?)
                     """)
             let supersede = try db.cachedStatement(
                 sql: """
@@ -64,6 +65,7 @@ extension Journal {
                 row.bind(tokensText(record.tokens))
                 row.bind(record.startedAt?.nanosecondsSinceEpoch)
                 row.bind(Int64(record.losses))
+                row.bind(record.counted.map(Int64.init))
                 try row.run()
                 if record.attempt > 1 {
                     try supersede.execute(arguments: [record.group, record.path, Int64(record.attempt)])

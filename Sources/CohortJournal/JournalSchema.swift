@@ -11,7 +11,8 @@ enum JournalSchema {
     /// Version -> the statements that bring a journal of that version to the next one.
     /// Version 2 added `attempts.output_truncated` and the `local_locks` table; version 3 calls
     /// the attempt's id `attempt_id` (it was `task_id`), the handbook's word; version 4 added
-    /// `attempts.losses`, the workers the child had lost when the attempt was sent.
+    /// `attempts.losses` and `attempts.counted`, the workers the child had lost and the
+    /// attempts that had used up its retry budget when the attempt was sent.
     static let migrations: [Int: [String]] = [
         1: [
             "ALTER TABLE attempts ADD COLUMN output_truncated INTEGER NOT NULL DEFAULT 0",
@@ -23,7 +24,10 @@ enum JournalSchema {
             "ALTER TABLE local_locks RENAME COLUMN task_id TO attempt_id",
             grants,
         ],
-        3: ["ALTER TABLE attempts ADD COLUMN losses INTEGER NOT NULL DEFAULT 0"],
+        3: [
+            "ALTER TABLE attempts ADD COLUMN losses INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE attempts ADD COLUMN counted INTEGER",
+        ],
     ]
 
     /// The attempts in flight that hold cluster locks, for an operator reading the journal.
@@ -85,6 +89,7 @@ enum JournalSchema {
             finished_at INTEGER,
             output_truncated INTEGER NOT NULL DEFAULT 0,
             losses INTEGER NOT NULL DEFAULT 0,
+            counted INTEGER,
             PRIMARY KEY (group_id, path, attempt)
         ) WITHOUT ROWID
         """,

@@ -161,9 +161,11 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             var batch = JournalBatch()
             batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
             batch.dispatches.append(
-                ChildRecord(group: "r1", path: "version", attempt: 3, attemptID: 5, state: .inFlight, losses: 2))
+                ChildRecord(
+                    group: "r1", path: "version", attempt: 4, attemptID: 5, state: .inFlight, losses: 2, counted: 1))
             try journal.write(batch)
-            #expect(try journal.load().groups[0].children.map(\.losses) == [2])
+            let child = try journal.load().groups[0].children.first
+            #expect(child?.losses == 2 && child?.counted == 1)
         }
     }
 
@@ -263,9 +265,11 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
-    /// Turns a journal of the current schema into what version 3 wrote: no `attempts.losses`.
+    /// Turns a journal of the current schema into what version 3 wrote: no `attempts.losses`
+    /// nor `attempts.counted`.
     static func makeVersion3(_ db: Database) throws {
         try db.execute(sql: "ALTER TABLE attempts DROP COLUMN losses")
+        try db.execute(sql: "ALTER TABLE attempts DROP COLUMN counted")
         try db.execute(sql: "UPDATE meta SET value = '3' WHERE key = 'schemaVersion'")
     }
 
@@ -301,7 +305,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             }
             #expect(version == "4")
             let child = try journal.load().groups.first { $0.id == "g0" }?.children.first
-            #expect(child?.attempt == 2 && child?.losses == 0)
+            #expect(child?.attempt == 2 && child?.losses == 0 && child?.counted == nil)
         }
     }
 

@@ -60,6 +60,56 @@ struct ClusterLockTests {
         }
     }
 
+    /// A category the attempt runs under only through its group's hold (in its tokens, not in
+    /// `holds`) is asked of the coordinator: siblings that declare it must still be excluded.
+    @Test func aCategoryOnlyTheGroupHoldsIsAskedOfTheCoordinator() async throws {
+        let ran = Locked(false)
+        try await WorkerHarness.run(registry: Self.printing(ran: ran)) { harness async throws in
+            harness.dispatch("print", "{}", id: 1, fencingTokens: ["printer": 8], holds: [])
+            let request = try await Self.lockRequest(harness)
+            #expect(request.categories == ["printer"])
+            #expect(!ran.value)
+            harness.coordinator.send(.lockGrant(LockGrant(requestID: request.requestID, tokens: ["printer": 9])))
+            #expect(try await harness.output(1) == ["token": 9])
+        }
+    }
+
+    /// Issue 12, item 2: a procedure inside a local group that holds a cluster lock may not
+    /// wait for another (hold-and-wait could deadlock with a group doing the reverse): it is
+    /// refused on the worker, naming the group and what it holds, and never asked for.
+    @Test func aLockAskedForInsideAHoldingGroupIsRefused() async throws {
+        var registry = ProcedureRegistry()
+        registry.register("nested") { (_: JSONValue, context: ProcedureContext) -> JSONValue in
+            let inner = BlockProcedure {}
+            inner.addCondition(MutuallyExclusive(category: "q"))
+            let outer = GroupProcedure(children: [inner])
+            outer.name = "outer"
+            outer.addCondition(MutuallyExclusive(category: "p"))
+            try await context.run(outer)
+            return [:]
+        }
+        try await WorkerHarness.run(registry: registry) { harness async throws in
+            harness.dispatch("nested", "{}", id: 3)
+            let request = try await Self.lockRequest(harness)
+            #expect(request.categories == ["p"])
+            harness.coordinator.send(.lockGrant(LockGrant(requestID: request.requestID, tokens: ["p": 4])))
+            let result = try await harness.coordinator.result(3)
+            guard case .failed(let error) = result.outcome else {
+                Issue.record("expected a failure, got \(result.outcome)")
+                return
+            }
+            #expect(error.contains("inside outer, which holds p"), "\(error)")
+            #expect(
+                !harness.coordinator.inbox.contains {
+                    if case .worker(.lockRequest(let request)) = $0.message {
+                        request.categories == ["q"]
+                    } else {
+                        false
+                    }
+                })
+        }
+    }
+
     @Test func mixedRequestAsksTheCoordinatorOnlyForWhatTheAttemptLacks() async throws {
         var registry = ProcedureRegistry()
         registry.register("copy") { (_: JSONValue, context: ProcedureContext) -> JSONValue in

@@ -40,7 +40,8 @@ struct WorkerSessionTests {
     @Test func welcomeMakesTheSessionReadyWithTheCoordinatorsHeartbeat() {
         var session = session()
         _ = session.tick(now: start)
-        #expect(session.received(welcome(), now: at(0.1)) == [.announce(sessionID: "s1", peerID: "w-1")])
+        #expect(
+            session.received(welcome(), now: at(0.1)) == [.announce(sessionID: "s1", peerID: "w-1"), .leaseRenewed])
         #expect(session.isReady)
         #expect(session.interval == .milliseconds(500))
         #expect(session.silenceLimit == .seconds(2))
@@ -104,6 +105,36 @@ struct WorkerSessionTests {
                 .leaseEnded(reason: "no heartbeat acknowledged by the coordinator for 1.5 seconds")))
         _ = session.received(.heartbeat(acknowledged: 3), now: ms(2300))
         #expect(session.holdsLease && session.leaseEnd == ms(3100))
+    }
+
+    /// A WELCOME that comes later than the lease it would start (a coordinator slow to
+    /// answer) gives no lease: work waits for the first acknowledged heartbeat.
+    @Test func aLateWelcomeGivesNoLeaseUntilAHeartbeatIsAcknowledged() {
+        var session = session()
+        _ = session.tick(now: start)
+        #expect(session.received(welcome(), now: ms(1600)) == [.announce(sessionID: "s1", peerID: "w-1")])
+        #expect(!session.holdsLease)
+        #expect(session.tick(now: ms(2100)) == [.heartbeat(sequence: 1)])
+        #expect(session.received(.heartbeat(acknowledged: 1), now: ms(2200)) == [.leaseRenewed])
+        #expect(session.holdsLease && session.leaseEnd == ms(3600))
+    }
+
+    /// A coordinator that does not acknowledge heartbeats (an older one) keeps no leases: the
+    /// worker works without one and never stops its attempts for a lapse.
+    @Test func aCoordinatorThatKeepsNoLeasesLeavesTheLeaseUnenforced() {
+        var session = session()
+        _ = session.tick(now: start)
+        let old = Welcome(
+            coordinatorID: "c", epoch: 1, peerID: "w-1", heartbeatInterval: .milliseconds(500), heartbeatLiveness: 4,
+            softwareVersion: "old", acknowledgesHeartbeats: false)
+        #expect(
+            session.received(.welcome(old), now: ms(100)) == [.announce(sessionID: "s1", peerID: "w-1"), .leaseRenewed])
+        for step in 1...6 {
+            _ = session.received(.other, now: ms(Int64(step) * 300))
+            #expect(
+                !session.tick(now: ms(Int64(step) * 300)).contains { if case .leaseEnded = $0 { true } else { false } })
+        }
+        #expect(session.holdsLease)
     }
 
     /// An acknowledgement that arrives after the lease it would have renewed has ended

@@ -98,6 +98,9 @@ struct NestedRun: Sendable {
     var phase: GroupPhase = .pending
     /// Whether it holds locks (has `exclusive` categories) and how far its request got.
     var hold: Hold
+    /// Nodes outside the group that its leaves wait for and that have not finished: its hold
+    /// is requested only at 0.
+    var holdWaitsFor: Int32 = 0
     /// Leaves waiting for the hold to be granted.
     var waitingForHold: [Int32] = []
     /// Fencing tokens of the hold.

@@ -25,6 +25,11 @@ final class GroupPlan: Sendable {
     let placement: [Int32]
     /// How many nodes each leaf waits for at the start.
     let remaining: [Int32]
+    /// Node → the holding groups that wait for it to finish before they take their hold: a
+    /// node outside the group that a leaf inside waits for. Sparse: most nodes have none.
+    let holdWaits: [Int: [Int32]]
+    /// Per group: how many such outside nodes its hold waits for at the start.
+    let holdRemaining: [Int32]
 
     init(
         runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
@@ -56,6 +61,27 @@ final class GroupPlan: Sendable {
             // procedure's memory is what counts.
             flat.leaves[index].dependencies = []
         }
+        // A holding group takes its hold only once everything its leaves wait for outside it
+        // has finished: while it holds, nothing inside it waits for anything outside that
+        // could need its categories (docs/scheduling.md, "Why locks never deadlock").
+        var holdWaits: [Int: [Int32]] = [:]
+        var holdRemaining = [Int32](repeating: 0, count: flat.groups.count)
+        for group in flat.groups where !group.holds.isEmpty {
+            var outside = Set<Int>()
+            for leaf in group.leaves {
+                for path in flat.leaves[leaf].waitsFor {
+                    guard let node = nodeByPath[path] else { continue }
+                    let inside =
+                        node < leafCount
+                        ? group.leaves.contains(node)
+                        : flat.groups[node - leafCount].leaves.clamped(to: group.leaves)
+                            == flat.groups[node - leafCount].leaves && node - leafCount != group.index
+                    if !inside { outside.insert(node) }
+                }
+            }
+            for node in outside { holdWaits[node, default: []].append(Int32(group.index)) }
+            holdRemaining[group.index] = Int32(outside.count)
+        }
         for index in flat.groups.indices {
             flat.groups[index].waitsFor = []
             flat.groups[index].dependencies = []
@@ -64,6 +90,8 @@ final class GroupPlan: Sendable {
         self.dependents = dependents
         self.nodeByPath = nodeByPath
         self.remaining = remaining
+        self.holdWaits = holdWaits
+        self.holdRemaining = holdRemaining
     }
 }
 
@@ -111,16 +139,23 @@ struct GroupRun: Sendable {
         self.plan = plan
         self.children = plan.remaining.map { ChildRun(remaining: $0) }
         self.groups = plan.flat.groups.map { group in
-            NestedRun(unfinished: group.leaves.count, hold: group.holds.isEmpty ? .none : .notRequested)
+            NestedRun(
+                unfinished: group.leaves.count, hold: group.holds.isEmpty ? .none : .notRequested,
+                holdWaitsFor: plan.holdRemaining[group.index])
         }
     }
 
-    /// Fencing tokens an attempt of `leaf` runs under: its own grant's, plus those its
-    /// enclosing groups hold for it.
+    /// Fencing tokens an attempt of `leaf` runs under: its own grant's, plus those of the
+    /// categories its enclosing groups declare (`exclusive`), which every leaf inside runs
+    /// under. The categories a group's hold covers only for a descendant's sake are that
+    /// descendant's, with its own token.
     func tokens(forLeaf leaf: Int, own: [String: UInt64]) -> [String: UInt64] {
         var tokens = own
         for group in flat.leaves[leaf].ancestors.reversed() where !groups[group].tokens.isEmpty {
-            tokens.merge(groups[group].tokens) { current, _ in current }
+            let declared = flat.groups[group].exclusive
+            for category in declared where tokens[category] == nil {
+                if let token = groups[group].tokens[category] { tokens[category] = token }
+            }
         }
         return tokens
     }

@@ -6,11 +6,17 @@ import Procedures
 /// - A request names its categories level by level (``LockLevel``): the cluster table first,
 ///   then the tables of enclosing holders, outermost first, the order `GroupProcedure` uses.
 ///   Within a level, every category is granted at once (atomically) and FIFO per category,
-///   which `ExclusivityTable` guarantees; the fixed order of levels keeps the whole free of
-///   deadlock. A request is *granted* when its last level is.
-/// - Fencing tokens come from the cluster table: strictly increasing per category, never
-///   reused, at least ``tokenFloor`` + 1. A category granted from an enclosing holder's table
-///   carries that holder's token (the holder is what the fenced resource sees).
+///   which `ExclusivityTable` guarantees. A request is *granted* when its last level is. The
+///   scheduler's requests have one level each (a holding group's hold covers everything
+///   below it, so a node's categories all come from one table): docs/scheduling.md, "Why
+///   locks never deadlock".
+/// - Fencing tokens come from the cluster table's counters: strictly increasing per category,
+///   never reused, at least ``tokenFloor`` + 1. A category granted from a group's table gets
+///   a token of its own, larger than the group's and than every earlier one (each child that
+///   declares a category, and each of its attempts, is a holder the fenced resource must tell
+///   apart: a stale attempt's writes are refused after a newer attempt's). A category granted
+///   from an attempt's table carries the attempt's token: the attempt and the procedures it
+///   creates are one holder to the outside world.
 /// - ``remove(_:)`` releases a grant or withdraws a waiting request (a withdrawn waiter never
 ///   affects the holder) and returns the requests that this completes, in order.
 ///
@@ -198,15 +204,29 @@ public struct LockTable: Sendable {
         return requests[holder] != nil
     }
 
-    /// Records the tokens of a granted level: the cluster's own, or for an enclosing holder's
-    /// table the enclosing holder's tokens for the same categories.
+    /// Records the tokens of a granted level: the cluster's own; from a group's table, a new
+    /// token from the cluster's counter; from an attempt's table, the attempt's token.
     private mutating func merge(_ tokens: [String: UInt64], level index: Int, into holder: LockHolder) {
         guard let request = requests[holder] else { return }
         let scope = request.levels[index].scope
         for (category, token) in tokens {
-            let effective = scope.owner.flatMap { requests[$0]?.tokens[category] } ?? token
+            let effective: UInt64 =
+                switch scope {
+                case .cluster: token
+                case .group: freshToken(for: category)
+                case .attempt: scope.owner.flatMap { requests[$0]?.tokens[category] } ?? token
+                }
             requests[holder]?.tokens[category] = effective
         }
+    }
+
+    /// The next token of `category` from the cluster's counter.
+    private mutating func freshToken(for category: String) -> UInt64 {
+        var cluster = tables[.cluster] ?? ExclusivityTable(tokenFloor: tokenFloor)
+        let token = max(cluster.lastTokens[category, default: 0], tokenFloor) + 1
+        cluster.lastTokens[category] = token
+        tables[.cluster] = cluster
+        return token
     }
 }
 

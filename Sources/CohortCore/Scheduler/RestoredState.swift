@@ -36,12 +36,16 @@ public struct ChildRecord: Hashable, Sendable {
     /// Workers the child had lost (while an attempt ran there) when this attempt was sent:
     /// those attempts did not use up its retry budget.
     public var losses: UInt32
+    /// Attempts that had used up the child's retry budget when this attempt was sent (those
+    /// that ended on their own: not handed back, not lost); nil in records of journals older
+    /// than version 4.
+    public var counted: UInt32?
 
     public init(
         group: String, path: String, attempt: UInt32, attemptID: AttemptID, state: State, output: Data? = nil,
         outputTruncated: Bool = false, error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:],
         startedAt: Timestamp? = nil,
-        finishedAt: Timestamp? = nil, losses: UInt32 = 0
+        finishedAt: Timestamp? = nil, losses: UInt32 = 0, counted: UInt32? = nil
     ) {
         self.group = group
         self.path = path
@@ -56,6 +60,7 @@ public struct ChildRecord: Hashable, Sendable {
         self.startedAt = startedAt
         self.finishedAt = finishedAt
         self.losses = losses
+        self.counted = counted
     }
 }
 

@@ -38,6 +38,8 @@ extension Scheduler {
         _ ref: AttemptRef, outcome: AttemptOutcome, worker: SessionID, startedAt: Timestamp? = nil,
         finishedAt: Timestamp? = nil, outputTruncated: Bool = false, now: Timestamp
     ) throws(SchedulerError) -> [SchedulerAction] {
+        // A restored attempt its worker reports after the restart (not one adopted by READY).
+        let restored = attempts.orphans.contains(ref.id)
         claimOrphan(ref, by: worker)
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
@@ -48,9 +50,12 @@ extension Scheduler {
         let finished = finishedAt.map { max(min($0, now), runs[runIndex]?.children[leaf].startedAt ?? $0) }
         let cancelling = runs[runIndex]?.children[leaf].cancelling
         if case .cancelled(.workerLost(let text)) = outcome, cancelling == nil {
-            // Its worker stopped it when its lease ended: a worker loss, not the child's failure.
-            runs[runIndex]?.children[leaf].stage = .started
-            loseAttempt(ref.id, message: text, costsALoss: true, now: now)
+            // Its worker stopped it when its lease ended: a worker loss, not the child's
+            // failure; free if it never started (the worker gives no start), or if the lease
+            // ended because the coordinator was away (a restored attempt: losing the
+            // coordinator is not the child's failure either).
+            if startedAt != nil { runs[runIndex]?.children[leaf].stage = .started }
+            loseAttempt(ref.id, message: text, costsALoss: !restored, now: now)
             settle(now: now)
             return takeActions()
         }

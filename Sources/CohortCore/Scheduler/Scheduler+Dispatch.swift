@@ -72,12 +72,15 @@ extension Scheduler {
                             group: ref.group, path: ref.path, attempt: ref.attempt, attemptID: attemptID,
                             state: .inFlight,
                             worker: workerNames[worker], tokens: tokens,
-                            losses: UInt32(runs[runIndex]?.children[leaf].losses ?? 0)))))
+                            losses: UInt32(runs[runIndex]?.children[leaf].losses ?? 0),
+                            counted: runs[runIndex]?.children[leaf].counted))))
         }
         actions.append(
             .dispatch(
                 worker,
-                DispatchOrder(ref: ref, kind: flatLeaf.run, input: input, tokens: tokens, timeout: flatLeaf.timeout)))
+                DispatchOrder(
+                    ref: ref, kind: flatLeaf.run, input: input, tokens: tokens, timeout: flatLeaf.timeout,
+                    holds: flatLeaf.exclusive)))
         notifyLeaf(runIndex, leaf)
     }
 }

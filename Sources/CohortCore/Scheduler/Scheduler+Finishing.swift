@@ -62,6 +62,7 @@ extension Scheduler {
     /// failure policy (or injection) says.
     mutating func nodeFinished(_ runIndex: Int, _ node: Int, now: Timestamp) {
         guard let plan = runs[runIndex]?.plan else { return }
+        for group in plan.holdWaits[node] ?? [] { outsideNodeFinished(runIndex, Int(group)) }
         let leafCount = plan.flat.leaves.count
         let succeeded: Bool
         let policy: ChildFailurePolicy
@@ -117,6 +118,16 @@ extension Scheduler {
                 notifyLeaf(runIndex, leaf)
             }
         }
+    }
+
+    /// A node outside a holding group that its leaves wait for finished: once the last has,
+    /// the leaves waiting for the group's hold ask for it.
+    private mutating func outsideNodeFinished(_ runIndex: Int, _ group: Int) {
+        guard let state = runs[runIndex]?.groups[group] else { return }
+        runs[runIndex]?.groups[group].holdWaitsFor -= 1
+        guard state.holdWaitsFor == 1, state.hold == .notRequested else { return }
+        runs[runIndex]?.groups[group].waitingForHold = []
+        for leaf in state.waitingForHold { work.append(.unblocked(runIndex: runIndex, leaf: Int(leaf))) }
     }
 
     /// Every procedure of a group finished: its outcome, its hold given back; for the top

@@ -40,7 +40,7 @@ extension Scheduler {
             case .none, .granted:
                 continue
             case .notRequested:
-                if requestHold(runIndex, group, now: now) { continue }
+                if runs[runIndex]?.groups[group].holdWaitsFor == 0, requestHold(runIndex, group, now: now) { continue }
                 fallthrough
             case .requested:
                 runs[runIndex]?.groups[group].waitingForHold.append(Int32(leaf))

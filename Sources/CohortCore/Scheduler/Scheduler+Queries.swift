@@ -130,7 +130,10 @@ extension Scheduler {
             }
             reason = waits.isEmpty ? nil : "waiting for " + waits.map { "\"\($0)\"" }.joined(separator: ", ")
         case .awaitingHold:
-            let group = flatLeaf.ancestors.first { run.groups[$0].hold == .requested }
+            let group = flatLeaf.ancestors.first {
+                run.groups[$0].hold == .requested
+                    || (run.groups[$0].hold == .notRequested && run.groups[$0].holdWaitsFor > 0)
+            }
             reason = group.map { holdReason(run, $0) }
         case .parked:
             reason =
@@ -189,6 +192,10 @@ extension Scheduler {
 
     private func holdReason(_ run: GroupRun, _ group: Int) -> String {
         let name = run.flat.groups[group].path.isEmpty ? "the group" : "group \"\(run.flat.groups[group].path)\""
+        if run.groups[group].hold == .notRequested {
+            return "\(name) takes its locks (\(run.flat.groups[group].holds.joined(separator: ", "))) once what its "
+                + "children wait for outside it has finished"
+        }
         let why = lockReason(.group(run: run.runIndex, group: group), categories: run.flat.groups[group].holds)
         return "\(name) \(why)"
     }

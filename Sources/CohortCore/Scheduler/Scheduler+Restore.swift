@@ -76,7 +76,8 @@ extension Scheduler {
                 runs[plan.runIndex]?.children[leaf].attempt = record.attempt
                 runs[plan.runIndex]?.children[leaf].sentAttempt = record.attempt
                 runs[plan.runIndex]?.children[leaf].losses = UInt8(clamping: record.losses)
-                runs[plan.runIndex]?.children[leaf].counted = record.attempt - min(record.losses, record.attempt)
+                runs[plan.runIndex]?.children[leaf].counted =
+                    record.counted ?? (record.attempt - min(record.losses, record.attempt))
                 runs[plan.runIndex]?.children[leaf].worker = session(record.worker)
                 runs[plan.runIndex]?.children[leaf].startedAt = record.startedAt
                 switch record.state {
@@ -157,8 +158,10 @@ extension Scheduler {
         }
         runs[runIndex]?.children[leaf].worker = worker
         runs[runIndex]?.children[leaf].attemptID = record.attemptID
-        // Its earlier attempts each ended on their worker or with a lost one (`losses`).
-        runs[runIndex]?.children[leaf].counted = record.attempt - 1 - min(record.losses, record.attempt - 1)
+        // The journal says how many earlier attempts used up the retry budget (an older journal
+        // does not: then every earlier attempt but the lost ones counts).
+        runs[runIndex]?.children[leaf].counted =
+            record.counted ?? (record.attempt - 1 - min(record.losses, record.attempt - 1))
         runs[runIndex]?.children[leaf].stage = .started
         runs[runIndex]?.children[leaf].phase = .running
         runs[runIndex]?.children[leaf].injected = true

@@ -44,13 +44,20 @@ public struct DispatchOrder: Hashable, Sendable {
     public var tokens: [String: UInt64]
     /// The attempt's timeout (the worker cancels it, ``CancellationReason/timedOut``); nil for none.
     public var timeout: Duration?
+    /// The categories of `tokens` the attempt holds itself (its `exclusive`); the others it
+    /// runs under its groups' holds.
+    public var holds: [String]
 
-    public init(ref: AttemptRef, kind: String, input: Data, tokens: [String: UInt64], timeout: Duration?) {
+    public init(
+        ref: AttemptRef, kind: String, input: Data, tokens: [String: UInt64], timeout: Duration?,
+        holds: [String]? = nil
+    ) {
         self.ref = ref
         self.kind = kind
         self.input = input
         self.tokens = tokens
         self.timeout = timeout
+        self.holds = holds ?? tokens.keys.sorted()
     }
 }
 

@@ -633,6 +633,10 @@ nonisolated struct Cohort_Wire_V1_Welcome: Sendable {
 
   var softwareVersion: String = String()
 
+  /// To a worker: the coordinator acknowledges its numbered heartbeats (§5.2), so the worker
+  /// keeps a lease. A coordinator that does not (false) gets no lease enforcement.
+  var acknowledgesHeartbeats: Bool = false
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -1625,6 +1629,10 @@ nonisolated struct Cohort_Wire_V1_Attempt: Sendable {
   /// extra environment, rarely used
   var env: Dictionary<String,String> = [:]
 
+  /// The categories of fencing_tokens this attempt holds itself (its own grant, which it may
+  /// subdivide for its procedures); the others it runs under an enclosing group's hold.
+  var holds: [String] = []
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -1963,7 +1971,7 @@ nonisolated extension Cohort_Wire_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Cohort_Wire_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Welcome"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}coordinator_id\0\u{1}epoch\0\u{3}peer_id\0\u{3}heartbeat_interval_ms\0\u{3}heartbeat_liveness\0\u{3}protocol_version\0\u{3}software_version\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}coordinator_id\0\u{1}epoch\0\u{3}peer_id\0\u{3}heartbeat_interval_ms\0\u{3}heartbeat_liveness\0\u{3}protocol_version\0\u{3}software_version\0\u{3}acknowledges_heartbeats\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1978,6 +1986,7 @@ nonisolated extension Cohort_Wire_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatLiveness) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.protocolVersion) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.softwareVersion) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.acknowledgesHeartbeats) }()
       default: break
       }
     }
@@ -2005,6 +2014,9 @@ nonisolated extension Cohort_Wire_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
     if !self.softwareVersion.isEmpty {
       try visitor.visitSingularStringField(value: self.softwareVersion, fieldNumber: 7)
     }
+    if self.acknowledgesHeartbeats != false {
+      try visitor.visitSingularBoolField(value: self.acknowledgesHeartbeats, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2016,6 +2028,7 @@ nonisolated extension Cohort_Wire_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
     if lhs.heartbeatLiveness != rhs.heartbeatLiveness {return false}
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.softwareVersion != rhs.softwareVersion {return false}
+    if lhs.acknowledgesHeartbeats != rhs.acknowledgesHeartbeats {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3907,7 +3920,7 @@ nonisolated extension Cohort_Wire_V1_WorkerDisconnect: SwiftProtobuf.Message, Sw
 
 nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Attempt"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0\u{1}holds\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3924,6 +3937,7 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
       case 7: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt64>.self, value: &self.fencingTokens) }()
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.timeoutMs) }()
       case 9: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.env) }()
+      case 10: try { try decoder.decodeRepeatedStringField(value: &self.holds) }()
       default: break
       }
     }
@@ -3957,6 +3971,9 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
     if !self.env.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.env, fieldNumber: 9)
     }
+    if !self.holds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.holds, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3970,6 +3987,7 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
     if lhs.fencingTokens != rhs.fencingTokens {return false}
     if lhs.timeoutMs != rhs.timeoutMs {return false}
     if lhs.env != rhs.env {return false}
+    if lhs.holds != rhs.holds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

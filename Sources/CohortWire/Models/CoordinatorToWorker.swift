@@ -33,8 +33,13 @@ public struct AttemptDispatch: Hashable, Sendable {
     public var kind: String
     /// The procedure's input as UTF-8 JSON, results of its producers already injected.
     public var input: Data
-    /// Category → fencing token of every lock held for this attempt (its `exclusive` categories).
+    /// Category → fencing token of every lock the attempt runs under: its own `exclusive`
+    /// categories and those its enclosing groups declare.
     public var fencingTokens: [String: UInt64]
+    /// The categories of ``fencingTokens`` the attempt holds itself (its own grant); the
+    /// others it runs under a group's hold. Its procedures' local locks on these are granted
+    /// on the worker; any other goes to the coordinator.
+    public var holds: [String]
     /// Cancel it with reason `timed out` after this long; `nil`: no timeout. Millisecond precision.
     public var timeout: Duration?
     /// Extra environment for the procedure, if any.
@@ -42,12 +47,13 @@ public struct AttemptDispatch: Hashable, Sendable {
 
     public init(
         ref: WireAttemptRef, kind: String, input: Data, fencingTokens: [String: UInt64] = [:],
-        timeout: Duration? = nil, env: [String: String] = [:]
+        timeout: Duration? = nil, env: [String: String] = [:], holds: [String]? = nil
     ) {
         self.ref = ref
         self.kind = kind
         self.input = input
         self.fencingTokens = fencingTokens
+        self.holds = holds ?? fencingTokens.keys.sorted()
         self.timeout = timeout
         self.env = env
     }

@@ -57,6 +57,9 @@ public struct Welcome: Hashable, Sendable {
     public var protocolVersion: UInt16
     /// The coordinator's Cohort release; informative only.
     public var softwareVersion: String
+    /// The coordinator acknowledges a worker's numbered heartbeats, so the worker keeps a
+    /// lease (docs/scheduling.md, "Leases"); false from a coordinator that does not.
+    public var acknowledgesHeartbeats: Bool
 
     public init(
         coordinatorID: String,
@@ -65,8 +68,10 @@ public struct Welcome: Hashable, Sendable {
         heartbeatInterval: Duration = .seconds(1),
         heartbeatLiveness: UInt32 = 3,
         protocolVersion: UInt16 = WireVersion.current,
-        softwareVersion: String
+        softwareVersion: String,
+        acknowledgesHeartbeats: Bool = true
     ) {
+        self.acknowledgesHeartbeats = acknowledgesHeartbeats
         self.coordinatorID = coordinatorID
         self.epoch = epoch
         self.peerID = peerID

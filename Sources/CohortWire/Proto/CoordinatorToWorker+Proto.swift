@@ -129,7 +129,7 @@ extension AttemptDispatch {
             input: proto.input,
             fencingTokens: proto.fencingTokens,
             timeout: proto.timeoutMs == 0 ? nil : .milliseconds(Int64(clamping: proto.timeoutMs)),
-            env: proto.env)
+            env: proto.env, holds: proto.holds)
     }
 
     @inline(__always)
@@ -142,6 +142,7 @@ extension AttemptDispatch {
         // A timeout that rounds to 0 ms would read as "none": send 1 ms instead.
         if let timeout { proto.timeoutMs = max(1, timeout.milliseconds(clampedTo: UInt64.self)) }
         proto.env = env
+        proto.holds = holds
         return proto
     }
 }

@@ -93,7 +93,8 @@ extension Welcome {
             heartbeatInterval: .milliseconds(proto.heartbeatIntervalMs),
             heartbeatLiveness: proto.heartbeatLiveness,
             protocolVersion: try version(proto.protocolVersion, "protocol version"),
-            softwareVersion: proto.softwareVersion
+            softwareVersion: proto.softwareVersion,
+            acknowledgesHeartbeats: proto.acknowledgesHeartbeats
         )
     }
 
@@ -106,6 +107,7 @@ extension Welcome {
         proto.heartbeatLiveness = heartbeatLiveness
         proto.protocolVersion = UInt32(protocolVersion)
         proto.softwareVersion = softwareVersion
+        proto.acknowledgesHeartbeats = acknowledgesHeartbeats
         return proto
     }
 }

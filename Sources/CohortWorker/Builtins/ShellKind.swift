@@ -30,6 +30,8 @@ enum ShellKind {
             throw ShellError(message: error.message)
         }
         let grace = context.settings.killGrace
+        // A worker whose lease ended kills at once, even a process already in its grace.
+        context.scope.onKillAtOnce { process.terminate(grace: .zero) }
         let termination = await withTaskCancellationHandler {
             await process.wait()
         } onCancel: {

@@ -91,14 +91,17 @@ final class Subprocess: Sendable {
     }
 
     /// Sends SIGTERM to the process group now and SIGKILL after `grace` if anything of it is
-    /// left. Idempotent.
+    /// left. Idempotent, except that a zero grace after a graceful terminate kills at once.
     func terminate(grace: Duration) {
         let first = state.withLock { state -> Bool in
             guard !state.terminateRequested, !state.finished else { return false }
             state.terminateRequested = true
             return true
         }
-        guard first else { return }
+        guard first else {
+            if grace == .zero { signalGroup(SIGKILL) }
+            return
+        }
         signalGroup(grace > .zero ? SIGTERM : SIGKILL)
         guard grace > .zero else { return }
         DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(grace.nanoseconds))) { [self] in

@@ -70,11 +70,39 @@ final class ClusterExclusivityManager: ExclusivityManager {
         return request(categories, for: procedure, attempt: attempt, completion: completion)
     }
 
+    /// The innermost group around `procedure` (its local groups, inside its attempt) that
+    /// holds locks.
+    static func holdingAncestor(of procedure: Procedure) -> Procedure? {
+        var current = procedure.parent
+        while let candidate = current {
+            if !candidate.fencingTokens.isEmpty { return candidate }
+            current = candidate.parent
+        }
+        return nil
+    }
+
     /// Asks the coordinator for `categories`, for `procedure`, on behalf of `attempt`.
     func request(
         _ categories: Set<String>, for procedure: Procedure, attempt: WireAttemptRef,
         completion: @escaping @Sendable (ExclusivityGrant?) -> Void
     ) -> ExclusivityRequestID {
+        if let holder = Self.holdingAncestor(of: procedure) {
+            // The engine gives what enclosing groups hold from their own tables; this asks
+            // for more while one holds: hold-and-wait, which could close a cycle with another
+            // group doing the reverse (docs/scheduling.md, "Why locks never deadlock").
+            let id = state.withLock { state in
+                state.nextID += 1
+                return state.nextID
+            }
+            procedure.cancel(
+                with: LockError(
+                    "\(procedure.name) asked for \(categories.sorted().joined(separator: ", ")) inside \(holder.name), "
+                        + "which holds \(holder.fencingTokens.keys.sorted().joined(separator: ", ")): a procedure may "
+                        + "not wait for cluster locks while an enclosing group holds others (it could deadlock); put "
+                        + "every category on the group"))
+            completion(nil)
+            return ExclusivityRequestID(id)
+        }
         let sorted = categories.sorted()
         let id = state.withLock { state in
             state.nextID += 1

@@ -91,7 +91,9 @@ final class AttemptProcedure: Procedure, @unchecked Sendable {
         // it may wait behind busy slots before it finishes. Report it cancelled now, so the
         // coordinator is not kept waiting by other attempts' work.
         guard state < .executing else { return }
+        // It never started: no start time (0), so the coordinator knows it did not run.
         let now = WireTimestamp(Date())
+        let never = WireTimestamp(nanosecondsSinceEpoch: 0)
         let first = running.withLock { running in
             defer { running.reported = true }
             return !running.reported
@@ -101,8 +103,8 @@ final class AttemptProcedure: Procedure, @unchecked Sendable {
                 .finished(
                     AttemptResult(
                         ref: dispatch.ref,
-                        outcome: .cancelled(reason: Self.describe(reason), code: Self.code(of: reason)), startedAt: now,
-                        finishedAt: now)))
+                        outcome: .cancelled(reason: Self.describe(reason), code: Self.code(of: reason)),
+                        startedAt: never, finishedAt: now)))
         }
     }
 

@@ -101,7 +101,10 @@ extension WorkerLoop {
             let context = ProcedureContext(
                 group: task.group, child: task.path, attempt: Int(task.attempt), attemptID: task.id,
                 workerName: configuration.name, fencingTokens: dispatch.fencingTokens, extraEnvironment: dispatch.env,
-                logger: logger, scope: AttemptScope(exclusivity: .cluster(locks, task, held: dispatch.fencingTokens)),
+                logger: logger,
+                scope: AttemptScope(
+                    exclusivity: .cluster(
+                        locks, task, held: dispatch.fencingTokens.filter { dispatch.holds.contains($0.key) })),
                 settings: settings)
             let kind = registry.kind(named: dispatch.kind)
             if case .immediate(let body)? = kind?.body, dispatch.fencingTokens.isEmpty, !queue.isSuspended,

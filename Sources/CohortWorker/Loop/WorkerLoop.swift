@@ -85,6 +85,8 @@ final class WorkerLoop {
         self.mailbox = mailbox
         context = try Context()
         queue = ProcedureQueue(name: "worker", maxConcurrentCount: configuration.slots)
+        // Nothing starts before the worker holds a lease (docs/scheduling.md, "Leases").
+        queue.isSuspended = true
         locks = ClusterExclusivityManager(logger: logger) { [mailbox] message in mailbox.post(.lock(message)) }
         queue.exclusivityManager = locks
         settings = KindSettings(killGrace: configuration.killGrace, maxCapturedOutput: configuration.maxCapturedOutput)
@@ -231,7 +233,7 @@ final class WorkerLoop {
     func resumeAfterAdoption() {
         guard holdingForAdoption else { return }
         holdingForAdoption = false
-        queue.isSuspended = false
+        if session.holdsLease, stopDeadline == nil { queue.isSuspended = false }
     }
 
     private func install(_ socket: Socket, monitor: Monitor) {
@@ -282,7 +284,7 @@ final class WorkerLoop {
     /// hold no category carry on.
     func stopExclusiveAttempts(reason: String) {
         let exclusive = attempts.filter { id, attempt in
-            !attempt.procedure.dispatch.fencingTokens.isEmpty || locks.hasRequests(of: id)
+            !attempt.procedure.dispatch.holds.isEmpty || locks.hasRequests(of: id)
         }
         logger.warning(
             "lease ended; stopping the attempts that hold cluster locks",

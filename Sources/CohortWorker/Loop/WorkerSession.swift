@@ -41,8 +41,8 @@ struct WorkerSession {
         /// The lease ended without an acknowledged heartbeat: stop what holds cluster locks,
         /// and start nothing new.
         case leaseEnded(reason: String)
-        /// A lapsed lease is held again (a late acknowledgement in the same session): work
-        /// may start again.
+        /// The worker holds a lease again, or for the first time (a WELCOME, an
+        /// acknowledgement): work may start.
         case leaseRenewed
         /// Close the connection; no new work starts until the next session.
         case disconnect(reason: String)
@@ -89,6 +89,9 @@ struct WorkerSession {
     private(set) var leaseEnd: Instant?
     /// The lease ended and ``Action/leaseEnded(reason:)`` was given; cleared by a renewal.
     private(set) var leaseLapsed = false
+    /// The coordinator acknowledges heartbeats (its WELCOME says so): the lease is kept and
+    /// enforced. One that does not leaves the worker without lease enforcement.
+    private(set) var leaseEnforced = true
 
     /// A session that connects at the first ``tick(now:)``.
     init(settings: Settings, now: Instant, makeSessionID: @escaping () -> String) {
@@ -123,8 +126,9 @@ struct WorkerSession {
     /// with a liveness of 1).
     var leaseDuration: Duration { liveness >= 2 ? interval * (liveness - 1) : interval / 2 }
 
-    /// Whether the worker holds a lease now: welcomed once, and not lapsed.
-    var holdsLease: Bool { leaseEnd != nil && !leaseLapsed }
+    /// Whether the worker holds a lease now: renewed at least once and not lapsed since, or
+    /// welcomed by a coordinator that keeps no leases. Work starts only while it does.
+    var holdsLease: Bool { !leaseEnforced || (leaseEnd != nil && !leaseLapsed) }
 
     /// When ``tick(now:)`` next has something to do; nil when stopped.
     var nextDeadline: Instant? {
@@ -144,7 +148,7 @@ struct WorkerSession {
     /// says when the lease ends.
     mutating func tick(now: Instant) -> [Action] {
         var actions: [Action] = []
-        if let leaseEnd, !leaseLapsed, now >= leaseEnd {
+        if leaseEnforced, let leaseEnd, !leaseLapsed, now >= leaseEnd {
             leaseLapsed = true
             actions.append(.leaseEnded(reason: "no heartbeat acknowledged by the coordinator for \(leaseDuration)"))
         }
@@ -185,6 +189,12 @@ struct WorkerSession {
 
     /// Takes in a message from the coordinator.
     mutating func received(_ input: Input, now: Instant) -> [Action] {
+        let held = holdsLease
+        let actions = receivedInSession(input, now: now)
+        return !held && holdsLease ? actions + [.leaseRenewed] : actions
+    }
+
+    private mutating func receivedInSession(_ input: Input, now: Instant) -> [Action] {
         switch phase {
         case .disconnected, .stopped:
             return []
@@ -198,6 +208,7 @@ struct WorkerSession {
                 reconnectDelay = settings.reconnectDelay
                 lastHeartbeat = now
                 // The coordinator had heard the HELLO, sent at the handshake's start, by then.
+                leaseEnforced = welcome.acknowledgesHeartbeats
                 renewLease(sentAt: since, now: now)
                 return [.announce(sessionID: sessionID, peerID: welcome.peerID)]
             case .refused(let error):
@@ -222,10 +233,9 @@ struct WorkerSession {
             case .heartbeat(let acknowledged):
                 guard acknowledged != 0, let index = unacknowledged.firstIndex(where: { $0.sequence == acknowledged })
                 else { return [] }
-                let lapsed = leaseLapsed
                 renewLease(sentAt: unacknowledged[index].sentAt, now: now)
                 unacknowledged.removeFirst(index + 1)
-                return lapsed && !leaseLapsed ? [.leaseRenewed] : []
+                return []
             case .welcome, .other:
                 return []
             }

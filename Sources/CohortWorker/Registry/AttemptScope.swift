@@ -16,6 +16,8 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
         var isCancelled = false
         var isClosed = false
         var killsAtOnce = false
+        /// What kills the attempt's processes at once (a shell kind registers its process).
+        var killers: [@Sendable () -> Void] = []
     }
 
     /// Where the local queue's locks come from.
@@ -39,9 +41,24 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
     /// (its worker's lease ended: docs/scheduling.md, "Leases").
     var killsAtOnce: Bool { state.withLock { $0.killsAtOnce } }
 
-    /// Makes the next cancel kill at once; set before cancelling.
+    /// Kills the attempt's processes at once, without the kill grace, even if a cancel is
+    /// already waiting out its grace; later cancels kill at once too.
     func killAtOnce() {
-        state.withLock { $0.killsAtOnce = true }
+        let killers = state.withLock { state -> [@Sendable () -> Void] in
+            state.killsAtOnce = true
+            return state.killers
+        }
+        for kill in killers { kill() }
+    }
+
+    /// Registers what kills the attempt's processes at once; runs it now if ``killAtOnce()``
+    /// came first.
+    func onKillAtOnce(_ kill: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            state.killers.append(kill)
+            return state.killsAtOnce
+        }
+        if now { kill() }
     }
     var cancellationReason: String? { state.withLock { $0.cancellationReason } }
 

@@ -88,13 +88,19 @@ import Testing
         let inner = [LockLevel(scope: .group(run: 0, group: 1), categories: ["db"])]
         // The group holds db; its children do not queue behind it.
         let first = table.request(.attempt(1), levels: inner)
-        #expect(first?.tokens["db"] == token, "a child runs under its group's token")
+        // A token of its own, larger than the group's: the fence tells its attempts apart.
+        let firstToken = try! #require(first?.tokens["db"])
+        #expect(firstToken > token, "a child's grant from its group's table gets a token of its own")
         #expect(table.request(.attempt(2), levels: inner) == nil, "siblings exclude each other")
         // Outsiders wait for the group.
         #expect(table.request(.attempt(3), levels: cluster("db")) == nil)
-        #expect(table.remove(.attempt(1)).map(\.holder) == [.attempt(2)])
+        let second = table.remove(.attempt(1))
+        #expect(second.map(\.holder) == [.attempt(2)])
+        #expect((second.first?.tokens["db"] ?? 0) > firstToken)
         #expect(table.remove(.attempt(2)).isEmpty)
-        #expect(table.remove(group).map(\.holder) == [.attempt(3)])
+        let outsider = table.remove(group)
+        #expect(outsider.map(\.holder) == [.attempt(3)])
+        #expect((outsider.first?.tokens["db"] ?? 0) > (second.first?.tokens["db"] ?? 0))
     }
 
     @Test func removingAScopeOwnerRemovesWhatIsLeftInItsTableFromEveryTable() {
