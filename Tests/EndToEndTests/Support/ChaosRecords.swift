@@ -28,12 +28,13 @@ struct ChaosRecords {
 
         func overlaps(_ other: Interval) -> Bool { enter < other.leave && other.enter < leave }
 
-        /// Whether the two must exclude each other: different grants, or the same grant (an
-        /// enclosing group's hold) between siblings that both name the category, or two
-        /// attempts of one child.
+        /// Whether the two must exclude each other: holders in different groups; in one
+        /// group, two children that both name the category (each takes it from the group's
+        /// hold, with a token of its own), or two attempts of one child. A child that runs
+        /// only under its group's hold (it does not name the category) excludes nothing
+        /// inside its group.
         func excludes(_ other: Interval) -> Bool {
             guard category == other.category, pid != other.pid else { return false }
-            if token != other.token { return true }
             guard group == other.group else { return true }
             return (own && other.own) || child == other.child
         }
@@ -210,15 +211,17 @@ struct ChaosRecords {
     /// Holders that entered a category with a token smaller than one that entered it before
     /// (by time), among those that kept their lease: grants out of order, or a token reused
     /// or smaller after a coordinator restart.
+    /// Only holders that must exclude each other are ordered: a child running under its
+    /// group's hold keeps the group's (older) token while a sibling that names the category
+    /// has a newer one of its own.
     func tokenOrderViolations(lost: (Interval) -> Bool) -> [String] {
         var violations: [String] = []
         for (category, holders) in Dictionary(grouping: intervals, by: \.category) {
-            var largest: Interval?
-            for holder in holders.sorted(by: { $0.enter < $1.enter }) {
-                if let before = largest, holder.token < before.token, !lost(holder) {
+            let ordered = holders.sorted { $0.enter < $1.enter }
+            for (index, holder) in ordered.enumerated() where !lost(holder) {
+                if let before = ordered[..<index].first(where: { $0.token > holder.token && $0.excludes(holder) }) {
                     violations.append("\(category): \(holder) entered after \(before)")
                 }
-                if largest == nil || holder.token > largest!.token { largest = holder }
             }
         }
         return violations

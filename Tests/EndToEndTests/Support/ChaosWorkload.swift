@@ -93,10 +93,10 @@ enum ChaosWorkload {
     /// consumer checks), `retry` (some children fail their first attempt on purpose), shell
     /// children that sleep 50–600 ms (one in five 1.5–4 s), sometimes a nested sequence.
     ///
-    /// Unless `nestedLocks`, no procedure or group asks the cluster's lock table for a category
-    /// while an enclosing group holds other ones (descendants of an exclusive group use only
-    /// its categories): hold-and-wait across levels is issue 12 item 2 (deadlock), which this
-    /// test does not exercise by default.
+    /// With `nestedLocks` (the default), descendants of an exclusive group name other
+    /// categories too, and members of nested groups wait for children outside them: the
+    /// shapes of issue 12 item 2's deadlock, which a group's hold (covering its descendants'
+    /// categories, taken once what they wait for outside has finished) rules out.
     static func group(
         _ name: String, directory: String, script: String, nestedLocks: Bool, random: inout SplitMix64
     ) -> PlannedGroup {
@@ -186,17 +186,12 @@ enum ChaosWorkload {
                     nestedLocks
                     ? nil
                     : (!groupExclusive.isEmpty ? groupExclusive : (nestedExclusive.isEmpty ? nil : nestedExclusive))
-                // Nothing inside waits for (or injects from) a child outside: a member of an
-                // exclusive nested group waiting for an outside child that needs the group's
-                // category would wait forever (a dependency cycle through the lock, which
-                // Cohort neither refuses nor breaks).
-                let (savedProducers, savedNames) = (producers, names)
-                (producers, names) = ([], [])
+                // Members may wait for (or inject from) children outside: an exclusive nested
+                // group takes its hold only once those have finished.
                 for inner in 1...2 {
                     lines += shellLeaf(
                         "s\(inner)", path: "\(nested)/s\(inner)", indent: "        ", held: held, pool: pool)
                 }
-                (producers, names) = (savedProducers, savedNames)
                 names.append(nested)
             } else {
                 let leaf = "c\(index)"
