@@ -36,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // The coordinator's journal: SQLite through GRDB (links the system libsqlite3).
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        // Worker and client are Services: a ServiceGroup runs them and turns SIGTERM into a drain.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The local engine: procedures, queues, groups, conditions, observers, injection. No I/O.
@@ -114,6 +116,8 @@ let package = Package(
                 "CCohortSpawn",
                 "Procedures", "CohortSpec", "CohortWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -121,7 +125,10 @@ let package = Package(
         // The Swift client API the CLI is built on.
         .target(
             name: "CohortClient",
-            dependencies: ["CohortSpec", "CohortWire", "ZeroMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CohortSpec", "CohortWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strict
         ),
 
@@ -140,7 +147,10 @@ let package = Package(
         // A worker binary with its own procedure kinds, built on the CohortWorker API.
         .executableTarget(
             name: "custom-worker",
-            dependencies: ["CohortWorker", "CohortSpec", "ZeroMQ"],
+            dependencies: [
+                "CohortWorker", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "examples/CustomWorker",
             swiftSettings: strict
         ),

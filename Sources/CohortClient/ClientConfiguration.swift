@@ -36,6 +36,18 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var peerName: String = ClientConfiguration.defaultPeerName
     /// CURVE keys for a coordinator that requires them (docs/security.md); `nil`: plaintext.
     public var curve: CurveClientKeys?
+    /// Refuse a submission that no connected worker could run, instead of accepting it with a
+    /// warning: ``CohortClient/submit(_:id:)`` and ``CohortClient/submit(specText:format:sourceName:id:)``
+    /// then throw ``ClientError/Code/noCapableWorker`` naming each kind (with the labels its
+    /// children require) that no ready worker offers, and nothing is submitted. Default
+    /// `false`: such a group is accepted, its receipt carries the warning, and its children
+    /// wait for a worker that offers the kind (for ever, without a timeout).
+    ///
+    /// The check asks the coordinator, by submitting and at once cancelling a probe group
+    /// (`strict-check`, none of whose children can start) whose warnings name what is missing;
+    /// that probe shows in `cohort status` as cancelled. A worker that leaves between the
+    /// check and the submission is not noticed.
+    public var strict: Bool = false
     /// Told when the connection goes away and comes back (on the client's own thread; keep it
     /// short): the `cohort` CLI prints on stderr that it waits for a restarting coordinator.
     /// Not part of equality.
@@ -64,6 +76,7 @@ public struct ClientConfiguration: Sendable, Equatable {
         lhs.coordinator == rhs.coordinator && lhs.connectTimeout == rhs.connectTimeout
             && lhs.requestTimeout == rhs.requestTimeout && lhs.probeAfter == rhs.probeAfter
             && lhs.reconnectTimeout == rhs.reconnectTimeout && lhs.peerName == rhs.peerName && lhs.curve == rhs.curve
+            && lhs.strict == rhs.strict
     }
 
     /// `cohort-cli@<hostname>`.

@@ -32,6 +32,15 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case closed
         /// The calling task was cancelled while the call was in flight.
         case cancelled
+        /// A typed result was asked of a child that failed or was cancelled (the message says
+        /// which, and why).
+        case childFailed
+        /// A child's output does not decode as the type asked for (the message names the
+        /// member at fault).
+        case undecodable
+        /// A strict submission (``ClientConfiguration/strict``) was refused: no connected worker
+        /// offers a kind it runs, with the labels it requires (the message names them).
+        case noCapableWorker
     }
 
     public var code: Code
@@ -48,8 +57,10 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The `cohort` CLI's exit status for this error.
     public var exitCode: Int32 {
         switch code {
-        case .invalidSpec: 65
+        case .invalidSpec, .undecodable: 65
+        case .childFailed: 1
         case .notFound, .rejected: 64
+        case .noCapableWorker: 69
         case .permissionDenied: 77
         case .unreachable, .connectionLost, .protocolMismatch, .shuttingDown, .internal, .closed: 69
         case .cancelled: 130

@@ -96,6 +96,7 @@ public final class CohortClient: Sendable {
         } catch {
             throw ClientError(invalid: error)
         }
+        if configuration.strict { try await checkOffered(spec) }
         return try await send(
             Submission(groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: sourceName))
     }
@@ -109,11 +110,12 @@ public final class CohortClient: Sendable {
         } catch {
             throw ClientError(invalid: error)
         }
+        if configuration.strict { try await checkOffered(spec) }
         return try await send(
             Submission(groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: nil))
     }
 
-    private func send(_ submission: Submission) async throws(ClientError) -> SubmitReceipt {
+    func send(_ submission: Submission) async throws(ClientError) -> SubmitReceipt {
         let reply = try await connection.request(.submit(submission))
         guard case .submitted(let receipt) = reply else { throw unexpected(reply, for: "submit") }
         return receipt

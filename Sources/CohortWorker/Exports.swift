@@ -1,5 +1,6 @@
 // A worker's own kinds build local procedures (`GroupProcedure`, `MutuallyExclusive`, …) and
-// run them with `ProcedureContext.run(_:)`; re-exporting the engine spares every custom
-// worker an explicit dependency on it (the `custom-worker` target lists CohortWorker,
-// CohortCore, and ZeroMQ for its CURVE keys).
+// run them with `ProcedureContext.run(_:)`, and take and give typed values (`Kind`, `JSONValue`,
+// `ProcedureInputError`'s paths): re-exporting the engine and the spec module spares every
+// custom worker an explicit dependency on them. `CohortClient` re-exports `CohortSpec` too.
+@_exported import CohortSpec
 @_exported import Procedures

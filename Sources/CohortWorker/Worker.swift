@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import ZeroMQ
 
@@ -11,15 +12,16 @@ import ZeroMQ
 /// registry.register("wordcount") { (input: Text, ctx: ProcedureContext) async throws -> Counts in … }
 /// var configuration = WorkerConfiguration(coordinator: "tcp://10.0.0.5:7400")
 /// configuration.labels = ["linux"]
-/// try await Worker(configuration: configuration, registry: registry).run()
+/// let worker = Worker(configuration: configuration, registry: registry)
+/// try await ServiceGroup(cohortServices: [worker], logger: logger).run()   // SIGTERM drains, a second stops
 /// ```
 ///
-/// A service: ``run()`` returns when the worker has stopped, and cancelling the task that
+/// A swift-service-lifecycle `Service`: ``run()`` returns when the worker has stopped.
+/// A graceful shutdown (a `ServiceGroup`'s shutdown signal) drains it, as ``drain()`` does:
+/// no new work, running attempts finish (for at most ``WorkerConfiguration/drainTimeout``,
+/// then they are cancelled and handed back), then ``run()`` returns. Cancelling the task that
 /// runs it stops it at once (no new work, running attempts cancelled and waited for, a
 /// `disconnect` to the coordinator that hands them back, sockets closed with a short linger).
-/// ``drain()`` stops it gently: no new work, running attempts finish (for at most
-/// ``WorkerConfiguration/drainTimeout``, then they are cancelled and handed back), then
-/// ``run()`` returns.
 ///
 /// The ZeroMQ connection belongs to a thread of the worker's own; ``run()`` only waits for
 /// it and never blocks a Swift concurrency thread. When the coordinator welcomes the
@@ -30,7 +32,7 @@ import ZeroMQ
 /// 32 s, reporting what it still runs.
 ///
 /// Thread-safety: `Sendable`; call ``run()`` once.
-public final class Worker: Sendable {
+public final class Worker: StoppableService, Sendable {
     /// The Cohort release this worker reports in its HELLO.
     public static let softwareVersion = "0.1.0"
 
@@ -41,7 +43,7 @@ public final class Worker: Sendable {
     private let logger: Logger
     private let onReady: @Sendable (WorkerSessionStarted) -> Void
     /// The running loop's mailbox, and whether ``drain()`` was called before it existed.
-    private let control = Mutex<(mailbox: Mailbox<LoopInput>?, drainRequested: Bool)>((nil, false))
+    fileprivate let control = Mutex<(mailbox: Mailbox<LoopInput>?, drainRequested: Bool)>((nil, false))
 
     /// A worker with `configuration`, running the kinds of `registry`.
     ///
@@ -60,7 +62,8 @@ public final class Worker: Sendable {
         self.onReady = onReady
     }
 
-    /// Runs the worker until the calling task is cancelled (or the coordinator refuses it).
+    /// Runs the worker until it has drained (a graceful shutdown or ``drain()``), the calling
+    /// task is cancelled, or the coordinator refuses it.
     ///
     /// - Throws: ``WorkerRunError``: ``WorkerRunError/Code/invalidConfiguration`` for a bad
     ///   setting, ``WorkerRunError/Code/refused`` if the coordinator refused this worker for
@@ -84,6 +87,15 @@ public final class Worker: Sendable {
         }
         defer { control.withLock { $0.mailbox = nil } }
         if drainRequested { mailbox.post(.drain) }
+        try await withGracefulShutdownHandler {
+            try await runLoop(mailbox)
+        } onGracefulShutdown: {
+            self.drain()
+        }
+    }
+
+    /// Runs the loop on a thread of its own until it ends; cancellation stops it.
+    private func runLoop(_ mailbox: Mailbox<LoopInput>) async throws {
         let (configuration, registry, logger, onReady) = (self.configuration, self.registry, self.logger, self.onReady)
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -119,6 +131,16 @@ public final class Worker: Sendable {
             return control.mailbox
         }
         mailbox?.post(.drain)
+    }
+}
+
+extension Worker {
+    /// Stops the worker at once, as cancelling ``run()``'s task does: no new work, running
+    /// attempts cancelled and handed back to the coordinator, then ``run()`` returns. What a
+    /// second SIGTERM does in ``ServiceGroup/init(cohortServices:logger:)``. Safe from any
+    /// thread, at any time; before ``run()`` it does nothing.
+    public func stop() {
+        control.withLock { $0.mailbox }?.post(.stop)
     }
 }
 

@@ -18,38 +18,48 @@
 //               fencingToken, printedFrom, printedUntil} (seconds since 1970: while it held
 //               the printer).
 //
+// It runs in a ServiceGroup: the first SIGTERM or SIGINT drains it (no new work, running
+// attempts finish, then it exits 0), a second stops it at once (what still runs is handed back
+// to the coordinator, which runs it elsewhere), exit 0 too.
+//
 // A spec that uses them:
 //   children:
 //     - { name: count, run: wordcount, with: { text: "the quick brown fox" } }
 //     - { name: report, run: print-report, with: { title: "Q3", pages: 3 } }
-import CohortSpec
 import CohortWorker
 import Foundation
+import Logging
+import ServiceLifecycle
 import ZeroMQ
 
-struct Text: Codable {
+struct Text: Codable, Sendable {
     var text: String
 }
 
-struct Counts: Codable {
+struct Counts: Codable, Sendable {
     var words: Int
     var characters: Int
     var lines: Int
 }
 
-struct Report: Codable {
+struct Report: Codable, Sendable {
     var title: String
     var pages: Int
     var secondsPerPage: Double?
 }
 
-struct Printed: Codable {
+struct Printed: Codable, Sendable {
     var title: String
     var pages: Int
     var fencingToken: UInt64
     var printedFrom: Double
     var printedUntil: Double
 }
+
+// The kinds, with their types: a client that imports them builds children from them
+// (`try ChildSpec("count", wordcount, Text(text: "…"))`) and reads typed results.
+let wordcount = Kind<Text, Counts>("wordcount")
+let printReport = Kind<Report, Printed>("print-report")
 
 /// Prints a report page by page; its condition makes it hold the cluster-wide `printer` lock.
 final class PrintProcedure: Procedure, @unchecked Sendable {
@@ -81,14 +91,14 @@ final class PrintProcedure: Procedure, @unchecked Sendable {
 
 var registry = ProcedureRegistry()
 
-registry.register("wordcount") { (input: Text, _: ProcedureContext) async throws -> Counts in
+registry.register(wordcount) { input in
     Counts(
         words: input.text.split(whereSeparator: \.isWhitespace).count,
         characters: input.text.count,
         lines: input.text.isEmpty ? 0 : input.text.split(separator: "\n", omittingEmptySubsequences: false).count)
 }
 
-registry.register("print-report") { (input: Report, context: ProcedureContext) async throws -> Printed in
+registry.register(printReport) { input, context in
     guard input.pages > 0 else { throw ProcedureInputError(field: "with.pages", message: "must be at least 1") }
     let layout = BlockProcedure { context.logger.info("laying out \(input.title)") }
     let print = PrintProcedure(input)
@@ -152,28 +162,13 @@ do {
     fail("\(error)")
 }
 
-/// Runs `worker` until SIGINT or SIGTERM, which cancel its task: it then stops gracefully.
-func run(_ worker: Worker) async -> Int32 {
-    let running = Task { try await worker.run() }
-    let sources = [SIGINT, SIGTERM].map { signal in
-        Foundation.signal(signal, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: signal)
-        source.setEventHandler { running.cancel() }
-        source.resume()
-        return source
-    }
-    defer { for source in sources { source.cancel() } }
-    do {
-        try await running.value
-        return 0
-    } catch {
-        FileHandle.standardError.write(Data("custom-worker: \(error)\n".utf8))
-        return 69
-    }
-}
-
 // Scripts (and the end-to-end tests) wait for the line `cohort worker NAME ready (session ID)`.
 let worker = Worker(configuration: configuration, registry: registry) { ready in
     FileHandle.standardOutput.write(Data("\(ready)\n".utf8))
 }
-exit(await run(worker))
+do {
+    try await ServiceGroup(cohortServices: [worker], logger: Logger(label: "custom-worker")).run()
+} catch {
+    FileHandle.standardError.write(Data("custom-worker: \(error)\n".utf8))
+    exit(69)
+}

@@ -30,6 +30,22 @@ public struct JSONPath: Sendable, Hashable {
         return nil
     }
 
+    /// The member `name` of the whole value: `JSONPath.key("items").index(i)` is `items[i]`.
+    public static func key(_ name: String) -> JSONPath { JSONPath([.key(name)]) }
+
+    /// The element `index` of the whole value, from 0: `JSONPath.index(i)` is `[i]`.
+    public static func index(_ index: Int) -> JSONPath { JSONPath([.index(index)]) }
+
+    /// This path, then the member `name`: any name, with no quoting to get right.
+    public func key(_ name: String) -> JSONPath { appending(.key(name)) }
+
+    /// This path, then the element `index` (from 0; a negative index is refused when the spec
+    /// is validated).
+    public func index(_ index: Int) -> JSONPath { appending(.index(index)) }
+
+    /// This path with `segment` added at the end.
+    public func appending(_ segment: Segment) -> JSONPath { JSONPath(segments + [segment]) }
+
     /// Whether `self` is `other` or lies inside it (`env.A` is within `env` and within `.`).
     public func isWithin(_ other: JSONPath) -> Bool {
         segments.starts(with: other.segments)
@@ -83,8 +99,10 @@ extension JSONPath {
 }
 
 extension JSONPath: ExpressibleByStringLiteral {
-    /// A path written in code. An invalid literal is a programming error and traps; parse text
-    /// that comes from elsewhere with `init(parsing:)`.
+    /// A path written as a literal in code, `"items[0].name"`. An invalid literal is a
+    /// programming error and traps, like an invalid regex literal. A path made at run time
+    /// never needs one: build it from parts (`JSONPath.key("items").index(i)`), or parse text
+    /// with `init(parsing:)`, which throws.
     public init(stringLiteral value: String) {
         do {
             try self.init(parsing: value)

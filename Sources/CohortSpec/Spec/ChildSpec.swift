@@ -113,7 +113,8 @@ public struct ChildSpec: Sendable, Hashable {
             after: after, exclusive: exclusive, requires: requires, timeout: timeout)
     }
 
-    /// A nested group child, its children written as statements.
+    /// A nested group child, its children written as statements (`if`, `for` and `try` allowed).
+    /// - Throws: what `children` throws.
     public init(
         _ name: String,
         mode: GroupMode = .parallel,
@@ -122,11 +123,11 @@ public struct ChildSpec: Sendable, Hashable {
         exclusive: [String] = [],
         requires: [String] = [],
         timeout: Duration? = nil,
-        @ChildrenBuilder children: () -> [ChildSpec]
-    ) {
+        @ChildrenBuilder children: () throws -> [ChildSpec]
+    ) rethrows {
         self.init(
             name, mode: mode, onChildFailure: onChildFailure, after: after, exclusive: exclusive,
-            requires: requires, timeout: timeout, children: children())
+            requires: requires, timeout: timeout, children: try children())
     }
 }
 

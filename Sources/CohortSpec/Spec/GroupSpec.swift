@@ -65,13 +65,18 @@ public struct GroupSpec: Sendable, Hashable {
         self.children = children
     }
 
-    /// Builds a group with a list of children written as statements:
+    /// Builds a group with a list of children written as statements, with `if`, `for` and
+    /// `try` among them:
     /// ```swift
-    /// GroupSpec("release", timeout: .seconds(600)) {
+    /// try GroupSpec("release", timeout: .seconds(600)) {
     ///     ChildSpec("version", run: "echo", with: ["value": "1.2.3"])
-    ///     ChildSpec("build", run: "shell", with: ["command": ["make"]], after: ["version"])
+    ///     for target in targets {
+    ///         ChildSpec("build-\(target)", run: "shell", with: ["command": ["make", .string(target)]], after: ["version"])
+    ///     }
+    ///     if signed { try ChildSpec("sign", sign, Artifacts(targets: targets), after: targets.map { "build-\($0)" }) }
     /// }
     /// ```
+    /// - Throws: what `children` throws (a typed child's input that does not encode).
     public init(
         _ name: String,
         mode: GroupMode = .parallel,
@@ -79,11 +84,11 @@ public struct GroupSpec: Sendable, Hashable {
         onChildFailure: ChildFailurePolicy = .cancelDependents,
         exclusive: [String] = [],
         requires: [String] = [],
-        @ChildrenBuilder children: () -> [ChildSpec]
-    ) {
+        @ChildrenBuilder children: () throws -> [ChildSpec]
+    ) rethrows {
         self.init(
             name, mode: mode, timeout: timeout, onChildFailure: onChildFailure, exclusive: exclusive,
-            requires: requires, children: children())
+            requires: requires, children: try children())
     }
 }
 
@@ -97,4 +102,5 @@ public enum ChildrenBuilder {
     public static func buildEither(first part: [ChildSpec]) -> [ChildSpec] { part }
     public static func buildEither(second part: [ChildSpec]) -> [ChildSpec] { part }
     public static func buildArray(_ parts: [[ChildSpec]]) -> [ChildSpec] { parts.flatMap { $0 } }
+    public static func buildLimitedAvailability(_ part: [ChildSpec]) -> [ChildSpec] { part }
 }

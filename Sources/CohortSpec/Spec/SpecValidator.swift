@@ -155,6 +155,11 @@ struct SpecValidator {
                     .invalidValue, "\(entry).from",
                     "\"\(injection.from)\" is a group and has no output; inject from one of its children\(example)")
             }
+            // Only a path built in Swift can hold one (the text form has no minus sign).
+            for (field, jsonPath) in [("select", injection.select), ("into", injection.into)]
+            where jsonPath.segments.contains(where: { if case .index(let index) = $0 { index < 0 } else { false } }) {
+                fail(.invalidValue, "\(entry).\(field)", "\"\(jsonPath)\" has a negative array index")
+            }
             if let first = firstInto[injection.into] {
                 fail(
                     .invalidValue, "\(entry).into",

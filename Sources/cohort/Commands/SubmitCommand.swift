@@ -19,16 +19,19 @@ struct SubmitCommand: AsyncParsableCommand {
             the group runs on the cluster. --wait waits for the group to finish and prints its \
             outcome; --watch shows every child live (redrawn in place on a terminal, one line per \
             event otherwise) until the group finishes. Warnings (e.g. a kind no connected worker \
-            offers) go to stderr.
+            offers) go to stderr; with --strict such a spec is refused instead (exit status 69, \
+            nothing submitted).
 
             Exit status: 0 submitted (or, with --wait/--watch, succeeded); 1 the group failed; \
             3 it was cancelled; 64 usage error (a bad flag, a spec file that cannot be read); \
-            65 invalid spec; 69 coordinator unreachable.
+            65 invalid spec; 69 coordinator unreachable, or (--strict) no connected worker offers \
+            a kind the spec runs with the labels it requires.
 
             Examples:
               cohort submit examples/release.yaml --wait
               cohort submit examples/fan-out.yaml --watch
               cohort submit build.json --id nightly-1121 --json   # {"id": …, "name": …}
+              cohort submit release.yaml --strict --wait          # refused if no worker offers a kind
               COHORT_COORDINATOR=tcp://ci:7400 cohort submit release.yaml --wait
             """
     )
@@ -41,6 +44,14 @@ struct SubmitCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Show every child live until the group finishes (implies --wait).")
     var watch = false
+
+    @Flag(
+        name: .long,
+        help: """
+            Refuse the spec (exit 69, nothing submitted) if no connected worker offers one of its \
+            kinds with the labels it requires, instead of accepting it with a warning.
+            """)
+    var strict = false
 
     @Option(
         name: .long,
@@ -69,7 +80,7 @@ struct SubmitCommand: AsyncParsableCommand {
             Self.report(error, file: file)
             throw ExitCode(ExitStatus.invalidSpec)
         }
-        try await withClient(connection, logger: logger) { client in
+        try await withClient(connection, logger: logger, strict: strict) { client in
             let receipt = try await client.submit(specText: text, format: format, sourceName: file, id: id)
             for warning in receipt.warnings { Console.err("cohort: warning: \(warning)") }
             guard wait || watch else {

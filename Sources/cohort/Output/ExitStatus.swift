@@ -26,12 +26,14 @@ enum ExitStatus {
 /// Connects, runs `body` and closes; a ``ClientError`` is printed on stderr and becomes the
 /// command's exit status. Every client command's `run()` goes through here.
 func withClient(
-    _ connection: ConnectionOptions, logger: Logger,
+    _ connection: ConnectionOptions, logger: Logger, strict: Bool = false,
     _ body: (CohortClient) async throws -> Int32
 ) async throws {
     let status: Int32
     do {
-        status = try await CohortClient.withClient(try connection.clientConfiguration(), logger: logger, body)
+        var configuration = try connection.clientConfiguration()
+        configuration.strict = strict
+        status = try await CohortClient.withClient(configuration, logger: logger, body)
     } catch let error as ClientError {
         Console.error(error.description)
         throw ExitCode(error.exitCode)
