@@ -43,10 +43,9 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// `false`: such a group is accepted, its receipt carries the warning, and its children
     /// wait for a worker that offers the kind (for ever, without a timeout).
     ///
-    /// The check asks the coordinator, by submitting and at once cancelling a probe group
-    /// (`strict-check`, none of whose children can start) whose warnings name what is missing;
-    /// that probe shows in `cohort status` as cancelled. A worker that leaves between the
-    /// check and the submission is not noticed.
+    /// The coordinator checks, in the same turn as it would accept the group, against the
+    /// workers connected then (`Submission.strict`), and refuses with code
+    /// `NO_CAPABLE_WORKER`.
     public var strict: Bool = false
     /// Told when the connection goes away and comes back (on the client's own thread; keep it
     /// short): the `cohort` CLI prints on stderr that it waits for a restarting coordinator.

@@ -86,6 +86,7 @@ extension ClientError {
             case .shuttingDown: .shuttingDown
             case .unsupportedVersion, .badFrame, .handshakeRequired, .superseded: .protocolMismatch
             case .internal: .internal
+            case .noCapableWorker: .noCapableWorker
             }
         let specErrors = error.specErrors.map { wire in
             CohortSpec.SpecError(.invalidValue, path: wire.path, wire.message, line: wire.line, column: wire.column)

@@ -96,9 +96,10 @@ public final class CohortClient: Sendable {
         } catch {
             throw ClientError(invalid: error)
         }
-        if configuration.strict { try await checkOffered(spec) }
         return try await send(
-            Submission(groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: sourceName))
+            Submission(
+                groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: sourceName,
+                strict: configuration.strict))
     }
 
     /// Submits a group built in Swift, sent in the spec's JSON form.
@@ -110,9 +111,10 @@ public final class CohortClient: Sendable {
         } catch {
             throw ClientError(invalid: error)
         }
-        if configuration.strict { try await checkOffered(spec) }
         return try await send(
-            Submission(groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: nil))
+            Submission(
+                groupID: id, document: spec.specText(pretty: false), format: .json, sourceName: nil,
+                strict: configuration.strict))
     }
 
     func send(_ submission: Submission) async throws(ClientError) -> SubmitReceipt {

@@ -35,7 +35,9 @@ extension ChildStatus: CustomStringConvertible {
     public var description: String {
         var text = "\(path): \(state)"
         if isGroup { return text + " (group)" + (error.map { ": \($0)" } ?? "") }
-        if let worker, attempt > 0 {
+        // Only where the worker and attempt are this state's: a child waiting to be retried,
+        // or queued again, still names the attempt that ended and its worker.
+        if let worker, attempt > 0, state != .waiting, state != .pending {
             text += state == .ready ? " for \(worker)" : " on \(worker)"
             text += " (attempt \(attempt))"
         }
@@ -54,6 +56,14 @@ extension GroupDetail: CustomStringConvertible {
     }
 }
 
+extension SubmitReceipt: CustomStringConvertible {
+    /// `release (release-1) accepted`, `… already submitted`, then `; warning: …` for each.
+    public var description: String {
+        let verb = alreadySubmitted ? "already submitted" : "accepted"
+        return "\(name) (\(id)) \(verb)" + warnings.map { "; warning: \($0)" }.joined()
+    }
+}
+
 extension GroupSummary: CustomStringConvertible {
     /// `release (release-1): running, submitted 2026-05-01T10:00:00.000Z`.
     public var description: String { "\(name) (\(id)): \(state), submitted \(submittedAt)" }
@@ -63,7 +73,8 @@ extension WorkerInfo: CustomStringConvertible {
     /// `build-1 (w-3) on host-a: ready, 1 of 4 slots busy, labels linux, gpu`.
     public var description: String {
         let labelText = labels.isEmpty ? "no labels" : "labels \(labels.joined(separator: ", "))"
-        return "\(name) (\(id)) on \(host): \(state), \(running) of \(slots) slots busy, \(labelText)"
+        let kindText = kinds.isEmpty ? "" : ", kinds \(kinds.joined(separator: ", "))"
+        return "\(name) (\(id)) on \(host): \(state), \(running) of \(slots) slots busy, \(labelText)\(kindText)"
     }
 }
 

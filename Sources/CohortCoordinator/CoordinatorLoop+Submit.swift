@@ -11,6 +11,9 @@ struct ParsedSubmission: Sendable {
     var requestID: UInt64
     var groupID: String?
     var result: Result<(GroupSpec, FlatSpec), SpecErrors>
+    /// Refuse, instead of accepting with warnings, a group some of whose procedures no
+    /// connected worker could run.
+    var strict = false
 }
 
 /// Submissions: parse and validate with `SpecParser`, then hand the group to the scheduler.
@@ -50,12 +53,14 @@ extension CoordinatorLoop {
                     accept(
                         ParsedSubmission(
                             routing: routing, requestID: requestID, groupID: groupID,
-                            result: .success((spec, spec.flattened()))))
+                            result: .success((spec, spec.flattened())), strict: submission.strict))
                     return
                 }
             } catch {
                 accept(
-                    ParsedSubmission(routing: routing, requestID: requestID, groupID: groupID, result: .failure(error)))
+                    ParsedSubmission(
+                        routing: routing, requestID: requestID, groupID: groupID, result: .failure(error),
+                        strict: submission.strict))
                 return
             }
         }
@@ -71,7 +76,10 @@ extension CoordinatorLoop {
                 result = .failure(error)
             }
             mailbox.post(
-                .parsed(ParsedSubmission(routing: routing, requestID: requestID, groupID: groupID, result: result)))
+                .parsed(
+                    ParsedSubmission(
+                        routing: routing, requestID: requestID, groupID: groupID, result: result,
+                        strict: submission.strict)))
         }
         if !queued {
             let limit = SpecParsingPool.perClientLimit
@@ -103,6 +111,13 @@ extension CoordinatorLoop {
         case .failure(let errors):
             reply(.error(errors.wire))
         case .success(let (spec, flat)):
+            if parsed.strict, parsed.groupID.map({ !scheduler.contains(group: $0) }) ?? true {
+                let missing = scheduler.unplaceable(flat)
+                guard missing.isEmpty else {
+                    let message = "refused (strict): \(missing.joined(separator: "; ")); nothing was submitted"
+                    return reply(.error(ProtocolError(code: .noCapableWorker, message: message)))
+                }
+            }
             do {
                 let receipt = try scheduler.submit(spec, id: parsed.groupID, flat: flat, owner: session.key, now: now)
                 if !receipt.alreadySubmitted {

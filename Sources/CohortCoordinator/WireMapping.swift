@@ -133,7 +133,7 @@ extension WorkerRecord {
     var wire: WorkerInfo {
         WorkerInfo(
             id: id.description, name: name, host: host, labels: labels, slots: UInt32(clamping: slots),
-            running: UInt32(clamping: inFlight), state: state.wire)
+            running: UInt32(clamping: inFlight), state: state.wire, kinds: kinds.sorted())
     }
 }
 

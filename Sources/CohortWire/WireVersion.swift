@@ -6,7 +6,7 @@
 /// (`Hello.softwareVersion`) is informative only.
 public enum WireVersion {
     /// The protocol version this build speaks.
-    public static let current: UInt16 = 2
+    public static let current: UInt16 = 3
 
     /// Every protocol version this build can decode (today: only `current`).
     public static let supported: ClosedRange<UInt16> = current...current

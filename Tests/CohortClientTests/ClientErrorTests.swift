@@ -211,6 +211,7 @@ import Testing
         (.invalidRequest, .rejected),
         (.shuttingDown, .shuttingDown),
         (.badFrame, .protocolMismatch),
+        (.noCapableWorker, .noCapableWorker),
     ])
     func aRequestRefusalBecomesItsCode(refusal: ProtocolError.Code, code: ClientError.Code) async throws {
         let fake = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")

@@ -35,6 +35,13 @@ private struct Counts: Codable, Sendable, Equatable { var words: Int }
         let worker = WorkerInfo(
             id: "w-3", name: "build-1", host: "a", labels: ["linux"], slots: 4, running: 1, state: .ready)
         #expect("\(worker)" == "build-1 (w-3) on a: ready, 1 of 4 slots busy, labels linux")
+        // A child waiting to be retried still carries the ended attempt's worker: not said.
+        let retrying = ChildStatus(
+            name: "n", path: "n", state: .waiting, worker: "w1", attempt: 1,
+            waitingReason: "retrying after attempt 1 ended: boom")
+        #expect("\(retrying)" == "n: waiting (retrying after attempt 1 ended: boom)")
+        let receipt = SubmitReceipt(id: "r-2", name: "release", warnings: ["no connected worker offers kind \"x\""])
+        #expect("\(receipt)" == "release (r-2) accepted; warning: no connected worker offers kind \"x\"")
     }
 
     @Test func outcomesPrintAndDecode() throws {

@@ -28,16 +28,16 @@ import Testing
         try await withCoordinator { cluster in
             let peer = try cluster.peer()
             var frames = try WireCodec().encode(
-                .handshake(.hello(Hello(role: .client, protocolVersion: 3, softwareVersion: "9", peerName: "future"))))
+                .handshake(.hello(Hello(role: .client, protocolVersion: 4, softwareVersion: "9", peerName: "future"))))
             frames[0][4] = 0
-            frames[0][5] = 3
+            frames[0][5] = 4
             try peer.sendRaw(frames)
             let refusal = try peer.expect("HANDSHAKE ERROR") { message -> HandshakeError? in
                 if case .handshake(.error(let error)) = message { return error }
                 return nil
             }
             #expect(refusal.code == .unsupportedVersion)
-            #expect(refusal.message == "protocol version 3 is not supported; this coordinator speaks 2")
+            #expect(refusal.message == "protocol version 4 is not supported; this coordinator speaks 3")
             #expect(cluster.coordinator.counters.wrongVersion == 1)
             // The coordinator keeps serving.
             let client = try cluster.client()
@@ -59,7 +59,7 @@ import Testing
             }
             // The peer speaks the body's version: refused as a version mismatch naming both.
             #expect(refusal.code == .unsupportedVersion)
-            #expect(refusal.message == "protocol version 7 is not supported; this coordinator speaks 2")
+            #expect(refusal.message == "protocol version 7 is not supported; this coordinator speaks 3")
             #expect(refusal.supportedVersions == WireVersion.supported)
             #expect(cluster.coordinator.counters.wrongVersion == 1)
             #expect(cluster.coordinator.counters.badFrames == 0)

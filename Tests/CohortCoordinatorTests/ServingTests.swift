@@ -117,6 +117,45 @@ import Testing
         }
     }
 
+    /// A strict submission some of whose procedures no connected worker could run is refused
+    /// (NO_CAPABLE_WORKER, naming each), and nothing is accepted; without `strict` the same
+    /// spec is accepted with the same words as warnings.
+    @Test func aStrictSubmissionNoWorkerCouldRunIsRefusedAndNothingIsAccepted() async throws {
+        try await withCoordinator { cluster in
+            _ = try cluster.worker("w")
+            let client = try cluster.client()
+            let spec = """
+                children:
+                  - { name: a, run: echo }
+                  - { name: b, run: wordcount }
+                  - { name: c, run: echo, requires: [gpu] }
+                """
+            let refused = try client.submit(spec, id: "picky", strict: true)
+            guard case .error(let error) = refused else {
+                Issue.record("expected a refusal, got \(refused)")
+                return
+            }
+            #expect(error.code == .noCapableWorker)
+            #expect(
+                error.message
+                    == "refused (strict): no connected worker offers kind \"wordcount\"; no connected worker offers "
+                    + "kind \"echo\" with labels gpu; nothing was submitted")
+            guard case .groups(let groups) = try client.request(.status(group: nil)) else { return }
+            #expect(groups.isEmpty, "\(groups)")
+            guard case .submitted(let receipt) = try client.submit(spec, id: "picky") else {
+                Issue.record("the lenient submission was not accepted")
+                return
+            }
+            #expect(receipt.warnings.count == 2)
+            // A strict resubmission of an id already accepted is the same idempotent answer.
+            guard case .submitted(let again) = try client.submit(spec, id: "picky", strict: true) else {
+                Issue.record("the strict resubmission was refused")
+                return
+            }
+            #expect(again.alreadySubmitted)
+        }
+    }
+
     @Test func locksAreGrantedBeforeDispatchAndTheDispatchCarriesTheTokens() async throws {
         try await withCoordinator { cluster in
             let worker = try cluster.worker("w", slots: 4)

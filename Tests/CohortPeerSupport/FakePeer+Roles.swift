@@ -33,8 +33,9 @@ extension FakePeer {
     }
 
     /// Submits a YAML spec; returns the reply.
-    public func submit(_ yaml: String, id: String? = nil) throws -> CoordinatorReply.Kind {
-        try request(.submit(Submission(groupID: id, document: yaml, format: .yaml, sourceName: "test.yaml")))
+    public func submit(_ yaml: String, id: String? = nil, strict: Bool = false) throws -> CoordinatorReply.Kind {
+        try request(
+            .submit(Submission(groupID: id, document: yaml, format: .yaml, sourceName: "test.yaml", strict: strict)))
     }
 
     public func status(_ group: String) throws -> GroupDetail {

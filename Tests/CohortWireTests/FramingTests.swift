@@ -30,7 +30,7 @@ import Testing
         #expect(decodeError([Array("GET / HTTP/1.1".utf8), []]) == .badMagic(Array("GET ".utf8)))
     }
 
-    @Test(arguments: [0 as UInt16, 1, 3, 7, 0x0100, 0xFFFF])
+    @Test(arguments: [0 as UInt16, 1, 2, 4, 7, 0x0100, 0xFFFF])
     func aWrongVersionIsRecognisedAndReported(version: UInt16) throws {
         let body = try frames(.worker(.heartbeat(sequence: 0)))[1]
         let frames = [header(version: version, family: WireFamily.workerMessage.rawValue), body]
@@ -44,10 +44,10 @@ import Testing
     @Test func aWrongVersionIsRecognisedWhateverFollowsTheHeader() {
         // A later version may use more header bytes or frames: the version still reads.
         #expect(
-            decodeError([header(version: 3, family: 1, length: 12), [], [], []])
-                == .unsupportedVersion(got: 3, family: .handshake))
-        #expect(decodeError([header(version: 3, family: 200)]) == .unsupportedVersion(got: 3, family: nil))
-        #expect(decodeError([header(version: 3, family: 1, length: 6)]) == .unsupportedVersion(got: 3, family: nil))
+            decodeError([header(version: 4, family: 1, length: 12), [], [], []])
+                == .unsupportedVersion(got: 4, family: .handshake))
+        #expect(decodeError([header(version: 4, family: 200)]) == .unsupportedVersion(got: 4, family: nil))
+        #expect(decodeError([header(version: 4, family: 1, length: 6)]) == .unsupportedVersion(got: 4, family: nil))
     }
 
     @Test(arguments: 0..<8)
@@ -60,7 +60,8 @@ import Testing
     @Test func aLongerHeaderOfThisVersionIsRefused() throws {
         var frames = try frames()
         frames[0].append(0)
-        #expect(decodeError(frames) == .malformedHeader("header is 9 bytes; version 2 headers are 8"))
+        #expect(
+            decodeError(frames) == .malformedHeader("header is 9 bytes; version \(WireVersion.current) headers are 8"))
     }
 
     /// A heartbeat's body is a protobuf message like any other: fields it does not know are
@@ -240,16 +241,16 @@ import Testing
 
     @Test func helloMustRepeatItsHeadersVersion() throws {
         var hello = Hello(role: .worker, softwareVersion: "1", peerName: "w")
-        hello.protocolVersion = 3
+        hello.protocolVersion = 4
         let frames = try codec.encode(.handshake(.hello(hello)))
         // The peer speaks the body's version: a version mismatch, not a malformed body.
-        #expect(decodeError(frames) == .unsupportedVersion(got: 3, family: .handshake))
+        #expect(decodeError(frames) == .unsupportedVersion(got: 4, family: .handshake))
     }
 
     @Test func errorsReadWellAndMapToCodes() {
         #expect(
-            WireError.unsupportedVersion(got: 3, family: .handshake).description
-                == "protocol version 3 is not supported; this build speaks 2")
+            WireError.unsupportedVersion(got: 4, family: .handshake).description
+                == "protocol version 4 is not supported; this build speaks 3")
         #expect(WireError.wrongFrameCount(got: 3).description == "expected 2 frames (header, body), got 3")
         #expect(WireError.badMagic([0x47, 0x45]).code == .badFrame)
         #expect(

@@ -16,10 +16,10 @@ import Testing
     }
 
     @Test func theVersionErrorReplyNamesBothVersions() {
-        let refusal = HandshakeError.unsupportedVersion(3)
-        #expect(refusal.message == "protocol version 3 is not supported; this coordinator speaks 2")
+        let refusal = HandshakeError.unsupportedVersion(4)
+        #expect(refusal.message == "protocol version 4 is not supported; this coordinator speaks 3")
         #expect(refusal.code == .unsupportedVersion)
-        #expect(refusal.supportedVersions == 2...2)
+        #expect(refusal.supportedVersions == 3...3)
         #expect(
             HandshakeError.unsupportedVersion(7, supported: 1...3).message
                 == "protocol version 7 is not supported; this coordinator speaks 1 to 3")
@@ -27,13 +27,13 @@ import Testing
 
     @Test func aCoordinatorAnswersAHelloOfAnotherVersionWithAnErrorReply() throws {
         // Coordinator side: the decoder recognises the version and says which.
-        let hello = try foreignHello(version: 3)
+        let hello = try foreignHello(version: 4)
         var refusal: HandshakeError?
         do {
             _ = try codec.decode(frames: hello)
-            Issue.record("a version 3 hello decoded")
+            Issue.record("a version 4 hello decoded")
         } catch {
-            #expect(error == .unsupportedVersion(got: 3, family: .handshake))
+            #expect(error == .unsupportedVersion(got: 4, family: .handshake))
             refusal = HandshakeError(refusing: error)
         }
         let reply = try codec.encode(.handshake(.error(try #require(refusal))))
@@ -44,7 +44,7 @@ import Testing
             return
         }
         #expect(received.code == .unsupportedVersion)
-        #expect(received.message == "protocol version 3 is not supported; this coordinator speaks 2")
+        #expect(received.message == "protocol version 4 is not supported; this coordinator speaks 3")
     }
 
     @Test func aPeerReadsAVersionRefusalFromACoordinatorOfAnotherVersion() throws {

@@ -54,17 +54,19 @@ extension EndToEnd {
 
             let future = try FakePeer(connectingTo: cluster.endpoint)
             defer { future.stop() }
-            // "CHRT", protocol version 3, family 1 (handshake), kind 1 (hello), and a body.
-            try future.sendRaw([Array("CHRT".utf8) + [0, 3, 1, 1], Array("hello from the future".utf8)])
+            // "CHRT", protocol version 4, family 1 (handshake), kind 1 (hello), and a body.
+            try future.sendRaw([Array("CHRT".utf8) + [0, 4, 1, 1], Array("hello from the future".utf8)])
             // The answer (protocol.md §6.2): a HANDSHAKE ERROR in the coordinator's version (header
-            // "CHRT", version 2, family 1, kind 3), UNSUPPORTED_VERSION, naming both versions.
-            let words = Array("protocol version 3 is not supported".utf8)
+            // "CHRT", version 3, family 1, kind 3), UNSUPPORTED_VERSION, naming both versions.
+            let words = Array("protocol version 4 is not supported".utf8)
             let answer = future.receiveRaw(timeout: .seconds(10))?.frames.joined().map { $0 } ?? []
             #expect(
-                answer.contains(Array("CHRT".utf8) + [0, 2, 1, 3]),
+                answer.contains(Array("CHRT".utf8) + [0, UInt8(WireVersion.current), 1, 3]),
                 "a handshake error: \(String(decoding: answer, as: UTF8.self))")
             #expect(answer.contains(words), "naming the version: \(String(decoding: answer, as: UTF8.self))")
-            #expect(String(decoding: answer, as: UTF8.self).contains("speaks 2"), "and the one it speaks")
+            #expect(
+                String(decoding: answer, as: UTF8.self).contains("speaks \(WireVersion.current)"),
+                "and the one it speaks")
 
             #expect(cluster.coordinator.isRunning)
             let (status, final) = try cluster.submitAndWait(Self.echoSpec, name: "after.yaml")

@@ -85,6 +85,23 @@ extension Scheduler {
         }
     }
 
+    /// Why no connected worker could run some of `flat`'s procedures (a kind nobody offers,
+    /// or not with the labels it requires), one line per reason; empty if every one could run
+    /// now. What a submission's warnings say, without submitting.
+    public func unplaceable(_ flat: FlatSpec) -> [String] {
+        var reasons: [String] = []
+        var seen = Set<PlacementClass>()
+        for leaf in flat.leaves {
+            let placement = PlacementClass(kind: leaf.run, requires: leaf.requires.sorted(), exclusive: false)
+            guard seen.insert(placement).inserted,
+                let reason = Placement.unplaceableReason(placement, membership: membership),
+                !reasons.contains(reason)
+            else { continue }
+            reasons.append(reason)
+        }
+        return reasons
+    }
+
     /// Connected workers by id, then recently departed ones.
     public func workerRecords() -> [WorkerRecord] {
         membership.workers.values.sorted { $0.id < $1.id } + membership.departed

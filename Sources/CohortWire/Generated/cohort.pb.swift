@@ -69,6 +69,9 @@ nonisolated enum Cohort_Wire_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
   case handshakeRequired // = 10
   case superseded // = 11
   case invalidRequest // = 12
+
+  /// a strict submission some of whose kinds no worker offers
+  case noCapableWorker // = 13
   case UNRECOGNIZED(Int)
 
   init() {
@@ -90,6 +93,7 @@ nonisolated enum Cohort_Wire_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case 10: self = .handshakeRequired
     case 11: self = .superseded
     case 12: self = .invalidRequest
+    case 13: self = .noCapableWorker
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -109,6 +113,7 @@ nonisolated enum Cohort_Wire_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case .handshakeRequired: return 10
     case .superseded: return 11
     case .invalidRequest: return 12
+    case .noCapableWorker: return 13
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -128,6 +133,7 @@ nonisolated enum Cohort_Wire_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     .handshakeRequired,
     .superseded,
     .invalidRequest,
+    .noCapableWorker,
   ]
 
 }
@@ -694,6 +700,10 @@ nonisolated struct Cohort_Wire_V1_Submit: Sendable {
   /// Clears the value of `sourceName`. Subsequent reads from it will return its default value.
   mutating func clearSourceName() {self._sourceName = nil}
 
+  /// Refuse the group (NO_CAPABLE_WORKER, naming what is missing) instead of accepting it with
+  /// warnings when no connected worker offers one of its kinds with the labels it requires.
+  var strict: Bool = false
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -1172,6 +1182,9 @@ nonisolated struct Cohort_Wire_V1_WorkerInfo: Sendable {
   var running: UInt32 = 0
 
   var state: Cohort_Wire_V1_WorkerState = .unspecified
+
+  /// procedure kinds it offers, sorted
+  var kinds: [String] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1774,7 +1787,7 @@ nonisolated struct Cohort_Wire_V1_WorkerError: Sendable {
 fileprivate nonisolated let _protobuf_package = "cohort.wire.v1"
 
 nonisolated extension Cohort_Wire_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_SPEC\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_BAD_FRAME\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_SHUTTING_DOWN\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_SUPERSEDED\0\u{1}ERROR_CODE_INVALID_REQUEST\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_SPEC\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_BAD_FRAME\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_SHUTTING_DOWN\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_SUPERSEDED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_NO_CAPABLE_WORKER\0")
 }
 
 nonisolated extension Cohort_Wire_V1_GroupState: SwiftProtobuf._ProtoNameProviding {
@@ -2081,7 +2094,7 @@ nonisolated extension Cohort_Wire_V1_HandshakeError: SwiftProtobuf.Message, Swif
 
 nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Submit"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}group_id\0\u{1}document\0\u{1}format\0\u{3}source_name\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}group_id\0\u{1}document\0\u{1}format\0\u{3}source_name\0\u{1}strict\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2094,6 +2107,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
       case 3: try { try decoder.decodeSingularStringField(value: &self.document) }()
       case 4: try { try decoder.decodeSingularEnumField(value: &self.format) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self._sourceName) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.strict) }()
       default: break
       }
     }
@@ -2119,6 +2133,9 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
     try { if let v = self._sourceName {
       try visitor.visitSingularStringField(value: v, fieldNumber: 5)
     } }()
+    if self.strict != false {
+      try visitor.visitSingularBoolField(value: self.strict, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2128,6 +2145,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
     if lhs.document != rhs.document {return false}
     if lhs.format != rhs.format {return false}
     if lhs._sourceName != rhs._sourceName {return false}
+    if lhs.strict != rhs.strict {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2999,7 +3017,7 @@ nonisolated extension Cohort_Wire_V1_WatchEvents: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WorkerInfo"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}host\0\u{1}labels\0\u{1}slots\0\u{1}running\0\u{1}state\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}host\0\u{1}labels\0\u{1}slots\0\u{1}running\0\u{1}state\0\u{1}kinds\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3014,6 +3032,7 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.slots) }()
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.running) }()
       case 7: try { try decoder.decodeSingularEnumField(value: &self.state) }()
+      case 8: try { try decoder.decodeRepeatedStringField(value: &self.kinds) }()
       default: break
       }
     }
@@ -3041,6 +3060,9 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
     if self.state != .unspecified {
       try visitor.visitSingularEnumField(value: self.state, fieldNumber: 7)
     }
+    if !self.kinds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.kinds, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3052,6 +3074,7 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
     if lhs.slots != rhs.slots {return false}
     if lhs.running != rhs.running {return false}
     if lhs.state != rhs.state {return false}
+    if lhs.kinds != rhs.kinds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -46,12 +46,18 @@ public struct Submission: Hashable, Sendable {
     public var format: SpecFormat
     /// Where the document came from (e.g. `release.yaml`); the default group name.
     public var sourceName: String?
+    /// Refuse the group, instead of accepting it with warnings, when no connected worker
+    /// offers one of its kinds (with the labels it requires).
+    public var strict: Bool
 
-    public init(groupID: String? = nil, document: String, format: SpecFormat, sourceName: String? = nil) {
+    public init(
+        groupID: String? = nil, document: String, format: SpecFormat, sourceName: String? = nil, strict: Bool = false
+    ) {
         self.groupID = groupID
         self.document = document
         self.format = format
         self.sourceName = sourceName
+        self.strict = strict
     }
 }
 

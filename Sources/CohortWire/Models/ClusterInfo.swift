@@ -20,10 +20,14 @@ public struct WorkerInfo: Hashable, Sendable {
     /// Attempts it runs now.
     public var running: UInt32
     public var state: WorkerState
+    /// The procedure kinds it offers, sorted.
+    public var kinds: [String]
 
     public init(
-        id: String, name: String, host: String, labels: [String], slots: UInt32, running: UInt32, state: WorkerState
+        id: String, name: String, host: String, labels: [String], slots: UInt32, running: UInt32, state: WorkerState,
+        kinds: [String] = []
     ) {
+        self.kinds = kinds
         self.id = id
         self.name = name
         self.host = host

@@ -30,6 +30,9 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case superseded
         /// The request is well-formed but makes no sense (e.g. an empty group id).
         case invalidRequest
+        /// A strict submission (`Submission.strict`) some of whose procedures no connected
+        /// worker could run: a kind nobody offers, or not with the labels it requires.
+        case noCapableWorker
 
         /// The `cohort` CLI's exit code for a request that failed with this code
         /// (DESIGN.md §1: 64 usage error, 65 invalid spec, 69 coordinator unusable, 77 permission denied).
@@ -38,7 +41,9 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
             case .invalidSpec: 65
             case .permissionDenied: 77
             case .notFound, .tooLarge, .conflict, .invalidRequest: 64
-            case .unsupportedVersion, .badFrame, .shuttingDown, .internal, .handshakeRequired, .superseded: 69
+            case .unsupportedVersion, .badFrame, .shuttingDown, .internal, .handshakeRequired, .superseded,
+                .noCapableWorker:
+                69
             }
         }
     }

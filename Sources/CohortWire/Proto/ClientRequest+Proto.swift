@@ -32,6 +32,7 @@ extension ClientRequest: WireBody {
             var proto = Cohort_Wire_V1_Submit()
             proto.requestID = requestID
             if let groupID = submission.groupID { proto.groupID = groupID }
+            proto.strict = submission.strict
             proto.document = submission.document
             proto.format =
                 switch submission.format {
@@ -106,7 +107,7 @@ extension ClientRequest: WireBody {
                         groupID: proto.hasGroupID ? proto.groupID : nil,
                         document: proto.document,
                         format: format,
-                        sourceName: proto.hasSourceName ? proto.sourceName : nil)))
+                        sourceName: proto.hasSourceName ? proto.sourceName : nil, strict: proto.strict)))
         case .status:
             let proto = try body.decode(Cohort_Wire_V1_StatusRequest.self)
             return ClientRequest(requestID: proto.requestID, .status(group: proto.hasGroup ? proto.group : nil))

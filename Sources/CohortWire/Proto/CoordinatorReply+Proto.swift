@@ -284,7 +284,7 @@ extension WorkerInfo {
         }
         self.init(
             id: proto.id, name: proto.name, host: proto.host, labels: proto.labels,
-            slots: proto.slots, running: proto.running, state: state)
+            slots: proto.slots, running: proto.running, state: state, kinds: proto.kinds)
     }
 
     var proto: Cohort_Wire_V1_WorkerInfo {
@@ -295,6 +295,7 @@ extension WorkerInfo {
         proto.labels = labels
         proto.slots = slots
         proto.running = running
+        proto.kinds = kinds
         proto.state =
             switch state {
             case .joining: .joining

@@ -118,6 +118,7 @@ extension ProtocolError.Code {
         case .handshakeRequired: self = .handshakeRequired
         case .superseded: self = .superseded
         case .invalidRequest: self = .invalidRequest
+        case .noCapableWorker: self = .noCapableWorker
         case .unspecified, .UNRECOGNIZED: throw BodyError("error code \(proto.rawValue) is unknown")
         }
     }
@@ -136,6 +137,7 @@ extension ProtocolError.Code {
         case .handshakeRequired: .handshakeRequired
         case .superseded: .superseded
         case .invalidRequest: .invalidRequest
+        case .noCapableWorker: .noCapableWorker
         }
     }
 }

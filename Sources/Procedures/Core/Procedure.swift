@@ -19,6 +19,10 @@ import Synchronization
 /// Thread-safety: every public member may be called from any thread. Of concurrent
 /// `finish`/`cancel` calls only the first finish counts. Every finished procedure has
 /// exactly one `outcome`.
+///
+/// A subclass must restate the conformance, `final class Fetch: Procedure, @unchecked
+/// Sendable`, and keep its own mutable state behind a lock (`Mutex`, `Protected`): Swift
+/// does not inherit `@unchecked Sendable`.
 open class Procedure: @unchecked Sendable, Hashable, CustomStringConvertible {
     // @unchecked Sendable: the engine's mutable state is `core`, behind a Mutex, and
     // callbacks are always made with that lock released.

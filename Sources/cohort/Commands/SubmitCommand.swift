@@ -31,7 +31,7 @@ struct SubmitCommand: AsyncParsableCommand {
               cohort submit examples/release.yaml --wait
               cohort submit examples/fan-out.yaml --watch
               cohort submit build.json --id nightly-1121 --json   # {"id": …, "name": …}
-              cohort submit release.yaml --strict --wait          # refused if no worker offers a kind
+              cohort submit release.yaml --strict --wait  # refused if nobody runs it
               COHORT_COORDINATOR=tcp://ci:7400 cohort submit release.yaml --wait
             """
     )

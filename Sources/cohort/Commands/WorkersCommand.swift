@@ -7,11 +7,12 @@ struct WorkersCommand: AsyncParsableCommand {
         commandName: "workers",
         abstract: "List the workers connected to the coordinator.",
         discussion: """
-            One line per worker: id, name, host, labels, slots, attempts running now and state \
+            One line per worker: id, name, host, labels, procedure kinds offered, slots, attempts \
+            running now and state \
             (ready, draining, or lost: a worker that left recently).
 
             --json shape (stable; fields may be added):
-              [{"id", "name", "host", "labels", "slots", "running", "state"}]
+              [{"id", "name", "host", "labels", "kinds", "slots", "running", "state"}]
 
             Examples:
               cohort workers

@@ -112,13 +112,14 @@ enum JSONShapes {
         }
     }
 
-    /// `cohort workers --json`: `[{"id", "name", "host", "labels", "slots", "running", "state"}]`.
+    /// `cohort workers --json`: `[{"id", "name", "host", "labels", "kinds", "slots", "running", "state"}]`.
     static func workers(_ workers: [WorkerInfo]) -> JSONValue {
         .array(
             workers.map { worker in
                 .object([
                     "id": .string(worker.id), "name": .string(worker.name), "host": .string(worker.host),
-                    "labels": .array(worker.labels.map(JSONValue.string)), "slots": .int(Int64(worker.slots)),
+                    "labels": .array(worker.labels.map(JSONValue.string)),
+                    "kinds": .array(worker.kinds.map(JSONValue.string)), "slots": .int(Int64(worker.slots)),
                     "running": .int(Int64(worker.running)), "state": .string(worker.state.word),
                 ])
             })

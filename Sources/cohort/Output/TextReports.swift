@@ -38,11 +38,12 @@ enum TextReports {
 
     static func workers(_ workers: [WorkerInfo]) -> String {
         guard !workers.isEmpty else { return "no workers" }
-        var table = Table("ID", "NAME", "HOST", "LABELS", "SLOTS", "RUNNING", "STATE")
+        var table = Table("ID", "NAME", "HOST", "LABELS", "KINDS", "SLOTS", "RUNNING", "STATE")
         for worker in workers {
             table.add(
                 worker.id, worker.name, worker.host, worker.labels.isEmpty ? "-" : worker.labels.joined(separator: ","),
-                "\(worker.slots)", "\(worker.running)", worker.state.word)
+                worker.kinds.isEmpty ? "-" : worker.kinds.joined(separator: ","), "\(worker.slots)",
+                "\(worker.running)", worker.state.word)
         }
         return table.text
     }

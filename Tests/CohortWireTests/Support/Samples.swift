@@ -15,7 +15,7 @@ enum Samples {
 
     static let dispatchAttempt = AttemptDispatch(
         ref: task, kind: "shell", input: json, fencingTokens: ["repo": 41, "db": 7],
-        timeout: .milliseconds(300_000), env: ["VERSION": "1.2.3"])
+        timeout: .milliseconds(300_000), env: ["VERSION": "1.2.3"], holds: ["repo"])
 
     static let result = AttemptResult(ref: task, outcome: .succeeded(output: json), startedAt: t1, finishedAt: t2)
 
@@ -29,7 +29,7 @@ enum Samples {
                 .welcome(
                     Welcome(
                         coordinatorID: "coord-a", epoch: 12, peerID: "w-3", heartbeatInterval: .milliseconds(1500),
-                        heartbeatLiveness: 4, softwareVersion: "0.3.2")))
+                        heartbeatLiveness: 4, softwareVersion: "0.3.2", acknowledgesHeartbeats: true)))
         ),
         ("handshake error", .handshake(.error(HandshakeError.unsupportedVersion(9)))),
 
@@ -41,7 +41,7 @@ enum Samples {
                     .submit(
                         Submission(
                             groupID: "nightly-42", document: "name: release\nchildren: []\n", format: .yaml,
-                            sourceName: "release.yaml"))))
+                            sourceName: "release.yaml", strict: true))))
         ),
         (
             "submit json",
@@ -153,7 +153,7 @@ enum Samples {
                     .workers([
                         WorkerInfo(
                             id: "w-1", name: "builder-1", host: "10.0.0.5", labels: ["linux", "gpu"], slots: 4,
-                            running: 3, state: .ready),
+                            running: 3, state: .ready, kinds: ["echo", "shell"]),
                         WorkerInfo(id: "w-2", name: "b2", host: "h", labels: [], slots: 1, running: 0, state: .lost),
                     ])))
         ),
@@ -200,6 +200,16 @@ enum Samples {
                     .error(
                         ProtocolError(
                             code: .shuttingDown, message: "coordinator stopping (SIGTERM)", restarting: true))))
+        ),
+        (
+            "strict refusal",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 3,
+                    .error(
+                        ProtocolError(
+                            code: .noCapableWorker,
+                            message: "refused (strict): no connected worker offers kind \"wordcont\""))))
         ),
         ("acknowledged", .coordinatorReply(CoordinatorReply(requestID: 8, .acknowledged))),
 
