@@ -8,14 +8,18 @@ extension EndToEnd {
     @Suite struct SwiftPackage {
         /// Every `swift` block of the guide is part of the file its `<!-- snippet: FILE -->`
         /// names, a file that a build compiles (the package test below, or the root package).
-        @Test func everyGuideSnippetIsInACompiledFile() throws {
-            let guide = try String(contentsOfFile: Binaries.repositoryRoot + "/docs/swift.md", encoding: .utf8)
+        @Test(arguments: [("docs/swift.md", 7), ("docs/worker.md", 4), ("docs/cli.md", 1)])
+        func everyGuideSnippetIsInACompiledFile(page: String, atLeast: Int) throws {
+            let guide = try String(contentsOfFile: Binaries.repositoryRoot + "/" + page, encoding: .utf8)
             let blocks = Self.snippets(in: guide)
-            #expect(blocks.count >= 8, "the guide's snippets: \(blocks.map(\.file))")
+            #expect(blocks.count >= atLeast, "\(page)'s snippets: \(blocks.map(\.file))")
+            // Every ```swift block counts, even one the parser could not pair with a comment.
+            #expect(guide.components(separatedBy: "```swift").count - 1 == blocks.count, "\(page)")
             for block in blocks {
                 let file = try #require(block.file, "a swift block without a snippet comment:\n\(block.code)")
                 #expect(
-                    file.hasPrefix("examples/WordsPackage/") || file == "examples/CustomWorker/main.swift",
+                    (file.hasPrefix("examples/WordsPackage/") && file.hasSuffix(".swift"))
+                        || file == "examples/CustomWorker/main.swift",
                     "\(file) is not compiled by a test")
                 let text = try String(contentsOfFile: Binaries.repositoryRoot + "/" + file, encoding: .utf8)
                 #expect(text.contains(block.code), "a snippet is not in \(file):\n\(block.code)")

@@ -29,14 +29,15 @@ struct ChaosRecords {
         func overlaps(_ other: Interval) -> Bool { enter < other.leave && other.enter < leave }
 
         /// Whether the two must exclude each other: holders in different groups; in one
-        /// group, two children that both name the category (each takes it from the group's
-        /// hold, with a token of its own), or two attempts of one child. A child that runs
-        /// only under its group's hold (it does not name the category) excludes nothing
-        /// inside its group.
+        /// group, two children, or two attempts of one child, that both name the category
+        /// (each takes it from the group's hold with a token of its own). A child that runs
+        /// only under its group's hold (it does not name the category) excludes nothing inside
+        /// its group, not even another attempt of itself after a worker loss: the group is the
+        /// holder, and its token is what both show (docs/scheduling.md, "Leases").
         func excludes(_ other: Interval) -> Bool {
             guard category == other.category, pid != other.pid else { return false }
             guard group == other.group else { return true }
-            return (own && other.own) || child == other.child
+            return own && other.own
         }
     }
 
