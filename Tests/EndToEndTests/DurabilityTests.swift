@@ -69,6 +69,33 @@ extension EndToEnd {
             #expect(after.min()! > before.max()!, "before \(before), after \(after)")
         }
 
+        /// Issue 12, item 6: a child that finished while the coordinator was down keeps the time
+        /// its worker says it finished, not the restarted coordinator's first hearing of it.
+        @Test func aChildThatFinishedWhileTheCoordinatorWasDownKeepsItsFinishTime() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            let started = Scratch.file("started")
+            let done = Scratch.file("done")
+            let group = try cluster.submit(
+                """
+                name: quick
+                children:
+                  - { name: a, run: shell, with: { command: [sh, -c, "echo go >> \(started); sleep 0.5; echo ok >> \(done)"] } }
+
+                """)
+            try Failures.waitUntil("the child to start") { Failures.lines(started).count == 1 }
+            try cluster.killCoordinator()
+            try Failures.waitUntil("the child to finish while the coordinator is down") {
+                Failures.lines(done).count == 1
+            }
+            let restartedAt = Date()
+            try cluster.restartCoordinator()
+            let status = try cluster.waitForStatus(group, timeout: .seconds(40)) { $0.state == "succeeded" }
+            let finishedAt = try #require(Failures.date(status.child("a")?["finishedAt"]), "\(status)")
+            #expect(finishedAt < restartedAt, "finishedAt \(finishedAt) is not before the restart \(restartedAt)")
+        }
+
         /// Test 4: a truncated journal and one filled with garbage stop the coordinator at start
         /// with an error naming the file (exit 74); the file is left as it was.
         @Test(arguments: ["truncated", "garbage"])
