@@ -150,21 +150,32 @@ extension Scheduler {
             runs[runIndex]?.groups[group].tokens = locks.tokens(of: .group(run: runIndex, group: group)) ?? [:]
         }
         let worker = runs[runIndex]?.children[leaf].worker ?? SessionID(Self.pastSessionBase - 1)
-        if !flatLeaf.exclusive.isEmpty {
-            let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
-            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: record.attempt, worker: worker)
-            let tokens = record.tokens.filter { flatLeaf.exclusive.contains($0.key) }
-            _ = locks.restoreGrant(.attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens)
-        }
-        runs[runIndex]?.children[leaf].worker = worker
-        runs[runIndex]?.children[leaf].attemptID = record.attemptID
         // The journal says how many earlier attempts used up the retry budget (an older journal
         // does not: then every earlier attempt but the lost ones counts).
         runs[runIndex]?.children[leaf].counted =
             record.counted ?? (record.attempt - 1 - min(record.losses, record.attempt - 1))
+        var restored = flatLeaf.ancestors.allSatisfy { runs[runIndex]?.groups[$0].hold != .notRequested }
+        if restored, !flatLeaf.exclusive.isEmpty {
+            let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
+            let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: record.attempt, worker: worker)
+            let tokens = record.tokens.filter { flatLeaf.exclusive.contains($0.key) }
+            restored = locks.restoreGrant(.attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens)
+        }
+        guard restored else {
+            // Its locks cannot be held again as they were (a journal of an earlier release,
+            // whose group holds covered less, now crosses another grant): the attempt is not
+            // restored (a worker that reports it is told it was superseded) and the child
+            // runs again, at no cost, once it can take its locks.
+            setStage(runIndex, leaf, .retryWait, .waiting, now: now)
+            work.append(.unblocked(runIndex: runIndex, leaf: leaf))
+            return
+        }
+        runs[runIndex]?.children[leaf].worker = worker
+        runs[runIndex]?.children[leaf].attemptID = record.attemptID
         runs[runIndex]?.children[leaf].stage = .started
         runs[runIndex]?.children[leaf].phase = .running
-        runs[runIndex]?.children[leaf].injected = true
+        // Its input is not journaled: a next attempt injects it again from the producers'
+        // journaled outputs (`injected` stays false).
         attempts.restore(record.attemptID, runIndex: runIndex, leaf: leaf, on: worker)
     }
 

@@ -170,6 +170,46 @@ import Testing
         }
     }
 
+    /// A journal of an earlier release, whose group holds covered only the group's own
+    /// categories: `ga`'s child `x` held q while `gb` held r and ran `y`; under today's rule
+    /// `gb`'s hold covers q too (its child `w` names it), which `ga` now holds. `y`'s attempt
+    /// cannot be held again as it was: it is not restored (no grant from an ungranted group's
+    /// table) and runs again, at no cost, once `gb` can take its hold.
+    @Test func anAttemptWhoseGroupHoldCannotBeRestoredRunsAgainLater() throws {
+        let ga = GroupSpec("ga", exclusive: ["p"], children: [leaf("x", exclusive: ["q"])])
+        let gb = GroupSpec(
+            "gb", exclusive: ["r"], children: [leaf("y", exclusive: ["s"]), leaf("w", after: ["y"], exclusive: ["q"])])
+        var journal = Journal()
+        journal.specs = ["a1": ga, "b1": gb]
+        let floor: UInt64 = 1 << 32
+        journal.latest["a1"] = [
+            "x": ChildRecord(
+                group: "a1", path: "x", attempt: 1, attemptID: AttemptID(floor + 1), state: .inFlight, worker: "w1",
+                tokens: ["p": floor + 1, "q": floor + 2])
+        ]
+        journal.latest["b1"] = [
+            "y": ChildRecord(
+                group: "b1", path: "y", attempt: 1, attemptID: AttemptID(floor + 2), state: .inFlight, worker: "w2",
+                tokens: ["r": floor + 1, "s": floor + 1])
+        ]
+        journal.tokens = ["p": floor + 1, "q": floor + 2, "r": floor + 1, "s": floor + 1]
+        var harness = restarted(journal, grace: .seconds(30), at: Timestamp.zero + .seconds(5))
+        // x is restored under ga's hold; y is not: nothing holds s or r for it.
+        let snapshot = harness.scheduler.lockSnapshot()
+        #expect(snapshot.first { $0.category == "q" }?.holder?.group == "a1")
+        #expect(snapshot.first { $0.category == "s" }?.holder == nil, "\(snapshot)")
+        #expect(try harness.child("b1", "y").phase == .waiting)
+        // Once ga finishes (its worker reports x), gb takes its hold and y runs as attempt 2.
+        let one = harness.addWorker(1)
+        harness.record(
+            try harness.scheduler.attemptFinished(
+                AttemptRef(id: AttemptID(floor + 1), group: "a1", path: "x", attempt: 1),
+                outcome: .succeeded(output: Data("{}".utf8)), worker: one, now: harness.now))
+        #expect(harness.finished["a1"]?.phase == .succeeded)
+        let again = try #require(harness.attempt("y", group: "b1"))
+        #expect(again.ref.attempt == 2)
+    }
+
     @Test func anOrphanNobodyReportsGetsANewAttemptAfterTheGracePeriod() throws {
         let (_, journal) = try firstRun()
         var harness = restarted(journal, grace: .seconds(10), at: Timestamp.zero + .seconds(5))
@@ -180,6 +220,9 @@ import Testing
         harness.advance(.seconds(2))
         let second = try #require(harness.attempt("build"))
         #expect(second.ref.attempt == 2)
+        // Its input is injected again from the producer's journaled output.
+        let input = try JSONValue(jsonData: second.input)
+        #expect(input["env"]?["VERSION"] == "1.2.3", "the new attempt lost its injection: \(input)")
         let first = try #require(journal.latest["r1"]?["build"])
         #expect(second.ref.id > first.attemptID)
         // A new grant: its token is above the new epoch's floor, so above every earlier one.
