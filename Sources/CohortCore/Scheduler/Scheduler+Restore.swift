@@ -108,11 +108,26 @@ extension Scheduler {
             }
         }
         settle(now: now)
-        // Finished groups keep the time and reason they finished with.
+        // A group the journal says finished has finished: its outcome was announced and is
+        // final, even if the replay left a child unfinished (a record the journal does not
+        // hold): what is left ends cancelled, its hold and orphans go, and it is never
+        // announced again (found by the simulation: a restored group finished a second time).
+        for group in groups {
+            guard group.outcome != nil, let runIndex = runs.index(of: group.id), let run = runs[runIndex],
+                !run.phase.isFinished
+            else { continue }
+            for leaf in 0..<run.leafCount where runs[runIndex]?.children[leaf].isDone == false {
+                finishLeaf(runIndex, leaf, .cancelled, reason: .groupFinished, now: now)
+            }
+            drainWork(now: now)
+        }
+        // Finished groups keep the outcome, time and reason they finished with.
         for group in groups {
             guard let outcome = group.outcome, let runIndex = runs.index(of: group.id),
                 runs[runIndex]?.phase.isFinished == true
             else { continue }
+            runs[runIndex]?.phase = outcome.phase
+            runs[runIndex]?.groups[0].phase = outcome.phase
             runs[runIndex]?.reason = outcome.reason
             runs[runIndex]?.finishedAt = outcome.finishedAt
             runs[runIndex]?.groups[0].finishedAt = outcome.finishedAt

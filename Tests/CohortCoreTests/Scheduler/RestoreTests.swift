@@ -210,6 +210,30 @@ import Testing
         #expect(again.ref.attempt == 2)
     }
 
+    /// A group the journal says finished stays finished with that outcome, even if the replay
+    /// leaves a child unfinished (no record for it): it is never announced again, nothing of
+    /// it runs (found by the simulation: such a group finished a second time later).
+    @Test func aJournaledOutcomeIsFinalEvenIfAChildHasNoRecord() throws {
+        let spec = GroupSpec("done", children: [leaf("a"), leaf("b")])
+        var journal = Journal()
+        journal.specs["d1"] = spec
+        journal.latest["d1"] = [
+            "a": ChildRecord(
+                group: "d1", path: "a", attempt: 1, attemptID: 7, state: .finished(.succeeded),
+                output: Data("{}".utf8), finishedAt: Timestamp.zero + .seconds(2))
+        ]
+        journal.outcomes["d1"] = (.failed, "\"b\" failed: boom", Timestamp.zero + .seconds(3))
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        harness.addWorker(1)
+        harness.advance(.seconds(30))
+        #expect(harness.running.isEmpty, "a child of a finished group ran: \(harness.runningPaths)")
+        #expect(!harness.log.contains { if case .groupFinished = $0 { true } else { false } })
+        let snapshot = try harness.scheduler.groupSnapshot("d1")
+        #expect(snapshot.phase == .failed)
+        #expect(snapshot.reason == "\"b\" failed: boom")
+        #expect(harness.scheduler.activeGroupCount == 0)
+    }
+
     @Test func anOrphanNobodyReportsGetsANewAttemptAfterTheGracePeriod() throws {
         let (_, journal) = try firstRun()
         var harness = restarted(journal, grace: .seconds(10), at: Timestamp.zero + .seconds(5))
