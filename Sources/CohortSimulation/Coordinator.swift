@@ -142,16 +142,16 @@ extension Simulation {
             nextSession += 1
             sessions[session] = worker
             let slots = workers[worker].slots
-            // What the READY causes (cancels of the attempts not adopted) leaves first, then
-            // the WELCOME, after which the worker's held queue may start (`WorkerLoop`'s
-            // `resumeAfterAdoption`).
+            // The WELCOME first, then what the READY causes (cancels of the attempts not
+            // adopted, dispatches): the worker holds what it had until that first answer
+            // (`WorkerLoop`'s `resumeAfterAdoption`). A dispatch never precedes the WELCOME.
+            send(.welcome(connection: connection, session), worker: worker)
             withScheduler("hello") { scheduler, now in
                 scheduler.workerReady(
                     session, name: "w\(worker)", host: "sim", labels: [], slots: slots, kinds: [Self.kind],
                     running: running, now: now)
             }
             _ = sentAt
-            send(.welcome(connection: connection, session), worker: worker)
         case .heartbeat(let session, let sequence):
             guard sessions[session] == worker else { return send(.reconnect(session), worker: worker) }
             scheduler?.workerHeard(session, now: now)

@@ -25,6 +25,9 @@ struct SimWorker {
     var heartbeatSequence: UInt64 = 0
     var heartbeatSentAt: [UInt64: Timestamp] = [:]
     var lastHeartbeat: Timestamp?
+    /// Welcomed, and no other message from the coordinator yet: what it held before waits for
+    /// the coordinator's answer to its READY (`WorkerLoop.resumeAfterAdoption`).
+    var holdingForAdoption = false
     /// Attempts it holds, in arrival order.
     var attempts: [Attempt] = []
     /// Attempts it was told to cancel (a dispatch that arrives after its cancel never starts).
@@ -111,7 +114,7 @@ extension Simulation {
     /// Starts the oldest queued attempt if a slot is free and the worker holds a lease.
     mutating func startQueued(_ index: Int) {
         let worker = workers[index]
-        guard worker.up, worker.holdsLease(at: now), worker.runningCount < worker.slots,
+        guard worker.up, worker.holdsLease(at: now), !worker.holdingForAdoption, worker.runningCount < worker.slots,
             let position = worker.attempts.firstIndex(where: { $0.startedAt == nil }), let session = worker.session
         else { return }
         var attempt = worker.attempts[position]
@@ -137,11 +140,13 @@ extension Simulation {
     }
 
     mutating func workerReceive(_ message: Message, worker index: Int) {
+        if case .welcome = message {} else { workers[index].holdingForAdoption = false }
         switch message {
         case .welcome(let connection, let session):
             guard let connecting = workers[index].connecting, connecting.connection == connection else { return }
             workers[index].connecting = nil
             workers[index].session = session
+            workers[index].holdingForAdoption = true
             workers[index].lastHeartbeat = now
             // The HELLO that a WELCOME answers counts as an acknowledged heartbeat.
             workers[index].leaseUntil = max(

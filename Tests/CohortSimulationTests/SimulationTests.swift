@@ -14,15 +14,27 @@ import Testing
         #expect(other.run().traceHash != a.traceHash)
     }
 
-    /// A real scheduler bug the simulation found (docs/simulation.md, "Findings"): after a
-    /// coordinator restart, a restored in-flight attempt that no worker reports gets a new
-    /// attempt whose input lacks its injections (`restoreOrphan` sets `injected` without the
-    /// input). Seed 3 finds it; this test flips when the bug is fixed, and then becomes the
-    /// regression test with the expectation inverted.
-    @Test func seed3FindsTheLostInjectionAfterARestart() {
-        var simulation = Simulation(SimulationConfiguration(seed: 3, steps: 20_000))
+    /// Seeds that found real scheduler bugs keep every invariant now (docs/simulation.md,
+    /// "Findings"): seed 3 found a restored attempt re-run without its injections and a
+    /// restored group finishing a second time; the others run the same faults.
+    @Test(arguments: [1 as UInt64, 2, 3, 4, 5])
+    func aSeedKeepsEveryInvariant(seed: UInt64) {
+        var simulation = Simulation(SimulationConfiguration(seed: seed, steps: 20_000))
         let report = simulation.run()
-        #expect(report.failure?.invariant == .injectedIsProducerOutput)
-        #expect(report.failure?.step == 3766)
+        #expect(report.failure == nil, "seed \(seed): \(report.failure.map { "\($0)" } ?? "")")
+        #expect(report.steps >= 20_000)
+    }
+
+    /// Each deliberate bug is caught by the invariant it breaks, on some seed of a few.
+    @Test(arguments: Mutation.allCases)
+    func aDeliberateBugIsCaught(mutation: Mutation) {
+        var caught: [String] = []
+        for seed in 1...6 as ClosedRange<UInt64> {
+            var configuration = SimulationConfiguration(seed: seed, steps: 20_000)
+            configuration.mutation = mutation
+            var simulation = Simulation(configuration)
+            if let failure = simulation.run().failure { caught.append("\(failure.invariant)") }
+        }
+        #expect(!caught.isEmpty, "\(mutation) went unnoticed on seeds 1–6")
     }
 }
