@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "CohortWorker", targets: ["CohortWorker"]),
         .library(name: "CohortClient", targets: ["CohortClient"]),
         .library(name: "CohortJournal", targets: ["CohortJournal"]),
+        .library(name: "CohortSimulation", targets: ["CohortSimulation"]),
         .executable(name: "cohort", targets: ["cohort"]),
     ],
     dependencies: [
@@ -84,6 +85,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+
+        // A deterministic simulation of the cluster (issue 11, docs/simulation.md): the real
+        // scheduler, simulated workers, clients, network and faults, driven by one seed.
+        .target(name: "CohortSimulation", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
+        .executableTarget(
+            name: "cohort-simulate", dependencies: ["CohortSimulation"], swiftSettings: strict),
 
         // The coordinator's journal: accepted groups and their state in SQLite (WAL), so a
         // restarted coordinator carries on (DESIGN.md §3, docs/operations.md "The journal").
@@ -179,6 +186,8 @@ let package = Package(
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire", "CohortTestSupport"], swiftSettings: strict),
         .testTarget(name: "CohortSpecTests", dependencies: ["CohortSpec"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
+        .testTarget(
+            name: "CohortSimulationTests", dependencies: ["CohortSimulation", "CohortCore"], swiftSettings: strict),
         .testTarget(
             name: "CohortJournalTests",
             dependencies: ["CohortJournal", "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift")],

@@ -1,0 +1,156 @@
+import CohortCore
+import CohortSpec
+import Foundation
+
+/// What the invariants remember of the run (outside the scheduler: what clients were told,
+/// what the journal holds, which tokens were handed out).
+struct Checker {
+    /// Groups a client got an id for.
+    var accepted: [String: FlatSpec] = [:]
+    var groupOutcomes: [String: GroupPhase] = [:]
+    /// `group/path` → the child's outcome, as journaled.
+    var childOutcomes: [String: ChildPhase] = [:]
+    /// `group/path` → a succeeded child's output.
+    var outputs: [String: Data] = [:]
+    /// The largest token seen per category, over every incarnation of the coordinator.
+    var maxToken: [String: UInt64] = [:]
+    /// Cancels the client was told were accepted: group → paths (`""` for the whole group).
+    var acknowledgedCancels: [String: [String]] = [:]
+
+    func cancelAcknowledged(group: String, path: String) -> Bool {
+        (acknowledgedCancels[group] ?? []).contains { $0.isEmpty || path == $0 || path.hasPrefix($0 + "/") }
+    }
+}
+
+extension Simulation {
+    /// `exactly-one-outcome`: a child's outcome is journaled once and never followed by
+    /// another record of the child.
+    mutating func checkRecord(_ record: JournalRecord) {
+        switch record {
+        case .finished(let child):
+            let key = "\(child.group)/\(child.path)"
+            guard case .finished(let phase) = child.state else { return }
+            if let earlier = checker.childOutcomes[key] {
+                return fail(.oneOutcome, "child \(key) finished twice: \(earlier), then \(phase)")
+            }
+            checker.childOutcomes[key] = phase
+            if let output = child.output { checker.outputs[key] = output }
+        case .dispatched(let child):
+            let key = "\(child.group)/\(child.path)"
+            if let earlier = checker.childOutcomes[key] {
+                fail(.oneOutcome, "child \(key) dispatched (attempt \(child.attempt)) after it finished \(earlier)")
+            }
+        default:
+            break
+        }
+    }
+
+    mutating func checkGroupFinished(_ group: String, _ phase: GroupPhase) {
+        if let earlier = checker.groupOutcomes[group] {
+            return fail(.oneOutcome, "group \(group) finished twice: \(earlier), then \(phase)")
+        }
+        checker.groupOutcomes[group] = phase
+    }
+
+    /// `dependencies-finish-first`, `fencing-tokens-increase`,
+    /// `no-start-after-cancel-acknowledged`, `injected-input-is-producer-output`.
+    mutating func checkDispatch(_ order: DispatchOrder) {
+        let group = order.ref.group
+        guard let flat = checker.accepted[group], let leaf = flat.leaf(at: order.ref.path) else {
+            return fail(.acceptedIsJournaled, "dispatch of \(order.ref) of a group no client got an id for")
+        }
+        if checker.cancelAcknowledged(group: group, path: order.ref.path) {
+            return fail(.noStartAfterCancelAck, "\(order.ref) dispatched after a cancel covering it was acknowledged")
+        }
+        for dependency in flat.dependencyPaths(of: leaf) {
+            let phase = (try? scheduler?.childSnapshot(group, path: dependency))?.phase
+            let journaled = flat.leaf(at: dependency) == nil || checker.childOutcomes["\(group)/\(dependency)"] != nil
+            if phase?.isFinished != true || !journaled {
+                return fail(
+                    .dependenciesFirst,
+                    "\(order.ref) dispatched before \(dependency) finished (\(String(describing: phase)))")
+            }
+        }
+        for category in leaf.acquires {
+            guard let token = order.tokens[category] else {
+                return fail(.tokensIncrease, "\(order.ref) dispatched without a token for \(category)")
+            }
+            if token <= checker.maxToken[category, default: 0] {
+                return fail(
+                    .tokensIncrease,
+                    "\(order.ref) got token \(token) for \(category), not above \(checker.maxToken[category]!)")
+            }
+            checker.maxToken[category] = token
+        }
+        guard !leaf.inject.isEmpty else { return }
+        let input = (try? JSONValue(jsonData: order.input))?.objectValue ?? [:]
+        for injection in leaf.inject {
+            let producer = "\(group)/\(injection.producerPath)"
+            let name = injection.producerPath.split(separator: "/").last.map(String.init) ?? injection.producerPath
+            guard let output = checker.outputs[producer],
+                let value = (try? JSONValue(jsonData: output))?.objectValue?["n"]
+            else {
+                return fail(
+                    .injectedIsProducerOutput, "\(order.ref) dispatched, producer \(producer) has no journaled output")
+            }
+            if input["from_\(name)"] != value {
+                return fail(
+                    .injectedIsProducerOutput,
+                    "\(order.ref) input \(String(decoding: order.input, as: UTF8.self)) got \(String(describing: input["from_\(name)"])) from \(producer), which output \(value)"
+                )
+            }
+        }
+    }
+
+    /// `no-start-after-cancel-acknowledged`, at the worker.
+    mutating func checkStart(_ order: DispatchOrder, worker: Int) {
+        if checker.cancelAcknowledged(group: order.ref.group, path: order.ref.path) {
+            fail(.noStartAfterCancelAck, "w\(worker) started \(order.ref) after a cancel covering it was acknowledged")
+        }
+    }
+
+    /// `accepted-groups-journaled`: a group a client got an id for is in the journal, and a
+    /// resubmission with its id is idempotent.
+    mutating func checkAccepted(_ id: String, wasAccepted: Bool, acceptance: Acceptance) {
+        if journal.groups[id] == nil { fail(.acceptedIsJournaled, "\(id) accepted but not in the journal") }
+        if wasAccepted, !acceptance.alreadySubmitted {
+            fail(.acceptedIsJournaled, "\(id) resubmitted and accepted anew: the coordinator had lost it")
+        }
+    }
+
+    /// After every step: `no-two-live-holders`.
+    ///
+    /// A *live holder* of category C is an attempt that a worker which is up has started and
+    /// not ended (finished, cancelled, or killed when its lease ended), whose dispatch lists C
+    /// in `holds` (categories it holds itself). Two live holders of C with different fencing
+    /// tokens are a violation. Attempts that only run under a group's hold carry the group's
+    /// token and are not holders themselves (docs/scheduling.md, "Leases": the group's grant
+    /// does not depend on any one worker); two attempts with the same token are the same
+    /// grant (a group's table, or a stale and a new attempt of one child under its group).
+    mutating func checkAfterStep() {
+        var holders: [String: (token: UInt64, ref: AttemptRef, worker: Int)] = [:]
+        for worker in workers where worker.up {
+            for attempt in worker.attempts where attempt.startedAt != nil {
+                for category in attempt.order.holds {
+                    let token = attempt.order.tokens[category] ?? 0
+                    if let other = holders[category], other.token != token {
+                        return fail(
+                            .exclusiveHolders,
+                            "\(category) held by \(other.ref) id=\(other.ref.id) on w\(other.worker) (token \(other.token)) "
+                                + "and \(attempt.order.ref) id=\(attempt.order.ref.id) on w\(worker.index) (token \(token))"
+                        )
+                    }
+                    holders[category] = (token, attempt.order.ref, worker.index)
+                }
+            }
+        }
+    }
+
+    /// After a restart: every accepted group is known to the restored scheduler.
+    mutating func checkRestored() {
+        guard let scheduler else { return }
+        for id in checker.accepted.keys.sorted() where !scheduler.contains(group: id) {
+            return fail(.acceptedIsJournaled, "\(id) was accepted but the restarted coordinator does not know it")
+        }
+    }
+}

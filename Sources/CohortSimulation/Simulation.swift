@@ -1,0 +1,317 @@
+// CohortSimulation: a deterministic simulation of a Cohort cluster (issue 11, first increment).
+//
+// One coordinator (CohortCore's `Scheduler` plus an in-memory journal of exactly the
+// `.record(...)` actions it emits), N simulated workers and M simulated clients run against
+// simulated time over a simulated network, all driven by one seeded generator. Every event
+// (a message delivered, time passing, a submit, a cancel, a fault) is one *step*; after every
+// step the named invariants (``Invariant``) are checked. The same seed gives the same trace,
+// byte for byte (``SimulationReport/traceHash``); a failure names the seed, the step, the
+// invariant and the last events, and `cohort-simulate --seed S --steps N` replays it.
+//
+// What is modelled:
+// - the coordinator: the real `Scheduler`; the journal is a value that absorbs the records
+//   synchronously (a turn's records are "on disk" before its messages leave, as the real
+//   `JournalWriter` guarantees); a crash drops the scheduler and every message in flight, a
+//   restart rebuilds it with `restore(...)` at a larger epoch (`tokenFloor = epoch << 32`);
+//   cancels are acknowledged to the client once `hasUnconfirmedDispatches` is false;
+// - workers: slots, a queue of dispatched attempts, a lease renewed by acknowledged heartbeats
+//   (it ends `I × (L − 1)` after the acknowledged heartbeat was sent; when it ends, attempts
+//   with categories of their own are killed and reported `workerLost`, and nothing starts),
+//   random durations, outcomes and outputs, started/finished reports, timeouts, READY with
+//   every attempt held after a reconnect (`HANDSHAKE_REQUIRED`-style `reconnect` answers);
+// - clients: random group specs built in Swift (DAGs with `after`, nested groups and
+//   sequences, `exclusive` at group and child level from three shared categories, `inject`,
+//   `retry`, `timeout`), cancels of groups and children, `--id` resubmissions;
+// - the network between coordinator and workers: delays, reordering, drops, duplicates,
+//   partitions and heals;
+// - faults: worker crash and restart, coordinator crash and restart from the journal.
+//
+// What is not (see docs/simulation.md): worker-local locks, drains, client sessions and
+// watches over a network, the real sockets, disk and processes.
+import CohortCore
+import CohortSpec
+import Foundation
+
+/// What to simulate.
+public struct SimulationConfiguration: Sendable {
+    public var seed: UInt64
+    /// Steps with faults and new work; then a quiet phase runs until every group finished.
+    public var steps: Int
+    public var workers: Int = 4
+    public var clients: Int = 3
+    /// Most unfinished groups at once (clients wait beyond it).
+    public var maxActiveGroups: Int = 12
+    /// Faults on (off: only the workload, a reliable network and no crashes).
+    public var faults: Bool = true
+    /// Whether the coordinator crashes (off: every other fault still happens).
+    public var coordinatorCrashes = true
+    /// Simulated time the quiet phase may take before liveness fails.
+    public var livenessBound: Duration = .seconds(900)
+    /// Prints every trace line as it happens (`--trace`).
+    public var printTrace = false
+    /// A deliberate bug for tests that the invariants bite (never set outside tests).
+    public var mutation: Mutation?
+
+    public init(seed: UInt64, steps: Int) {
+        self.seed = seed
+        self.steps = steps
+    }
+}
+
+/// Deliberate bugs in the simulated cluster, to show that an invariant catches each.
+public enum Mutation: String, Sendable, CaseIterable {
+    /// Workers ignore their lease: exclusive attempts of a cut-off worker keep running.
+    case ignoreLease
+    /// Workers start attempts even after they were told to cancel them.
+    case startCancelled
+    /// The restarted coordinator uses the same epoch (tokens not raised after a restart).
+    case sameEpochAfterRestart
+}
+
+/// A named guarantee checked after every step.
+public enum Invariant: String, Sendable, CaseIterable {
+    case exclusiveHolders = "no-two-live-holders"
+    case tokensIncrease = "fencing-tokens-increase"
+    case noStartAfterCancelAck = "no-start-after-cancel-acknowledged"
+    case oneOutcome = "exactly-one-outcome"
+    case acceptedIsJournaled = "accepted-groups-journaled"
+    case dependenciesFirst = "dependencies-finish-first"
+    case injectedIsProducerOutput = "injected-input-is-producer-output"
+    case liveness = "liveness"
+    case schedulerAccepts = "scheduler-accepts-valid-requests"
+}
+
+/// An invariant that failed.
+public struct SimulationFailure: Error, Sendable, CustomStringConvertible {
+    public var seed: UInt64
+    public var step: Int
+    public var invariant: Invariant
+    public var message: String
+    /// The last events, oldest first.
+    public var lastEvents: [String]
+
+    public var description: String {
+        var text = "invariant \(invariant.rawValue) failed at step \(step) (seed \(seed)): \(message)\n"
+        text += "replay: scripts/simulate --seed \(seed) --steps <steps of the run>\nlast events:\n"
+        for line in lastEvents { text += "  \(line)\n" }
+        return text
+    }
+}
+
+/// What a run did.
+public struct SimulationReport: Sendable {
+    public var seed: UInt64
+    /// Every step, the quiet phase's included.
+    public var steps: Int
+    /// FNV-1a of the whole trace.
+    public var traceHash: UInt64
+    /// Fault kind → how many were injected.
+    public var faults: [String: Int]
+    /// Event kind → how many happened (submits, dispatches, …).
+    public var events: [String: Int]
+    public var groupsAccepted: Int
+    public var simulatedTime: Duration
+    public var failure: SimulationFailure?
+}
+
+/// One run of the simulated cluster; see the file's header.
+public struct Simulation {
+    public let configuration: SimulationConfiguration
+    var random: SplitMix64
+    var now = Timestamp(nanosecondsSinceEpoch: 1_000_000_000_000)
+    var step = 0
+    var trace = Trace()
+    var faults: [String: Int] = [:]
+    var events: [String: Int] = [:]
+    var failure: SimulationFailure?
+
+    // The coordinator.
+    var scheduler: Scheduler?
+    var epoch: UInt64 = 1
+    var journal = SimJournal()
+    /// Live sessions → worker index.
+    var sessions: [SessionID: Int] = [:]
+    /// Session ids are unique over the whole run (a connection is never reused).
+    var nextSession: UInt64 = 1
+    /// Hellos already answered: worker index → connection numbers.
+    var hellosSeen: Set<UInt64> = []
+    /// Cancels asked for and not yet acknowledged: (group, path).
+    var pendingCancels: [(group: String, path: String)] = []
+
+    // Workers, clients, network.
+    var workers: [SimWorker] = []
+    var clients: [SimClient] = []
+    var network: [Envelope] = []
+    var nextEnvelope: UInt64 = 0
+    var nextConnection: UInt64 = 0
+
+    // What the invariants remember.
+    var checker = Checker()
+
+    static let heartbeat: Duration = .seconds(1)
+    static let liveness = 3
+    static let kind = "sim"
+    static let categories = ["db", "repo", "prod"]
+
+    public init(_ configuration: SimulationConfiguration) {
+        self.configuration = configuration
+        self.random = SplitMix64(seed: configuration.seed)
+        for index in 0..<configuration.workers {
+            workers.append(SimWorker(index: index, slots: random.int(1...3)))
+        }
+        for index in 0..<configuration.clients { clients.append(SimClient(index: index)) }
+        startCoordinator()
+    }
+
+    var inFaultPhase: Bool { configuration.faults && step < configuration.steps }
+
+    /// Runs every step, the quiet phase's included, until done or an invariant fails.
+    public mutating func run() -> SimulationReport {
+        while step < configuration.steps, failure == nil { runStep() }
+        if failure == nil { quiet() }
+        return report()
+    }
+
+    public func report() -> SimulationReport {
+        SimulationReport(
+            seed: configuration.seed, steps: step, traceHash: trace.hash, faults: faults, events: events,
+            groupsAccepted: checker.accepted.count,
+            simulatedTime: now - Timestamp(nanosecondsSinceEpoch: 1_000_000_000_000),
+            failure: failure)
+    }
+
+    /// Faults stop, crashed peers come back, partitions heal; then every accepted group must
+    /// finish within ``SimulationConfiguration/livenessBound`` of simulated time.
+    mutating func quiet() {
+        let start = now
+        log("quiet: faults stop")
+        if scheduler == nil { restartCoordinator() }
+        for index in workers.indices {
+            workers[index].partitioned = false
+            if !workers[index].up { restartWorker(index) }
+        }
+        while failure == nil {
+            let unfinished = checker.accepted.keys.filter { checker.groupOutcomes[$0] == nil }
+            let waiting = clients.contains { !$0.unaccepted.isEmpty }
+            if unfinished.isEmpty, !waiting { return }
+            if now - start > configuration.livenessBound {
+                fail(
+                    .liveness,
+                    "\(unfinished.count) groups unfinished \(configuration.livenessBound) after faults stopped: "
+                        + unfinished.sorted().prefix(5).joined(separator: ", ")
+                        + (scheduler.map { s in
+                            " — "
+                                + unfinished.sorted().prefix(2).map { id in
+                                    ((try? s.groupSnapshot(id))?.children ?? []).filter { !$0.phase.isFinished }
+                                        .map { "\($0.path):\($0.phase)" }.joined(separator: " ")
+                                }.joined(separator: " | ")
+                        } ?? ""))
+                return
+            }
+            runStep()
+        }
+    }
+
+    /// One event, then the invariants.
+    mutating func runStep() {
+        step += 1
+        let roll = random.int(0...999)
+        let deliverable = deliverableMessages()
+        switch roll {
+        case 0..<450 where !deliverable.isEmpty:
+            deliver(network.remove(at: deliverable[random.int(0...(deliverable.count - 1))]))
+        case 450..<520 where inFaultPhase:
+            submitSomething()
+        case 520..<540 where inFaultPhase:
+            cancelSomething()
+        case 540..<548 where inFaultPhase:
+            resubmitSomething()
+        case 548..<560 where inFaultPhase:
+            injectFault()
+        case 560..<620:
+            for index in workers.indices { startQueued(index) }
+            advance(by: .milliseconds(Int64(random.int(1...50))))
+        default:
+            if !inFaultPhase { retryUnaccepted() }
+            advance(by: .milliseconds(Int64(random.int(1...400))))
+        }
+        if failure == nil { checkAfterStep() }
+    }
+
+    /// Each direction of each worker's connection is FIFO (TCP): only the oldest message of a
+    /// channel may be delivered; channels interleave in any order.
+    func deliverableMessages() -> [Int] {
+        var seen = Set<Int>()
+        var deliverable: [Int] = []
+        for index in network.indices {
+            let channel = network[index].worker * 2 + (network[index].message.toCoordinator ? 1 : 0)
+            if seen.insert(channel).inserted, network[index].deliverAt <= now { deliverable.append(index) }
+        }
+        return deliverable
+    }
+
+    mutating func count(_ fault: String) {
+        faults[fault, default: 0] += 1
+    }
+
+    mutating func note(_ event: String) {
+        events[event, default: 0] += 1
+    }
+
+    mutating func log(_ line: String) {
+        let line = "\(step) \(now.nanosecondsSinceEpoch / 1_000_000) \(line)"
+        if configuration.printTrace { print(line) }
+        trace.append(line)
+    }
+
+    mutating func fail(_ invariant: Invariant, _ message: String) {
+        guard failure == nil else { return }
+        log("FAIL \(invariant.rawValue): \(message)")
+        failure = SimulationFailure(
+            seed: configuration.seed, step: step, invariant: invariant, message: message, lastEvents: trace.last)
+    }
+
+    /// Time passes: workers heartbeat, check their leases and finish what is due; the
+    /// coordinator's timers run.
+    mutating func advance(by duration: Duration) {
+        // What is due arrives before time moves on (in a random interleaving of channels).
+        var budget = 64
+        while budget > 0, failure == nil {
+            let deliverable = deliverableMessages()
+            guard !deliverable.isEmpty else { break }
+            deliver(network.remove(at: deliverable[random.int(0...(deliverable.count - 1))]))
+            budget -= 1
+        }
+        now = now + duration
+        for index in workers.indices { workerTick(index) }
+        if var scheduler {
+            let actions = scheduler.tick(now: now)
+            self.scheduler = scheduler
+            apply(actions)
+            answerSettledCancels()
+        }
+    }
+}
+
+/// The trace: a running FNV-1a hash of every line, and the last lines.
+struct Trace {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    private var ring: [String] = []
+    private var next = 0
+    static let kept = 30
+
+    mutating func append(_ line: String) {
+        for byte in line.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        hash = (hash ^ 0x0A) &* 0x0000_0100_0000_01B3
+        if ring.count < Self.kept {
+            ring.append(line)
+        } else {
+            ring[next] = line
+            next = (next + 1) % Self.kept
+        }
+    }
+
+    var last: [String] { Array(ring[next...] + ring[..<next]) }
+}

@@ -1,0 +1,120 @@
+// cohort-simulate: runs CohortSimulation (docs/simulation.md).
+//
+//   cohort-simulate --seed S --steps N     one seed (replays a failure)
+//   cohort-simulate --seeds K --steps N    seeds 1…K (or from --seed)
+//   cohort-simulate --minutes M            seeds one after another for M minutes of wall clock
+//
+// Prints each seed's steps and trace hash, then the totals and every fault injected; exits 1
+// at the first failure, with the seed, step, invariant and last events.
+import CohortSimulation
+import Foundation
+
+struct Options {
+    var seed: UInt64?
+    var seeds = 1
+    var steps = 20_000
+    var minutes: Double?
+    var workers = 4
+    var clients = 3
+    var quietEvents = false
+    var trace = false
+    var noCoordinatorCrash = false
+}
+
+let usage = """
+    usage: cohort-simulate [--seed S] [--seeds K] [--steps N] [--minutes M] [--workers W] [--clients C] [--quiet]
+      --seed S      the first seed (default 1); with --steps N alone, replays that seed
+      --seeds K     how many seeds, S, S+1, … (default 1)
+      --steps N     steps with faults per seed, before the quiet phase (default 20000)
+      --minutes M   run seeds until M minutes of wall clock have passed (overrides --seeds)
+      --workers W   simulated workers (default 4); --clients C  simulated clients (default 3)
+      --quiet       print only the totals
+      --trace       print every event of the trace
+      --no-coordinator-crash   every fault but coordinator crashes
+    """
+
+func parse(_ arguments: [String]) -> Options? {
+    var options = Options()
+    var index = 0
+    func value() -> String? {
+        index += 1
+        return index < arguments.count ? arguments[index] : nil
+    }
+    while index < arguments.count {
+        switch arguments[index] {
+        case "--seed":
+            guard let text = value(), let number = UInt64(text) else { return nil }
+            options.seed = number
+        case "--seeds":
+            guard let text = value(), let number = Int(text), number > 0 else { return nil }
+            options.seeds = number
+        case "--steps":
+            guard let text = value(), let number = Int(text), number >= 0 else { return nil }
+            options.steps = number
+        case "--minutes":
+            guard let text = value(), let number = Double(text), number > 0 else { return nil }
+            options.minutes = number
+        case "--workers":
+            guard let text = value(), let number = Int(text), number > 0 else { return nil }
+            options.workers = number
+        case "--clients":
+            guard let text = value(), let number = Int(text), number > 0 else { return nil }
+            options.clients = number
+        case "--quiet": options.quietEvents = true
+        case "--trace": options.trace = true
+        case "--no-coordinator-crash": options.noCoordinatorCrash = true
+        default: return nil
+        }
+        index += 1
+    }
+    return options
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.contains("--help") || arguments.contains("-h") {
+    print(usage)
+    exit(0)
+}
+guard let options = parse(arguments) else {
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    exit(2)
+}
+
+let started = ContinuousClock.now
+let deadline = options.minutes.map { started + .seconds($0 * 60) }
+var seed = options.seed ?? 1
+var runs = 0
+var totalSteps = 0
+var faults: [String: Int] = [:]
+var events: [String: Int] = [:]
+while deadline.map({ ContinuousClock.now < $0 }) ?? (runs < options.seeds) {
+    var configuration = SimulationConfiguration(seed: seed, steps: options.steps)
+    configuration.workers = options.workers
+    configuration.clients = options.clients
+    configuration.printTrace = options.trace
+    configuration.coordinatorCrashes = !options.noCoordinatorCrash
+    var simulation = Simulation(configuration)
+    let report = simulation.run()
+    runs += 1
+    totalSteps += report.steps
+    faults.merge(report.faults, uniquingKeysWith: +)
+    events.merge(report.events, uniquingKeysWith: +)
+    if !options.quietEvents {
+        print(
+            "seed \(report.seed): \(report.steps) steps, \(report.groupsAccepted) groups, simulated \(report.simulatedTime), trace \(String(report.traceHash, radix: 16))"
+        )
+    }
+    if let failure = report.failure {
+        print(failure)
+        exit(1)
+    }
+    seed += 1
+}
+let seconds =
+    Double((ContinuousClock.now - started).components.seconds) + 1e-18
+    * Double((ContinuousClock.now - started).components.attoseconds)
+print(
+    "simulated \(runs) seeds, \(totalSteps) steps in \(String(format: "%.1f", seconds)) s (\(Int(Double(totalSteps) / max(seconds, 0.001))) steps/s)"
+)
+print("faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+print("events: " + events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
