@@ -28,10 +28,23 @@ struct SimWorker {
     /// Welcomed, and no other message from the coordinator yet: what it held before waits for
     /// the coordinator's answer to its READY (`WorkerLoop.resumeAfterAdoption`).
     var holdingForAdoption = false
+    /// Results of attempts that ended while it had no session, sent after the next WELCOME.
+    var unsent: [Result] = []
     /// Attempts it holds, in arrival order.
     var attempts: [Attempt] = []
     /// Attempts it was told to cancel (a dispatch that arrives after its cancel never starts).
     var cancelled: Set<AttemptID> = []
+
+    struct Result {
+        var ref: AttemptRef
+        var outcome: AttemptOutcome
+        var startedAt: Timestamp?
+        var finishedAt: Timestamp
+
+        func message(_ session: SessionID) -> Message {
+            .finished(session, ref, outcome, startedAt: startedAt, finishedAt: finishedAt)
+        }
+    }
 
     init(index: Int, slots: Int) {
         self.index = index
@@ -46,6 +59,7 @@ struct SimWorker {
         heartbeatSentAt = [:]
         attempts = []
         cancelled = []
+        unsent = []
     }
 
     func holdsLease(at now: Timestamp) -> Bool { leaseUntil.map { now < $0 } ?? false }
@@ -61,6 +75,41 @@ extension Simulation {
         guard workers[index].up else { return }
         var worker = workers[index]
         defer { workers[index] = worker }
+        // The lease ended: what holds categories of its own is killed, reported `workerLost`.
+        if !worker.holdsLease(at: now), configuration.mutation != .ignoreLease {
+            let doomed = worker.attempts.filter { !$0.order.holds.isEmpty && $0.startedAt != nil }
+            for attempt in doomed {
+                worker.attempts.removeAll { $0.order.ref.id == attempt.order.ref.id }
+                log("w\(index) lease ended: kills \(attempt.order.ref) id=\(attempt.order.ref.id)")
+                note("lease kill")
+                let result = SimWorker.Result(
+                    ref: attempt.order.ref, outcome: .cancelled(reason: .workerLost("the lease ended")),
+                    startedAt: attempt.startedAt, finishedAt: now)
+                if let session = worker.session {
+                    workers[index] = worker
+                    send(result.message(session), worker: index)
+                    worker = workers[index]
+                } else {
+                    worker.unsent.append(result)  // sent after the next WELCOME, as WorkerLoop does
+                }
+            }
+        }
+        // Attempts whose time has come.
+        let due = worker.attempts.filter { $0.finishAt.map { $0 <= now } ?? false }
+        for attempt in due {
+            worker.attempts.removeAll { $0.order.ref.id == attempt.order.ref.id }
+            log("w\(index) ends \(attempt.order.ref) id=\(attempt.order.ref.id) \(describe(attempt.outcome!))")
+            let result = SimWorker.Result(
+                ref: attempt.order.ref, outcome: attempt.outcome!, startedAt: attempt.startedAt,
+                finishedAt: attempt.finishAt!)
+            if let session = worker.session {
+                workers[index] = worker
+                send(result.message(session), worker: index)
+                worker = workers[index]
+            } else {
+                worker.unsent.append(result)  // sent after the next WELCOME, as WorkerLoop does
+            }
+        }
         if worker.session == nil {
             if worker.connecting == nil || now - worker.connecting!.sentAt > .seconds(5) {
                 nextConnection += 1
@@ -77,37 +126,6 @@ extension Simulation {
             workers[index] = worker
             send(.heartbeat(session, sequence: worker.heartbeatSequence), worker: index)
             worker = workers[index]
-        }
-        // The lease ended: what holds categories of its own is killed, reported `workerLost`.
-        if !worker.holdsLease(at: now), configuration.mutation != .ignoreLease {
-            let doomed = worker.attempts.filter { !$0.order.holds.isEmpty && $0.startedAt != nil }
-            for attempt in doomed {
-                worker.attempts.removeAll { $0.order.ref.id == attempt.order.ref.id }
-                log("w\(index) lease ended: kills \(attempt.order.ref) id=\(attempt.order.ref.id)")
-                note("lease kill")
-                if let session = worker.session {
-                    workers[index] = worker
-                    send(
-                        .finished(
-                            session, attempt.order.ref, .cancelled(reason: .workerLost("the lease ended")),
-                            startedAt: attempt.startedAt, finishedAt: now), worker: index)
-                    worker = workers[index]
-                }
-            }
-        }
-        // Attempts whose time has come.
-        let due = worker.attempts.filter { $0.finishAt.map { $0 <= now } ?? false }
-        for attempt in due {
-            worker.attempts.removeAll { $0.order.ref.id == attempt.order.ref.id }
-            log("w\(index) ends \(attempt.order.ref) id=\(attempt.order.ref.id) \(describe(attempt.outcome!))")
-            if let session = worker.session {
-                workers[index] = worker
-                send(
-                    .finished(
-                        session, attempt.order.ref, attempt.outcome!, startedAt: attempt.startedAt,
-                        finishedAt: attempt.finishAt!), worker: index)
-                worker = workers[index]
-            }
         }
     }
 
@@ -147,6 +165,9 @@ extension Simulation {
             workers[index].connecting = nil
             workers[index].session = session
             workers[index].holdingForAdoption = true
+            let unsent = workers[index].unsent
+            workers[index].unsent = []
+            for result in unsent { send(result.message(session), worker: index) }
             workers[index].lastHeartbeat = now
             // The HELLO that a WELCOME answers counts as an acknowledged heartbeat.
             workers[index].leaseUntil = max(
