@@ -47,8 +47,9 @@ public struct SimulationConfiguration: Sendable {
     public var coordinatorCrashes = true
     /// Simulated time the quiet phase may take before liveness fails.
     public var livenessBound: Duration = .seconds(900)
-    /// Prints every trace line as it happens (`--trace`).
-    public var printTrace = false
+    /// Given every trace line as it happens (`cohort-simulate --trace` prints them); the
+    /// library itself writes nothing to the terminal.
+    public var onTrace: (@Sendable (String) -> Void)?
     /// A deliberate bug for tests that the invariants bite (never set outside tests).
     public var mutation: Mutation?
 
@@ -260,7 +261,7 @@ public struct Simulation {
 
     mutating func log(_ line: String) {
         let line = "\(step) \(now.nanosecondsSinceEpoch / 1_000_000) \(line)"
-        if configuration.printTrace { print(line) }
+        configuration.onTrace?(line)
         trace.append(line)
     }
 

@@ -91,7 +91,7 @@ while deadline.map({ ContinuousClock.now < $0 }) ?? (runs < options.seeds) {
     var configuration = SimulationConfiguration(seed: seed, steps: options.steps)
     configuration.workers = options.workers
     configuration.clients = options.clients
-    configuration.printTrace = options.trace
+    if options.trace { configuration.onTrace = { print($0) } }
     configuration.coordinatorCrashes = !options.noCoordinatorCrash
     var simulation = Simulation(configuration)
     let report = simulation.run()

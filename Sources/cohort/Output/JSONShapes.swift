@@ -6,32 +6,14 @@ import enum CohortSpec.JSONValue
 // present (`null` when it has no value), so scripts can rely on the keys; fields may be added,
 // never removed or renamed.
 
+// The states' words in JSON and text are the ones `CohortClient` prints (`succeeded`,
+// `waiting`, `draining`): one list of words for the CLI and for `print(event)`.
 extension GroupState {
-    /// The state's word in JSON and text: `succeeded`.
-    var word: String {
-        switch self {
-        case .pending: "pending"
-        case .running: "running"
-        case .succeeded: "succeeded"
-        case .failed: "failed"
-        case .cancelled: "cancelled"
-        }
-    }
+    var word: String { description }
 }
 
 extension ChildState {
-    /// The state's word in JSON and text: `waiting`.
-    var word: String {
-        switch self {
-        case .pending: "pending"
-        case .waiting: "waiting"
-        case .ready: "ready"
-        case .running: "running"
-        case .succeeded: "succeeded"
-        case .failed: "failed"
-        case .cancelled: "cancelled"
-        }
-    }
+    var word: String { description }
 
     /// Whether the child has finished.
     var isFinished: Bool {
@@ -43,14 +25,7 @@ extension ChildState {
 }
 
 extension WorkerState {
-    var word: String {
-        switch self {
-        case .joining: "joining"
-        case .ready: "ready"
-        case .draining: "draining"
-        case .lost: "lost"
-        }
-    }
+    var word: String { description }
 }
 
 private func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
