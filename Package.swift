@@ -121,7 +121,7 @@ let package = Package(
             name: "CohortWorker",
             dependencies: [
                 "CCohortSpawn",
-                "Procedures", "CohortSpec", "CohortWire", "ZeroMQ",
+                "Procedures", "CohortCore", "CohortSpec", "CohortWire", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

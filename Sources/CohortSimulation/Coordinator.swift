@@ -70,6 +70,7 @@ extension Simulation {
         log("FAULT coordinator crash (epoch \(epoch))")
         scheduler = nil
         sessions = [:]
+        routes = [:]
         pendingCancels = []
         // Connections break: what was on the wire is gone.
         network.removeAll()
@@ -100,15 +101,15 @@ extension Simulation {
             case .dispatch(let session, let order):
                 note("dispatch")
                 checkDispatch(order)
-                if let worker = sessions[session] { send(.dispatch(session, order), worker: worker) }
+                if let peer = sessions[session] { send(.dispatch(peer.connection, order), worker: peer.worker) }
             case .cancel(let session, let ref, let reason):
-                if let worker = sessions[session] { send(.cancel(session, ref, reason), worker: worker) }
+                if let peer = sessions[session] { send(.cancel(peer.connection, ref, reason), worker: peer.worker) }
             case .groupFinished(let group, let phase, _):
                 log("group \(group) \(phase)")
                 checkGroupFinished(group, phase)
             case .sessionLost(let session, let loss):
                 log("session lost \(session) \(loss)")
-                sessions[session] = nil
+                if let peer = sessions.removeValue(forKey: session) { routes[peer.connection] = nil }
             case .grant, .deny, .childChanged, .record:
                 break
             }
@@ -134,50 +135,56 @@ extension Simulation {
         answerSettledCancels()
     }
 
+    /// The coordinator's shell: a HELLO on a new connection gets a WELCOME and a session; a
+    /// READY joins the worker to the scheduler (its answer, the cancels of what it does not
+    /// adopt and new dispatches, follows the WELCOME); anything else on a connection the
+    /// coordinator does not know is answered `forgotten` (`HANDSHAKE_REQUIRED`).
     mutating func coordinatorReceive(_ message: Message, from worker: Int) {
-        switch message {
-        case .hello(let connection, let running, let sentAt):
+        let connection = message.connection
+        if case .hello = message {
             guard hellosSeen.insert(connection).inserted else { return }
             let session = SessionID(nextSession)
             nextSession += 1
-            sessions[session] = worker
+            routes[connection] = session
+            sessions[session] = (worker, connection)
+            send(.welcome(connection), worker: worker)
+            return
+        }
+        guard let session = routes[connection] else {
+            // A result sent on a connection an earlier incarnation knew: accepted if it names
+            // an orphan (the coordinator's `orphanFinished`).
+            if case .finished(_, let ref, let outcome, let startedAt, let finishedAt) = message, let scheduler,
+                scheduler.orphanCount > 0
+            {
+                withScheduler("orphan result \(ref)", expected: [.notFound, .superseded]) {
+                    scheduler, now throws(SchedulerError) in
+                    try scheduler.orphanFinished(
+                        ref, outcome: outcome, startedAt: startedAt, finishedAt: finishedAt, now: now)
+                }
+            }
+            return send(.forgotten(connection), worker: worker)
+        }
+        switch message {
+        case .ready(_, let running, let draining):
             let slots = workers[worker].slots
-            // The WELCOME first, then what the READY causes (cancels of the attempts not
-            // adopted, dispatches): the worker holds what it had until that first answer
-            // (`WorkerLoop`'s `resumeAfterAdoption`). A dispatch never precedes the WELCOME.
-            send(.welcome(connection: connection, session), worker: worker)
-            withScheduler("hello") { scheduler, now in
+            withScheduler("ready") { scheduler, now in
                 scheduler.workerReady(
                     session, name: "w\(worker)", host: "sim", labels: [], slots: slots, kinds: [Self.kind],
-                    running: running, now: now)
+                    running: running, draining: draining, now: now)
             }
-            _ = sentAt
-        case .heartbeat(let session, let sequence):
-            guard sessions[session] == worker else { return send(.reconnect(session), worker: worker) }
+        case .heartbeat(_, let sequence):
             scheduler?.workerHeard(session, now: now)
-            send(.heartbeatAck(session, sequence: sequence), worker: worker)
-        case .started(let session, let ref):
-            guard sessions[session] == worker else { return send(.reconnect(session), worker: worker) }
+            send(.heartbeatAck(connection, sequence: sequence), worker: worker)
+        case .started(_, let ref):
             withScheduler("started \(ref)", expected: [.superseded]) { scheduler, now throws(SchedulerError) in
                 try scheduler.attemptStarted(ref, worker: session, now: now)
             }
-        case .finished(let session, let ref, let outcome, let startedAt, let finishedAt):
-            guard sessions[session] == worker else {
-                // A result sent to an earlier incarnation: accepted if it names an orphan.
-                if let scheduler, scheduler.orphanCount > 0 {
-                    withScheduler("orphan result \(ref)", expected: [.notFound, .superseded]) {
-                        scheduler, now throws(SchedulerError) in
-                        try scheduler.orphanFinished(
-                            ref, outcome: outcome, startedAt: startedAt, finishedAt: finishedAt, now: now)
-                    }
-                }
-                return send(.reconnect(session), worker: worker)
-            }
+        case .finished(_, let ref, let outcome, let startedAt, let finishedAt):
             withScheduler("result \(ref)", expected: [.superseded]) { scheduler, now throws(SchedulerError) in
                 try scheduler.attemptFinished(
                     ref, outcome: outcome, worker: session, startedAt: startedAt, finishedAt: finishedAt, now: now)
             }
-        default:
+        case .hello, .welcome, .heartbeatAck, .forgotten, .dispatch, .cancel:
             break
         }
     }

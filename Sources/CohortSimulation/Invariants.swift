@@ -130,7 +130,7 @@ extension Simulation {
     mutating func checkAfterStep() {
         var holders: [String: (token: UInt64, ref: AttemptRef, worker: Int)] = [:]
         for worker in workers where worker.up {
-            for attempt in worker.attempts where attempt.startedAt != nil {
+            for attempt in worker.engine.values.sorted(by: { $0.order.ref.id < $1.order.ref.id }) {
                 for category in attempt.order.holds {
                     let token = attempt.order.tokens[category] ?? 0
                     if let other = holders[category], other.token != token {

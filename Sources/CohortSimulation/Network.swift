@@ -1,42 +1,57 @@
 import CohortCore
 import Foundation
 
-/// A message between the coordinator and a worker.
+/// A message between the coordinator and a worker, on a connection: connections are
+/// numbered over the whole run and never reused (a new socket, or libzmq reconnecting one
+/// after its TCP connection broke, is a new routing id to the coordinator's ROUTER).
 enum Message {
     // Worker → coordinator.
-    /// A new session: `connection` numbers the worker's connections (never reused), `running`
-    /// lists every attempt it holds (queued or running).
-    case hello(connection: UInt64, running: [AttemptRef], sentAt: Timestamp)
-    case heartbeat(SessionID, sequence: UInt64)
-    case started(SessionID, AttemptRef)
-    case finished(SessionID, AttemptRef, AttemptOutcome, startedAt: Timestamp?, finishedAt: Timestamp)
+    case hello(connection: UInt64)
+    /// After the WELCOME: every attempt the worker holds (waiting or running).
+    case ready(UInt64, running: [AttemptRef], draining: Bool)
+    case heartbeat(UInt64, sequence: UInt64)
+    case started(UInt64, AttemptRef)
+    case finished(UInt64, AttemptRef, AttemptOutcome, startedAt: Timestamp?, finishedAt: Timestamp)
     // Coordinator → worker.
-    case welcome(connection: UInt64, SessionID)
-    case heartbeatAck(SessionID, sequence: UInt64)
-    /// The session is unknown: say hello again.
-    case reconnect(SessionID)
-    case dispatch(SessionID, DispatchOrder)
-    case cancel(SessionID, AttemptRef, CancellationReason)
+    case welcome(UInt64)
+    case heartbeatAck(UInt64, sequence: UInt64)
+    /// The coordinator does not know this connection (`HANDSHAKE_REQUIRED`): say hello again.
+    case forgotten(UInt64)
+    case dispatch(UInt64, DispatchOrder)
+    case cancel(UInt64, AttemptRef, CancellationReason)
+
+    var connection: UInt64 {
+        switch self {
+        case .hello(let connection), .ready(let connection, _, _), .heartbeat(let connection, _),
+            .started(let connection, _), .finished(let connection, _, _, _, _), .welcome(let connection),
+            .heartbeatAck(let connection, _), .forgotten(let connection), .dispatch(let connection, _),
+            .cancel(let connection, _, _):
+            connection
+        }
+    }
 
     var toCoordinator: Bool {
         switch self {
-        case .hello, .heartbeat, .started, .finished: true
+        case .hello, .ready, .heartbeat, .started, .finished: true
         default: false
         }
     }
 
     var summary: String {
         switch self {
-        case .hello(let connection, let running, _): "hello c\(connection) running=\(running.map(\.id.rawValue))"
-        case .heartbeat(let session, let sequence): "hb \(session) #\(sequence)"
-        case .started(let session, let ref): "started \(session) \(ref) id=\(ref.id)"
-        case .finished(let session, let ref, let outcome, _, _): "finished \(session) \(ref) \(describe(outcome))"
-        case .welcome(let connection, let session): "welcome c\(connection) \(session)"
-        case .heartbeatAck(let session, let sequence): "hb-ack \(session) #\(sequence)"
-        case .reconnect(let session): "reconnect \(session)"
-        case .dispatch(let session, let order):
-            "dispatch \(session) \(order.ref) id=\(order.ref.id) tokens=\(order.tokens.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }) holds=\(order.holds)"
-        case .cancel(let session, let ref, let reason): "cancel \(session) \(ref) (\(reason.text))"
+        case .hello(let connection): "hello c\(connection)"
+        case .ready(let connection, let running, let draining):
+            "ready c\(connection) running=\(running.map(\.id.rawValue))\(draining ? " draining" : "")"
+        case .heartbeat(let connection, let sequence): "hb c\(connection) #\(sequence)"
+        case .started(let connection, let ref): "started c\(connection) \(ref) id=\(ref.id)"
+        case .finished(let connection, let ref, let outcome, _, _):
+            "finished c\(connection) \(ref) \(describe(outcome))"
+        case .welcome(let connection): "welcome c\(connection)"
+        case .heartbeatAck(let connection, let sequence): "hb-ack c\(connection) #\(sequence)"
+        case .forgotten(let connection): "forgotten c\(connection)"
+        case .dispatch(let connection, let order):
+            "dispatch c\(connection) \(order.ref) id=\(order.ref.id) tokens=\(order.tokens.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }) holds=\(order.holds)"
+        case .cancel(let connection, let ref, let reason): "cancel c\(connection) \(ref) (\(reason.text))"
         }
     }
 }
@@ -61,18 +76,8 @@ struct Envelope {
 extension Simulation {
     /// Puts a message on the network: delayed, maybe dropped or duplicated (in the fault phase).
     mutating func send(_ message: Message, worker: Int) {
-        if workers[worker].partitioned {
-            note("dropped by partition")
-            return
-        }
         if inFaultPhase, random.int(0...199) == 0 {
-            // A lost message breaks its connection (TCP does not lose one message and carry
-            // on): what else is on the wire to or from the worker is gone, and it says hello.
-            count("connection broken")
-            log("drop \(message.summary): connection of w\(worker) broken")
-            network.removeAll { $0.worker == worker }
-            workers[worker].session = nil
-            workers[worker].connecting = nil
+            breakConnection(of: worker, dropping: message)
             return
         }
         let copies = inFaultPhase && random.int(0...199) == 0 ? 2 : 1
@@ -86,13 +91,24 @@ extension Simulation {
         }
     }
 
-    /// Delivers a message, unless its worker is cut off, crashed, or the coordinator is down.
+    /// A lost message breaks its connection (TCP does not lose one message and carry on):
+    /// what else is on the wire to or from the worker is gone, and libzmq connects again
+    /// under a new routing id, which the coordinator does not know (the worker's next message
+    /// is answered `forgotten`, and it says hello again).
+    mutating func breakConnection(of worker: Int, dropping message: Message? = nil) {
+        count("connection broken")
+        log("drop \(message?.summary ?? "-"): connection of w\(worker) broken")
+        network.removeAll { $0.worker == worker }
+        guard workers[worker].connection != nil else { return }
+        nextConnection += 1
+        workers[worker].connection = nextConnection
+    }
+
+    /// Delivers a message, unless its worker crashed or the coordinator is down (a cut-off
+    /// worker's messages wait on the wire: ``deliverableMessages()`` holds them until the
+    /// partition heals or breaks the connection).
     mutating func deliver(_ envelope: Envelope) {
         let worker = envelope.worker
-        if workers[worker].partitioned {
-            log("lost (partition) \(envelope.message.summary)")
-            return
-        }
         if envelope.message.toCoordinator {
             guard scheduler != nil else {
                 log("lost (coordinator down) \(envelope.message.summary)")
@@ -123,6 +139,8 @@ extension Simulation {
             let cut = workers.indices.filter { workers[$0].partitioned }
             guard let healed = cut.first else { return }
             workers[healed].partitioned = false
+            // A long cut breaks the connection (TCP gives up); a short one only delays.
+            if random.int(0...2) == 0 { breakConnection(of: healed) }
             log("heal w\(healed)")
         case 55..<70:
             guard workers[index].up else { return }
@@ -142,8 +160,4 @@ extension Simulation {
         }
     }
 
-    mutating func restartWorker(_ index: Int) {
-        log("restart w\(index)")
-        workers[index].up = true
-    }
 }

@@ -130,11 +130,13 @@ public struct Simulation {
     var scheduler: Scheduler?
     var epoch: UInt64 = 1
     var journal = SimJournal()
-    /// Live sessions → worker index.
-    var sessions: [SessionID: Int] = [:]
+    /// Live sessions → the worker and its connection.
+    var sessions: [SessionID: (worker: Int, connection: UInt64)] = [:]
+    /// The coordinator's routing table: connection → session.
+    var routes: [UInt64: SessionID] = [:]
     /// Session ids are unique over the whole run (a connection is never reused).
     var nextSession: UInt64 = 1
-    /// Hellos already answered: worker index → connection numbers.
+    /// Connections whose HELLO was answered (a duplicated HELLO is answered once).
     var hellosSeen: Set<UInt64> = []
     /// Cancels asked for and not yet acknowledged: (group, path).
     var pendingCancels: [(group: String, path: String)] = []
@@ -158,7 +160,8 @@ public struct Simulation {
         self.configuration = configuration
         self.random = SplitMix64(seed: configuration.seed)
         for index in 0..<configuration.workers {
-            workers.append(SimWorker(index: index, slots: random.int(1...3)))
+            workers.append(
+                SimWorker(index: index, slots: random.int(1...3), now: now, mutation: configuration.mutation))
         }
         for index in 0..<configuration.clients { clients.append(SimClient(index: index)) }
         startCoordinator()
@@ -230,7 +233,6 @@ public struct Simulation {
         case 548..<560 where inFaultPhase:
             injectFault()
         case 560..<620:
-            for index in workers.indices { startQueued(index) }
             advance(by: .milliseconds(Int64(random.int(1...50))))
         default:
             if !inFaultPhase { retryUnaccepted() }
@@ -244,7 +246,7 @@ public struct Simulation {
     func deliverableMessages() -> [Int] {
         var seen = Set<Int>()
         var deliverable: [Int] = []
-        for index in network.indices {
+        for index in network.indices where !workers[network[index].worker].partitioned {
             let channel = network[index].worker * 2 + (network[index].message.toCoordinator ? 1 : 0)
             if seen.insert(channel).inserted, network[index].deliverAt <= now { deliverable.append(index) }
         }

@@ -2,215 +2,254 @@ import CohortCore
 import CohortSpec
 import Foundation
 
-/// A simulated worker: the decisions of `WorkerLoop` and `WorkerSession` that matter to the
-/// cluster's guarantees (docs/scheduling.md, "Leases"), as a value.
+/// A simulated worker: the real worker's state machine (``WorkerMachine``, the same code
+/// `WorkerLoop` runs) around a simulated engine, whose attempts take random times and end
+/// with random outcomes.
 struct SimWorker {
-    struct Attempt {
+    /// The machine's words in the simulation: the scheduler's own types.
+    enum Words: WorkerVocabulary {
+        struct Start: Sendable {
+            var ref: AttemptRef
+            var startedAt: Timestamp
+        }
+        struct Result: Sendable {
+            var ref: AttemptRef
+            var outcome: AttemptOutcome
+            var startedAt: Timestamp?
+            var finishedAt: Timestamp
+        }
+        /// The simulated kinds make no lock requests of their own.
+        enum LockRequest: Sendable {}
+
+        static func attemptID(of order: DispatchOrder) -> UInt64 { order.ref.id.rawValue }
+        static func holdsCategories(_ order: DispatchOrder) -> Bool { !order.holds.isEmpty }
+        static func attemptID(of start: Start) -> UInt64 { start.ref.id.rawValue }
+        static func attemptID(of result: Result) -> UInt64 { result.ref.id.rawValue }
+        static func cancelledBeforeStart(_ order: DispatchOrder, _ reason: CancellationReason, at now: Timestamp)
+            -> Result
+        {
+            Result(ref: order.ref, outcome: .cancelled(reason: reason), startedAt: nil, finishedAt: now)
+        }
+    }
+
+    typealias Machine = WorkerMachine<Words>
+
+    /// An attempt the engine runs: when it ends and how (decided as it starts).
+    struct Running {
         var order: DispatchOrder
-        var startedAt: Timestamp?
-        /// When it ends and how (decided at its start).
-        var finishAt: Timestamp?
-        var outcome: AttemptOutcome?
+        var startedAt: Timestamp
+        var finishAt: Timestamp
+        var outcome: AttemptOutcome
     }
 
     let index: Int
     let slots: Int
     var up = true
     var partitioned = false
-    /// The session it believes it has.
-    var session: SessionID?
-    /// The connection whose WELCOME it waits for, and when it said hello.
-    var connecting: (connection: UInt64, sentAt: Timestamp)?
-    var leaseUntil: Timestamp?
-    var heartbeatSequence: UInt64 = 0
-    var heartbeatSentAt: [UInt64: Timestamp] = [:]
-    var lastHeartbeat: Timestamp?
-    /// Welcomed, and no other message from the coordinator yet: what it held before waits for
-    /// the coordinator's answer to its READY (`WorkerLoop.resumeAfterAdoption`).
-    var holdingForAdoption = false
-    /// Results of attempts that ended while it had no session, sent after the next WELCOME.
-    var unsent: [Result] = []
-    /// Attempts it holds, in arrival order.
-    var attempts: [Attempt] = []
-    /// Attempts it was told to cancel (a dispatch that arrives after its cancel never starts).
-    var cancelled: Set<AttemptID> = []
+    var machine: Machine
+    /// The connection the worker's socket has now (a new number after every reconnection,
+    /// libzmq's included); nil while closed.
+    var connection: UInt64?
+    /// Session ids the machine made.
+    var sessions: UInt64 = 0
+    var engine: [UInt64: Running] = [:]
 
-    struct Result {
-        var ref: AttemptRef
-        var outcome: AttemptOutcome
-        var startedAt: Timestamp?
-        var finishedAt: Timestamp
-
-        func message(_ session: SessionID) -> Message {
-            .finished(session, ref, outcome, startedAt: startedAt, finishedAt: finishedAt)
-        }
-    }
-
-    init(index: Int, slots: Int) {
+    init(index: Int, slots: Int, now: Timestamp, mutation: Mutation?) {
         self.index = index
         self.slots = slots
+        machine = Self.makeMachine(index: index, slots: slots, now: now, mutation: mutation)
     }
 
+    static func makeMachine(index: Int, slots: Int, now: Timestamp, mutation: Mutation?) -> Machine {
+        // Session ids only name sessions in traces; the machine needs them unique.
+        let counter = SessionCounter(prefix: "w\(index)-")
+        var machine = Machine(
+            settings: .init(
+                slots: slots,
+                session: .init(
+                    heartbeatInterval: Simulation.heartbeat, heartbeatLiveness: Simulation.liveness,
+                    reconnectDelay: .seconds(1), maxReconnectDelay: .seconds(8)),
+                drainTimeout: .seconds(60), stopGrace: .seconds(5)),
+            now: now, makeSessionID: { counter.next() })
+        #if DEBUG
+            switch mutation {
+            case .startCancelled: machine.mutations = [.startCancelledWaiting]
+            case .ignoreLease: machine.mutations = [.ignoreLease]
+            default: break
+            }
+        #endif
+        return machine
+    }
+
+    /// The process dies: its attempts, its connection and its memory are gone.
     mutating func crash() {
         up = false
-        session = nil
-        connecting = nil
-        leaseUntil = nil
-        heartbeatSentAt = [:]
-        attempts = []
-        cancelled = []
-        unsent = []
+        connection = nil
+        engine = [:]
     }
+}
 
-    func holdsLease(at now: Timestamp) -> Bool { leaseUntil.map { now < $0 } ?? false }
-
-    var runningCount: Int { attempts.count { $0.startedAt != nil } }
+/// Session ids `w1-1`, `w1-2`, … (a class: the machine keeps the closure).
+final class SessionCounter: @unchecked Sendable {
+    // @unchecked: one simulation uses it, on one thread.
+    private let prefix: String
+    private var value = 0
+    init(prefix: String) { self.prefix = prefix }
+    func next() -> String {
+        value += 1
+        return prefix + String(value)
+    }
 }
 
 extension Simulation {
     static var leaseLength: Duration { heartbeat * (liveness - 1) }
 
-    /// Heartbeats, reconnecting, the lease, and attempts that are due to end.
+    /// Time passed: the engine finishes what is due, then the machine heartbeats, checks its
+    /// lease, reconnects, starts what fits.
     mutating func workerTick(_ index: Int) {
         guard workers[index].up else { return }
-        var worker = workers[index]
-        defer { workers[index] = worker }
-        // The lease ended: what holds categories of its own is killed, reported `workerLost`.
-        if !worker.holdsLease(at: now), configuration.mutation != .ignoreLease {
-            let doomed = worker.attempts.filter { !$0.order.holds.isEmpty && $0.startedAt != nil }
-            for attempt in doomed {
-                worker.attempts.removeAll { $0.order.ref.id == attempt.order.ref.id }
-                log("w\(index) lease ended: kills \(attempt.order.ref) id=\(attempt.order.ref.id)")
-                note("lease kill")
-                let result = SimWorker.Result(
-                    ref: attempt.order.ref, outcome: .cancelled(reason: .workerLost("the lease ended")),
-                    startedAt: attempt.startedAt, finishedAt: now)
-                if let session = worker.session {
-                    workers[index] = worker
-                    send(result.message(session), worker: index)
-                    worker = workers[index]
-                } else {
-                    worker.unsent.append(result)  // sent after the next WELCOME, as WorkerLoop does
-                }
-            }
+        let due = workers[index].engine.values.filter { $0.finishAt <= now }.sorted {
+            ($0.finishAt, $0.order.ref.id.rawValue) < ($1.finishAt, $1.order.ref.id.rawValue)
         }
-        // Attempts whose time has come.
-        let due = worker.attempts.filter { $0.finishAt.map { $0 <= now } ?? false }
         for attempt in due {
-            worker.attempts.removeAll { $0.order.ref.id == attempt.order.ref.id }
-            log("w\(index) ends \(attempt.order.ref) id=\(attempt.order.ref.id) \(describe(attempt.outcome!))")
-            let result = SimWorker.Result(
-                ref: attempt.order.ref, outcome: attempt.outcome!, startedAt: attempt.startedAt,
-                finishedAt: attempt.finishAt!)
-            if let session = worker.session {
-                workers[index] = worker
-                send(result.message(session), worker: index)
-                worker = workers[index]
-            } else {
-                worker.unsent.append(result)  // sent after the next WELCOME, as WorkerLoop does
-            }
+            finishInEngine(index, attempt.order.ref.id.rawValue, outcome: attempt.outcome, at: attempt.finishAt)
         }
-        if worker.session == nil {
-            if worker.connecting == nil || now - worker.connecting!.sentAt > .seconds(5) {
+        workerPerform(index, workers[index].machine.tick(now: now))
+        workerFlush(index)
+    }
+
+    /// The engine ends an attempt and tells the machine.
+    mutating func finishInEngine(_ index: Int, _ id: UInt64, outcome: AttemptOutcome, at finishedAt: Timestamp) {
+        guard let attempt = workers[index].engine.removeValue(forKey: id) else { return }
+        log("w\(index) ends \(attempt.order.ref) id=\(id) \(describe(outcome))")
+        let result = SimWorker.Words.Result(
+            ref: attempt.order.ref, outcome: outcome, startedAt: attempt.startedAt, finishedAt: finishedAt)
+        workerPerform(index, workers[index].machine.attemptFinished(result))
+    }
+
+    /// Sends what the machine's turn produced.
+    mutating func workerFlush(_ index: Int) {
+        workerPerform(index, workers[index].machine.flush())
+    }
+
+    /// Carries out the machine's actions, as `WorkerLoop` does.
+    mutating func workerPerform(_ index: Int, _ actions: [SimWorker.Machine.Action]) {
+        for action in actions {
+            switch action {
+            case .connect(let sessionID):
                 nextConnection += 1
-                worker.connecting = (nextConnection, now)
-                let running = worker.attempts.map(\.order.ref)
-                workers[index] = worker
-                send(.hello(connection: nextConnection, running: running, sentAt: now), worker: index)
-                worker = workers[index]
+                workers[index].connection = nextConnection
+                log("w\(index) connects c\(nextConnection) session \(sessionID)")
+                send(.hello(connection: nextConnection), worker: index)
+            case .send(let message):
+                workerSend(index, message)
+            case .disconnect(let reason):
+                log("w\(index) disconnects: \(reason)")
+                workers[index].connection = nil
+            case .fail(let refusal):
+                fail(.schedulerAccepts, "w\(index) refused for good: \(refusal.message)")
+            case .start(let order):
+                startInEngine(index, order)
+            case .cancel(let id, let reason):
+                finishInEngine(index, id, outcome: .cancelled(reason: reason), at: now)
+            case .kill(let id, let reason):
+                note("lease kill")
+                log("w\(index) lease ended: kills id=\(id)")
+                finishInEngine(index, id, outcome: .cancelled(reason: .workerLost(reason)), at: now)
+            case .cancelAll:
+                for id in workers[index].engine.keys.sorted() {
+                    finishInEngine(index, id, outcome: .cancelled(reason: .custom("stopped")), at: now)
+                }
+            case .welcomed(let sessionID, _, let held):
+                log("w\(index) ready \(sessionID) holding \(held)")
+            case .leaseRenewed:
+                break
+            case .leaseEnded(let reason, let stopped):
+                log("w\(index) lease ended (\(reason)): stops \(stopped)")
             }
-        } else if let session = worker.session, worker.lastHeartbeat.map({ now - $0 >= Self.heartbeat }) ?? true {
-            worker.heartbeatSequence += 1
-            worker.heartbeatSentAt[worker.heartbeatSequence] = now
-            worker.lastHeartbeat = now
-            workers[index] = worker
-            send(.heartbeat(session, sequence: worker.heartbeatSequence), worker: index)
-            worker = workers[index]
         }
     }
 
-    /// Starts the oldest queued attempt if a slot is free and the worker holds a lease.
-    mutating func startQueued(_ index: Int) {
-        let worker = workers[index]
-        guard worker.up, worker.holdsLease(at: now), !worker.holdingForAdoption, worker.runningCount < worker.slots,
-            let position = worker.attempts.firstIndex(where: { $0.startedAt == nil }), let session = worker.session
-        else { return }
-        var attempt = worker.attempts[position]
-        if configuration.mutation != .startCancelled, worker.cancelled.contains(attempt.order.ref.id) { return }
-        attempt.startedAt = now
-        let duration: Duration = .milliseconds(
-            Int64(random.int(0...9) == 0 ? random.int(2000...8000) : random.int(5...1500)))
-        let roll = random.int(0...99)
-        if let timeout = attempt.order.timeout, duration > timeout {
-            attempt.finishAt = now + timeout
-            attempt.outcome = .cancelled(reason: .timedOut)
-        } else {
-            attempt.finishAt = now + duration
-            attempt.outcome =
-                roll < 85
-                ? .succeeded(output: Data("{\"n\":\(random.int(0...999))}".utf8)) : .failed(error: "exit code 1")
-        }
-        workers[index].attempts[position] = attempt
-        log("w\(index) starts \(attempt.order.ref) id=\(attempt.order.ref.id)")
-        note("start")
-        checkStart(attempt.order, worker: index)
-        send(.started(session, attempt.order.ref), worker: index)
-    }
-
-    mutating func workerReceive(_ message: Message, worker index: Int) {
-        if case .welcome = message {} else { workers[index].holdingForAdoption = false }
+    private mutating func workerSend(_ index: Int, _ message: SimWorker.Machine.Message) {
+        guard let connection = workers[index].connection else { return }
         switch message {
-        case .welcome(let connection, let session):
-            guard let connecting = workers[index].connecting, connecting.connection == connection else { return }
-            workers[index].connecting = nil
-            workers[index].session = session
-            workers[index].holdingForAdoption = true
-            let unsent = workers[index].unsent
-            workers[index].unsent = []
-            for result in unsent { send(result.message(session), worker: index) }
-            workers[index].lastHeartbeat = now
-            // The HELLO that a WELCOME answers counts as an acknowledged heartbeat.
-            workers[index].leaseUntil = max(
-                workers[index].leaseUntil ?? connecting.sentAt, connecting.sentAt + Self.leaseLength)
-        case .heartbeatAck(let session, let sequence):
-            guard workers[index].session == session, let sentAt = workers[index].heartbeatSentAt[sequence] else {
-                return
-            }
-            workers[index].heartbeatSentAt[sequence] = nil
-            workers[index].leaseUntil = max(workers[index].leaseUntil ?? sentAt, sentAt + Self.leaseLength)
-        case .reconnect(let session):
-            guard workers[index].session == session else { return }
-            workers[index].session = nil
-            workers[index].leaseUntil = nil
-            workers[index].heartbeatSentAt = [:]
-        case .dispatch(let session, let order):
-            guard workers[index].session == session else { return }
-            if workers[index].attempts.contains(where: { $0.order.ref.id == order.ref.id }) { return }
-            if workers[index].cancelled.contains(order.ref.id) {
+        case .ready(_, let held, let draining):
+            send(.ready(connection, running: held.map(\.order.ref), draining: draining), worker: index)
+        case .heartbeat(let sequence):
+            send(.heartbeat(connection, sequence: sequence), worker: index)
+        case .started(let starts):
+            for start in starts { send(.started(connection, start.ref), worker: index) }
+        case .results(let results):
+            for result in results {
                 send(
                     .finished(
-                        session, order.ref, .cancelled(reason: .custom("cancelled before it arrived")), startedAt: nil,
-                        finishedAt: now),
+                        connection, result.ref, result.outcome, startedAt: result.startedAt,
+                        finishedAt: result.finishedAt),
                     worker: index)
-                return
             }
-            workers[index].attempts.append(SimWorker.Attempt(order: order))
-        case .cancel(_, let ref, let reason):
-            // A cancel names its attempt (ids are unique), whichever session it was sent on.
-            workers[index].cancelled.insert(ref.id)
-            guard let session = workers[index].session ?? workers[index].connecting.map({ _ in SessionID(0) }) else {
-                return
-            }
-            guard let position = workers[index].attempts.firstIndex(where: { $0.order.ref.id == ref.id }) else {
-                return
-            }
-            if configuration.mutation == .startCancelled, workers[index].attempts[position].startedAt == nil { return }
-            let attempt = workers[index].attempts.remove(at: position)
-            send(
-                .finished(session, ref, .cancelled(reason: reason), startedAt: attempt.startedAt, finishedAt: now),
-                worker: index)
-        default:
-            break
+        case .draining, .disconnect, .lockRequest, .lockWithdraw, .lockRelease:
+            break  // the simulated workers neither drain nor make lock requests
         }
+    }
+
+    /// The engine starts an attempt: its duration and outcome are drawn now.
+    private mutating func startInEngine(_ index: Int, _ order: DispatchOrder) {
+        let duration: Duration = .milliseconds(
+            Int64(random.int(0...9) == 0 ? random.int(2000...8000) : random.int(5...1500)))
+        let finishAt: Timestamp
+        let outcome: AttemptOutcome
+        if let timeout = order.timeout, duration > timeout {
+            finishAt = now + timeout
+            outcome = .cancelled(reason: .timedOut)
+        } else {
+            finishAt = now + duration
+            outcome =
+                random.int(0...99) < 85
+                ? .succeeded(output: Data("{\"n\":\(random.int(0...999))}".utf8)) : .failed(error: "exit code 1")
+        }
+        workers[index].engine[order.ref.id.rawValue] = SimWorker.Running(
+            order: order, startedAt: now, finishAt: finishAt, outcome: outcome)
+        log("w\(index) starts \(order.ref) id=\(order.ref.id)")
+        note("start")
+        checkStart(order, worker: index)
+        workerPerform(index, workers[index].machine.attemptStarted(.init(ref: order.ref, startedAt: now)))
+    }
+
+    /// A message from the coordinator, on the worker's current connection or an old one.
+    mutating func workerReceive(_ message: Message, worker index: Int) {
+        guard let connection = workers[index].connection, message.connection == connection else {
+            log("w\(index) drops \(message.summary): not its connection")
+            return
+        }
+        let received: SimWorker.Machine.Received
+        switch message {
+        case .welcome:
+            received = .session(
+                .welcome(
+                    WorkerWelcome(
+                        peerID: "w\(index)", heartbeatInterval: Self.heartbeat, heartbeatLiveness: Self.liveness,
+                        acknowledgesHeartbeats: true)))
+        case .heartbeatAck(_, let sequence):
+            received = .session(.heartbeat(acknowledged: sequence))
+        case .forgotten:
+            received = .session(.forgotten("the coordinator does not know this connection"))
+        case .dispatch(_, let order):
+            received = .dispatch([order])
+        case .cancel(_, let ref, let reason):
+            // Only a cancel that names exactly the attempt held here (`WorkerLoop` checks it too).
+            let here = workers[index].machine.order(of: ref.id.rawValue)?.ref == ref
+            received = .cancel(here ? [(ref.id.rawValue, reason)] : [])
+        case .hello, .ready, .heartbeat, .started, .finished:
+            return
+        }
+        workerPerform(index, workers[index].machine.received(received, now: now))
+        workerFlush(index)
+    }
+
+    mutating func restartWorker(_ index: Int) {
+        log("restart w\(index)")
+        workers[index].up = true
+        workers[index].machine = SimWorker.makeMachine(
+            index: index, slots: workers[index].slots, now: now, mutation: configuration.mutation)
     }
 }

@@ -1,3 +1,4 @@
+import CohortCore
 import CohortWire
 import Foundation
 import Logging
@@ -8,7 +9,7 @@ extension WorkerLoop {
     static let receiveBatch = 1_000
 
     /// Reads every message waiting on the socket (up to ``receiveBatch``).
-    func receiveAll(now: ContinuousClock.Instant) {
+    func receiveAll(now: Timestamp) {
         for _ in 0..<Self.receiveBatch {
             guard let socket else { return }
             let frames: [[UInt8]]?
@@ -16,7 +17,7 @@ extension WorkerLoop {
                 frames = try socket.receiveFrames(wait: .never)
             } catch {
                 logger.error("receiving from the coordinator failed", metadata: ["error": "\(error)"])
-                perform([.disconnect(reason: "receive failed: \(error)")], now: now)
+                perform(machine.connectionFailed(now: now, reason: "receive failed: \(error)"))
                 return
             }
             guard let frames else { return }
@@ -29,51 +30,50 @@ extension WorkerLoop {
         }
     }
 
-    func handle(_ message: WireMessage, now: ContinuousClock.Instant) {
+    func handle(_ message: WireMessage, now: Timestamp) {
         switch message {
         case .handshake(.welcome(let welcome)):
-            perform(session.received(.welcome(welcome), now: now), now: now)
+            perform(machine.received(.session(.welcome(welcome)), now: now))
         case .handshake(.error(let error)):
-            perform(session.received(.refused(error), now: now), now: now)
+            perform(machine.received(.session(.refused(error)), now: now))
         case .toWorker(let message):
-            handle(message, now: now)
+            perform(machine.received(received(message), now: now))
         case .handshake(.hello), .clientRequest, .coordinatorReply, .worker:
             undecodable += 1
             logger.warning("dropped a message no coordinator sends", metadata: ["family": "\(message.family)"])
         }
     }
 
-    private func handle(_ message: CoordinatorToWorker, now: ContinuousClock.Instant) {
+    /// The machine's view of a message from the coordinator; grants and denials also go to
+    /// the lock manager, whose waiting procedures they answer.
+    private func received(_ message: CoordinatorToWorker) -> Machine.Received {
         switch message {
         case .shutdown(let notice):
-            perform(session.received(.shutdown(notice), now: now), now: now)
-            return
+            return .session(.shutdown(notice.reason))
         case .error(let error) where error.code == .handshakeRequired:
-            perform(session.received(.forgotten(error.message), now: now), now: now)
-            return
+            return .session(.forgotten(error.message))
         case .heartbeat(let acknowledged):
-            perform(session.received(.heartbeat(acknowledged: acknowledged), now: now), now: now)
-        default:
-            perform(session.received(.other, now: now), now: now)
-        }
-        guard session.isReady else { return }
-        defer { resumeAfterAdoption() }
-        switch message {
-        case .heartbeat, .shutdown:
-            break
+            return .session(.heartbeat(acknowledged: acknowledged))
         case .dispatch(let tasks):
-            start(tasks)
+            return .dispatch(tasks)
         case .cancel(let cancellations):
-            // Attempts still queued first: cancelling a running one frees a slot, and a queued
-            // attempt of the same batch must not take it before its own cancel.
-            let queuedFirst = cancellations.sorted { a, b in
-                (attempts[a.ref.id]?.startedAt == nil ? 0 : 1) < (attempts[b.ref.id]?.startedAt == nil ? 0 : 1)
+            // Only a cancel that names exactly the attempt held here.
+            let here = cancellations.filter { cancellation in
+                guard machine.order(of: cancellation.ref.id)?.ref == cancellation.ref else {
+                    logger.debug(
+                        "cancel for an attempt not running here ignored",
+                        metadata: ["attempt.id": "\(cancellation.ref.id)"])
+                    return false
+                }
+                return true
             }
-            for cancellation in queuedFirst { cancel(cancellation) }
+            return .cancel(here.map { ($0.ref.id, $0) })
         case .lockGrant(let grant):
-            locks.granted(grant)
+            if machine.session.isReady { locks.granted(grant) }
+            return .lockGranted(requestID: grant.requestID, tokens: grant.tokens)
         case .lockDenied(let denial):
-            locks.denied(denial)
+            if machine.session.isReady { locks.denied(denial) }
+            return .lockDenied(requestID: denial.requestID)
         case .error(let error):
             logger.warning(
                 "the coordinator refused a message",
@@ -81,101 +81,33 @@ extension WorkerLoop {
                     "code": "\(error.code)", "error": "\(error.message)",
                     "attempt.id": "\(error.ref?.id.description ?? "-")",
                 ])
+            return .other
         }
-    }
-
-    /// Puts dispatched attempts on the queue.
-    private func start(_ tasks: [AttemptDispatch]) {
-        guard stopDeadline == nil else {
-            // The coordinator sent these before it saw `draining`; they are not run, and
-            // the final `disconnect` tells it every unreported attempt is lost.
-            logger.info("dispatch refused while stopping", metadata: ["count": "\(tasks.count)"])
-            return
-        }
-        for dispatch in tasks {
-            let task = dispatch.ref
-            guard attempts[task.id] == nil else {
-                logger.warning("duplicate dispatch ignored", metadata: ["attempt.id": "\(task.id)"])
-                continue
-            }
-            let context = ProcedureContext(
-                group: task.group, child: task.path, attempt: Int(task.attempt), attemptID: task.id,
-                workerName: configuration.name, fencingTokens: dispatch.fencingTokens, extraEnvironment: dispatch.env,
-                logger: logger,
-                scope: AttemptScope(
-                    exclusivity: .cluster(
-                        locks, task, held: dispatch.fencingTokens.filter { dispatch.holds.contains($0.key) })),
-                settings: settings)
-            let kind = registry.kind(named: dispatch.kind)
-            if case .immediate(let body)? = kind?.body, dispatch.fencingTokens.isEmpty, !queue.isSuspended,
-                queue.count < configuration.slots
-            {
-                runHere(dispatch, body, context)
-                continue
-            }
-            let procedure = AttemptProcedure(dispatch: dispatch, kind: kind, context: context, report: report)
-            attempts[task.id] = Attempt(procedure: procedure)
-            queue.add(procedure)
-        }
-    }
-
-    /// A built-in that does no waiting (`echo`, `fail`) runs here, on the loop's thread, when
-    /// a slot is free and nothing waits for one (the queue would start it at once; it takes
-    /// the slot for the time of the call), without the two thread hand-offs of the queue and
-    /// the mailbox. Its result goes out with the turn's; no cancel can come while it runs.
-    private func runHere(
-        _ dispatch: AttemptDispatch, _ body: (Data, ProcedureContext) throws -> Data, _ context: ProcedureContext
-    ) {
-        let startedAt = WireTimestamp(Date())
-        let outcome: WireOutcome
-        do {
-            outcome = .succeeded(output: try body(dispatch.input, context))
-        } catch {
-            outcome = .failed(error: AttemptProcedure.describe(error))
-        }
-        context.scope.close()
-        outbox.results.append(
-            AttemptResult(ref: dispatch.ref, outcome: outcome, startedAt: startedAt, finishedAt: WireTimestamp(Date())))
-    }
-
-    /// Cancels the attempt a cancel names, if this worker runs exactly that attempt.
-    private func cancel(_ cancellation: AttemptCancellation) {
-        guard let attempt = attempts[cancellation.ref.id], attempt.procedure.dispatch.ref == cancellation.ref else {
-            logger.debug(
-                "cancel for an attempt not running here ignored", metadata: ["attempt.id": "\(cancellation.ref.id)"])
-            return
-        }
-        attempt.procedure.cancel(with: CancellationReason(cancellation.reason, code: cancellation.code))
     }
 
     /// Takes an event another thread posted.
-    func handle(_ input: LoopInput, now: ContinuousClock.Instant) {
+    func handle(_ input: LoopInput, now: Timestamp) {
         switch input {
         case .attempt(.started(let start)):
-            guard attempts[start.ref.id] != nil else { return }
-            attempts[start.ref.id]!.startedAt = start.startedAt
-            if session.isReady, !attempts[start.ref.id]!.interrupted { outbox.started.append(start) }
+            perform(machine.attemptStarted(start))
         case .attempt(.finished(let result)):
-            guard let attempt = attempts.removeValue(forKey: result.ref.id) else { return }
-            if attempt.interrupted {
-                logger.debug("interrupted attempt not reported", metadata: ["attempt.id": "\(result.ref.id)"])
-            } else if session.isReady {
-                outbox.results.append(result)
-            } else {
-                unsentResults.append(result)
-            }
-        case .lock(let message):
-            if session.isReady {
-                outbox.locks.append(message)
-            } else if case .request = message {
-                // Sent with every other outstanding request after the next READY.
-            } else {
-                unsentLockMessages.append(message)
-            }
+            procedures[result.ref.id] = nil
+            perform(machine.attemptFinished(result))
+        case .lock(.request(let request)):
+            perform(machine.lockRequested(requestID: request.requestID, attemptID: request.ref.id, request))
+        case .lock(.withdraw(let requestID)):
+            perform(machine.lockWithdrawn(requestID: requestID))
+        case .lock(.release(let requestID)):
+            perform(machine.lockReleased(requestID: requestID))
         case .stop:
-            beginStopping(now: now)
+            logger.notice(
+                "stopping", metadata: ["running": "\(machine.attemptCount)", "reason": "it was told to stop"])
+            perform(machine.stop(now: now))
         case .drain:
-            beginDraining(now: now)
+            logger.notice(
+                "draining",
+                metadata: ["running": "\(machine.attemptCount)", "drain.timeout": "\(configuration.drainTimeout)"])
+            perform(machine.drain(now: now))
         }
     }
 }

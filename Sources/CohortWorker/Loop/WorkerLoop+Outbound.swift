@@ -3,56 +3,66 @@ import Foundation
 import Logging
 import ZeroMQ
 
-/// What one loop turn has to say to the coordinator, sent together at the end of the turn.
-struct Outbox {
-    var locks: [LockMessage] = []
-    var started: [AttemptStart] = []
-    var results: [AttemptResult] = []
-
-    var isEmpty: Bool { locks.isEmpty && started.isEmpty && results.isEmpty }
-}
-
 extension WorkerLoop {
     /// The largest batch of results in one message, in output bytes: well under the codec's
     /// frame limit, so a turn with many large outputs becomes several messages.
     static let resultBatchBytes = 4 << 20
 
-    /// Sends what the turn produced: lock messages in the order they were made, one
-    /// `started` for attempts still running (a result implies its start), then the results.
-    func flush(now: ContinuousClock.Instant) {
-        guard session.isReady, !outbox.isEmpty else { return }
-        let outbox = self.outbox
-        self.outbox = Outbox()
-        for message in outbox.locks {
-            switch message {
-            case .request(let request): send(.worker(.lockRequest(request)), now: now)
-            case .withdraw(let id): send(.worker(.lockWithdraw(requestID: id)), now: now)
-            case .release(let id): send(.worker(.lockRelease(requestID: id)), now: now)
+    /// Sends one of the machine's messages; results go in batches of at most
+    /// ``resultBatchBytes`` of output, each bounded by the codec's frame limit.
+    func send(_ message: Machine.Message) {
+        switch message {
+        case .ready(let sessionID, let held, let draining):
+            let running = held.map { attempt in
+                RunningAttempt(
+                    ref: attempt.order.ref, startedAt: attempt.start?.startedAt,
+                    heldTokens: attempt.order.fencingTokens.merging(attempt.lockTokens) { _, new in new })
             }
-        }
-        if !outbox.started.isEmpty {
-            let finished = Set(outbox.results.map(\.ref.id))
-            let started = outbox.started.filter { !finished.contains($0.ref.id) }
-            if !started.isEmpty { send(.worker(.started(started)), now: now) }
-        }
-        var batch: [AttemptResult] = []
-        var bytes = 0
-        for result in outbox.results {
-            let result = Self.bounded(result, limit: codec.maxFrameSize - 4096)
-            let size = Self.size(of: result)
-            if !batch.isEmpty, bytes + size > Self.resultBatchBytes {
-                send(.worker(.results(batch)), now: now)
-                batch = []
-                bytes = 0
+            send(
+                .worker(
+                    .ready(
+                        WorkerReady(
+                            name: configuration.name, host: configuration.host, sessionID: sessionID,
+                            labels: configuration.labels, slots: UInt32(configuration.slots),
+                            kinds: registry.kindNames, running: running, draining: draining))))
+        case .heartbeat(let sequence):
+            send(.worker(.heartbeat(sequence: sequence)))
+        case .draining(let stopping):
+            send(.worker(.draining(reason: "worker \(configuration.name) is \(stopping ? "stopping" : "draining")")))
+        case .lockRequest(let request):
+            send(.worker(.lockRequest(request)))
+        case .lockWithdraw(let requestID):
+            send(.worker(.lockWithdraw(requestID: requestID)))
+        case .lockRelease(let requestID):
+            send(.worker(.lockRelease(requestID: requestID)))
+        case .started(let starts):
+            send(.worker(.started(starts)))
+        case .results(let results):
+            var batch: [AttemptResult] = []
+            var bytes = 0
+            for result in results {
+                let result = Self.bounded(result, limit: codec.maxFrameSize - 4096)
+                let size = Self.size(of: result)
+                if !batch.isEmpty, bytes + size > Self.resultBatchBytes {
+                    send(.worker(.results(batch)))
+                    batch = []
+                    bytes = 0
+                }
+                batch.append(result)
+                bytes += size
             }
-            batch.append(result)
-            bytes += size
+            if !batch.isEmpty { send(.worker(.results(batch))) }
+        case .disconnect(let handedBack):
+            let reason =
+                handedBack == 0
+                ? "worker \(configuration.name) stopped"
+                : "worker \(configuration.name) stopped; \(handedBack) \(handedBack == 1 ? "attempt" : "attempts") handed back"
+            send(.worker(.disconnect(reason: reason)))
         }
-        if !batch.isEmpty { send(.worker(.results(batch)), now: now) }
     }
 
     /// Encodes and sends `message`; a message the socket cannot take now waits in `blocked`.
-    func send(_ message: WireMessage, now: ContinuousClock.Instant) {
+    func send(_ message: WireMessage) {
         guard let socket else { return }
         let frames: [[UInt8]]
         do {
@@ -72,7 +82,7 @@ extension WorkerLoop {
             }
         } catch {
             logger.error("sending to the coordinator failed", metadata: ["error": "\(error)"])
-            perform([.disconnect(reason: "send failed: \(error)")], now: now)
+            perform(machine.connectionFailed(now: clock.now(), reason: "send failed: \(error)"))
         }
     }
 
@@ -84,7 +94,7 @@ extension WorkerLoop {
                 guard try socket.send(frames, wait: .never) else { return }
             } catch {
                 logger.error("sending to the coordinator failed", metadata: ["error": "\(error)"])
-                perform([.disconnect(reason: "send failed: \(error)")], now: .now)
+                perform(machine.connectionFailed(now: clock.now(), reason: "send failed: \(error)"))
                 return
             }
             blocked.removeFirst()

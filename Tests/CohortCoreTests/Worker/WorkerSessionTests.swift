@@ -1,13 +1,11 @@
-import CohortWire
+import CohortCore
 import Testing
-
-@testable import CohortWorker
 
 /// The session state machine, driven with chosen instants: no sockets, no clocks.
 struct WorkerSessionTests {
-    typealias Instant = ContinuousClock.Instant
+    typealias Instant = Timestamp
 
-    let start = ContinuousClock.now
+    let start = Timestamp.zero + .seconds(1_000)
     let settings = WorkerSession.Settings(
         heartbeatInterval: .seconds(1), heartbeatLiveness: 3, reconnectDelay: .seconds(1),
         maxReconnectDelay: .seconds(32))
@@ -21,11 +19,10 @@ struct WorkerSessionTests {
         return WorkerSession(settings: settings, now: start) { counter.next() }
     }
 
-    func welcome(interval: Duration = .milliseconds(500), liveness: UInt32 = 4) -> WorkerSession.Input {
+    func welcome(interval: Duration = .milliseconds(500), liveness: Int = 4) -> WorkerSession.Input {
         .welcome(
-            Welcome(
-                coordinatorID: "c", epoch: 1, peerID: "w-1", heartbeatInterval: interval, heartbeatLiveness: liveness,
-                softwareVersion: "t"))
+            WorkerWelcome(
+                peerID: "w-1", heartbeatInterval: interval, heartbeatLiveness: liveness, acknowledgesHeartbeats: true))
     }
 
     @Test func connectsAtOnceWithAFreshSessionEachTime() {
@@ -124,9 +121,8 @@ struct WorkerSessionTests {
     @Test func aCoordinatorThatKeepsNoLeasesLeavesTheLeaseUnenforced() {
         var session = session()
         _ = session.tick(now: start)
-        let old = Welcome(
-            coordinatorID: "c", epoch: 1, peerID: "w-1", heartbeatInterval: .milliseconds(500), heartbeatLiveness: 4,
-            softwareVersion: "old", acknowledgesHeartbeats: false)
+        let old = WorkerWelcome(
+            peerID: "w-1", heartbeatInterval: .milliseconds(500), heartbeatLiveness: 4, acknowledgesHeartbeats: false)
         #expect(
             session.received(.welcome(old), now: ms(100)) == [.announce(sessionID: "s1", peerID: "w-1"), .leaseRenewed])
         for step in 1...6 {
@@ -184,7 +180,7 @@ struct WorkerSessionTests {
     @Test func refusalForAnotherProtocolVersionStopsForGood() {
         var session = session()
         _ = session.tick(now: start)
-        let refusal = HandshakeError.unsupportedVersion(2)
+        let refusal = WorkerRefusal(.unsupportedVersion, "protocol version 2 is not supported")
         #expect(
             session.received(.refused(refusal), now: at(0.1)) == [
                 .disconnect(reason: "refused: \(refusal.message)"), .fail(refusal),
@@ -208,7 +204,7 @@ struct WorkerSessionTests {
         var session = session()
         _ = session.tick(now: start)
         _ = session.received(welcome(), now: start)
-        let actions = session.received(.shutdown(ShutdownNotice(reason: "restart", restarting: true)), now: at(1))
+        let actions = session.received(.shutdown("restart"), now: at(1))
         #expect(actions == [.disconnect(reason: "the coordinator is shutting down: restart")])
         #expect(session.phase == .disconnected(retryAt: at(2)))
     }

@@ -1,5 +1,3 @@
-import CohortWire
-
 /// The worker's side of its connection to the coordinator, as a state machine without I/O:
 /// handshake, heartbeats both ways, loss detection, reconnection with backoff, and the lease.
 ///
@@ -12,15 +10,17 @@ import CohortWire
 /// ends, the loop stops every attempt that holds a cluster-wide category, so they have
 /// stopped before anyone else can be granted those categories (docs/scheduling.md, "Leases").
 ///
-/// The loop feeds it what it receives and the time, and carries out the actions it returns.
+/// ``WorkerMachine`` feeds it what the worker receives and the time, and carries out the
+/// actions it returns; it speaks no wire types (the shell maps them), so the simulation
+/// drives the same code.
 /// Every connection is a new session with a fresh id. A coordinator that says nothing for
 /// `liveness` intervals is lost: the connection is closed, and a new one is tried after the
 /// reconnect delay, which doubles after every failure (1 s, 2 s, … 32 s) and starts over
 /// once a WELCOME arrives.
-struct WorkerSession {
-    typealias Instant = ContinuousClock.Instant
+public struct WorkerSession: Sendable {
+    public typealias Instant = Timestamp
 
-    enum Phase: Equatable {
+    public enum Phase: Equatable, Sendable {
         /// No connection; the next is tried at `retryAt`.
         case disconnected(retryAt: Instant)
         /// HELLO sent on a new connection at `since`; waiting for WELCOME.
@@ -31,7 +31,7 @@ struct WorkerSession {
         case stopped
     }
 
-    enum Action: Equatable {
+    public enum Action: Equatable, Sendable {
         /// Open a new connection and send HELLO on it.
         case connect(sessionID: String)
         /// Welcomed: send READY (capacity, kinds, attempts still running), then what waited.
@@ -47,14 +47,15 @@ struct WorkerSession {
         /// Close the connection; no new work starts until the next session.
         case disconnect(reason: String)
         /// The coordinator refused this worker for good (another protocol version): stop.
-        case fail(HandshakeError)
+        case fail(WorkerRefusal)
     }
 
     /// What the loop received, as far as the session cares.
-    enum Input {
-        case welcome(Welcome)
-        case refused(HandshakeError)
-        case shutdown(ShutdownNotice)
+    public enum Input: Sendable {
+        case welcome(WorkerWelcome)
+        case refused(WorkerRefusal)
+        /// The coordinator is shutting down, for this reason.
+        case shutdown(String)
         /// The coordinator no longer knows this session (`handshakeRequired`).
         case forgotten(String)
         /// A heartbeat of the coordinator's acknowledging the worker's heartbeat number `n` (0: none).
@@ -63,21 +64,30 @@ struct WorkerSession {
         case other
     }
 
-    struct Settings {
-        var heartbeatInterval: Duration
-        var heartbeatLiveness: Int
-        var reconnectDelay: Duration
-        var maxReconnectDelay: Duration
+    public struct Settings: Sendable {
+        public var heartbeatInterval: Duration
+        public var heartbeatLiveness: Int
+        public var reconnectDelay: Duration
+        public var maxReconnectDelay: Duration
+
+        public init(
+            heartbeatInterval: Duration, heartbeatLiveness: Int, reconnectDelay: Duration, maxReconnectDelay: Duration
+        ) {
+            self.heartbeatInterval = heartbeatInterval
+            self.heartbeatLiveness = heartbeatLiveness
+            self.reconnectDelay = reconnectDelay
+            self.maxReconnectDelay = maxReconnectDelay
+        }
     }
 
-    private(set) var phase: Phase
+    public private(set) var phase: Phase
     /// The interval in force: the configured one until a WELCOME names the coordinator's.
-    private(set) var interval: Duration
-    private(set) var liveness: Int
+    public private(set) var interval: Duration
+    public private(set) var liveness: Int
     /// The wait before the next reconnection attempt.
-    private(set) var reconnectDelay: Duration
+    public private(set) var reconnectDelay: Duration
     private let settings: Settings
-    private let makeSessionID: () -> String
+    private let makeSessionID: @Sendable () -> String
     private var lastReceived: Instant
     /// When the last numbered heartbeat went out.
     private var lastHeartbeat: Instant
@@ -86,15 +96,15 @@ struct WorkerSession {
     /// Heartbeats sent and not acknowledged yet: number → when sent (oldest first).
     private var unacknowledged: [(sequence: UInt64, sentAt: Instant)] = []
     /// When the lease ends; nil before the first WELCOME.
-    private(set) var leaseEnd: Instant?
+    public private(set) var leaseEnd: Instant?
     /// The lease ended and ``Action/leaseEnded(reason:)`` was given; cleared by a renewal.
-    private(set) var leaseLapsed = false
+    public private(set) var leaseLapsed = false
     /// The coordinator acknowledges heartbeats (its WELCOME says so): the lease is kept and
     /// enforced. One that does not leaves the worker without lease enforcement.
-    private(set) var leaseEnforced = true
+    public private(set) var leaseEnforced = true
 
     /// A session that connects at the first ``tick(now:)``.
-    init(settings: Settings, now: Instant, makeSessionID: @escaping () -> String) {
+    public init(settings: Settings, now: Instant, makeSessionID: @escaping @Sendable () -> String) {
         self.settings = settings
         self.makeSessionID = makeSessionID
         phase = .disconnected(retryAt: now)
@@ -105,13 +115,13 @@ struct WorkerSession {
         lastHeartbeat = now
     }
 
-    var isReady: Bool {
+    public var isReady: Bool {
         if case .ready = phase { return true }
         return false
     }
 
     /// The current session's id, while connected.
-    var sessionID: String? {
+    public var sessionID: String? {
         switch phase {
         case .handshaking(let id, _), .ready(let id, _): id
         case .disconnected, .stopped: nil
@@ -119,19 +129,19 @@ struct WorkerSession {
     }
 
     /// How long silence lasts before the other side is lost.
-    var silenceLimit: Duration { interval * liveness }
+    public var silenceLimit: Duration { interval * liveness }
 
     /// How long a lease lasts from the sending of an acknowledged heartbeat: one interval
     /// less than the coordinator waits before it declares the worker lost (half an interval
     /// with a liveness of 1).
-    var leaseDuration: Duration { liveness >= 2 ? interval * (liveness - 1) : interval / 2 }
+    public var leaseDuration: Duration { liveness >= 2 ? interval * (liveness - 1) : interval / 2 }
 
     /// Whether the worker holds a lease now: renewed at least once and not lapsed since, or
     /// welcomed by a coordinator that keeps no leases. Work starts only while it does.
-    var holdsLease: Bool { !leaseEnforced || (leaseEnd != nil && !leaseLapsed) }
+    public var holdsLease: Bool { !leaseEnforced || (leaseEnd != nil && !leaseLapsed) }
 
     /// When ``tick(now:)`` next has something to do; nil when stopped.
-    var nextDeadline: Instant? {
+    public var nextDeadline: Instant? {
         let connection: Instant? =
             switch phase {
             case .disconnected(let retryAt): retryAt
@@ -146,7 +156,7 @@ struct WorkerSession {
 
     /// Connects when due, gives up on a handshake or a silent coordinator, heartbeats, and
     /// says when the lease ends.
-    mutating func tick(now: Instant) -> [Action] {
+    public mutating func tick(now: Instant) -> [Action] {
         var actions: [Action] = []
         if leaseEnforced, let leaseEnd, !leaseLapsed, now >= leaseEnd {
             leaseLapsed = true
@@ -188,7 +198,7 @@ struct WorkerSession {
     }
 
     /// Takes in a message from the coordinator.
-    mutating func received(_ input: Input, now: Instant) -> [Action] {
+    public mutating func received(_ input: Input, now: Instant) -> [Action] {
         let held = holdsLease
         let actions = receivedInSession(input, now: now)
         return !held && holdsLease ? actions + [.leaseRenewed] : actions
@@ -204,7 +214,7 @@ struct WorkerSession {
             case .welcome(let welcome):
                 phase = .ready(sessionID: sessionID, peerID: welcome.peerID)
                 interval = welcome.heartbeatInterval > .zero ? welcome.heartbeatInterval : settings.heartbeatInterval
-                liveness = welcome.heartbeatLiveness > 0 ? Int(welcome.heartbeatLiveness) : settings.heartbeatLiveness
+                liveness = welcome.heartbeatLiveness > 0 ? welcome.heartbeatLiveness : settings.heartbeatLiveness
                 reconnectDelay = settings.reconnectDelay
                 lastHeartbeat = now
                 // The coordinator had heard the HELLO, sent at the handshake's start, by then.
@@ -213,8 +223,8 @@ struct WorkerSession {
                 return [.announce(sessionID: sessionID, peerID: welcome.peerID)]
             case .refused(let error):
                 return refuse(error, now: now)
-            case .shutdown(let notice):
-                return lose(now: now, reason: "the coordinator is shutting down: \(notice.reason)")
+            case .shutdown(let reason):
+                return lose(now: now, reason: "the coordinator is shutting down: \(reason)")
             case .forgotten, .heartbeat, .other:
                 return []
             }
@@ -223,8 +233,8 @@ struct WorkerSession {
             switch input {
             case .refused(let error):
                 return refuse(error, now: now)
-            case .shutdown(let notice):
-                return lose(now: now, reason: "the coordinator is shutting down: \(notice.reason)")
+            case .shutdown(let reason):
+                return lose(now: now, reason: "the coordinator is shutting down: \(reason)")
             case .forgotten(let message):
                 // The coordinator lost track of this session (it restarted, or declared this
                 // worker lost): a new session at once, no backoff.
@@ -251,17 +261,26 @@ struct WorkerSession {
     }
 
     /// Stops for good.
-    mutating func stop() {
+    public mutating func stop() {
         phase = .stopped
     }
 
-    private mutating func refuse(_ error: HandshakeError, now: Instant) -> [Action] {
-        // Another protocol version, or a key or role the coordinator refuses: retrying cannot help.
-        if error.code == .unsupportedVersion || error.code == .permissionDenied {
-            phase = .stopped
-            return [.disconnect(reason: "refused: \(error.message)"), .fail(error)]
+    /// The connection failed under the session (a send or a receive failed): closed, and a
+    /// new one tried after the reconnect delay, as for a silent coordinator.
+    public mutating func connectionFailed(now: Instant, reason: String) -> [Action] {
+        switch phase {
+        case .handshaking, .ready: lose(now: now, reason: reason)
+        case .disconnected, .stopped: []
         }
-        return lose(now: now, reason: "refused: \(error.message)")
+    }
+
+    private mutating func refuse(_ refusal: WorkerRefusal, now: Instant) -> [Action] {
+        // Another protocol version, or a key or role the coordinator refuses: retrying cannot help.
+        if refusal.isPermanent {
+            phase = .stopped
+            return [.disconnect(reason: "refused: \(refusal.message)"), .fail(refusal)]
+        }
+        return lose(now: now, reason: "refused: \(refusal.message)")
     }
 
     /// Closes the connection and schedules the next attempt after the current delay, doubled next time.
@@ -270,4 +289,45 @@ struct WorkerSession {
         reconnectDelay = min(reconnectDelay * 2, settings.maxReconnectDelay)
         return [.disconnect(reason: reason)]
     }
+}
+
+/// What a coordinator's WELCOME tells a worker.
+public struct WorkerWelcome: Equatable, Sendable {
+    /// The id the coordinator knows the worker by.
+    public var peerID: String
+    /// The coordinator's heartbeat interval (zero: keep the configured one).
+    public var heartbeatInterval: Duration
+    /// The coordinator's liveness (0: keep the configured one).
+    public var heartbeatLiveness: Int
+    /// Whether it acknowledges numbered heartbeats (the lease is kept only then).
+    public var acknowledgesHeartbeats: Bool
+
+    public init(peerID: String, heartbeatInterval: Duration, heartbeatLiveness: Int, acknowledgesHeartbeats: Bool) {
+        self.peerID = peerID
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatLiveness = heartbeatLiveness
+        self.acknowledgesHeartbeats = acknowledgesHeartbeats
+    }
+}
+
+/// A coordinator's refusal of a worker's handshake.
+public struct WorkerRefusal: Error, Equatable, Sendable {
+    public enum Kind: Equatable, Sendable {
+        /// Worth another try later (the coordinator is busy, starting, …).
+        case retry
+        /// Another protocol version: retrying cannot help.
+        case unsupportedVersion
+        /// A key or role the coordinator refuses: retrying cannot help.
+        case permissionDenied
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var isPermanent: Bool { kind != .retry }
 }

@@ -1,0 +1,473 @@
+/// The types a ``WorkerMachine`` carries without looking inside: the real worker's are the
+/// wire's (`AttemptDispatch`, `AttemptResult`, …), the simulation's are its own. The machine
+/// needs only their attempt ids, whether an attempt holds cluster-wide categories, and the
+/// result of an attempt cancelled before it started.
+public protocol WorkerVocabulary {
+    /// A dispatched attempt.
+    associatedtype Order: Sendable
+    /// An attempt's start, as the worker reports it.
+    associatedtype Start: Sendable
+    /// An attempt's result, as the worker reports it.
+    associatedtype Result: Sendable
+    /// Why the coordinator cancels an attempt.
+    associatedtype Cancellation: Sendable
+    /// A lock request made by code an attempt runs.
+    associatedtype LockRequest: Sendable
+
+    static func attemptID(of order: Order) -> UInt64
+    /// Whether the attempt was granted cluster-wide categories of its own (its `holds`): it
+    /// must stop when the worker's lease ends.
+    static func holdsCategories(_ order: Order) -> Bool
+    static func attemptID(of start: Start) -> UInt64
+    static func attemptID(of result: Result) -> UInt64
+    /// The result of an attempt cancelled before it started.
+    static func cancelledBeforeStart(_ order: Order, _ cancellation: Cancellation, at now: Timestamp) -> Result
+}
+
+/// Every decision of a worker, as a state machine without I/O (issue 11; the scheduler is
+/// the coordinator's): its session with the coordinator (``WorkerSession``: handshake,
+/// heartbeats, lease, reconnection), its attempt table, its slots and the queue of attempts
+/// dispatched ahead (the prefetch window), when an attempt starts, what a cancel does, the
+/// lock requests of code it runs, what it reports and when, draining and stopping.
+///
+/// `WorkerLoop` (CohortWorker) is a thin shell around it: it feeds in what the socket, the
+/// engine and the lock manager say, with the time, and carries out the actions; the
+/// simulation (CohortSimulation) drives the same machine with simulated time and a
+/// simulated engine.
+///
+/// **Starting.** Dispatched attempts wait in FIFO order and start (``Action/start(_:)``, the
+/// engine runs it) while fewer than `slots` run, the session is ready, the worker holds a
+/// lease, the coordinator has answered its READY (until then, an attempt it held may be
+/// one the coordinator cancels) and it is not stopping. A cancel of a waiting attempt
+/// removes it and reports it cancelled at once; of a running one, asks the engine to
+/// cancel it (its result comes from the engine).
+///
+/// **Reporting.** Starts, results and lock messages collect in an outbox that ``flush(now:)``
+/// sends once per loop turn: lock messages in order, one `started` for attempts still
+/// running, then the results. Results made while no session is ready wait and go after the
+/// next READY; lock requests not granted yet are sent again after it.
+public struct WorkerMachine<V: WorkerVocabulary> {
+    public struct Settings: Sendable {
+        public var slots: Int
+        public var session: WorkerSession.Settings
+        /// How long a drain waits for what runs before it stops the rest.
+        public var drainTimeout: Duration
+        /// How long stopping waits for cancelled attempts to finish (the kill grace and a margin).
+        public var stopGrace: Duration
+
+        public init(slots: Int, session: WorkerSession.Settings, drainTimeout: Duration, stopGrace: Duration) {
+            self.slots = slots
+            self.session = session
+            self.drainTimeout = drainTimeout
+            self.stopGrace = stopGrace
+        }
+    }
+
+    /// An attempt the worker holds, for READY: still waiting (`start` nil) or running.
+    public struct Held: Sendable {
+        public var order: V.Order
+        public var start: V.Start?
+        /// Category → token of the grants its code holds.
+        public var lockTokens: [String: UInt64]
+    }
+
+    /// What goes to the coordinator.
+    public enum Message: Sendable {
+        case ready(sessionID: String, held: [Held], draining: Bool)
+        case heartbeat(sequence: UInt64)
+        /// Send no more work: draining (`stopping` false) or stopping.
+        case draining(stopping: Bool)
+        case lockRequest(V.LockRequest)
+        case lockWithdraw(requestID: UInt64)
+        case lockRelease(requestID: UInt64)
+        case started([V.Start])
+        case results([V.Result])
+        /// The last message: the worker stops; `handedBack` attempts were interrupted.
+        case disconnect(handedBack: Int)
+    }
+
+    public enum Action: Sendable {
+        /// Open a new connection and send HELLO on it.
+        case connect(sessionID: String)
+        case send(Message)
+        /// Close the connection.
+        case disconnect(reason: String)
+        /// The coordinator refused this worker for good: stop.
+        case fail(WorkerRefusal)
+        /// Hand the attempt to the engine: it runs now.
+        case start(V.Order)
+        /// Cancel a running attempt; the engine reports its result.
+        case cancel(attemptID: UInt64, V.Cancellation)
+        /// The lease ended: stop the running attempt at once (its processes killed without
+        /// a grace) and report it cancelled as a worker loss.
+        case kill(attemptID: UInt64, reason: String)
+        /// Stopping: cancel every running attempt (their results are not reported).
+        case cancelAll
+        /// A session was welcomed and READY sent (for logs and observers).
+        case welcomed(sessionID: String, peerID: String, held: Int)
+        case leaseRenewed
+        case leaseEnded(reason: String, stopped: Int)
+    }
+
+    /// What the coordinator said, as far as the machine cares.
+    public enum Received: Sendable {
+        case session(WorkerSession.Input)
+        case dispatch([V.Order])
+        case cancel([(attemptID: UInt64, cancellation: V.Cancellation)])
+        case lockGranted(requestID: UInt64, tokens: [String: UInt64])
+        case lockDenied(requestID: UInt64)
+        /// Anything else from the coordinator (an error about one message, …): proof of life.
+        case other
+    }
+
+    #if DEBUG
+        /// Deliberate bugs, to show that the simulation catches them (test builds only).
+        public enum Mutation: Hashable, Sendable {
+            /// A cancel of an attempt still waiting for a slot is ignored: the prefetched attempt
+            /// starts after its group was cancelled.
+            case startCancelledWaiting
+            /// The lease's end stops nothing: a cut-off worker's exclusive attempts run on.
+            case ignoreLease
+        }
+        public var mutations: Set<Mutation> = []
+    #endif
+
+    private struct Running {
+        var order: V.Order
+        var start: V.Start?
+        /// Cancelled because the worker stops: its result is not reported; the final
+        /// `disconnect` hands it back.
+        var interrupted = false
+    }
+
+    private struct LockEntry {
+        var attemptID: UInt64
+        var request: V.LockRequest
+        /// Set once granted.
+        var tokens: [String: UInt64]?
+    }
+
+    private struct Outbox {
+        var locks: [Message] = []
+        var started: [V.Start] = []
+        var results: [V.Result] = []
+        var isEmpty: Bool { locks.isEmpty && started.isEmpty && results.isEmpty }
+    }
+
+    public let settings: Settings
+    public private(set) var session: WorkerSession
+    /// Dispatched, waiting for a slot, oldest first.
+    private var waiting: [V.Order] = []
+    /// Handed to the engine and not finished.
+    private var running: [UInt64: Running] = [:]
+    private var locks: [UInt64: LockEntry] = [:]
+    private var outbox = Outbox()
+    /// Results made while no session was ready, sent after the next READY.
+    private var unsentResults: [V.Result] = []
+    /// Lock withdrawals and releases made while no session was ready.
+    private var unsentLocks: [Message] = []
+    /// READY was sent and the coordinator has not answered yet: nothing starts.
+    public private(set) var holdingForAdoption = false
+    public private(set) var drainDeadline: Timestamp?
+    public private(set) var stopDeadline: Timestamp?
+    /// How many attempts stopping interrupted.
+    public private(set) var interruptedByStop = 0
+
+    public init(settings: Settings, now: Timestamp, makeSessionID: @escaping @Sendable () -> String) {
+        self.settings = settings
+        session = WorkerSession(settings: settings.session, now: now, makeSessionID: makeSessionID)
+    }
+
+    // MARK: Queries
+
+    /// Attempts held: waiting and running.
+    public var attemptCount: Int { waiting.count + running.count }
+    public var runningCount: Int { running.count }
+    public var waitingCount: Int { waiting.count }
+    /// Whether the attempt is held here (waiting or running).
+    public func order(of attemptID: UInt64) -> V.Order? {
+        running[attemptID]?.order ?? waiting.first { V.attemptID(of: $0) == attemptID }
+    }
+    public var isStopping: Bool { stopDeadline != nil }
+    public var isDraining: Bool { drainDeadline != nil }
+
+    /// When ``tick(now:)`` next has something to do.
+    public var nextDeadline: Timestamp? {
+        [session.nextDeadline, stopDeadline == nil ? drainDeadline : nil, stopDeadline].compactMap { $0 }.min()
+    }
+
+    /// Whether the worker is done: stopping and nothing runs (or the grace passed), or
+    /// drained (nothing held, every result sent unless the drain timed out).
+    public func isDone(now: Timestamp) -> Bool {
+        if let stopDeadline { return running.isEmpty || now >= stopDeadline }
+        if let drainDeadline {
+            return waiting.isEmpty && running.isEmpty && (unsentResults.isEmpty || now >= drainDeadline)
+        }
+        return false
+    }
+
+    // MARK: Inputs
+
+    /// Time passes: the session connects, heartbeats, gives up on a silent coordinator, and
+    /// the lease may end; a drain past its timeout stops.
+    public mutating func tick(now: Timestamp) -> [Action] {
+        var actions = perform(session.tick(now: now), now: now)
+        if stopDeadline == nil, let drainDeadline, now >= drainDeadline, !isDone(now: now) {
+            actions += stop(now: now)
+        }
+        return actions + startWhatFits()
+    }
+
+    /// A message from the coordinator.
+    public mutating func received(_ message: Received, now: Timestamp) -> [Action] {
+        let input: WorkerSession.Input =
+            switch message {
+            case .session(let input): input
+            default: .other
+            }
+        var actions = perform(session.received(input, now: now), now: now)
+        switch message {
+        case .session(.welcome), .session(.refused), .session(.shutdown), .session(.forgotten):
+            return actions + startWhatFits()
+        case .session(.heartbeat), .session(.other), .other, .lockGranted, .lockDenied, .dispatch, .cancel:
+            break
+        }
+        guard session.isReady else { return actions }
+        switch message {
+        case .dispatch(let orders):
+            accept(orders)
+        case .cancel(let cancellations):
+            for (attemptID, cancellation) in cancellations {
+                actions += cancel(attemptID, cancellation, now: now)
+            }
+        case .lockGranted(let requestID, let tokens):
+            locks[requestID]?.tokens = tokens
+        case .lockDenied(let requestID):
+            locks[requestID] = nil
+        case .session, .other:
+            break
+        }
+        // The coordinator's first message after READY came after its cancels of what it did
+        // not adopt: what waited may start.
+        holdingForAdoption = false
+        return actions + startWhatFits()
+    }
+
+    /// The connection failed under the session (a send or a receive failed).
+    public mutating func connectionFailed(now: Timestamp, reason: String) -> [Action] {
+        perform(session.connectionFailed(now: now, reason: reason), now: now)
+    }
+
+    /// The engine started an attempt.
+    public mutating func attemptStarted(_ start: V.Start) -> [Action] {
+        let id = V.attemptID(of: start)
+        guard running[id] != nil else { return [] }
+        running[id]!.start = start
+        if session.isReady, !running[id]!.interrupted { outbox.started.append(start) }
+        return []
+    }
+
+    /// The engine finished an attempt: its result goes out (or waits for a session), and
+    /// its slot is free.
+    public mutating func attemptFinished(_ result: V.Result) -> [Action] {
+        guard let attempt = running.removeValue(forKey: V.attemptID(of: result)) else { return [] }
+        if !attempt.interrupted { report(result) }
+        return startWhatFits()
+    }
+
+    /// Code an attempt runs asked for cluster-wide categories.
+    public mutating func lockRequested(requestID: UInt64, attemptID: UInt64, _ request: V.LockRequest) -> [Action] {
+        locks[requestID] = LockEntry(attemptID: attemptID, request: request)
+        // Not ready: sent with every other outstanding request after the next READY.
+        if session.isReady { outbox.locks.append(.lockRequest(request)) }
+        return []
+    }
+
+    /// Code gave up a request before its grant.
+    public mutating func lockWithdrawn(requestID: UInt64) -> [Action] {
+        locks[requestID] = nil
+        sendLock(.lockWithdraw(requestID: requestID))
+        return []
+    }
+
+    /// Code released a grant.
+    public mutating func lockReleased(requestID: UInt64) -> [Action] {
+        locks[requestID] = nil
+        sendLock(.lockRelease(requestID: requestID))
+        return []
+    }
+
+    /// Take no new work, finish what runs (and what was sent already), then stop; what still
+    /// runs at the drain timeout is stopped.
+    public mutating func drain(now: Timestamp) -> [Action] {
+        guard drainDeadline == nil, stopDeadline == nil else { return [] }
+        drainDeadline = now + settings.drainTimeout
+        return session.isReady ? [.send(.draining(stopping: false))] : []
+    }
+
+    /// Stop: no new work, every attempt cancelled (waiting ones dropped); done once what ran
+    /// has finished or the grace passed. The final ``disconnect(now:)`` hands them back.
+    public mutating func stop(now: Timestamp) -> [Action] {
+        guard stopDeadline == nil else { return [] }
+        stopDeadline = now + settings.stopGrace
+        var actions: [Action] = []
+        if session.isReady, drainDeadline == nil { actions.append(.send(.draining(stopping: true))) }
+        interruptedByStop = waiting.count + running.count
+        waiting = []
+        for id in running.keys { running[id]!.interrupted = true }
+        if !running.isEmpty { actions.append(.cancelAll) }
+        return actions
+    }
+
+    /// Sends what the turn produced: lock messages in the order they were made, one
+    /// `started` for attempts still running (a result implies its start), then the results.
+    public mutating func flush() -> [Action] {
+        guard session.isReady, !outbox.isEmpty else { return [] }
+        let outbox = self.outbox
+        self.outbox = Outbox()
+        var actions = outbox.locks.map { Action.send($0) }
+        let finished = Set(outbox.results.map { V.attemptID(of: $0) })
+        let started = outbox.started.filter { !finished.contains(V.attemptID(of: $0)) }
+        if !started.isEmpty { actions.append(.send(.started(started))) }
+        if !outbox.results.isEmpty { actions.append(.send(.results(outbox.results))) }
+        return actions
+    }
+
+    /// The worker's last words, when its loop ends: what the turn still has, then
+    /// `disconnect` with the number of attempts handed back.
+    public mutating func disconnect() -> [Action] {
+        guard session.isReady else {
+            session.stop()
+            return []
+        }
+        let actions = flush() + [.send(.disconnect(handedBack: interruptedByStop))]
+        session.stop()
+        return actions
+    }
+
+    // MARK: Decisions
+
+    private mutating func perform(_ sessionActions: [WorkerSession.Action], now: Timestamp) -> [Action] {
+        var actions: [Action] = []
+        for action in sessionActions {
+            switch action {
+            case .connect(let sessionID):
+                actions.append(.connect(sessionID: sessionID))
+            case .announce(let sessionID, let peerID):
+                actions += announce(sessionID: sessionID, peerID: peerID)
+            case .heartbeat(let sequence):
+                actions.append(.send(.heartbeat(sequence: sequence)))
+            case .leaseEnded(let reason):
+                actions += leaseEnded(reason: reason)
+            case .leaseRenewed:
+                actions.append(.leaseRenewed)
+            case .disconnect(let reason):
+                // What the outbox held waits for the next session; lock requests are sent
+                // again from the table.
+                unsentResults += outbox.results
+                unsentLocks += outbox.locks.filter {
+                    if case .lockRequest = $0 { false } else { true }
+                }
+                outbox = Outbox()
+                holdingForAdoption = false
+                actions.append(.disconnect(reason: reason))
+            case .fail(let refusal):
+                actions.append(.fail(refusal))
+            }
+        }
+        return actions
+    }
+
+    /// Welcomed: READY lists every attempt held (waiting or running; the coordinator adopts
+    /// each or cancels it in its answer), then what waited for a session goes out.
+    private mutating func announce(sessionID: String, peerID: String) -> [Action] {
+        let held =
+            (waiting.map { Held(order: $0, start: nil, lockTokens: [:]) }
+            + running.values.filter { !$0.interrupted }.map {
+                Held(order: $0.order, start: $0.start, lockTokens: lockTokens(of: V.attemptID(of: $0.order)))
+            })
+            .sorted { V.attemptID(of: $0.order) < V.attemptID(of: $1.order) }
+        holdingForAdoption = true
+        let draining = drainDeadline != nil || stopDeadline != nil
+        outbox.locks += locks.sorted { $0.key < $1.key }.filter { $0.value.tokens == nil }.map {
+            .lockRequest($0.value.request)
+        }
+        outbox.locks += unsentLocks
+        unsentLocks = []
+        outbox.results += unsentResults
+        unsentResults = []
+        var actions: [Action] = [.send(.ready(sessionID: sessionID, held: held, draining: draining))]
+        // READY says it already; the message is for coordinators that do not read that field.
+        if draining { actions.append(.send(.draining(stopping: stopDeadline != nil))) }
+        return actions + [.welcomed(sessionID: sessionID, peerID: peerID, held: held.count)]
+    }
+
+    private func lockTokens(of attemptID: UInt64) -> [String: UInt64] {
+        var tokens: [String: UInt64] = [:]
+        for entry in locks.values where entry.attemptID == attemptID {
+            tokens.merge(entry.tokens ?? [:]) { _, new in new }
+        }
+        return tokens
+    }
+
+    /// The lease ended (docs/scheduling.md, "Leases"): every running attempt that holds a
+    /// cluster-wide category, or whose code holds or waits for one, is stopped at once: the
+    /// coordinator may soon grant the category to someone else. Others carry on; nothing
+    /// new starts until the lease is renewed.
+    private func leaseEnded(reason: String) -> [Action] {
+        #if DEBUG
+            if mutations.contains(.ignoreLease) { return [.leaseEnded(reason: reason, stopped: 0)] }
+        #endif
+        let doomed = running.filter { id, attempt in
+            !attempt.interrupted && (V.holdsCategories(attempt.order) || locks.values.contains { $0.attemptID == id })
+        }
+        .keys.sorted()
+        return [.leaseEnded(reason: reason, stopped: doomed.count)]
+            + doomed.map { .kill(attemptID: $0, reason: reason) }
+    }
+
+    private mutating func accept(_ orders: [V.Order]) {
+        // While stopping, the coordinator sent these before it saw `draining`: they are not
+        // run, and the final `disconnect` tells it every unreported attempt is lost.
+        guard stopDeadline == nil else { return }
+        for order in orders {
+            let id = V.attemptID(of: order)
+            guard running[id] == nil, !waiting.contains(where: { V.attemptID(of: $0) == id }) else { continue }
+            waiting.append(order)
+        }
+    }
+
+    private mutating func cancel(_ attemptID: UInt64, _ cancellation: V.Cancellation, now: Timestamp) -> [Action] {
+        if running[attemptID] != nil { return [.cancel(attemptID: attemptID, cancellation)] }
+        guard let index = waiting.firstIndex(where: { V.attemptID(of: $0) == attemptID }) else { return [] }
+        #if DEBUG
+            if mutations.contains(.startCancelledWaiting) { return [] }
+        #endif
+        let order = waiting.remove(at: index)
+        report(V.cancelledBeforeStart(order, cancellation, at: now))
+        return []
+    }
+
+    private var canStart: Bool {
+        session.isReady && session.holdsLease && !holdingForAdoption && stopDeadline == nil
+    }
+
+    /// Starts waiting attempts, oldest first, while slots are free.
+    private mutating func startWhatFits() -> [Action] {
+        var actions: [Action] = []
+        while canStart, running.count < settings.slots, !waiting.isEmpty {
+            let order = waiting.removeFirst()
+            running[V.attemptID(of: order)] = Running(order: order)
+            actions.append(.start(order))
+        }
+        return actions
+    }
+
+    private mutating func report(_ result: V.Result) {
+        if session.isReady { outbox.results.append(result) } else { unsentResults.append(result) }
+    }
+
+    private mutating func sendLock(_ message: Message) {
+        if session.isReady { outbox.locks.append(message) } else { unsentLocks.append(message) }
+    }
+}
