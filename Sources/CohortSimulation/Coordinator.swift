@@ -184,6 +184,15 @@ extension Simulation {
                 try scheduler.attemptFinished(
                     ref, outcome: outcome, worker: session, startedAt: startedAt, finishedAt: finishedAt, now: now)
             }
+        case .draining:
+            withScheduler("draining") { scheduler, now in scheduler.workerDraining(session, now: now) }
+        case .goodbye:
+            // It stopped what it ran before it left: handed back, at no cost.
+            routes[connection] = nil
+            sessions[session] = nil
+            withScheduler("goodbye") { scheduler, now in
+                scheduler.workerLost(session, reason: "it disconnected", handedBack: true, now: now)
+            }
         case .hello, .welcome, .heartbeatAck, .forgotten, .dispatch, .cancel:
             break
         }

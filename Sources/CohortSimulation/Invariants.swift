@@ -129,7 +129,9 @@ extension Simulation {
     /// grant (a group's table, or a stale and a new attempt of one child under its group).
     mutating func checkAfterStep() {
         var holders: [String: (token: UInt64, ref: AttemptRef, worker: Int)] = [:]
-        for worker in workers where worker.up {
+        // A paused worker whose lease ended cannot stop what it runs; its grants were
+        // revoked, and what it would write is fenced by its tokens (docs/simulation.md).
+        for worker in workers where worker.up && !(worker.paused && !worker.machine.session.holdsLease(at: now)) {
             for attempt in worker.engine.values.sorted(by: { $0.order.ref.id < $1.order.ref.id }) {
                 for category in attempt.order.holds {
                     let token = attempt.order.tokens[category] ?? 0

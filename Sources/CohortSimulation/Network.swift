@@ -12,6 +12,10 @@ enum Message {
     case heartbeat(UInt64, sequence: UInt64)
     case started(UInt64, AttemptRef)
     case finished(UInt64, AttemptRef, AttemptOutcome, startedAt: Timestamp?, finishedAt: Timestamp)
+    /// The worker drains or stops: no new work.
+    case draining(UInt64)
+    /// The worker's last message: it stops; what it did not report is handed back.
+    case goodbye(UInt64, handedBack: Int)
     // Coordinator → worker.
     case welcome(UInt64)
     case heartbeatAck(UInt64, sequence: UInt64)
@@ -23,7 +27,8 @@ enum Message {
     var connection: UInt64 {
         switch self {
         case .hello(let connection), .ready(let connection, _, _), .heartbeat(let connection, _),
-            .started(let connection, _), .finished(let connection, _, _, _, _), .welcome(let connection),
+            .started(let connection, _), .finished(let connection, _, _, _, _), .draining(let connection),
+            .goodbye(let connection, _), .welcome(let connection),
             .heartbeatAck(let connection, _), .forgotten(let connection), .dispatch(let connection, _),
             .cancel(let connection, _, _):
             connection
@@ -32,7 +37,7 @@ enum Message {
 
     var toCoordinator: Bool {
         switch self {
-        case .hello, .ready, .heartbeat, .started, .finished: true
+        case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye: true
         default: false
         }
     }
@@ -46,6 +51,8 @@ enum Message {
         case .started(let connection, let ref): "started c\(connection) \(ref) id=\(ref.id)"
         case .finished(let connection, let ref, let outcome, _, _):
             "finished c\(connection) \(ref) \(describe(outcome))"
+        case .draining(let connection): "draining c\(connection)"
+        case .goodbye(let connection, let handedBack): "goodbye c\(connection) handed back \(handedBack)"
         case .welcome(let connection): "welcome c\(connection)"
         case .heartbeatAck(let connection, let sequence): "hb-ack c\(connection) #\(sequence)"
         case .forgotten(let connection): "forgotten c\(connection)"
@@ -142,12 +149,35 @@ extension Simulation {
             // A long cut breaks the connection (TCP gives up); a short one only delays.
             if random.int(0...2) == 0 { breakConnection(of: healed) }
             log("heal w\(healed)")
-        case 55..<70:
+        case 55..<65:
             guard workers[index].up else { return }
             count("worker crash")
             log("FAULT crash w\(index)")
             workers[index].crash()
-        case 70..<90:
+        case 65..<68:
+            guard workers[index].up, !workers[index].paused else { return }
+            count("worker paused")
+            log("FAULT pause w\(index)")
+            workers[index].paused = true
+        case 68..<72:
+            guard let paused = workers.indices.first(where: { workers[$0].paused }) else { return }
+            resumeWorker(paused)
+        case 72..<75:
+            // The worker is told to drain (SIGTERM): it finishes what it holds, then leaves.
+            guard workers[index].up, !workers[index].paused else { return }
+            count("worker drain")
+            log("FAULT drain w\(index)")
+            workerPerform(index, workers[index].machine.drain(now: now))
+            workerFlush(index)
+        case 75..<77:
+            // An operator drains a worker by name (`cohort drain`): the coordinator sends it
+            // nothing new; it comes back with its next session.
+            guard let session = sessions.keys.sorted().first(where: { sessions[$0]!.worker == index }) else { return }
+            count("operator drain")
+            log("FAULT operator drains w\(index)")
+            operatorDrained.insert(index)
+            withScheduler("drain w\(index)") { scheduler, now in scheduler.workerDraining(session, now: now) }
+        case 77..<90:
             guard let down = workers.indices.first(where: { !workers[$0].up }) else { return }
             restartWorker(down)
         case 90..<95:

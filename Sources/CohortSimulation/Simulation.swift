@@ -134,6 +134,8 @@ public struct Simulation {
     var sessions: [SessionID: (worker: Int, connection: UInt64)] = [:]
     /// The coordinator's routing table: connection → session.
     var routes: [UInt64: SessionID] = [:]
+    /// Workers an operator drained; the quiet phase brings them back.
+    var operatorDrained: Set<Int> = []
     /// Session ids are unique over the whole run (a connection is never reused).
     var nextSession: UInt64 = 1
     /// Connections whose HELLO was answered (a duplicated HELLO is answered once).
@@ -192,8 +194,12 @@ public struct Simulation {
         if scheduler == nil { restartCoordinator() }
         for index in workers.indices {
             workers[index].partitioned = false
+            if workers[index].paused { resumeWorker(index) }
             if !workers[index].up { restartWorker(index) }
         }
+        // A drained worker takes work again in its next session.
+        for index in operatorDrained.sorted() { breakConnection(of: index) }
+        operatorDrained = []
         while failure == nil {
             let unfinished = checker.accepted.keys.filter { checker.groupOutcomes[$0] == nil }
             let waiting = clients.contains { !$0.unaccepted.isEmpty }
@@ -247,6 +253,8 @@ public struct Simulation {
         var seen = Set<Int>()
         var deliverable: [Int] = []
         for index in network.indices where !workers[network[index].worker].partitioned {
+            // A paused worker reads nothing; what it sent before goes on.
+            if workers[network[index].worker].paused, !network[index].message.toCoordinator { continue }
             let channel = network[index].worker * 2 + (network[index].message.toCoordinator ? 1 : 0)
             if seen.insert(channel).inserted, network[index].deliverAt <= now { deliverable.append(index) }
         }

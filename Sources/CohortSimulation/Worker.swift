@@ -46,6 +46,8 @@ struct SimWorker {
     let slots: Int
     var up = true
     var partitioned = false
+    /// Stopped (SIGSTOP): it neither reads, nor writes, nor notices time passing.
+    var paused = false
     var machine: Machine
     /// The connection the worker's socket has now (a new number after every reconnection,
     /// libzmq's included); nil while closed.
@@ -69,7 +71,7 @@ struct SimWorker {
                 session: .init(
                     heartbeatInterval: Simulation.heartbeat, heartbeatLiveness: Simulation.liveness,
                     reconnectDelay: .seconds(1), maxReconnectDelay: .seconds(8)),
-                drainTimeout: .seconds(60), stopGrace: .seconds(5)),
+                drainTimeout: .seconds(3), stopGrace: .seconds(5)),
             now: now, makeSessionID: { counter.next() })
         #if DEBUG
             switch mutation {
@@ -84,6 +86,7 @@ struct SimWorker {
     /// The process dies: its attempts, its connection and its memory are gone.
     mutating func crash() {
         up = false
+        paused = false
         connection = nil
         engine = [:]
     }
@@ -107,7 +110,7 @@ extension Simulation {
     /// Time passed: the engine finishes what is due, then the machine heartbeats, checks its
     /// lease, reconnects, starts what fits.
     mutating func workerTick(_ index: Int) {
-        guard workers[index].up else { return }
+        guard workers[index].up, !workers[index].paused else { return }
         let due = workers[index].engine.values.filter { $0.finishAt <= now }.sorted {
             ($0.finishAt, $0.order.ref.id.rawValue) < ($1.finishAt, $1.order.ref.id.rawValue)
         }
@@ -116,6 +119,20 @@ extension Simulation {
         }
         workerPerform(index, workers[index].machine.tick(now: now))
         workerFlush(index)
+        if workers[index].machine.isDone(now: now) {
+            // Drained (or stopped at the drain timeout): its last words, then the process exits.
+            workerPerform(index, workers[index].machine.disconnect())
+            log("w\(index) exits")
+            note("worker exit")
+            workers[index].crash()
+        }
+    }
+
+    /// SIGCONT: the worker notices the time that passed at once (its lease may have ended).
+    mutating func resumeWorker(_ index: Int) {
+        log("resume w\(index)")
+        workers[index].paused = false
+        workerTick(index)
     }
 
     /// The engine ends an attempt and tells the machine.
@@ -187,8 +204,12 @@ extension Simulation {
                         finishedAt: result.finishedAt),
                     worker: index)
             }
-        case .draining, .disconnect, .lockRequest, .lockWithdraw, .lockRelease:
-            break  // the simulated workers neither drain nor make lock requests
+        case .draining:
+            send(.draining(connection), worker: index)
+        case .disconnect(let handedBack):
+            send(.goodbye(connection, handedBack: handedBack), worker: index)
+        case .lockRequest, .lockWithdraw, .lockRelease:
+            break  // the simulated kinds make no lock requests
         }
     }
 
@@ -239,7 +260,7 @@ extension Simulation {
             // Only a cancel that names exactly the attempt held here (`WorkerLoop` checks it too).
             let here = workers[index].machine.order(of: ref.id.rawValue)?.ref == ref
             received = .cancel(here ? [(ref.id.rawValue, reason)] : [])
-        case .hello, .ready, .heartbeat, .started, .finished:
+        case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye:
             return
         }
         workerPerform(index, workers[index].machine.received(received, now: now))

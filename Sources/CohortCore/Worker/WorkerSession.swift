@@ -140,6 +140,11 @@ public struct WorkerSession: Sendable {
     /// welcomed by a coordinator that keeps no leases. Work starts only while it does.
     public var holdsLease: Bool { !leaseEnforced || (leaseEnd != nil && !leaseLapsed) }
 
+    /// Whether the lease still runs at `now`, whether or not ``tick(now:)`` has seen it end.
+    public func holdsLease(at now: Instant) -> Bool {
+        !leaseEnforced || (!leaseLapsed && leaseEnd.map { now < $0 } == true)
+    }
+
     /// When ``tick(now:)`` next has something to do; nil when stopped.
     public var nextDeadline: Instant? {
         let connection: Instant? =
