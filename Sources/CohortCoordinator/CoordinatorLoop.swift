@@ -33,14 +33,13 @@ final class CoordinatorLoop {
     /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
     var security: LoopSecurity?
     /// Cancels accepted and waiting for their workers before they are acknowledged.
-    var pendingCancels: [PendingCancel] = []
+    var pendingCancels = PendingCancels()
     /// Parses, off the loop thread, every submission but small strict JSON.
     let parsingPool = SpecParsingPool()
     /// The most messages read in one turn before the turn's replies are flushed.
     let readsPerTurn = 4096
-    /// How long a client session may stay silent (without watches) before it is forgotten.
-    let clientIdleLimit: Duration = .seconds(3600)
-    private var lastClientSweep: Timestamp
+    /// Forgets clients silent for long, without watches.
+    private var idleClients: IdleClientSweep
 
     struct Watch: Equatable {
         var routing: RoutingID
@@ -68,7 +67,7 @@ final class CoordinatorLoop {
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
         self.scheduler = Scheduler(configuration: settings)
         self.now = clock.now()
-        self.lastClientSweep = now
+        self.idleClients = IdleClientSweep(now: now)
         self.epoch = configuration.epoch ?? UInt64(max(now.nanosecondsSinceEpoch / 1_000_000_000, 1))
         self.logger[metadataKey: "coordinator.id"] = "\(configuration.coordinatorID)"
     }
@@ -195,13 +194,11 @@ final class CoordinatorLoop {
             outbox.send(.heartbeat(acknowledged: 0), to: routing)
         }
         pruneJournalIfDue()
-        if now - lastClientSweep > .seconds(60) {
-            lastClientSweep = now
-            let watching = Set(watchers.values.flatMap { $0.map(\.routing) })
-            for routing in peers.idleClients(before: now + (Duration.zero - clientIdleLimit))
-            where !watching.contains(routing) {
-                peers.close(routing)
-            }
+        let watchers = self.watchers
+        for routing in idleClients.expired(
+            peers.sessions, watching: { Set(watchers.values.flatMap { $0.map(\.routing) }) }, now: now)
+        {
+            peers.close(routing)
         }
     }
 
