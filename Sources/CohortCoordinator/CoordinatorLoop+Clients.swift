@@ -68,14 +68,11 @@ extension CoordinatorLoop {
                     .finished(state: snapshot.phase.wire, reason: snapshot.reason))
                 reply(.watchEvents([event]))
             } else {
-                let watch = Watch(routing: routing, requestID: id)
-                var list = watchers[group] ?? []
-                if !list.contains(watch) { list.append(watch) }
-                setWatchers(list, of: group)
+                changeWatches { $0.add(group, by: routing, requestID: id) }
             }
 
         case .unwatch(let group):
-            setWatchers(watchers[group]?.filter { $0.routing != routing }, of: group)
+            changeWatches { $0.remove(group, by: routing) }
             reply(.acknowledged)
 
         case .workers:
@@ -104,14 +101,13 @@ extension CoordinatorLoop {
 
     /// Ends every watch of a client (it left, or sending to it failed).
     func dropWatches(of routing: RoutingID) {
-        for (group, list) in watchers where list.contains(where: { $0.routing == routing }) {
-            setWatchers(list.filter { $0.routing != routing }, of: group)
-        }
+        changeWatches { $0.removeAll(by: routing) }
     }
 
     /// Sends a watch event to everyone watching `group`.
     func notifyWatchers(of group: String, _ kind: WatchEvent.Kind) {
-        guard let list = watchers[group] else { return }
+        let list = watches.watches(of: group)
+        guard !list.isEmpty else { return }
         let event = WatchEvent(group: group, at: now.wire, kind)
         for watch in list {
             outbox.send(CoordinatorReply(requestID: watch.requestID, .watchEvents([event])), to: watch.routing)

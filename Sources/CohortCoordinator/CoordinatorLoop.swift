@@ -25,9 +25,9 @@ final class CoordinatorLoop {
     var scheduler: Scheduler
     var peers = PeerTable()
     var outbox = Outbox()
-    /// Watches by group id: who watches, with which request id. Changed only through
-    /// ``setWatchers(_:of:)``, which tells the scheduler which groups are watched.
-    private(set) var watchers: [String: [Watch]] = [:]
+    /// Who watches which group. Changed only through ``changeWatches(_:)``, which tells the
+    /// scheduler which groups are watched.
+    private(set) var watches = WatchTable()
     var now: Timestamp
     var stopping = false
     /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
@@ -40,11 +40,6 @@ final class CoordinatorLoop {
     let readsPerTurn = 4096
     /// Forgets clients silent for long, without watches.
     private var idleClients: IdleClientSweep
-
-    struct Watch: Equatable {
-        var routing: RoutingID
-        var requestID: UInt64
-    }
 
     init(
         configuration: CoordinatorConfiguration, logger: Logger, mailbox: Mailbox<LoopCommand>,
@@ -194,10 +189,8 @@ final class CoordinatorLoop {
             outbox.send(.heartbeat(acknowledged: 0), to: routing)
         }
         pruneJournalIfDue()
-        let watchers = self.watchers
-        for routing in idleClients.expired(
-            peers.sessions, watching: { Set(watchers.values.flatMap { $0.map(\.routing) }) }, now: now)
-        {
+        let watches = self.watches
+        for routing in idleClients.expired(peers.sessions, watching: { watches.clients }, now: now) {
             peers.close(routing)
         }
     }
@@ -226,12 +219,9 @@ final class CoordinatorLoop {
         }
     }
 
-    /// The one place the subscriber table changes: the scheduler reports a group's child
-    /// changes (``SchedulerAction/childChanged(group:_:)``) exactly while someone watches it.
-    func setWatchers(_ list: [Watch]?, of group: String) {
-        let list = list?.isEmpty == false ? list : nil
-        let wasWatched = watchers[group] != nil
-        watchers[group] = list
-        if wasWatched != (list != nil) { scheduler.setWatched(group, list != nil) }
+    /// The one place the watch table changes: the scheduler reports a group's child changes
+    /// (``SchedulerAction/childChanged(group:_:)``) exactly while someone watches it.
+    func changeWatches(_ body: (inout WatchTable) -> [WatchTable.Change]) {
+        for change in body(&watches) { scheduler.setWatched(change.group, change.watched) }
     }
 }
