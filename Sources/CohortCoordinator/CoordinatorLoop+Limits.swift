@@ -5,20 +5,19 @@ import Foundation
 
 /// Limits against abuse (docs/security.md, "Limits"): outputs kept per child, spec size, frame size.
 extension CoordinatorLoop {
-    /// A worker's outcome as the coordinator keeps it: an output over `maxOutputBytes` is cut
-    /// down with a visible marker (``OutputLimit``), and flagged.
-    func keptOutcome(_ outcome: WireOutcome, attempt: WireAttemptRef) -> (outcome: AttemptOutcome, truncated: Bool) {
-        guard case .succeeded(let output) = outcome, output.count > configuration.maxOutputBytes else {
-            return (AttemptOutcome(outcome), false)
+    /// A worker's outcome as the coordinator keeps it (``OutputTruncation/keep(_:limit:)``); a
+    /// cut is logged.
+    func keptOutcome(_ outcome: WireOutcome, attempt: WireAttemptRef) -> OutputTruncation.Kept {
+        let kept = OutputTruncation.keep(outcome, limit: configuration.maxOutputBytes)
+        if let received = kept.receivedBytes, case .succeeded(let output) = kept.outcome {
+            logger.warning(
+                "output truncated",
+                metadata: [
+                    "attempt.id": "\(attempt.id)", "output.bytes": "\(received)", "output.kept": "\(output.count)",
+                    "limit": "maxOutputBytes=\(configuration.maxOutputBytes)",
+                ])
         }
-        let (kept, _) = OutputLimit.fit(output, limit: configuration.maxOutputBytes)
-        logger.warning(
-            "output truncated",
-            metadata: [
-                "attempt.id": "\(attempt.id)", "output.bytes": "\(output.count)", "output.kept": "\(kept.count)",
-                "limit": "maxOutputBytes=\(configuration.maxOutputBytes)",
-            ])
-        return (.succeeded(output: kept), true)
+        return kept
     }
 
     /// The refusal of a spec over `specLimits.maxSpecBytes`, before any parsing: a spec error

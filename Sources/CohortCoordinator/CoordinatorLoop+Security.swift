@@ -82,10 +82,8 @@ extension CoordinatorLoop {
             switch session.role {
             case .client:
                 let refusal = ProtocolError(code: .permissionDenied, message: text)
-                for (_, list) in watchers {
-                    for watch in list where watch.routing == routing {
-                        outbox.send(CoordinatorReply(requestID: watch.requestID, .error(refusal)), to: routing)
-                    }
+                for (_, watch) in watches.watches(by: routing) {
+                    outbox.send(CoordinatorReply(requestID: watch.requestID, .error(refusal)), to: routing)
                 }
                 outbox.send(CoordinatorReply(requestID: 0, .error(refusal)), to: routing)
             case .worker:

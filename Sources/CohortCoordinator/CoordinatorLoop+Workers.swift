@@ -118,7 +118,7 @@ extension CoordinatorLoop {
             case .groupFinished(let group, let phase, let reason):
                 logger.info("group finished", metadata: ["group.id": "\(group)", "group.state": "\(phase.rawValue)"])
                 notifyWatchers(of: group, .finished(state: phase.wire, reason: reason))
-                setWatchers(nil, of: group)
+                changeWatches { $0.end(group) }
             }
         }
     }

@@ -25,27 +25,21 @@ final class CoordinatorLoop {
     var scheduler: Scheduler
     var peers = PeerTable()
     var outbox = Outbox()
-    /// Watches by group id: who watches, with which request id. Changed only through
-    /// ``setWatchers(_:of:)``, which tells the scheduler which groups are watched.
-    private(set) var watchers: [String: [Watch]] = [:]
+    /// Who watches which group. Changed only through ``changeWatches(_:)``, which tells the
+    /// scheduler which groups are watched.
+    private(set) var watches = WatchTable()
     var now: Timestamp
     var stopping = false
     /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
     var security: LoopSecurity?
     /// Cancels accepted and waiting for their workers before they are acknowledged.
-    var pendingCancels: [PendingCancel] = []
+    var pendingCancels = PendingCancels()
     /// Parses, off the loop thread, every submission but small strict JSON.
     let parsingPool = SpecParsingPool()
     /// The most messages read in one turn before the turn's replies are flushed.
     let readsPerTurn = 4096
-    /// How long a client session may stay silent (without watches) before it is forgotten.
-    let clientIdleLimit: Duration = .seconds(3600)
-    private var lastClientSweep: Timestamp
-
-    struct Watch: Equatable {
-        var routing: RoutingID
-        var requestID: UInt64
-    }
+    /// Forgets clients silent for long, without watches.
+    private var idleClients: IdleClientSweep
 
     init(
         configuration: CoordinatorConfiguration, logger: Logger, mailbox: Mailbox<LoopCommand>,
@@ -68,7 +62,7 @@ final class CoordinatorLoop {
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
         self.scheduler = Scheduler(configuration: settings)
         self.now = clock.now()
-        self.lastClientSweep = now
+        self.idleClients = IdleClientSweep(now: now)
         self.epoch = configuration.epoch ?? UInt64(max(now.nanosecondsSinceEpoch / 1_000_000_000, 1))
         self.logger[metadataKey: "coordinator.id"] = "\(configuration.coordinatorID)"
     }
@@ -195,13 +189,9 @@ final class CoordinatorLoop {
             outbox.send(.heartbeat(acknowledged: 0), to: routing)
         }
         pruneJournalIfDue()
-        if now - lastClientSweep > .seconds(60) {
-            lastClientSweep = now
-            let watching = Set(watchers.values.flatMap { $0.map(\.routing) })
-            for routing in peers.idleClients(before: now + (Duration.zero - clientIdleLimit))
-            where !watching.contains(routing) {
-                peers.close(routing)
-            }
+        let watches = self.watches
+        for routing in idleClients.expired(peers.sessions, watching: { watches.clients }, now: now) {
+            peers.close(routing)
         }
     }
 
@@ -229,12 +219,9 @@ final class CoordinatorLoop {
         }
     }
 
-    /// The one place the subscriber table changes: the scheduler reports a group's child
-    /// changes (``SchedulerAction/childChanged(group:_:)``) exactly while someone watches it.
-    func setWatchers(_ list: [Watch]?, of group: String) {
-        let list = list?.isEmpty == false ? list : nil
-        let wasWatched = watchers[group] != nil
-        watchers[group] = list
-        if wasWatched != (list != nil) { scheduler.setWatched(group, list != nil) }
+    /// The one place the watch table changes: the scheduler reports a group's child changes
+    /// (``SchedulerAction/childChanged(group:_:)``) exactly while someone watches it.
+    func changeWatches(_ body: (inout WatchTable) -> [WatchTable.Change]) {
+        for change in body(&watches) { scheduler.setWatched(change.group, change.watched) }
     }
 }

@@ -73,10 +73,4 @@ struct PeerTable {
     func nextHeartbeat(interval: Duration) -> Timestamp? {
         sessions.values.filter { $0.role == .worker }.map(\.lastSent).min().map { $0 + interval }
     }
-
-    /// Client sessions silent since before `cutoff`.
-    func idleClients(before cutoff: Timestamp) -> [RoutingID] {
-        sessions.compactMap { routing, session in session.role == .client && session.lastHeard < cutoff ? routing : nil
-        }
-    }
 }

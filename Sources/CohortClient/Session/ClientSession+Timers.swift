@@ -1,0 +1,105 @@
+import CohortWire
+
+/// Time: deadlines, the liveness probe while watches are silent, and reconnecting after the
+/// coordinator went away.
+extension ClientSession {
+    /// What time alone decides; the shell calls it after every turn.
+    mutating func tick(now: Instant) -> [Action] {
+        switch phase {
+        case .handshaking(let handshake): return handshakeTimedOut(handshake, now: now)
+        case .serving: return checkTimers(now: now)
+        case .idle, .ended: return []
+        }
+    }
+
+    private mutating func checkTimers(now: Instant) -> [Action] {
+        var actions: [Action] = []
+        for (id, entry) in pending.sorted(by: { $0.key < $1.key }) {
+            if let deadline = entry.deadline, deadline <= now {
+                pending[id] = nil
+                actions.append(
+                    .fail(id, ClientError(.connectionLost, "no answer from the coordinator at \(endpoint) in time")))
+            }
+        }
+        // Only watches wait for the coordinator to come back, or are probed: a one-answer
+        // request has its own deadline.
+        guard isWatching else {
+            probe = nil
+            return actions
+        }
+        if let reconnecting {
+            if reconnecting.since.duration(to: now) >= settings.reconnectTimeout {
+                let limit = Self.describe(settings.reconnectTimeout)
+                let lost = ClientError(
+                    .connectionLost,
+                    reconnecting.announced
+                        ? "the coordinator at \(endpoint) said it was restarting but was not back within \(limit)"
+                        : "the coordinator at \(endpoint) went away and was not back within \(limit)")
+                actions += failAll(lost)
+                self.reconnecting = nil
+            } else if reconnecting.lastHello.duration(to: now) >= settings.helloInterval {
+                self.reconnecting?.lastHello = now
+                actions.append(.sendHello)
+            }
+            return actions
+        }
+        if let probe {
+            if probe.sentAt.duration(to: now) >= settings.probeAfter {
+                actions += failAll(ClientError(.connectionLost, "the coordinator at \(endpoint) stopped answering"))
+                self.probe = nil
+            }
+        } else if let lastHeard, lastHeard.duration(to: now) >= settings.probeAfter {
+            let id = internalID()
+            probe = Probe(id: id, sentAt: now)
+            actions.append(.send(ClientRequest(requestID: id, .workers)))
+        }
+        return actions
+    }
+
+    /// Fails every open request and watch (the session goes on: a later request may find the
+    /// coordinator again).
+    private mutating func failAll(_ error: ClientError) -> [Action] {
+        let open = pending.keys.sorted()
+        pending = [:]
+        return open.map { .fail($0, error) }
+    }
+
+    /// The coordinator went away (it restarts, having said so, or died): with requests or
+    /// watches open, say HELLO again until it is back (a restarted coordinator reloads its
+    /// journal), at most ``Settings/reconnectTimeout``.
+    mutating func coordinatorLost(_ why: String, now: Instant) -> [Action] {
+        guard case .serving = phase, reconnecting == nil, !pending.isEmpty else { return [] }
+        let announced = restartAnnounced
+        probe = nil
+        reconnecting = Reconnection(since: now, lastHello: now, announced: announced)
+        return [
+            .connectionChanged(
+                .waiting(reason: why, restarting: announced, timeout: settings.reconnectTimeout)),
+            .sendHello,
+        ]
+    }
+
+    /// Welcomed again: open requests and watches are sent again under their ids (a watch starts
+    /// over with a fresh snapshot). A submission without a group id is not sent again (it might
+    /// have been accepted already); it fails with ``ClientError/Code/connectionLost``.
+    mutating func reconnected(_ welcome: Welcome, now: Instant) -> [Action] {
+        reconnecting = nil
+        restartAnnounced = false
+        var actions: [Action] = [.connectionChanged(.reconnected(epoch: welcome.epoch))]
+        for (id, entry) in pending.sorted(by: { $0.key < $1.key }) {
+            if case .submit(let submission) = entry.kind, submission.groupID == nil {
+                pending[id] = nil
+                actions.append(
+                    .fail(
+                        id,
+                        ClientError(
+                            .connectionLost,
+                            "the coordinator at \(endpoint) restarted before it answered; the group may have been accepted (use --id to resubmit safely)"
+                        )))
+                continue
+            }
+            actions.append(.send(ClientRequest(requestID: id, entry.kind)))
+        }
+        return actions
+    }
+}

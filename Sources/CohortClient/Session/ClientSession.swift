@@ -1,0 +1,221 @@
+import CohortWire
+import Logging
+
+/// The client's side of its connection to the coordinator, as a state machine without I/O:
+/// the handshake and its timeout, open requests and their deadlines, watches and the liveness
+/// probe sent while they are silent, requests abandoned by their callers, the coordinator
+/// going away (restarting or lost) and saying HELLO again until it is back, and the refusals
+/// that end the connection.
+///
+/// It owns no socket, clock or thread: every input carries `now`, and every input returns the
+/// ``Action``s the shell (``ClientLoop``) carries out in order. Generic over the instant so that
+/// the loop drives it with `ContinuousClock` and tests and the simulation with a manual one.
+/// A send the shell could not make is reported back (``requestNotSent(_:_:now:)``,
+/// ``helloNotSent(_:now:)``), which may return more actions.
+struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duration {
+    /// The settings the session decides with (from ``ClientConfiguration``).
+    struct Settings: Sendable {
+        /// The coordinator's endpoint, for messages.
+        var endpoint: String
+        var connectTimeout: Duration = .seconds(5)
+        var requestTimeout: Duration = .seconds(30)
+        var probeAfter: Duration = .seconds(10)
+        var reconnectTimeout: Duration = .seconds(30)
+        /// Whether this client uses CURVE (the words of a failed handshake depend on it).
+        var curve = false
+        /// How often HELLO is said again while the coordinator is away.
+        var helloInterval: Duration = .seconds(1)
+        /// The longest the shell waits for input before calling ``tick(now:)``.
+        var maxWait: Duration = .milliseconds(250)
+
+        init(endpoint: String) {
+            self.endpoint = endpoint
+        }
+
+        init(_ configuration: ClientConfiguration) {
+            endpoint = configuration.coordinator
+            connectTimeout = configuration.connectTimeout
+            requestTimeout = configuration.requestTimeout
+            probeAfter = configuration.probeAfter
+            reconnectTimeout = configuration.reconnectTimeout
+            curve = configuration.curve != nil
+        }
+    }
+
+    /// How a request is answered.
+    enum Answering: Hashable, Sendable {
+        /// One answer, within ``Settings/requestTimeout``.
+        case once
+        /// A stream of answers (a watch), without a deadline, until the group's end.
+        case stream
+    }
+
+    /// What the shell saw of the connection itself (its socket monitor).
+    enum ConnectionEvent: Hashable, Sendable {
+        /// A TCP connection was made.
+        case connected
+        /// A connection attempt was refused and will be retried.
+        case connectRetried
+        /// The security handshake failed.
+        case handshakeFailed(HandshakeFailure)
+        /// The connection dropped.
+        case disconnected
+    }
+
+    /// A failed security handshake, in the monitor's words.
+    struct HandshakeFailure: Hashable, Sendable {
+        /// What it means, in words.
+        var explanation: String
+        /// What the event said (a ZMTP error, an errno).
+        var detail: String
+        /// The coordinator refused this client's key (a definite refusal).
+        var keyRefused: Bool
+        /// It failed for certain, not possibly because a connection broke.
+        var definite: Bool
+    }
+
+    /// What the shell must do, in order.
+    enum Action: Hashable, Sendable {
+        /// Send HELLO (errors: ``helloNotSent(_:now:)``).
+        case sendHello
+        /// Send this request (errors: ``requestNotSent(_:_:now:)``).
+        case send(ClientRequest)
+        /// The first WELCOME: the connection is open.
+        case welcomed(Welcome)
+        /// The one answer of a request (an `error` reply too).
+        case answer(UInt64, CoordinatorReply.Kind)
+        /// One more answer of a stream.
+        case yield(UInt64, CoordinatorReply.Kind)
+        /// A stream ended normally.
+        case finish(UInt64)
+        /// A request or stream failed.
+        case fail(UInt64, ClientError)
+        /// Tell the caller's ``ClientConfiguration/onConnectionChange``.
+        case connectionChanged(ConnectionChange)
+        /// Something worth a log line and no more.
+        case log(Logger.Level, String)
+        /// The connection is over (the handshake failed, the coordinator refused this client,
+        /// it was closed): fail whatever is still posted with this error, and close.
+        case stop(ClientError)
+    }
+
+    enum Phase: Hashable {
+        /// Not connected yet: ``connect(now:)`` starts.
+        case idle
+        /// HELLO sent, no WELCOME yet.
+        case handshaking(Handshake)
+        /// Welcomed; the coordinator may be away (``reconnecting``).
+        case serving
+        /// Over, for this reason.
+        case ended(ClientError)
+    }
+
+    /// What the handshake has seen so far.
+    struct Handshake: Hashable {
+        var deadline: Instant
+        /// A TCP connection was made at least once.
+        var connected = false
+        /// Refused connection attempts before any was made.
+        var refusals = 0
+        /// Failed security handshakes, a definite one counting 3.
+        var brokenHandshakes = 0
+        var lastFailure: ClientError?
+    }
+
+    struct Pending: Hashable {
+        var kind: ClientRequest.Kind
+        var answering: Answering
+        /// When a one-answer request gives up; `nil` for streams.
+        var deadline: Instant?
+    }
+
+    /// The coordinator went away while requests were open; HELLO is said again.
+    struct Reconnection: Hashable {
+        var since: Instant
+        var lastHello: Instant
+        /// It said it was restarting (rather than its connection dropping).
+        var announced: Bool
+    }
+
+    /// A liveness probe sent while watches were silent.
+    struct Probe: Hashable {
+        var id: UInt64
+        var sentAt: Instant
+    }
+
+    let settings: Settings
+    var phase: Phase = .idle
+    /// Open requests by id.
+    var pending: [UInt64: Pending] = [:]
+    /// When the coordinator last sent anything.
+    var lastHeard: Instant?
+    var probe: Probe?
+    var reconnecting: Reconnection?
+    /// The coordinator said it is restarting while nothing was open: a loss seen later (a
+    /// request sent meanwhile) is that restart. Cleared when it is back.
+    var restartAnnounced = false
+    /// Requests whose callers gave up before the session saw them (a cancellation can overtake
+    /// the request it cancels); each is failed as soon as it arrives.
+    var abandoned: Set<UInt64> = []
+    /// Ids for the session's own requests (probes, unwatches, goodbye), apart from the callers'.
+    var nextInternalID: UInt64 = 1 << 62
+
+    init(settings: Settings) {
+        self.settings = settings
+    }
+
+    var endpoint: String { settings.endpoint }
+
+    /// Why the session ended; `nil` while it goes on.
+    var endedWith: ClientError? {
+        if case .ended(let error) = phase { return error }
+        return nil
+    }
+
+    var isHandshaking: Bool {
+        if case .handshaking = phase { return true }
+        return false
+    }
+
+    /// Whether a watch (or any stream) is open.
+    var isWatching: Bool { pending.values.contains { $0.answering == .stream } }
+
+    /// How long the shell may wait for input before the next ``tick(now:)``.
+    func wait(now: Instant) -> Duration {
+        switch phase {
+        case .handshaking(let handshake):
+            return max(now.duration(to: handshake.deadline), .zero)
+        case .serving:
+            var wait = settings.maxWait
+            for entry in pending.values {
+                if let deadline = entry.deadline { wait = min(wait, max(.zero, now.duration(to: deadline))) }
+            }
+            return wait
+        case .idle, .ended:
+            return .zero
+        }
+    }
+
+    mutating func internalID() -> UInt64 {
+        defer { nextInternalID += 1 }
+        return nextInternalID
+    }
+
+    /// Ends the session: everything open fails with `error`.
+    mutating func end(_ error: ClientError) -> [Action] {
+        guard endedWith == nil else { return [] }
+        let open = pending.keys.sorted()
+        pending = [:]
+        probe = nil
+        reconnecting = nil
+        phase = .ended(error)
+        return open.map { .fail($0, error) } + [.stop(error)]
+    }
+
+    /// `5 s`, `500 ms`.
+    static func describe(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        if attoseconds == 0 { return "\(seconds) s" }
+        return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"
+    }
+}
