@@ -1,3 +1,5 @@
+import DequeModule
+
 /// The types a ``WorkerMachine`` carries without looking inside: the real worker's are the
 /// wire's (`AttemptDispatch`, `AttemptResult`, …), the simulation's are its own. The machine
 /// needs only their attempt ids, whether an attempt holds cluster-wide categories, and the
@@ -161,6 +163,11 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// Handed to the engine and not finished.
     private var running: [UInt64: Running] = [:]
     private var locks: [UInt64: LockEntry] = [:]
+    /// Attempts that ended here, the most recent ``rememberedEndings``: a dispatch of one of
+    /// them again (a duplicated message) is stale, and must not run it a second time.
+    private var ended: Set<UInt64> = []
+    private var endedOrder: Deque<UInt64> = []
+    public static var rememberedEndings: Int { 16_384 }
     private var outbox = Outbox()
     /// Results made while no session was ready, sent after the next READY.
     private var unsentResults: [V.Result] = []
@@ -271,6 +278,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// its slot is free.
     public mutating func attemptFinished(_ result: V.Result) -> [Action] {
         guard let attempt = running.removeValue(forKey: V.attemptID(of: result)) else { return [] }
+        remember(V.attemptID(of: result))
         if !attempt.interrupted { report(result) }
         return startWhatFits()
     }
@@ -432,7 +440,8 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         guard stopDeadline == nil else { return }
         for order in orders {
             let id = V.attemptID(of: order)
-            guard running[id] == nil, !waiting.contains(where: { V.attemptID(of: $0) == id }) else { continue }
+            guard running[id] == nil, !ended.contains(id), !waiting.contains(where: { V.attemptID(of: $0) == id })
+            else { continue }
             waiting.append(order)
         }
     }
@@ -444,6 +453,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             if mutations.contains(.startCancelledWaiting) { return [] }
         #endif
         let order = waiting.remove(at: index)
+        remember(attemptID)
         report(V.cancelledBeforeStart(order, cancellation, at: now))
         return []
     }
@@ -461,6 +471,12 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             actions.append(.start(order))
         }
         return actions
+    }
+
+    private mutating func remember(_ attemptID: UInt64) {
+        guard ended.insert(attemptID).inserted else { return }
+        endedOrder.append(attemptID)
+        if endedOrder.count > Self.rememberedEndings { ended.remove(endedOrder.removeFirst()) }
     }
 
     private mutating func report(_ result: V.Result) {

@@ -230,6 +230,18 @@ struct WorkerMachineTests {
         #expect(machine.attemptCount == 1)
     }
 
+    /// A dispatch of an attempt that already ended here (a duplicated message) is stale: it
+    /// never runs twice, whether it ran or was cancelled while waiting (simulation, seed 30:
+    /// the second run held a category the coordinator had granted to another group since).
+    @Test func aDispatchOfAnAttemptThatEndedHereIsIgnored() {
+        var machine = ready(slots: 1)
+        _ = machine.received(Self.orders(1, 2), now: at(0.1))
+        _ = machine.received(.cancel([(2, "group cancelled")]), now: at(0.2))
+        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"))
+        #expect(Self.started(machine.received(Self.orders(1, 2), now: at(0.3))).isEmpty)
+        #expect(machine.attemptCount == 0)
+    }
+
     #if DEBUG
         /// The deliberate bug the simulation must catch: a cancelled prefetched attempt starts.
         @Test func theStartCancelledWaitingMutationLetsACancelledAttemptStart() {

@@ -1,0 +1,17 @@
+import CohortSimulation
+import Testing
+
+/// Seeds that found bugs in the real code, each kept once its bug was fixed at its mechanism
+/// (docs/simulation.md, "Findings").
+@Suite struct RegressionSeedTests {
+    /// Seed 30: a duplicated dispatch reached a worker after the attempt had finished there;
+    /// the worker's machine ran it a second time, holding `prod` under a token the coordinator
+    /// had revoked and granted again (`no-two-live-holders`). The machine now remembers the
+    /// attempts that ended and ignores their dispatches (WorkerMachineTests too).
+    @Test func aDuplicatedDispatchNeverRunsAnAttemptTwice() {
+        var simulation = Simulation(SimulationConfiguration(seed: 30, steps: 20_000))
+        let report = simulation.run()
+        #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
+        #expect(report.faults["message duplicated", default: 0] > 0)
+    }
+}
