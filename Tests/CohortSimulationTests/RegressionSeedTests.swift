@@ -14,4 +14,16 @@ import Testing
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.faults["message duplicated", default: 0] > 0)
     }
+
+    /// Seed 39: a cancel acknowledged before a coordinator crash was applied again at
+    /// restore and ended children the journal had no outcome for, but the restore dropped
+    /// every `finished` record it made as "the journal's own"; a dependent then ran while its
+    /// dependency's outcome was nowhere on disk (`dependencies-finish-first`). The restore
+    /// now journals the outcomes that are new (RestoreTests too).
+    @Test func aChildEndedAtRestoreIsJournaledBeforeItsDependentsRun() {
+        var simulation = Simulation(SimulationConfiguration(seed: 39, steps: 20_000))
+        let report = simulation.run()
+        #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
+        #expect(report.faults["coordinator crash", default: 0] > 0)
+    }
 }

@@ -133,14 +133,25 @@ extension Scheduler {
             runs[runIndex]?.groups[0].finishedAt = outcome.finishedAt
         }
         if !attempts.orphans.isEmpty { attempts.orphanDeadline = now + grace }
-        // The replay's finishes and local grants are the journal's own; a group the replay
-        // finishes is new to it, unless the journal already has its outcome (then neither its
-        // record nor its announcement is new: the restarted coordinator does not log "group
-        // finished" again for every finished group it reloads).
+        // The replay's finishes and local grants are the journal's own; a child the restore
+        // ends (a cancel asked for before the restart and applied again, a group the journal
+        // says finished) is new to it, and its outcome is journaled before anything that
+        // depends on it runs (found by the simulation, seed 39: a dependent ran while its
+        // dependency's outcome was nowhere on disk). A group the replay finishes is new to
+        // it, unless the journal already has its outcome (then neither its record nor its
+        // announcement is new: the restarted coordinator does not log "group finished" again
+        // for every finished group it reloads).
         let finishedBefore = Set(groups.filter { $0.outcome != nil }.map(\.id))
+        var journaledFinishes: Set<String> = []
+        for group in groups {
+            for child in group.children {
+                if case .finished = child.state { journaledFinishes.insert("\(group.id)/\(child.path)") }
+            }
+        }
         actions.removeAll {
             switch $0 {
-            case .record(.finished), .record(.localLock): true
+            case .record(.finished(let child)): journaledFinishes.contains("\(child.group)/\(child.path)")
+            case .record(.localLock): true
             case .record(.groupFinished(let id, _, _, _)), .groupFinished(let id, _, _): finishedBefore.contains(id)
             default: false
             }

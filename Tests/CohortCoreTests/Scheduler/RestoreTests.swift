@@ -114,6 +114,24 @@ import Testing
         #expect(try harness.child("r1", "build").attempt == 1)
     }
 
+    /// A cancel the journal holds, applied again at restore, ends a child the journal has no
+    /// outcome for: that outcome is new, and is journaled before anything depending on it
+    /// runs; what the journal already held is not written again (found by the simulation,
+    /// seed 39: a dependent ran while its dependency's outcome was nowhere on disk).
+    @Test func aChildACancelEndsAtRestoreIsJournaled() throws {
+        var (_, journal) = try firstRun()
+        journal.cancels["r1"] = [(path: "publish", reason: "not needed")]
+        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        #expect(try harness.child("r1", "publish").phase == .cancelled)
+        func recorded(_ path: String) -> Bool {
+            harness.log.contains { action in
+                if case .record(.finished(let child)) = action { child.path == path } else { false }
+            }
+        }
+        #expect(recorded("publish"))
+        #expect(!recorded("version"))
+    }
+
     @Test func aResultOfAnUnlistedOrphanIsAccepted() throws {
         let (_, journal) = try firstRun()
         var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
