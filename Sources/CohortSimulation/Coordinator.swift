@@ -17,6 +17,8 @@ struct SimJournal {
 
     var groups: [String: Group] = [:]
     var lastTokens: [String: UInt64] = [:]
+    /// Worker-local grants not released: "attempt/request" → the grant.
+    var localLocks: [String: LocalLockRecord] = [:]
     var sequence: UInt64 = 0
 
     mutating func absorb(_ record: JournalRecord) {
@@ -31,8 +33,11 @@ struct SimJournal {
             groups[id]?.outcome = (phase, reason, at)
         case .cancelRequested(let group, let path, let reason, _):
             groups[group]?.cancels.append((path, reason))
-        case .localLock:
-            break  // the simulated workers make no local lock requests
+        case .localLock(.granted(let grant)):
+            localLocks["\(grant.attemptID)/\(grant.request)"] = grant
+            for (category, token) in grant.tokens { lastTokens[category] = max(lastTokens[category] ?? 0, token) }
+        case .localLock(.released(let attemptID, let request)):
+            localLocks["\(attemptID)/\(request)"] = nil
         }
     }
 
@@ -42,7 +47,8 @@ struct SimJournal {
             return RestoredGroup(
                 id: id, spec: group.spec, sequence: group.sequence, submittedAt: group.submittedAt,
                 outcome: group.outcome.map { ($0.0, $0.1, $0.2) },
-                children: group.children.keys.sorted().map { group.children[$0]! }, cancels: group.cancels)
+                children: group.children.keys.sorted().map { group.children[$0]! }, cancels: group.cancels,
+                localLocks: localLocks.keys.sorted().compactMap { localLocks[$0] }.filter { $0.group == id })
         }
     }
 }
@@ -110,7 +116,16 @@ extension Simulation {
             case .sessionLost(let session, let loss):
                 log("session lost \(session) \(loss)")
                 if let peer = sessions.removeValue(forKey: session) { routes[peer.connection] = nil }
-            case .grant, .deny, .childChanged, .record:
+            case .grant(let session, let request, let tokens):
+                if let peer = sessions[session] {
+                    send(.lockGrant(peer.connection, request: request, tokens: tokens), worker: peer.worker)
+                }
+            case .deny(let session, let request, _, let reason):
+                log("deny #\(request) to \(session): \(reason)")
+                if let peer = sessions[session] {
+                    send(.lockDeny(peer.connection, request: request), worker: peer.worker)
+                }
+            case .childChanged, .record:
                 break
             }
         }
@@ -184,6 +199,19 @@ extension Simulation {
                 try scheduler.attemptFinished(
                     ref, outcome: outcome, worker: session, startedAt: startedAt, finishedAt: finishedAt, now: now)
             }
+        case .lockRequest(_, let request):
+            withScheduler("lock request \(request.requestID)") { scheduler, now in
+                scheduler.lockRequested(
+                    request.requestID, by: session, for: request.ref, categories: request.categories, now: now)
+            }
+        case .lockWithdraw(_, let requestID):
+            withScheduler("lock withdraw \(requestID)") { scheduler, now in
+                scheduler.lockWithdrawn(requestID, by: session, now: now)
+            }
+        case .lockRelease(_, let requestID):
+            withScheduler("lock release \(requestID)") { scheduler, now in
+                scheduler.lockReleased(requestID, by: session, now: now)
+            }
         case .draining:
             withScheduler("draining") { scheduler, now in scheduler.workerDraining(session, now: now) }
         case .goodbye:
@@ -193,7 +221,7 @@ extension Simulation {
             withScheduler("goodbye") { scheduler, now in
                 scheduler.workerLost(session, reason: "it disconnected", handedBack: true, now: now)
             }
-        case .hello, .welcome, .heartbeatAck, .forgotten, .dispatch, .cancel:
+        case .hello, .welcome, .heartbeatAck, .forgotten, .dispatch, .cancel, .lockGrant, .lockDeny:
             break
         }
     }

@@ -133,8 +133,13 @@ extension Simulation {
         // revoked, and what it would write is fenced by its tokens (docs/simulation.md).
         for worker in workers where worker.up && !(worker.paused && !worker.machine.session.holdsLease(at: now)) {
             for attempt in worker.engine.values.sorted(by: { $0.order.ref.id < $1.order.ref.id }) {
-                for category in attempt.order.holds {
-                    let token = attempt.order.tokens[category] ?? 0
+                // What it holds itself, and what its code was granted (worker-local locks).
+                var held = attempt.order.holds.map { ($0, attempt.order.tokens[$0] ?? 0) }
+                for request in attempt.locks.keys.sorted() {
+                    guard case .some(.some(let tokens)) = attempt.locks[request] else { continue }
+                    held += tokens.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+                }
+                for (category, token) in held {
                     if let other = holders[category], other.token != token {
                         return fail(
                             .exclusiveHolders,

@@ -12,6 +12,9 @@ enum Message {
     case heartbeat(UInt64, sequence: UInt64)
     case started(UInt64, AttemptRef)
     case finished(UInt64, AttemptRef, AttemptOutcome, startedAt: Timestamp?, finishedAt: Timestamp)
+    case lockRequest(UInt64, SimWorker.Words.LockRequest)
+    case lockWithdraw(UInt64, requestID: UInt64)
+    case lockRelease(UInt64, requestID: UInt64)
     /// The worker drains or stops: no new work.
     case draining(UInt64)
     /// The worker's last message: it stops; what it did not report is handed back.
@@ -23,12 +26,16 @@ enum Message {
     case forgotten(UInt64)
     case dispatch(UInt64, DispatchOrder)
     case cancel(UInt64, AttemptRef, CancellationReason)
+    case lockGrant(UInt64, request: UInt64, tokens: [String: UInt64])
+    case lockDeny(UInt64, request: UInt64)
 
     var connection: UInt64 {
         switch self {
         case .hello(let connection), .ready(let connection, _, _), .heartbeat(let connection, _),
             .started(let connection, _), .finished(let connection, _, _, _, _), .draining(let connection),
-            .goodbye(let connection, _), .welcome(let connection),
+            .goodbye(let connection, _), .lockRequest(let connection, _), .lockWithdraw(let connection, _),
+            .lockRelease(let connection, _), .lockGrant(let connection, _, _), .lockDeny(let connection, _),
+            .welcome(let connection),
             .heartbeatAck(let connection, _), .forgotten(let connection), .dispatch(let connection, _),
             .cancel(let connection, _, _):
             connection
@@ -37,7 +44,9 @@ enum Message {
 
     var toCoordinator: Bool {
         switch self {
-        case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye: true
+        case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye, .lockRequest, .lockWithdraw,
+            .lockRelease:
+            true
         default: false
         }
     }
@@ -53,6 +62,13 @@ enum Message {
             "finished c\(connection) \(ref) \(describe(outcome))"
         case .draining(let connection): "draining c\(connection)"
         case .goodbye(let connection, let handedBack): "goodbye c\(connection) handed back \(handedBack)"
+        case .lockRequest(let connection, let request):
+            "lock-request c\(connection) #\(request.requestID) \(request.ref) \(request.categories)"
+        case .lockWithdraw(let connection, let request): "lock-withdraw c\(connection) #\(request)"
+        case .lockRelease(let connection, let request): "lock-release c\(connection) #\(request)"
+        case .lockGrant(let connection, let request, let tokens):
+            "lock-grant c\(connection) #\(request) \(tokens.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" })"
+        case .lockDeny(let connection, let request): "lock-deny c\(connection) #\(request)"
         case .welcome(let connection): "welcome c\(connection)"
         case .heartbeatAck(let connection, let sequence): "hb-ack c\(connection) #\(sequence)"
         case .forgotten(let connection): "forgotten c\(connection)"

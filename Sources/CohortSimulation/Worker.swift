@@ -18,8 +18,12 @@ struct SimWorker {
             var startedAt: Timestamp?
             var finishedAt: Timestamp
         }
-        /// The simulated kinds make no lock requests of their own.
-        enum LockRequest: Sendable {}
+        /// Code of an attempt asks for categories (a `MutuallyExclusive` procedure it runs).
+        struct LockRequest: Sendable {
+            var requestID: UInt64
+            var ref: AttemptRef
+            var categories: [String]
+        }
 
         static func attemptID(of order: DispatchOrder) -> UInt64 { order.ref.id.rawValue }
         static func holdsCategories(_ order: DispatchOrder) -> Bool { !order.holds.isEmpty }
@@ -40,6 +44,8 @@ struct SimWorker {
         var startedAt: Timestamp
         var finishAt: Timestamp
         var outcome: AttemptOutcome
+        /// Lock requests its code made: request id → the grant's tokens (nil while waiting).
+        var locks: [UInt64: [String: UInt64]?] = [:]
     }
 
     let index: Int
@@ -55,6 +61,8 @@ struct SimWorker {
     /// Session ids the machine made.
     var sessions: UInt64 = 0
     var engine: [UInt64: Running] = [:]
+    /// The last lock request id its code used (one counter a process, as the lock manager's).
+    var lockRequests: UInt64 = 0
 
     init(index: Int, slots: Int, now: Timestamp, mutation: Mutation?) {
         self.index = index
@@ -138,6 +146,14 @@ extension Simulation {
     /// The engine ends an attempt and tells the machine.
     mutating func finishInEngine(_ index: Int, _ id: UInt64, outcome: AttemptOutcome, at finishedAt: Timestamp) {
         guard let attempt = workers[index].engine.removeValue(forKey: id) else { return }
+        // Its local procedures end first: what they hold is released, what they wait for withdrawn.
+        for (request, tokens) in attempt.locks.sorted(by: { $0.key < $1.key }) {
+            workerPerform(
+                index,
+                tokens == nil
+                    ? workers[index].machine.lockWithdrawn(requestID: request)
+                    : workers[index].machine.lockReleased(requestID: request))
+        }
         log("w\(index) ends \(attempt.order.ref) id=\(id) \(describe(outcome))")
         let result = SimWorker.Words.Result(
             ref: attempt.order.ref, outcome: outcome, startedAt: attempt.startedAt, finishedAt: finishedAt)
@@ -208,8 +224,12 @@ extension Simulation {
             send(.draining(connection), worker: index)
         case .disconnect(let handedBack):
             send(.goodbye(connection, handedBack: handedBack), worker: index)
-        case .lockRequest, .lockWithdraw, .lockRelease:
-            break  // the simulated kinds make no lock requests
+        case .lockRequest(let request):
+            send(.lockRequest(connection, request), worker: index)
+        case .lockWithdraw(let requestID):
+            send(.lockWithdraw(connection, requestID: requestID), worker: index)
+        case .lockRelease(let requestID):
+            send(.lockRelease(connection, requestID: requestID), worker: index)
         }
     }
 
@@ -234,6 +254,20 @@ extension Simulation {
         note("start")
         checkStart(order, worker: index)
         workerPerform(index, workers[index].machine.attemptStarted(.init(ref: order.ref, startedAt: now)))
+        // Some attempts' code locks categories of its own (worker-local locks through the
+        // cluster): what the attempt holds, or, if it holds nothing, any category.
+        guard random.int(0...5) == 0 else { return }
+        let categories = order.holds.isEmpty ? [Self.categories[random.int(0...2)]] : order.holds.sorted()
+        workers[index].lockRequests += 1
+        let request = workers[index].lockRequests
+        workers[index].engine[order.ref.id.rawValue]?.locks[request] = .some(nil)
+        note("local lock request")
+        log("w\(index) \(order.ref) id=\(order.ref.id) asks for \(categories) (request \(request))")
+        workerPerform(
+            index,
+            workers[index].machine.lockRequested(
+                requestID: request, attemptID: order.ref.id.rawValue,
+                .init(requestID: request, ref: order.ref, categories: categories)))
     }
 
     /// A message from the coordinator, on the worker's current connection or an old one.
@@ -256,11 +290,28 @@ extension Simulation {
             received = .session(.forgotten("the coordinator does not know this connection"))
         case .dispatch(_, let order):
             received = .dispatch([order])
+        case .lockGrant(_, let request, let tokens):
+            // The waiting procedure gets its grant (if its attempt still runs here).
+            if let id = workers[index].engine.first(where: { $0.value.locks[request] != nil })?.key {
+                workers[index].engine[id]?.locks[request] = .some(tokens)
+            }
+            received = .lockGranted(requestID: request, tokens: tokens)
+        case .lockDeny(_, let request):
+            // The procedure fails, and its attempt with it.
+            received = .lockDenied(requestID: request)
+            if let id = workers[index].engine.first(where: { $0.value.locks[request] != nil })?.key {
+                workers[index].engine[id]?.locks[request] = nil
+                workerPerform(index, workers[index].machine.received(received, now: now))
+                finishInEngine(index, id, outcome: .failed(error: "lock request \(request) denied"), at: now)
+                workerFlush(index)
+                return
+            }
         case .cancel(_, let ref, let reason):
             // Only a cancel that names exactly the attempt held here (`WorkerLoop` checks it too).
             let here = workers[index].machine.order(of: ref.id.rawValue)?.ref == ref
             received = .cancel(here ? [(ref.id.rawValue, reason)] : [])
-        case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye:
+        case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye, .lockRequest, .lockWithdraw,
+            .lockRelease:
             return
         }
         workerPerform(index, workers[index].machine.received(received, now: now))
