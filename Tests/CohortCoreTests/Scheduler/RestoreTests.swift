@@ -121,7 +121,7 @@ import Testing
     @Test func aChildACancelEndsAtRestoreIsJournaled() throws {
         var (_, journal) = try firstRun()
         journal.cancels["r1"] = [(path: "publish", reason: "not needed")]
-        var harness = restarted(journal, at: Timestamp.zero + .seconds(5))
+        let harness = restarted(journal, at: Timestamp.zero + .seconds(5))
         #expect(try harness.child("r1", "publish").phase == .cancelled)
         func recorded(_ path: String) -> Bool {
             harness.log.contains { action in
