@@ -1,3 +1,4 @@
+import CohortClientCore
 import CohortTestSupport
 import CohortWire
 import Testing

@@ -4,7 +4,7 @@ import CohortWire
 /// coordinator went away.
 extension ClientSession {
     /// What time alone decides; the shell calls it after every turn.
-    mutating func tick(now: Instant) -> [Action] {
+    package mutating func tick(now: Instant) -> [Action] {
         switch phase {
         case .handshaking(let handshake): return handshakeTimedOut(handshake, now: now)
         case .serving: return checkTimers(now: now)
@@ -67,7 +67,7 @@ extension ClientSession {
     /// The coordinator went away (it restarts, having said so, or died): with requests or
     /// watches open, say HELLO again until it is back (a restarted coordinator reloads its
     /// journal), at most ``Settings/reconnectTimeout``.
-    mutating func coordinatorLost(_ why: String, now: Instant) -> [Action] {
+    package mutating func coordinatorLost(_ why: String, now: Instant) -> [Action] {
         guard case .serving = phase, reconnecting == nil, !pending.isEmpty else { return [] }
         let announced = restartAnnounced
         probe = nil
@@ -82,7 +82,7 @@ extension ClientSession {
     /// Welcomed again: open requests and watches are sent again under their ids (a watch starts
     /// over with a fresh snapshot). A submission without a group id is not sent again (it might
     /// have been accepted already); it fails with ``ClientError/Code/connectionLost``.
-    mutating func reconnected(_ welcome: Welcome, now: Instant) -> [Action] {
+    package mutating func reconnected(_ welcome: Welcome, now: Instant) -> [Action] {
         reconnecting = nil
         restartAnnounced = false
         var actions: [Action] = [.connectionChanged(.reconnected(epoch: welcome.epoch))]
