@@ -21,14 +21,14 @@ extension ClientSession {
                     .fail(id, ClientError(.connectionLost, "no answer from the coordinator at \(endpoint) in time")))
             }
         }
-        // Only watches wait for the coordinator to come back, or are probed: a one-answer
-        // request has its own deadline.
-        guard isWatching else {
-            probe = nil
-            return actions
-        }
+        // While the coordinator is away, HELLO is said again for whatever waits, one-answer
+        // requests included (the HELLO that `coordinatorLost` sent may be lost with the
+        // coordinator, and until a WELCOME every request is answered HANDSHAKE_REQUIRED);
+        // with nothing left waiting, the next request finds the coordinator again.
         if let reconnecting {
-            if reconnecting.since.duration(to: now) >= settings.reconnectTimeout {
+            if pending.isEmpty {
+                self.reconnecting = nil
+            } else if reconnecting.since.duration(to: now) >= settings.reconnectTimeout {
                 let limit = Self.describe(settings.reconnectTimeout)
                 let lost = ClientError(
                     .connectionLost,
@@ -41,6 +41,11 @@ extension ClientSession {
                 self.reconnecting?.lastHello = now
                 actions.append(.sendHello)
             }
+            return actions
+        }
+        // Only watches are probed: a one-answer request has its own deadline.
+        guard isWatching else {
+            probe = nil
             return actions
         }
         if let probe {
