@@ -161,6 +161,11 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// Handed to the engine and not finished.
     private var running: [UInt64: Running] = [:]
     private var locks: [UInt64: LockEntry] = [:]
+    /// Attempts this worker ended (run, or cancelled before they started), the latest
+    /// ``endedMemory``: a dispatch of one again is a duplicate, never run twice.
+    private var ended: Set<UInt64> = []
+    private var endedOrder: [UInt64] = []
+    static var endedMemory: Int { 4096 }
     private var outbox = Outbox()
     /// Results made while no session was ready, sent after the next READY.
     private var unsentResults: [V.Result] = []
@@ -271,6 +276,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// its slot is free.
     public mutating func attemptFinished(_ result: V.Result) -> [Action] {
         guard let attempt = running.removeValue(forKey: V.attemptID(of: result)) else { return [] }
+        remember(ended: V.attemptID(of: result))
         if !attempt.interrupted { report(result) }
         return startWhatFits()
     }
@@ -432,7 +438,10 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         guard stopDeadline == nil else { return }
         for order in orders {
             let id = V.attemptID(of: order)
-            guard running[id] == nil, !waiting.contains(where: { V.attemptID(of: $0) == id }) else { continue }
+            // A dispatch seen again (the network duplicated it) is not run again, even after it
+            // ended: its category's grant may be someone else's by now.
+            guard running[id] == nil, !ended.contains(id), !waiting.contains(where: { V.attemptID(of: $0) == id })
+            else { continue }
             waiting.append(order)
         }
     }
@@ -444,8 +453,15 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             if mutations.contains(.startCancelledWaiting) { return [] }
         #endif
         let order = waiting.remove(at: index)
+        remember(ended: attemptID)
         report(V.cancelledBeforeStart(order, cancellation, at: now))
         return []
+    }
+
+    private mutating func remember(ended attemptID: UInt64) {
+        guard ended.insert(attemptID).inserted else { return }
+        endedOrder.append(attemptID)
+        if endedOrder.count > Self.endedMemory { ended.remove(endedOrder.removeFirst()) }
     }
 
     private var canStart: Bool {

@@ -101,6 +101,19 @@ struct WorkerMachineTests {
         #expect(machine.attemptCount == 0)
     }
 
+    /// Found by the simulation (seed 17 with simulated clients): a duplicated dispatch of an
+    /// attempt that had already run started it again, after its category was granted to
+    /// another holder (`no-two-live-holders`).
+    @Test func aDispatchSeenAgainAfterItsAttemptEndedIsNotRunAgain() {
+        var machine = ready(slots: 1)
+        #expect(Self.started(machine.received(Self.orders(1, 2), now: at(0.1))) == [1])
+        _ = machine.received(.cancel([(2, "cancelled")]), now: at(0.2))
+        #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"))).isEmpty)
+        #expect(Self.started(machine.received(Self.orders(1), now: at(0.3))).isEmpty, "it ran once")
+        #expect(Self.started(machine.received(Self.orders(2), now: at(0.4))).isEmpty, "a cancel is final")
+        #expect(machine.attemptCount == 0)
+    }
+
     @Test func aCancelOfARunningAttemptAsksTheEngine() {
         var machine = ready()
         _ = machine.received(Self.orders(1), now: at(0.1))
