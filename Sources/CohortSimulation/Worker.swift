@@ -260,7 +260,8 @@ extension Simulation {
             // Only a cancel that names exactly the attempt held here (`WorkerLoop` checks it too).
             let here = workers[index].machine.order(of: ref.id.rawValue)?.ref == ref
             received = .cancel(here ? [(ref.id.rawValue, reason)] : [])
-        case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye:
+        case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye, .clientHello, .request,
+            .clientWelcome, .reply:
             return
         }
         workerPerform(index, workers[index].machine.received(received, now: now))
