@@ -88,7 +88,9 @@ let package = Package(
 
         // A deterministic simulation of the cluster (issue 11, docs/simulation.md): the real
         // scheduler, simulated workers, clients, network and faults, driven by one seed.
-        .target(name: "CohortSimulation", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
+        .target(
+            name: "CohortSimulation", dependencies: ["CohortCore", "CohortSpec", "CohortWire", "CohortClientCore"],
+            swiftSettings: strict),
         .executableTarget(
             name: "cohort-simulate", dependencies: ["CohortSimulation"], swiftSettings: strict),
 
@@ -129,11 +131,16 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The client's session as a state machine (handshake, requests, watches, reconnecting)
+        // and its errors: no ZeroMQ, no logging library, so that the simulation runs it too.
+        .target(name: "CohortClientCore", dependencies: ["CohortSpec", "CohortWire"], swiftSettings: strict),
+
         // The Swift client API the CLI is built on.
         .target(
             name: "CohortClient",
             dependencies: [
-                "CohortSpec", "CohortWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "CohortClientCore", "CohortSpec", "CohortWire", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
@@ -187,7 +194,9 @@ let package = Package(
         .testTarget(name: "CohortSpecTests", dependencies: ["CohortSpec"], swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
         .testTarget(
-            name: "CohortSimulationTests", dependencies: ["CohortSimulation", "CohortCore"], swiftSettings: strict),
+            name: "CohortSimulationTests",
+            dependencies: ["CohortSimulation", "CohortCore", "CohortSpec", "CohortWire"],
+            swiftSettings: strict),
         .testTarget(
             name: "CohortJournalTests",
             dependencies: ["CohortJournal", "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift")],
@@ -208,7 +217,8 @@ let package = Package(
         .testTarget(
             name: "CohortClientTests",
             dependencies: [
-                "CohortClient", "CohortCoordinator", "CohortSpec", "CohortWire", "CohortTestSupport",
+                "CohortClient", "CohortClientCore", "CohortCoordinator", "CohortSpec", "CohortWire",
+                "CohortTestSupport",
                 "CohortPeerSupport",
             ],
             swiftSettings: strict),

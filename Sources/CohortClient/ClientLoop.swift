@@ -1,3 +1,4 @@
+import CohortClientCore
 import CohortWire
 import Foundation
 import Logging
@@ -114,7 +115,7 @@ final class ClientLoop {
                 }
                 configuration.onConnectionChange?(change)
             case .log(let level, let message):
-                logger.log(level: level, "\(message)", metadata: ["coordinator.endpoint": "\(endpoint)"])
+                logger.log(level: level.logging, "\(message)", metadata: ["coordinator.endpoint": "\(endpoint)"])
             case .stop(let error):
                 guard let handshake else { continue }
                 // Nothing worth lingering for: the HELLO may still sit in the queue of a peer that is not there.
@@ -280,5 +281,27 @@ final class ClientLoop {
         context?.terminate()
         for closer in closers { closer.resume() }
         closers = []
+    }
+}
+
+extension ClientLoop.Session.Settings {
+    /// The session's settings from the client's configuration.
+    init(_ configuration: ClientConfiguration) {
+        self.init(endpoint: configuration.coordinator)
+        connectTimeout = configuration.connectTimeout
+        requestTimeout = configuration.requestTimeout
+        probeAfter = configuration.probeAfter
+        reconnectTimeout = configuration.reconnectTimeout
+        curve = configuration.curve != nil
+    }
+}
+
+extension ClientLoop.Session.LogLevel {
+    /// The logger's level for a session's log line.
+    var logging: Logger.Level {
+        switch self {
+        case .debug: .debug
+        case .warning: .warning
+        }
     }
 }

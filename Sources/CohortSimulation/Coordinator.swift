@@ -77,9 +77,15 @@ extension Simulation {
         scheduler = nil
         sessions = [:]
         routes = [:]
-        pendingCancels = []
-        // Connections break: what was on the wire is gone.
+        shell.reset()
+        // Connections break: what was on the wire is gone, and each client's socket monitor
+        // sees its connection drop.
         network.removeAll()
+        for client in clients.indices where clients[client].connection != nil {
+            nextConnection += 1
+            clients[client].connection = nextConnection
+            clients[client].disconnected = true
+        }
     }
 
     mutating func restartCoordinator() {
@@ -110,9 +116,10 @@ extension Simulation {
                 if let peer = sessions[session] { send(.dispatch(peer.connection, order), worker: peer.worker) }
             case .cancel(let session, let ref, let reason):
                 if let peer = sessions[session] { send(.cancel(peer.connection, ref, reason), worker: peer.worker) }
-            case .groupFinished(let group, let phase, _):
+            case .groupFinished(let group, let phase, let reason):
                 log("group \(group) \(phase)")
                 checkGroupFinished(group, phase)
+                notifyWatchers(of: group, phase, reason: reason)
             case .sessionLost(let session, let loss):
                 log("session lost \(session) \(loss)")
                 if let peer = sessions.removeValue(forKey: session) { routes[peer.connection] = nil }
@@ -221,24 +228,9 @@ extension Simulation {
             withScheduler("goodbye") { scheduler, now in
                 scheduler.workerLost(session, reason: "it disconnected", handedBack: true, now: now)
             }
-        case .hello, .welcome, .heartbeatAck, .forgotten, .dispatch, .cancel, .lockGrant, .lockDeny:
+        case .hello, .welcome, .heartbeatAck, .forgotten, .dispatch, .cancel, .lockGrant, .lockDeny, .clientHello,
+            .request, .clientWelcome, .reply:
             break
         }
-    }
-
-    /// Acknowledges every cancel that no attempt can still escape (the coordinator's
-    /// `answerSettledCancels`): from now on nothing it covers may start.
-    mutating func answerSettledCancels() {
-        guard let scheduler, !pendingCancels.isEmpty else { return }
-        var still: [(group: String, path: String)] = []
-        for cancel in pendingCancels {
-            if scheduler.hasUnconfirmedDispatches(cancel.group, path: cancel.path) {
-                still.append(cancel)
-            } else {
-                log("cancel acknowledged \(cancel.group)/\(cancel.path)")
-                checker.acknowledgedCancels[cancel.group, default: []].append(cancel.path)
-            }
-        }
-        pendingCancels = still
     }
 }

@@ -5,7 +5,9 @@ import Foundation
 /// What the invariants remember of the run (outside the scheduler: what clients were told,
 /// what the journal holds, which tokens were handed out).
 struct Checker {
-    /// Groups a client got an id for.
+    /// Groups the coordinator accepted (journaled), as it accepted them.
+    var known: [String: FlatSpec] = [:]
+    /// Groups a client got an id for (it received the reply).
     var accepted: [String: FlatSpec] = [:]
     var groupOutcomes: [String: GroupPhase] = [:]
     /// `group/path` → the child's outcome, as journaled.
@@ -14,7 +16,8 @@ struct Checker {
     var outputs: [String: Data] = [:]
     /// The largest token seen per category, over every incarnation of the coordinator.
     var maxToken: [String: UInt64] = [:]
-    /// Cancels the client was told were accepted: group → paths (`""` for the whole group).
+    /// Cancels a client was told were accepted (it received the acknowledgement): group →
+    /// paths (`""` for the whole group).
     var acknowledgedCancels: [String: [String]] = [:]
 
     func cancelAcknowledged(group: String, path: String) -> Bool {
@@ -56,8 +59,8 @@ extension Simulation {
     /// `no-start-after-cancel-acknowledged`, `injected-input-is-producer-output`.
     mutating func checkDispatch(_ order: DispatchOrder) {
         let group = order.ref.group
-        guard let flat = checker.accepted[group], let leaf = flat.leaf(at: order.ref.path) else {
-            return fail(.acceptedIsJournaled, "dispatch of \(order.ref) of a group no client got an id for")
+        guard let flat = checker.known[group], let leaf = flat.leaf(at: order.ref.path) else {
+            return fail(.acceptedIsJournaled, "dispatch of \(order.ref) of a group the coordinator never accepted")
         }
         if checker.cancelAcknowledged(group: group, path: order.ref.path) {
             return fail(.noStartAfterCancelAck, "\(order.ref) dispatched after a cancel covering it was acknowledged")
@@ -109,11 +112,11 @@ extension Simulation {
         }
     }
 
-    /// `accepted-groups-journaled`: a group a client got an id for is in the journal, and a
-    /// resubmission with its id is idempotent.
-    mutating func checkAccepted(_ id: String, wasAccepted: Bool, acceptance: Acceptance) {
+    /// `accepted-groups-journaled`, as the client receives its id: the group is in the
+    /// journal, and a resubmission with its id is idempotent.
+    mutating func checkAccepted(_ id: String, wasAccepted: Bool, alreadySubmitted: Bool) {
         if journal.groups[id] == nil { fail(.acceptedIsJournaled, "\(id) accepted but not in the journal") }
-        if wasAccepted, !acceptance.alreadySubmitted {
+        if wasAccepted, !alreadySubmitted {
             fail(.acceptedIsJournaled, "\(id) resubmitted and accepted anew: the coordinator had lost it")
         }
     }

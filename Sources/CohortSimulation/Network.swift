@@ -1,7 +1,8 @@
 import CohortCore
+import CohortWire
 import Foundation
 
-/// A message between the coordinator and a worker, on a connection: connections are
+/// A message between the coordinator and a worker or a client, on a connection: connections are
 /// numbered over the whole run and never reused (a new socket, or libzmq reconnecting one
 /// after its TCP connection broke, is a new routing id to the coordinator's ROUTER).
 enum Message {
@@ -28,6 +29,12 @@ enum Message {
     case cancel(UInt64, AttemptRef, CancellationReason)
     case lockGrant(UInt64, request: UInt64, tokens: [String: UInt64])
     case lockDeny(UInt64, request: UInt64)
+    // Client → coordinator: the session's HELLO and its requests, as on the wire.
+    case clientHello(UInt64)
+    case request(UInt64, ClientRequest)
+    // Coordinator → client.
+    case clientWelcome(UInt64, Welcome)
+    case reply(UInt64, CoordinatorReply)
 
     var connection: UInt64 {
         switch self {
@@ -37,7 +44,8 @@ enum Message {
             .lockRelease(let connection, _), .lockGrant(let connection, _, _), .lockDeny(let connection, _),
             .welcome(let connection),
             .heartbeatAck(let connection, _), .forgotten(let connection), .dispatch(let connection, _),
-            .cancel(let connection, _, _):
+            .cancel(let connection, _, _), .clientHello(let connection), .request(let connection, _),
+            .clientWelcome(let connection, _), .reply(let connection, _):
             connection
         }
     }
@@ -45,7 +53,7 @@ enum Message {
     var toCoordinator: Bool {
         switch self {
         case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye, .lockRequest, .lockWithdraw,
-            .lockRelease:
+            .lockRelease, .clientHello, .request:
             true
         default: false
         }
@@ -75,6 +83,11 @@ enum Message {
         case .dispatch(let connection, let order):
             "dispatch c\(connection) \(order.ref) id=\(order.ref.id) tokens=\(order.tokens.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }) holds=\(order.holds)"
         case .cancel(let connection, let ref, let reason): "cancel c\(connection) \(ref) (\(reason.text))"
+        case .clientHello(let connection): "client hello c\(connection)"
+        case .request(let connection, let request):
+            "request c\(connection) #\(request.requestID) \(describe(request.kind))"
+        case .clientWelcome(let connection, let welcome): "client welcome c\(connection) epoch \(welcome.epoch)"
+        case .reply(let connection, let reply): "reply c\(connection) #\(reply.requestID) \(describe(reply.kind))"
         }
     }
 }
@@ -87,20 +100,33 @@ func describe(_ outcome: AttemptOutcome) -> String {
     }
 }
 
+/// A peer of the coordinator.
+enum Peer: Hashable {
+    case worker(Int)
+    case client(Int)
+}
+
 /// A message on its way.
 struct Envelope {
     var id: UInt64
-    /// The worker at the other end.
-    var worker: Int
+    /// The peer at the other end.
+    var peer: Peer
     var message: Message
     var deliverAt: Timestamp
 }
 
 extension Simulation {
-    /// Puts a message on the network: delayed, maybe dropped or duplicated (in the fault phase).
     mutating func send(_ message: Message, worker: Int) {
+        send(message, peer: .worker(worker))
+    }
+
+    /// Puts a message on the network: delayed, maybe dropped or duplicated (in the fault phase).
+    mutating func send(_ message: Message, peer: Peer) {
         if inFaultPhase, random.int(0...199) == 0 {
-            breakConnection(of: worker, dropping: message)
+            switch peer {
+            case .worker(let worker): breakConnection(of: worker, dropping: message)
+            case .client(let client): breakClientConnection(of: client, dropping: message)
+            }
             return
         }
         let copies = inFaultPhase && random.int(0...199) == 0 ? 2 : 1
@@ -110,7 +136,7 @@ extension Simulation {
             if slow { count("message delayed") }
             let delay: Duration = .milliseconds(Int64(slow ? random.int(500...2500) : random.int(0...30)))
             nextEnvelope += 1
-            network.append(Envelope(id: nextEnvelope, worker: worker, message: message, deliverAt: now + delay))
+            network.append(Envelope(id: nextEnvelope, peer: peer, message: message, deliverAt: now + delay))
         }
     }
 
@@ -121,7 +147,7 @@ extension Simulation {
     mutating func breakConnection(of worker: Int, dropping message: Message? = nil) {
         count("connection broken")
         log("drop \(message?.summary ?? "-"): connection of w\(worker) broken")
-        network.removeAll { $0.worker == worker }
+        network.removeAll { $0.peer == .worker(worker) }
         guard workers[worker].connection != nil else { return }
         nextConnection += 1
         workers[worker].connection = nextConnection
@@ -131,7 +157,11 @@ extension Simulation {
     /// worker's messages wait on the wire: ``deliverableMessages()`` holds them until the
     /// partition heals or breaks the connection).
     mutating func deliver(_ envelope: Envelope) {
-        let worker = envelope.worker
+        let worker: Int
+        switch envelope.peer {
+        case .worker(let index): worker = index
+        case .client(let client): return deliverClient(envelope.message, client: client)
+        }
         if envelope.message.toCoordinator {
             guard scheduler != nil else {
                 log("lost (coordinator down) \(envelope.message.summary)")
@@ -153,12 +183,25 @@ extension Simulation {
         let roll = random.int(0...99)
         let index = random.int(0...(workers.count - 1))
         switch roll {
+        case 0..<25 where random.int(0...3) == 0:
+            // A client is cut off too: what it sends and is sent waits, or is lost with its
+            // connection when the cut heals.
+            let client = random.int(0...(clients.count - 1))
+            guard !clients[client].partitioned else { return }
+            clients[client].partitioned = true
+            count("client partition")
+            log("FAULT partition client c\(client)")
         case 0..<25:
             guard !workers[index].partitioned else { return }
             workers[index].partitioned = true
             count("partition")
             log("FAULT partition w\(index)")
         case 25..<55:
+            if let client = clients.indices.first(where: { clients[$0].partitioned }), random.int(0...1) == 0 {
+                clients[client].partitioned = false
+                if random.int(0...2) == 0 { breakClientConnection(of: client) }
+                return log("heal client c\(client)")
+            }
             let cut = workers.indices.filter { workers[$0].partitioned }
             guard let healed = cut.first else { return }
             workers[healed].partitioned = false

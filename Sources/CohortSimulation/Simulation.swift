@@ -11,23 +11,30 @@
 // What is modelled:
 // - the coordinator: the real `Scheduler`; the journal is a value that absorbs the records
 //   synchronously (a turn's records are "on disk" before its messages leave, as the real
-//   `JournalWriter` guarantees); a crash drops the scheduler and every message in flight, a
-//   restart rebuilds it with `restore(...)` at a larger epoch (`tokenFloor = epoch << 32`);
-//   cancels are acknowledged to the client once `hasUnconfirmedDispatches` is false;
-// - workers: slots, a queue of dispatched attempts, a lease renewed by acknowledged heartbeats
-//   (it ends `I × (L − 1)` after the acknowledged heartbeat was sent; when it ends, attempts
-//   with categories of their own are killed and reported `workerLost`, and nothing starts),
-//   random durations, outcomes and outputs, started/finished reports, timeouts, READY with
-//   every attempt held after a reconnect (`HANDSHAKE_REQUIRED`-style `reconnect` answers);
-// - clients: random group specs built in Swift (DAGs with `after`, nested groups and
-//   sequences, `exclusive` at group and child level from three shared categories, `inject`,
-//   `retry`, `timeout`), cancels of groups and children, `--id` resubmissions;
-// - the network between coordinator and workers: delays, reordering, drops, duplicates,
-//   partitions and heals;
-// - faults: worker crash and restart, coordinator crash and restart from the journal.
+//   `JournalWriter` guarantees); a crash drops the scheduler, every session and every message
+//   in flight, and breaks every connection; a restart rebuilds it with `restore(...)` at a
+//   larger epoch (`tokenFloor = epoch << 32`); its client-facing shell (``ClientShell``)
+//   mirrors `CoordinatorLoop+Clients`: a submit is answered with its id once the group is
+//   journaled, a cancel once nothing it covers can still start (`hasUnconfirmedDispatches`),
+//   a watch with a snapshot and then the group's end;
+// - workers: the real `WorkerMachine` (slots, prefetch, lease, reconnecting, drain) around a
+//   simulated engine: random durations, outcomes and outputs, timeouts;
+// - clients: the real `ClientSession` (CohortClientCore) on simulated time, over their own
+//   connections (HELLO/WELCOME, `HANDSHAKE_REQUIRED`, reconnecting and sending again, request
+//   deadlines, the watch probe); random group specs built in Swift (DAGs with `after`, nested
+//   groups and sequences, `exclusive` at group and child level from three shared categories,
+//   `inject`, `retry`, `timeout`), cancels of groups and children, `--id` submissions and
+//   resubmissions (what the session failed is submitted again under its id), watches; the
+//   invariants learn what a client was told when it receives it;
+// - the network between the coordinator and every peer: delays, reordering across
+//   connections (FIFO within one), duplicates, lost messages that break their connection,
+//   partitions (of workers and clients) and heals;
+// - faults: worker crash, restart, pause, drain; operator drains; coordinator crash and
+//   restart from the journal.
 //
-// What is not (see docs/simulation.md): worker-local locks, drains, client sessions and
-// watches over a network, the real sockets, disk and processes.
+// What is not (see docs/simulation.md): worker-local locks, status/result queries, watch
+// events of single children, spec parsing (a submission names the spec the client built), the
+// real sockets, disk and processes.
 import CohortCore
 import CohortSpec
 import Foundation
@@ -76,6 +83,7 @@ public enum Invariant: String, Sendable, CaseIterable {
     case noStartAfterCancelAck = "no-start-after-cancel-acknowledged"
     case oneOutcome = "exactly-one-outcome"
     case acceptedIsJournaled = "accepted-groups-journaled"
+    case watchSeesOutcome = "watch-sees-the-outcome"
     case dependenciesFirst = "dependencies-finish-first"
     case injectedIsProducerOutput = "injected-input-is-producer-output"
     case liveness = "liveness"
@@ -140,8 +148,10 @@ public struct Simulation {
     var nextSession: UInt64 = 1
     /// Connections whose HELLO was answered (a duplicated HELLO is answered once).
     var hellosSeen: Set<UInt64> = []
-    /// Cancels asked for and not yet acknowledged: (group, path).
-    var pendingCancels: [(group: String, path: String)] = []
+    /// The coordinator's client sessions, watches and cancels waiting to be acknowledged.
+    var shell = ClientShell()
+    /// Submitted documents → the spec each names (the model sends specs by name).
+    var documents: [String: GroupSpec] = [:]
 
     // Workers, clients, network.
     var workers: [SimWorker] = []
@@ -167,6 +177,7 @@ public struct Simulation {
         }
         for index in 0..<configuration.clients { clients.append(SimClient(index: index)) }
         startCoordinator()
+        startClients()
     }
 
     var inFaultPhase: Bool { configuration.faults && step < configuration.steps }
@@ -192,6 +203,7 @@ public struct Simulation {
         let start = now
         log("quiet: faults stop")
         if scheduler == nil { restartCoordinator() }
+        for index in clients.indices { clients[index].partitioned = false }
         for index in workers.indices {
             workers[index].partitioned = false
             if workers[index].paused { resumeWorker(index) }
@@ -201,13 +213,18 @@ public struct Simulation {
         for index in operatorDrained.sorted() { breakConnection(of: index) }
         operatorDrained = []
         while failure == nil {
-            let unfinished = checker.accepted.keys.filter { checker.groupOutcomes[$0] == nil }
-            let waiting = clients.contains { !$0.unaccepted.isEmpty }
+            let unfinished = checker.known.keys.filter { checker.groupOutcomes[$0] == nil }
+            // Every submission answered, every cancel acknowledged, every watch ended.
+            let waiting = clients.contains { !$0.unaccepted.isEmpty || !$0.calls.isEmpty }
             if unfinished.isEmpty, !waiting { return }
             if now - start > configuration.livenessBound {
+                let stuck = clients.filter { !$0.unaccepted.isEmpty || !$0.calls.isEmpty }.map { client in
+                    "client c\(client.index) (\(client.session.phase)): open \(client.calls.keys.sorted().map { "#\($0) \(client.calls[$0]!)" }), unsent \(client.unaccepted.map(\.id))"
+                }
                 fail(
                     .liveness,
-                    "\(unfinished.count) groups unfinished \(configuration.livenessBound) after faults stopped: "
+                    stuck.joined(separator: "; ")
+                        + "; \(unfinished.count) groups unfinished \(configuration.livenessBound) after faults stopped: "
                         + unfinished.sorted().prefix(5).joined(separator: ", ")
                         + (scheduler.map { s in
                             " — "
@@ -252,10 +269,19 @@ public struct Simulation {
     func deliverableMessages() -> [Int] {
         var seen = Set<Int>()
         var deliverable: [Int] = []
-        for index in network.indices where !workers[network[index].worker].partitioned {
-            // A paused worker reads nothing; what it sent before goes on.
-            if workers[network[index].worker].paused, !network[index].message.toCoordinator { continue }
-            let channel = network[index].worker * 2 + (network[index].message.toCoordinator ? 1 : 0)
+        for index in network.indices {
+            let peer: Int
+            switch network[index].peer {
+            case .worker(let worker):
+                guard !workers[worker].partitioned else { continue }
+                // A paused worker reads nothing; what it sent before goes on.
+                if workers[worker].paused, !network[index].message.toCoordinator { continue }
+                peer = worker
+            case .client(let client):
+                guard !clients[client].partitioned else { continue }
+                peer = workers.count + client
+            }
+            let channel = peer * 2 + (network[index].message.toCoordinator ? 1 : 0)
             if seen.insert(channel).inserted, network[index].deliverAt <= now { deliverable.append(index) }
         }
         return deliverable
@@ -295,6 +321,7 @@ public struct Simulation {
         }
         now = now + duration
         for index in workers.indices { workerTick(index) }
+        for index in clients.indices { clientTick(index) }
         if var scheduler {
             let actions = scheduler.tick(now: now)
             self.scheduler = scheduler

@@ -311,7 +311,7 @@ extension Simulation {
             let here = workers[index].machine.order(of: ref.id.rawValue)?.ref == ref
             received = .cancel(here ? [(ref.id.rawValue, reason)] : [])
         case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye, .lockRequest, .lockWithdraw,
-            .lockRelease:
+            .lockRelease, .clientHello, .request, .clientWelcome, .reply:
             return
         }
         workerPerform(index, workers[index].machine.received(received, now: now))

@@ -1,3 +1,4 @@
+import CohortClientCore
 import CohortTestSupport
 import CohortWire
 import Testing
@@ -232,6 +233,29 @@ import Testing
         #expect(failed[3]?.code == .connectionLost)
         #expect(failed[3]?.message.contains("use --id") == true)
         #expect(session.reconnecting == nil)
+    }
+
+    /// Found by the simulation (seed 1): with only one-answer requests open, a HELLO lost with
+    /// the coordinator was never said again, and the session stayed "reconnecting" for good:
+    /// every later request was answered HANDSHAKE_REQUIRED, ignored, and timed out.
+    @Test func helloIsSaidAgainWhileOnlyOneAnswerRequestsWaitAndALaterRequestFindsTheCoordinator() {
+        var session = Self.welcomed()
+        let submission = Submission(groupID: "g-1", document: "{}", format: .json)
+        _ = session.request(1, .submit(submission), answering: .once, now: Self.start)
+        #expect(session.connection(.disconnected, now: Self.at(.seconds(1))).last == .sendHello)
+        #expect(session.tick(now: Self.at(.seconds(2))) == [.sendHello], "HELLO again every second")
+        #expect(session.tick(now: Self.at(.seconds(3))) == [.sendHello])
+
+        // Nothing comes back: the request times out, and nothing waits for the coordinator.
+        #expect(Self.failures(session.tick(now: Self.at(.seconds(30))))[1]?.code == .connectionLost)
+        #expect(session.reconnecting == nil)
+
+        // The next request meets a coordinator that does not know this connection: HELLO again.
+        _ = session.request(2, .submit(submission), answering: .once, now: Self.at(.seconds(40)))
+        let unknown = ProtocolError(code: .handshakeRequired, message: "no session: send HELLO first")
+        #expect(session.received(Self.reply(2, .error(unknown)), now: Self.at(.seconds(41))).last == .sendHello)
+        let back = session.received(.success(.handshake(.welcome(Self.welcome(epoch: 2)))), now: Self.at(.seconds(42)))
+        #expect(Self.sent(back).map(\.requestID) == [2], "sent again after the WELCOME")
     }
 
     @Test func anAnnouncedRestartThatDoesNotComeBackFailsWatchesAtTheReconnectTimeout() {

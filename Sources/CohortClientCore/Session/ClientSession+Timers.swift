@@ -4,7 +4,7 @@ import CohortWire
 /// coordinator went away.
 extension ClientSession {
     /// What time alone decides; the shell calls it after every turn.
-    mutating func tick(now: Instant) -> [Action] {
+    package mutating func tick(now: Instant) -> [Action] {
         switch phase {
         case .handshaking(let handshake): return handshakeTimedOut(handshake, now: now)
         case .serving: return checkTimers(now: now)
@@ -21,14 +21,14 @@ extension ClientSession {
                     .fail(id, ClientError(.connectionLost, "no answer from the coordinator at \(endpoint) in time")))
             }
         }
-        // Only watches wait for the coordinator to come back, or are probed: a one-answer
-        // request has its own deadline.
-        guard isWatching else {
-            probe = nil
-            return actions
-        }
+        // While the coordinator is away, HELLO is said again for whatever waits, one-answer
+        // requests included (the HELLO that `coordinatorLost` sent may be lost with the
+        // coordinator, and until a WELCOME every request is answered HANDSHAKE_REQUIRED);
+        // with nothing left waiting, the next request finds the coordinator again.
         if let reconnecting {
-            if reconnecting.since.duration(to: now) >= settings.reconnectTimeout {
+            if pending.isEmpty {
+                self.reconnecting = nil
+            } else if reconnecting.since.duration(to: now) >= settings.reconnectTimeout {
                 let limit = Self.describe(settings.reconnectTimeout)
                 let lost = ClientError(
                     .connectionLost,
@@ -41,6 +41,11 @@ extension ClientSession {
                 self.reconnecting?.lastHello = now
                 actions.append(.sendHello)
             }
+            return actions
+        }
+        // Only watches are probed: a one-answer request has its own deadline.
+        guard isWatching else {
+            probe = nil
             return actions
         }
         if let probe {
@@ -67,7 +72,7 @@ extension ClientSession {
     /// The coordinator went away (it restarts, having said so, or died): with requests or
     /// watches open, say HELLO again until it is back (a restarted coordinator reloads its
     /// journal), at most ``Settings/reconnectTimeout``.
-    mutating func coordinatorLost(_ why: String, now: Instant) -> [Action] {
+    package mutating func coordinatorLost(_ why: String, now: Instant) -> [Action] {
         guard case .serving = phase, reconnecting == nil, !pending.isEmpty else { return [] }
         let announced = restartAnnounced
         probe = nil
@@ -82,7 +87,7 @@ extension ClientSession {
     /// Welcomed again: open requests and watches are sent again under their ids (a watch starts
     /// over with a fresh snapshot). A submission without a group id is not sent again (it might
     /// have been accepted already); it fails with ``ClientError/Code/connectionLost``.
-    mutating func reconnected(_ welcome: Welcome, now: Instant) -> [Action] {
+    package mutating func reconnected(_ welcome: Welcome, now: Instant) -> [Action] {
         reconnecting = nil
         restartAnnounced = false
         var actions: [Action] = [.connectionChanged(.reconnected(epoch: welcome.epoch))]

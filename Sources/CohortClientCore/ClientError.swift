@@ -76,7 +76,7 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
 
 extension ClientError {
     /// The client-side view of an error the coordinator sent.
-    init(_ error: ProtocolError) {
+    package init(_ error: ProtocolError) {
         let code: Code =
             switch error.code {
             case .invalidSpec: .invalidSpec
@@ -95,7 +95,7 @@ extension ClientError {
     }
 
     /// The client-side view of a handshake refusal.
-    init(refusal: HandshakeError, endpoint: String) {
+    package init(refusal: HandshakeError, endpoint: String) {
         let code: Code =
             switch refusal.code {
             case .permissionDenied: .permissionDenied
@@ -108,8 +108,8 @@ extension ClientError {
 
 extension ClientError {
     /// A call made after the client was closed (or its connection ended).
-    static let closed = ClientError(.closed, "the client is closed")
+    package static let closed = ClientError(.closed, "the client is closed")
 
     /// A call whose task was cancelled.
-    static let cancelled = ClientError(.cancelled, "cancelled")
+    package static let cancelled = ClientError(.cancelled, "cancelled")
 }

@@ -1,5 +1,4 @@
 import CohortWire
-import Logging
 
 /// The client's side of its connection to the coordinator, as a state machine without I/O:
 /// the handshake and its timeout, open requests and their deadlines, watches and the liveness
@@ -9,41 +8,33 @@ import Logging
 ///
 /// It owns no socket, clock or thread: every input carries `now`, and every input returns the
 /// ``Action``s the shell (``ClientLoop``) carries out in order. Generic over the instant so that
-/// the loop drives it with `ContinuousClock` and tests and the simulation with a manual one.
+/// the loop drives it with `ContinuousClock`, tests with a manual clock and the simulation
+/// (CohortSimulation) with its simulated `Timestamp`.
 /// A send the shell could not make is reported back (``requestNotSent(_:_:now:)``,
 /// ``helloNotSent(_:now:)``), which may return more actions.
-struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duration {
+package struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duration {
     /// The settings the session decides with (from ``ClientConfiguration``).
-    struct Settings: Sendable {
+    package struct Settings: Sendable {
         /// The coordinator's endpoint, for messages.
-        var endpoint: String
-        var connectTimeout: Duration = .seconds(5)
-        var requestTimeout: Duration = .seconds(30)
-        var probeAfter: Duration = .seconds(10)
-        var reconnectTimeout: Duration = .seconds(30)
+        package var endpoint: String
+        package var connectTimeout: Duration = .seconds(5)
+        package var requestTimeout: Duration = .seconds(30)
+        package var probeAfter: Duration = .seconds(10)
+        package var reconnectTimeout: Duration = .seconds(30)
         /// Whether this client uses CURVE (the words of a failed handshake depend on it).
-        var curve = false
+        package var curve = false
         /// How often HELLO is said again while the coordinator is away.
-        var helloInterval: Duration = .seconds(1)
+        package var helloInterval: Duration = .seconds(1)
         /// The longest the shell waits for input before calling ``tick(now:)``.
-        var maxWait: Duration = .milliseconds(250)
+        package var maxWait: Duration = .milliseconds(250)
 
-        init(endpoint: String) {
+        package init(endpoint: String) {
             self.endpoint = endpoint
-        }
-
-        init(_ configuration: ClientConfiguration) {
-            endpoint = configuration.coordinator
-            connectTimeout = configuration.connectTimeout
-            requestTimeout = configuration.requestTimeout
-            probeAfter = configuration.probeAfter
-            reconnectTimeout = configuration.reconnectTimeout
-            curve = configuration.curve != nil
         }
     }
 
     /// How a request is answered.
-    enum Answering: Hashable, Sendable {
+    package enum Answering: Hashable, Sendable {
         /// One answer, within ``Settings/requestTimeout``.
         case once
         /// A stream of answers (a watch), without a deadline, until the group's end.
@@ -51,7 +42,7 @@ struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duratio
     }
 
     /// What the shell saw of the connection itself (its socket monitor).
-    enum ConnectionEvent: Hashable, Sendable {
+    package enum ConnectionEvent: Hashable, Sendable {
         /// A TCP connection was made.
         case connected
         /// A connection attempt was refused and will be retried.
@@ -63,19 +54,26 @@ struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duratio
     }
 
     /// A failed security handshake, in the monitor's words.
-    struct HandshakeFailure: Hashable, Sendable {
+    package struct HandshakeFailure: Hashable, Sendable {
         /// What it means, in words.
-        var explanation: String
+        package var explanation: String
         /// What the event said (a ZMTP error, an errno).
-        var detail: String
+        package var detail: String
         /// The coordinator refused this client's key (a definite refusal).
-        var keyRefused: Bool
+        package var keyRefused: Bool
         /// It failed for certain, not possibly because a connection broke.
-        var definite: Bool
+        package var definite: Bool
+
+        package init(explanation: String, detail: String, keyRefused: Bool, definite: Bool) {
+            self.explanation = explanation
+            self.detail = detail
+            self.keyRefused = keyRefused
+            self.definite = definite
+        }
     }
 
     /// What the shell must do, in order.
-    enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         /// Send HELLO (errors: ``helloNotSent(_:now:)``).
         case sendHello
         /// Send this request (errors: ``requestNotSent(_:_:now:)``).
@@ -93,13 +91,20 @@ struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duratio
         /// Tell the caller's ``ClientConfiguration/onConnectionChange``.
         case connectionChanged(ConnectionChange)
         /// Something worth a log line and no more.
-        case log(Logger.Level, String)
+        case log(LogLevel, String)
         /// The connection is over (the handshake failed, the coordinator refused this client,
         /// it was closed): fail whatever is still posted with this error, and close.
         case stop(ClientError)
     }
 
-    enum Phase: Hashable {
+    /// How much a ``Action/log(_:_:)`` line matters (the shell maps it to its logger's level;
+    /// this module links no logging library, so that the simulation can run the session).
+    package enum LogLevel: Hashable, Sendable {
+        case debug
+        case warning
+    }
+
+    package enum Phase: Hashable {
         /// Not connected yet: ``connect(now:)`` starts.
         case idle
         /// HELLO sent, no WELCOME yet.
@@ -111,77 +116,77 @@ struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duratio
     }
 
     /// What the handshake has seen so far.
-    struct Handshake: Hashable {
-        var deadline: Instant
+    package struct Handshake: Hashable {
+        package var deadline: Instant
         /// A TCP connection was made at least once.
-        var connected = false
+        package var connected = false
         /// Refused connection attempts before any was made.
-        var refusals = 0
+        package var refusals = 0
         /// Failed security handshakes, a definite one counting 3.
-        var brokenHandshakes = 0
-        var lastFailure: ClientError?
+        package var brokenHandshakes = 0
+        package var lastFailure: ClientError?
     }
 
-    struct Pending: Hashable {
-        var kind: ClientRequest.Kind
-        var answering: Answering
+    package struct Pending: Hashable {
+        package var kind: ClientRequest.Kind
+        package var answering: Answering
         /// When a one-answer request gives up; `nil` for streams.
-        var deadline: Instant?
+        package var deadline: Instant?
     }
 
     /// The coordinator went away while requests were open; HELLO is said again.
-    struct Reconnection: Hashable {
-        var since: Instant
-        var lastHello: Instant
+    package struct Reconnection: Hashable {
+        package var since: Instant
+        package var lastHello: Instant
         /// It said it was restarting (rather than its connection dropping).
-        var announced: Bool
+        package var announced: Bool
     }
 
     /// A liveness probe sent while watches were silent.
-    struct Probe: Hashable {
-        var id: UInt64
-        var sentAt: Instant
+    package struct Probe: Hashable {
+        package var id: UInt64
+        package var sentAt: Instant
     }
 
-    let settings: Settings
-    var phase: Phase = .idle
+    package let settings: Settings
+    package var phase: Phase = .idle
     /// Open requests by id.
-    var pending: [UInt64: Pending] = [:]
+    package var pending: [UInt64: Pending] = [:]
     /// When the coordinator last sent anything.
-    var lastHeard: Instant?
-    var probe: Probe?
-    var reconnecting: Reconnection?
+    package var lastHeard: Instant?
+    package var probe: Probe?
+    package var reconnecting: Reconnection?
     /// The coordinator said it is restarting while nothing was open: a loss seen later (a
     /// request sent meanwhile) is that restart. Cleared when it is back.
-    var restartAnnounced = false
+    package var restartAnnounced = false
     /// Requests whose callers gave up before the session saw them (a cancellation can overtake
     /// the request it cancels); each is failed as soon as it arrives.
-    var abandoned: Set<UInt64> = []
+    package var abandoned: Set<UInt64> = []
     /// Ids for the session's own requests (probes, unwatches, goodbye), apart from the callers'.
-    var nextInternalID: UInt64 = 1 << 62
+    package var nextInternalID: UInt64 = 1 << 62
 
-    init(settings: Settings) {
+    package init(settings: Settings) {
         self.settings = settings
     }
 
-    var endpoint: String { settings.endpoint }
+    package var endpoint: String { settings.endpoint }
 
     /// Why the session ended; `nil` while it goes on.
-    var endedWith: ClientError? {
+    package var endedWith: ClientError? {
         if case .ended(let error) = phase { return error }
         return nil
     }
 
-    var isHandshaking: Bool {
+    package var isHandshaking: Bool {
         if case .handshaking = phase { return true }
         return false
     }
 
     /// Whether a watch (or any stream) is open.
-    var isWatching: Bool { pending.values.contains { $0.answering == .stream } }
+    package var isWatching: Bool { pending.values.contains { $0.answering == .stream } }
 
     /// How long the shell may wait for input before the next ``tick(now:)``.
-    func wait(now: Instant) -> Duration {
+    package func wait(now: Instant) -> Duration {
         switch phase {
         case .handshaking(let handshake):
             return max(now.duration(to: handshake.deadline), .zero)
@@ -196,13 +201,13 @@ struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duratio
         }
     }
 
-    mutating func internalID() -> UInt64 {
+    package mutating func internalID() -> UInt64 {
         defer { nextInternalID += 1 }
         return nextInternalID
     }
 
     /// Ends the session: everything open fails with `error`.
-    mutating func end(_ error: ClientError) -> [Action] {
+    package mutating func end(_ error: ClientError) -> [Action] {
         guard endedWith == nil else { return [] }
         let open = pending.keys.sorted()
         pending = [:]
@@ -213,7 +218,7 @@ struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duratio
     }
 
     /// `5 s`, `500 ms`.
-    static func describe(_ duration: Duration) -> String {
+    package static func describe(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         if attoseconds == 0 { return "\(seconds) s" }
         return "\(seconds * 1000 + attoseconds / 1_000_000_000_000_000) ms"

@@ -4,7 +4,7 @@ import CohortWire
 extension ClientSession {
     /// A caller's request: sent, and answered before ``Settings/requestTimeout`` (`once`), or
     /// streamed until the group's end (`stream`).
-    mutating func request(
+    package mutating func request(
         _ id: UInt64, _ kind: ClientRequest.Kind, answering: Answering, now: Instant
     ) -> [Action] {
         if let ending = endedWith { return [.fail(id, ending)] }
@@ -15,27 +15,27 @@ extension ClientSession {
     }
 
     /// A request could not be sent: it fails (a probe that could not be sent is no probe).
-    mutating func requestNotSent(_ id: UInt64, _ error: ClientError, now: Instant) -> [Action] {
+    package mutating func requestNotSent(_ id: UInt64, _ error: ClientError, now: Instant) -> [Action] {
         if probe?.id == id { probe = nil }
         guard pending.removeValue(forKey: id) != nil else { return [] }
         return [.fail(id, error)]
     }
 
     /// The caller stopped listening to a watch: forgotten, and the coordinator told.
-    mutating func unwatch(_ id: UInt64, group: String, now: Instant) -> [Action] {
+    package mutating func unwatch(_ id: UInt64, group: String, now: Instant) -> [Action] {
         guard endedWith == nil, pending.removeValue(forKey: id) != nil else { return [] }
         return [.send(ClientRequest(requestID: internalID(), .unwatch(group: group)))]
     }
 
     /// The caller's task was cancelled: its request fails `cancelled`, now or when it arrives.
-    mutating func abandon(_ id: UInt64, now: Instant) -> [Action] {
+    package mutating func abandon(_ id: UInt64, now: Instant) -> [Action] {
         if pending.removeValue(forKey: id) != nil { return [.fail(id, .cancelled)] }
         if endedWith == nil { abandoned.insert(id) }
         return []
     }
 
     /// The caller closes the client: goodbye, and everything open fails `closed`.
-    mutating func close(now: Instant) -> [Action] {
+    package mutating func close(now: Instant) -> [Action] {
         guard endedWith == nil else { return [] }
         guard case .serving = phase else { return end(.closed) }
         let goodbye = ClientRequest(requestID: internalID(), .disconnect(reason: "client closed"))
@@ -43,12 +43,12 @@ extension ClientSession {
     }
 
     /// The socket failed: the connection cannot go on.
-    mutating func socketFailed(_ error: ClientError, now: Instant) -> [Action] {
+    package mutating func socketFailed(_ error: ClientError, now: Instant) -> [Action] {
         end(error)
     }
 
     /// A message from the coordinator, or frames that did not decode.
-    mutating func received(_ decoded: Result<WireMessage, WireError>, now: Instant) -> [Action] {
+    package mutating func received(_ decoded: Result<WireMessage, WireError>, now: Instant) -> [Action] {
         switch phase {
         case .handshaking: return handshakeReceived(decoded, now: now)
         case .serving: break

@@ -4,7 +4,7 @@ import CohortWire
 extension ClientSession {
     /// Starts the handshake: HELLO is sent, and a WELCOME must come within
     /// ``Settings/connectTimeout``.
-    mutating func connect(now: Instant) -> [Action] {
+    package mutating func connect(now: Instant) -> [Action] {
         guard case .idle = phase else { return [] }
         phase = .handshaking(Handshake(deadline: now.advanced(by: settings.connectTimeout)))
         lastHeard = now
@@ -12,13 +12,13 @@ extension ClientSession {
     }
 
     /// HELLO could not be sent: the handshake fails; later (saying HELLO again) it is retried.
-    mutating func helloNotSent(_ why: String, now: Instant) -> [Action] {
+    package mutating func helloNotSent(_ why: String, now: Instant) -> [Action] {
         guard isHandshaking else { return [] }
         return end(ClientError(.internal, "cannot send HELLO to \(endpoint): \(why)"))
     }
 
     /// What the socket monitor saw.
-    mutating func connection(_ event: ConnectionEvent, now: Instant) -> [Action] {
+    package mutating func connection(_ event: ConnectionEvent, now: Instant) -> [Action] {
         switch phase {
         case .handshaking(var handshake):
             switch event {
@@ -55,7 +55,7 @@ extension ClientSession {
     }
 
     /// A message (or undecodable frames) before the first WELCOME.
-    mutating func handshakeReceived(_ message: Result<WireMessage, WireError>, now: Instant) -> [Action] {
+    package mutating func handshakeReceived(_ message: Result<WireMessage, WireError>, now: Instant) -> [Action] {
         switch message {
         case .success(.handshake(.welcome(let welcome))):
             lastHeard = now
@@ -77,7 +77,7 @@ extension ClientSession {
     }
 
     /// No WELCOME by the deadline: the last failed handshake, or unreachable.
-    mutating func handshakeTimedOut(_ handshake: Handshake, now: Instant) -> [Action] {
+    package mutating func handshakeTimedOut(_ handshake: Handshake, now: Instant) -> [Action] {
         guard now >= handshake.deadline else { return [] }
         if let failure = handshake.lastFailure { return end(failure) }
         return end(
