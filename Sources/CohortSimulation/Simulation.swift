@@ -206,11 +206,21 @@ public struct Simulation {
                                     ((try? s.groupSnapshot(id))?.children ?? []).filter { !$0.phase.isFinished }
                                         .map { "\($0.path):\($0.phase)" }.joined(separator: " ")
                                 }.joined(separator: " | ")
+                                + " — locks: " + Self.describeLocks(s)
                         } ?? ""))
                 return
             }
             runStep()
         }
+    }
+
+    /// The cluster's lock table, `db: c0-8/ (waiting: c1-15/c3)`: a deadlock shows as a cycle.
+    static func describeLocks(_ scheduler: Scheduler) -> String {
+        func name(_ owner: LockOwner) -> String { "\(owner.group)/\(owner.child)" }
+        return scheduler.locks.snapshot().filter { $0.holder != nil || !$0.waiters.isEmpty }.map { lock in
+            "\(lock.category): \(lock.holder.map(name) ?? "-")"
+                + (lock.waiters.isEmpty ? "" : " (waiting: \(lock.waiters.map(name).joined(separator: ", ")))")
+        }.joined(separator: "; ")
     }
 
     /// One event, then the invariants.
