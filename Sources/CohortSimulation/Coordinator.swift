@@ -57,6 +57,9 @@ extension Simulation {
         configuration.liveness = Self.liveness
         configuration.tokenFloor = epoch << 32
         configuration.randomSeed = configuration.randomSeed ^ epoch
+        #if DEBUG
+            if let mutation = self.configuration.mutation?.schedulerMutation { configuration.mutations = [mutation] }
+        #endif
         return configuration
     }
 
@@ -76,7 +79,7 @@ extension Simulation {
     }
 
     mutating func restartCoordinator() {
-        if configuration.mutation != .sameEpochAfterRestart { epoch += 1 }
+        epoch += 1
         log("restart coordinator (epoch \(epoch))")
         note("coordinator restart")
         var scheduler = Scheduler(configuration: schedulerConfiguration())

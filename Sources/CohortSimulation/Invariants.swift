@@ -16,6 +16,11 @@ struct Checker {
     var maxToken: [String: UInt64] = [:]
     /// Cancels the client was told were accepted: group → paths (`""` for the whole group).
     var acknowledgedCancels: [String: [String]] = [:]
+    /// `group/path` → the id of the child's latest attempt sent to a worker (journaled).
+    var latestAttempt: [String: AttemptID] = [:]
+    /// Attempt id → the outputs workers decided for it when they started it (more than one
+    /// if a duplicated dispatch ran it again).
+    var startedOutputs: [AttemptID: [Data]] = [:]
 
     func cancelAcknowledged(group: String, path: String) -> Bool {
         (acknowledgedCancels[group] ?? []).contains { $0.isEmpty || path == $0 || path.hasPrefix($0 + "/") }
@@ -24,7 +29,8 @@ struct Checker {
 
 extension Simulation {
     /// `exactly-one-outcome`: a child's outcome is journaled once and never followed by
-    /// another record of the child.
+    /// another record of the child. `outcome-of-current-attempt`: a child that succeeded has
+    /// the output its latest attempt produced (not a superseded attempt's).
     mutating func checkRecord(_ record: JournalRecord) {
         switch record {
         case .finished(let child):
@@ -35,8 +41,17 @@ extension Simulation {
             }
             checker.childOutcomes[key] = phase
             if let output = child.output { checker.outputs[key] = output }
+            if phase == .succeeded, let output = child.output, let latest = checker.latestAttempt[key],
+                !(checker.startedOutputs[latest] ?? []).contains(output)
+            {
+                fail(
+                    .outcomeOfCurrentAttempt,
+                    "child \(key) succeeded with \(String(decoding: output, as: UTF8.self)), which its latest attempt "
+                        + "(#\(child.attempt) id=\(latest)) did not produce")
+            }
         case .dispatched(let child):
             let key = "\(child.group)/\(child.path)"
+            checker.latestAttempt[key] = child.attemptID
             if let earlier = checker.childOutcomes[key] {
                 fail(.oneOutcome, "child \(key) dispatched (attempt \(child.attempt)) after it finished \(earlier)")
             }
@@ -102,8 +117,13 @@ extension Simulation {
         }
     }
 
-    /// `no-start-after-cancel-acknowledged`, at the worker.
+    /// `no-start-after-cancel-acknowledged`, at the worker; notes the output it decided.
     mutating func checkStart(_ order: DispatchOrder, worker: Int) {
+        if let attempt = workers[worker].attempts.first(where: { $0.order.ref.id == order.ref.id }),
+            case .succeeded(let output)? = attempt.outcome
+        {
+            checker.startedOutputs[order.ref.id, default: []].append(output)
+        }
         if checker.cancelAcknowledged(group: order.ref.group, path: order.ref.path) {
             fail(.noStartAfterCancelAck, "w\(worker) started \(order.ref) after a cancel covering it was acknowledged")
         }

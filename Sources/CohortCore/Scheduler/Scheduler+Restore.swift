@@ -55,6 +55,14 @@ extension Scheduler {
         _ groups: [RestoredGroup], lastTokens: [String: UInt64], grace: Duration, now: Timestamp
     ) -> [SchedulerAction] {
         locks.lastTokens = lastTokens
+        #if DEBUG
+            // SchedulerMutation.noTokenRaiseAfterRestart: neither the journal's counters nor the
+            // epoch's floor: tokens start over.
+            if mutated(.noTokenRaiseAfterRestart) {
+                locks.lastTokens = [:]
+                locks.tokenFloor = 0
+            }
+        #endif
         var pastSessions: [String: SessionID] = [:]
         func session(_ name: String?) -> SessionID? {
             guard let name else { return nil }

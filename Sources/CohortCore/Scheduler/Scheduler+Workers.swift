@@ -104,6 +104,11 @@ extension Scheduler {
         _ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp
     ) {
         guard let record = membership.remove(id) else { return }
+        #if DEBUG
+            // SchedulerMutation.keepLostWorkerGrants: the session's attempts end, their grants stay.
+            keepsEndedAttemptsGrants = mutated(.keepLostWorkerGrants)
+            defer { keepsEndedAttemptsGrants = false }
+        #endif
         let attemptIDs = (attempts.bySession.removeValue(forKey: id) ?? []).sorted()
         for attemptID in attemptIDs {
             // The worker is gone: its counts and local requests go with it.
