@@ -21,8 +21,9 @@ extension CoordinatorLoop {
             apply(
                 scheduler.workerReady(
                     worker, name: ready.name, host: ready.host, labels: ready.labels, slots: Int(ready.slots),
-                    kinds: ready.kinds, running: ready.running.map { AttemptRef($0.ref) }, draining: ready.draining,
-                    now: now))
+                    kinds: ready.kinds, running: ready.running.map { AttemptRef($0.ref) },
+                    started: Set(ready.running.filter { $0.startedAt != nil }.map { AttemptRef($0.ref).id }),
+                    draining: ready.draining, now: now))
         case .started(let starts):
             for start in starts {
                 do {

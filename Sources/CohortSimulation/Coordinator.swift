@@ -63,6 +63,9 @@ extension Simulation {
         configuration.liveness = Self.liveness
         configuration.tokenFloor = epoch << 32
         configuration.randomSeed = configuration.randomSeed ^ epoch
+        #if DEBUG
+            if let mutation = self.configuration.mutation?.schedulerMutation { configuration.mutations = [mutation] }
+        #endif
         return configuration
     }
 
@@ -89,7 +92,7 @@ extension Simulation {
     }
 
     mutating func restartCoordinator() {
-        if configuration.mutation != .sameEpochAfterRestart { epoch += 1 }
+        epoch += 1
         log("restart coordinator (epoch \(epoch))")
         note("coordinator restart")
         var scheduler = Scheduler(configuration: schedulerConfiguration())
@@ -187,12 +190,12 @@ extension Simulation {
             return send(.forgotten(connection), worker: worker)
         }
         switch message {
-        case .ready(_, let running, let draining):
+        case .ready(_, let running, let started, let draining):
             let slots = workers[worker].slots
             withScheduler("ready") { scheduler, now in
                 scheduler.workerReady(
                     session, name: "w\(worker)", host: "sim", labels: [], slots: slots, kinds: [Self.kind],
-                    running: running, draining: draining, now: now)
+                    running: running, started: started, draining: draining, now: now)
             }
         case .heartbeat(_, let sequence):
             scheduler?.workerHeard(session, now: now)

@@ -19,6 +19,11 @@ struct Checker {
     /// Cancels a client was told were accepted (it received the acknowledgement): group →
     /// paths (`""` for the whole group).
     var acknowledgedCancels: [String: [String]] = [:]
+    /// `group/path` → the id of the child's latest attempt sent to a worker (journaled).
+    var latestAttempt: [String: AttemptID] = [:]
+    /// Attempt id → the outputs workers decided for it when they started it (more than one
+    /// if a duplicated dispatch ran it again).
+    var startedOutputs: [AttemptID: [Data]] = [:]
 
     func cancelAcknowledged(group: String, path: String) -> Bool {
         (acknowledgedCancels[group] ?? []).contains { $0.isEmpty || path == $0 || path.hasPrefix($0 + "/") }
@@ -27,7 +32,8 @@ struct Checker {
 
 extension Simulation {
     /// `exactly-one-outcome`: a child's outcome is journaled once and never followed by
-    /// another record of the child.
+    /// another record of the child. `outcome-of-current-attempt`: a child that succeeded has
+    /// the output its latest attempt produced (not a superseded attempt's).
     mutating func checkRecord(_ record: JournalRecord) {
         switch record {
         case .finished(let child):
@@ -38,8 +44,17 @@ extension Simulation {
             }
             checker.childOutcomes[key] = phase
             if let output = child.output { checker.outputs[key] = output }
+            if phase == .succeeded, let output = child.output, let latest = checker.latestAttempt[key],
+                !(checker.startedOutputs[latest] ?? []).contains(output)
+            {
+                fail(
+                    .outcomeOfCurrentAttempt,
+                    "child \(key) succeeded with \(String(decoding: output, as: UTF8.self)), which its latest attempt "
+                        + "(#\(child.attempt) id=\(latest)) did not produce")
+            }
         case .dispatched(let child):
             let key = "\(child.group)/\(child.path)"
+            checker.latestAttempt[key] = child.attemptID
             if let earlier = checker.childOutcomes[key] {
                 fail(.oneOutcome, "child \(key) dispatched (attempt \(child.attempt)) after it finished \(earlier)")
             }
@@ -105,8 +120,11 @@ extension Simulation {
         }
     }
 
-    /// `no-start-after-cancel-acknowledged`, at the worker.
+    /// `no-start-after-cancel-acknowledged`, at the worker; notes the output it decided.
     mutating func checkStart(_ order: DispatchOrder, worker: Int) {
+        if case .succeeded(let output)? = workers[worker].engine[order.ref.id.rawValue]?.outcome {
+            checker.startedOutputs[order.ref.id, default: []].append(output)
+        }
         if checker.cancelAcknowledged(group: order.ref.group, path: order.ref.path) {
             fail(.noStartAfterCancelAck, "w\(worker) started \(order.ref) after a cancel covering it was acknowledged")
         }

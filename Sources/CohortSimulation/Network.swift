@@ -8,8 +8,9 @@ import Foundation
 enum Message {
     // Worker → coordinator.
     case hello(connection: UInt64)
-    /// After the WELCOME: every attempt the worker holds (waiting or running).
-    case ready(UInt64, running: [AttemptRef], draining: Bool)
+    /// After the WELCOME: every attempt the worker holds (waiting or running), and which of
+    /// them have started.
+    case ready(UInt64, running: [AttemptRef], started: Set<AttemptID>, draining: Bool)
     case heartbeat(UInt64, sequence: UInt64)
     case started(UInt64, AttemptRef)
     case finished(UInt64, AttemptRef, AttemptOutcome, startedAt: Timestamp?, finishedAt: Timestamp)
@@ -38,7 +39,7 @@ enum Message {
 
     var connection: UInt64 {
         switch self {
-        case .hello(let connection), .ready(let connection, _, _), .heartbeat(let connection, _),
+        case .hello(let connection), .ready(let connection, _, _, _), .heartbeat(let connection, _),
             .started(let connection, _), .finished(let connection, _, _, _, _), .draining(let connection),
             .goodbye(let connection, _), .lockRequest(let connection, _), .lockWithdraw(let connection, _),
             .lockRelease(let connection, _), .lockGrant(let connection, _, _), .lockDeny(let connection, _),
@@ -62,8 +63,8 @@ enum Message {
     var summary: String {
         switch self {
         case .hello(let connection): "hello c\(connection)"
-        case .ready(let connection, let running, let draining):
-            "ready c\(connection) running=\(running.map(\.id.rawValue))\(draining ? " draining" : "")"
+        case .ready(let connection, let running, let started, let draining):
+            "ready c\(connection) running=\(running.map(\.id.rawValue)) started=\(started.map(\.rawValue).sorted())\(draining ? " draining" : "")"
         case .heartbeat(let connection, let sequence): "hb c\(connection) #\(sequence)"
         case .started(let connection, let ref): "started c\(connection) \(ref) id=\(ref.id)"
         case .finished(let connection, let ref, let outcome, _, _):

@@ -66,14 +66,28 @@ public struct SimulationConfiguration: Sendable {
     }
 }
 
-/// Deliberate bugs in the simulated cluster, to show that an invariant catches each.
+/// Deliberate bugs in the simulated cluster, to show that an invariant catches each
+/// (docs/simulation.md, "Bug classes"). The first are the model's (its workers'); the others,
+/// in debug builds only, switch on a ``SchedulerMutation`` in the real scheduler.
 public enum Mutation: String, Sendable, CaseIterable {
     /// Workers ignore their lease: exclusive attempts of a cut-off worker keep running.
     case ignoreLease
-    /// Workers start attempts even after they were told to cancel them.
+    /// Workers start attempts even after they were told to cancel them (a prefetched attempt
+    /// starts after its group was cancelled).
     case startCancelled
-    /// The restarted coordinator uses the same epoch (tokens not raised after a restart).
-    case sameEpochAfterRestart
+    #if DEBUG
+        /// ``SchedulerMutation/deadlockHolds``.
+        case deadlockHolds
+        /// ``SchedulerMutation/keepLostWorkerGrants``.
+        case keepLostWorkerGrants
+        /// ``SchedulerMutation/noTokenRaiseAfterRestart``.
+        case noTokenRaiseAfterRestart
+        /// ``SchedulerMutation/acceptSupersededResult``.
+        case acceptSupersededResult
+
+        /// The scheduler's deliberate bug this switches on, if it is one of the scheduler's.
+        public var schedulerMutation: SchedulerMutation? { SchedulerMutation(rawValue: rawValue) }
+    #endif
 }
 
 /// A named guarantee checked after every step.
@@ -82,6 +96,7 @@ public enum Invariant: String, Sendable, CaseIterable {
     case tokensIncrease = "fencing-tokens-increase"
     case noStartAfterCancelAck = "no-start-after-cancel-acknowledged"
     case oneOutcome = "exactly-one-outcome"
+    case outcomeOfCurrentAttempt = "outcome-of-current-attempt"
     case acceptedIsJournaled = "accepted-groups-journaled"
     case watchSeesOutcome = "watch-sees-the-outcome"
     case dependenciesFirst = "dependencies-finish-first"
@@ -232,11 +247,21 @@ public struct Simulation {
                                     ((try? s.groupSnapshot(id))?.children ?? []).filter { !$0.phase.isFinished }
                                         .map { "\($0.path):\($0.phase)" }.joined(separator: " ")
                                 }.joined(separator: " | ")
+                                + " — locks: " + Self.describeLocks(s)
                         } ?? ""))
                 return
             }
             runStep()
         }
+    }
+
+    /// The cluster's lock table, `db: c0-8/ (waiting: c1-15/c3)`: a deadlock shows as a cycle.
+    static func describeLocks(_ scheduler: Scheduler) -> String {
+        func name(_ owner: LockOwner) -> String { "\(owner.group)/\(owner.child)" }
+        return scheduler.locks.snapshot().filter { $0.holder != nil || !$0.waiters.isEmpty }.map { lock in
+            "\(lock.category): \(lock.holder.map(name) ?? "-")"
+                + (lock.waiters.isEmpty ? "" : " (waiting: \(lock.waiters.map(name).joined(separator: ", ")))")
+        }.joined(separator: "; ")
     }
 
     /// One event, then the invariants.

@@ -207,7 +207,11 @@ extension Simulation {
         guard let connection = workers[index].connection else { return }
         switch message {
         case .ready(_, let held, let draining):
-            send(.ready(connection, running: held.map(\.order.ref), draining: draining), worker: index)
+            send(
+                .ready(
+                    connection, running: held.map(\.order.ref),
+                    started: Set(held.filter { $0.start != nil }.map(\.order.ref.id)), draining: draining),
+                worker: index)
         case .heartbeat(let sequence):
             send(.heartbeat(connection, sequence: sequence), worker: index)
         case .started(let starts):

@@ -19,9 +19,20 @@ struct Options {
     var quietEvents = false
     var trace = false
     var noCoordinatorCrash = false
+    var mutation: Mutation?
 }
 
-let usage = """
+let mutationUsage: String = {
+    #if DEBUG
+        "\n  --mutation NAME   a deliberate bug that the invariants must catch (debug builds only): "
+            + Mutation.allCases.map(\.rawValue).joined(separator: ", ")
+    #else
+        ""
+    #endif
+}()
+
+let usage =
+    """
     usage: cohort-simulate [--seed S] [--seeds K] [--steps N] [--minutes M] [--workers W] [--clients C] [--quiet]
       --seed S      the first seed (default 1); with --steps N alone, replays that seed
       --seeds K     how many seeds, S, S+1, … (default 1)
@@ -31,7 +42,7 @@ let usage = """
       --quiet       print only the totals
       --trace       print every event of the trace
       --no-coordinator-crash   every fault but coordinator crashes
-    """
+    """ + mutationUsage
 
 func parse(_ arguments: [String]) -> Options? {
     var options = Options()
@@ -63,6 +74,11 @@ func parse(_ arguments: [String]) -> Options? {
         case "--quiet": options.quietEvents = true
         case "--trace": options.trace = true
         case "--no-coordinator-crash": options.noCoordinatorCrash = true
+        #if DEBUG
+            case "--mutation":
+                guard let text = value(), let mutation = Mutation(rawValue: text) else { return nil }
+                options.mutation = mutation
+        #endif
         default: return nil
         }
         index += 1
@@ -93,6 +109,7 @@ while deadline.map({ ContinuousClock.now < $0 }) ?? (runs < options.seeds) {
     configuration.clients = options.clients
     if options.trace { configuration.onTrace = { print($0) } }
     configuration.coordinatorCrashes = !options.noCoordinatorCrash
+    configuration.mutation = options.mutation
     var simulation = Simulation(configuration)
     let report = simulation.run()
     runs += 1

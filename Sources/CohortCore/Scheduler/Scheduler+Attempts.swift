@@ -87,6 +87,17 @@ extension Scheduler {
 
     /// The attempt `ref` names, if it is current and runs on `worker`.
     func current(_ ref: AttemptRef, on worker: SessionID) throws(SchedulerError) -> AttemptLocation {
+        #if DEBUG
+            // SchedulerMutation.acceptSupersededResult: the child's current attempt, whichever
+            // attempt the report names and whichever worker sends it.
+            if mutated(.acceptSupersededResult), let runIndex = runs.index(of: ref.group),
+                let node = runs[runIndex]?.nodeByPath[ref.path], node < runs[runIndex]?.leafCount ?? 0,
+                let attemptID = runs[runIndex]?.children[node].attemptID, let location = attempts[attemptID],
+                location.dispatched
+            {
+                return location
+            }
+        #endif
         guard let location = attempts[ref.id], location.dispatched,
             let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt
         else {

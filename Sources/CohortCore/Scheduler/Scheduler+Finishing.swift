@@ -33,6 +33,9 @@ extension Scheduler {
         for request in attempts.localRequests.removeValue(forKey: attemptID) ?? [] {
             grants += locks.remove(.local(attempt: attemptID, request: request))
         }
+        #if DEBUG
+            if keepsEndedAttemptsGrants { return handleGrants(grants, now: now) }
+        #endif
         grants += locks.remove(.attempt(attemptID))
         handleGrants(grants, now: now)
     }

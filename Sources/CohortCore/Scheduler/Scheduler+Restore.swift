@@ -55,6 +55,14 @@ extension Scheduler {
         _ groups: [RestoredGroup], lastTokens: [String: UInt64], grace: Duration, now: Timestamp
     ) -> [SchedulerAction] {
         locks.lastTokens = lastTokens
+        #if DEBUG
+            // SchedulerMutation.noTokenRaiseAfterRestart: neither the journal's counters nor the
+            // epoch's floor: tokens start over.
+            if mutated(.noTokenRaiseAfterRestart) {
+                locks.lastTokens = [:]
+                locks.tokenFloor = 0
+            }
+        #endif
         var pastSessions: [String: SessionID] = [:]
         func session(_ name: String?) -> SessionID? {
             guard let name else { return nil }
@@ -164,14 +172,22 @@ extension Scheduler {
         let runIndex = plan.runIndex
         let flatLeaf = plan.flat.leaves[leaf]
         markGroupsStarted(runIndex, leaf, now: now)
-        // Enclosing groups' holds first: the attempt's own levels may be in their tables.
-        for group in flatLeaf.ancestors where runs[runIndex]?.groups[group].hold == .notRequested {
+        // Enclosing groups' holds first, outermost first: the attempt's own levels may be in
+        // their tables. A hold that cannot be restored stops the walk: a group inside it would
+        // take its categories from the table of a group that holds nothing (found by the
+        // simulation, seed 37: that inner grant went when the outer group's next failed restore
+        // removed its table, the inner group still counted as holding, and its child and a
+        // sibling of the group took one category from two tables at once).
+        for group in flatLeaf.ancestors {
+            let hold = runs[runIndex]?.groups[group].hold
+            if hold == NestedRun.Hold.none || hold == .granted { continue }
+            guard hold == .notRequested else { break }
             let exclusive = plan.flat.groups[group].holds
             let levels = plan.lockLevels(for: exclusive, ancestors: plan.ancestors(ofGroup: group))
             let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
             let tokens = record.tokens.filter { exclusive.contains($0.key) }
             guard locks.restoreGrant(.group(run: runIndex, group: group), levels: levels, owner: owner, tokens: tokens)
-            else { continue }
+            else { break }
             runs[runIndex]?.groups[group].hold = .granted
             runs[runIndex]?.groups[group].tokens = locks.tokens(of: .group(run: runIndex, group: group)) ?? [:]
         }
@@ -198,7 +214,11 @@ extension Scheduler {
         }
         runs[runIndex]?.children[leaf].worker = worker
         runs[runIndex]?.children[leaf].attemptID = record.attemptID
-        runs[runIndex]?.children[leaf].stage = .started
+        // It was in flight when the coordinator stopped, so status shows it running; but the
+        // journal does not say whether its worker had started it, so it is not confirmed
+        // started (`dispatched`) until a worker reports it: a cancel that covers it is not
+        // final until then (or until the grace ends and it is given up).
+        runs[runIndex]?.children[leaf].stage = .dispatched
         runs[runIndex]?.children[leaf].phase = .running
         // Its input is not journaled: a next attempt injects it again from the producers'
         // journaled outputs (`injected` stays false).

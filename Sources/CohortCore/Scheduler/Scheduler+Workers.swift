@@ -4,21 +4,24 @@ import CohortSpec
 extension Scheduler {
     /// A worker session is ready for work.
     ///
-    /// `running` lists attempts the worker still runs from an earlier session (after a
-    /// reconnect): current ones move to this session, unknown or superseded ones get a cancel.
+    /// `running` lists attempts the worker still holds from an earlier session (after a
+    /// reconnect), started or still queued: current ones move to this session, unknown or
+    /// superseded ones get a cancel. `started` names those of them the worker says have
+    /// started; the others may still start there, so a cancel that covers one is not final
+    /// (``hasUnconfirmedDispatches(_:path:)``) until the worker reports it started or finished.
     /// An earlier session of the same worker name is then declared lost. A worker that
     /// reconnects while draining says so (`draining`): it is draining from the start, so no
     /// work is placed there between its READY and its `draining` message.
     public mutating func workerReady(
         _ id: SessionID, name: String, host: String, labels: [String], slots: Int, kinds: [String],
-        running: [AttemptRef] = [], draining: Bool = false, now: Timestamp
+        running: [AttemptRef] = [], started: Set<AttemptID> = [], draining: Bool = false, now: Timestamp
     ) -> [SchedulerAction] {
         let previous = membership.session(named: name).flatMap { $0 == id ? nil : $0 }
         membership.join(
             WorkerRecord(id: id, name: name, host: host, labels: labels, kinds: Set(kinds), slots: slots, now: now))
         if draining { membership.setState(.draining, of: id) }
         workerNames[id] = name
-        for ref in running { adopt(ref, by: id, now: now) }
+        for ref in running { adopt(ref, by: id, started: started.contains(ref.id), now: now) }
         if let previous {
             loseWorker(previous, reason: "replaced by a new session of \(name)", loss: .replaced, now: now)
         }
@@ -28,7 +31,12 @@ extension Scheduler {
     }
 
     /// Moves a still-running attempt to the worker's new session, or cancels it if unknown.
-    private mutating func adopt(_ ref: AttemptRef, by worker: SessionID, now: Timestamp) {
+    /// It counts as started only if the worker says so (`started`) or said so before: an
+    /// attempt still queued there may yet start, and a cancel is acknowledged only once no
+    /// attempt it covers can (found by the simulation, seed 89: an adopted attempt the worker
+    /// had queued was taken as started, a cancel of it was acknowledged at once, and the
+    /// worker started it before the cancel reached it).
+    private mutating func adopt(_ ref: AttemptRef, by worker: SessionID, started: Bool, now: Timestamp) {
         guard let location = attempts[ref.id], location.dispatched,
             let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
             let old = child.worker
@@ -41,9 +49,9 @@ extension Scheduler {
         membership.addInFlight(-1, to: old)
         membership.addInFlight(1, to: worker)
         runs[location.runIndex]?.children[location.leaf].worker = worker
-        if child.stage == .dispatched {
+        if child.stage == .dispatched, started {
             runs[location.runIndex]?.children[location.leaf].stage = .started
-            runs[location.runIndex]?.children[location.leaf].phase = .running
+            if child.cancelling == nil { runs[location.runIndex]?.children[location.leaf].phase = .running }
         }
         if let reason = child.cancelling { actions.append(.cancel(worker, ref, reason: reason)) }
     }
@@ -96,6 +104,11 @@ extension Scheduler {
         _ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp
     ) {
         guard let record = membership.remove(id) else { return }
+        #if DEBUG
+            // SchedulerMutation.keepLostWorkerGrants: the session's attempts end, their grants stay.
+            keepsEndedAttemptsGrants = mutated(.keepLostWorkerGrants)
+            defer { keepsEndedAttemptsGrants = false }
+        #endif
         let attemptIDs = (attempts.bySession.removeValue(forKey: id) ?? []).sorted()
         for attemptID in attemptIDs {
             // The worker is gone: its counts and local requests go with it.

@@ -66,6 +66,11 @@ public struct Scheduler: Sendable {
     /// (the coordinator has a journal). Off, nothing is built for it.
     public var emitsRecords = false
 
+    #if DEBUG
+        /// ``SchedulerMutation/keepLostWorkerGrants``: set while a lost session's attempts end.
+        var keepsEndedAttemptsGrants = false
+    #endif
+
     public init(configuration: SchedulerConfiguration = SchedulerConfiguration()) {
         self.configuration = configuration
         self.membership = Membership(
@@ -120,6 +125,15 @@ public struct Scheduler: Sendable {
     mutating func addRun(
         _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp
     ) -> GroupPlan {
+        #if DEBUG
+            // SchedulerMutation.deadlockHolds: a group's hold no longer covers what its
+            // descendants declare, so a child inside may wait for a category outside the hold
+            // while the group holds (the hold-and-wait of a lock cycle).
+            var flat = flat
+            if mutated(.deadlockHolds) {
+                for index in flat.groups.indices { flat.groups[index].holds = flat.groups[index].exclusive }
+            }
+        #endif
         let runIndex = runs.reserveIndex()
         var placement: [Int32] = []
         placement.reserveCapacity(flat.leaves.count)

@@ -105,6 +105,11 @@ public struct SchedulerConfiguration: Hashable, Sendable {
     public var tokenFloor: UInt64 = 0
     /// Seeds the random numbers of retry jitter, so runs are reproducible.
     public var randomSeed: UInt64 = 0x5EED_C0FF_EE00_0001
+    #if DEBUG
+        /// Deliberate bugs switched on, for the simulation's tests only (none by default; a
+        /// release build has no such field).
+        public var mutations: Set<SchedulerMutation> = []
+    #endif
 
     public init() {}
 }

@@ -31,6 +31,38 @@ import Testing
         #expect(h.dispatches.count == 4, "no pending child started")
     }
 
+    /// A worker that reconnects lists the attempts it holds, started or still queued; one it
+    /// has not started may still start, so a cancel of it is not final (not acknowledged to
+    /// the client) until the worker reports it. Found by the simulation (seed 89): such an
+    /// attempt was taken as started, the cancel was acknowledged at once, and the worker
+    /// started it before the cancel reached it.
+    @Test func aCancelOfAnAdoptedAttemptItsWorkerHadNotStartedIsFinalOnlyOnceReported() throws {
+        var h = SchedulerHarness(prefetch: 2)
+        h.addWorker(1, slots: 1)
+        try h.submit(GroupSpec("g", children: [leaf("a", "sleep"), leaf("b", "sleep")]), id: "g")
+        let a = try #require(h.attempt("a"))
+        let b = try #require(h.attempt("b"))
+        try h.start(a)
+        // It reconnects: a runs, b is still queued there.
+        let again = SessionID(2)
+        h.record(
+            h.scheduler.workerReady(
+                again, name: "worker-1", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+                running: [a.ref, b.ref], started: [a.ref.id], now: h.now))
+        #expect(try h.child("g", "a").phase == .running)
+        #expect(try h.child("g", "b").phase == .ready)
+        h.record(try h.scheduler.cancelGroup("g", reason: "user", now: h.now))
+        let queuedUnconfirmed = h.scheduler.hasUnconfirmedDispatches("g", path: "b")
+        let runningUnconfirmed = h.scheduler.hasUnconfirmedDispatches("g", path: "a")
+        #expect(queuedUnconfirmed, "the cancel of the queued attempt would be acknowledged before it reached it")
+        #expect(!runningUnconfirmed)
+        h.record(
+            try h.scheduler.attemptFinished(
+                b.ref, outcome: .cancelled(reason: .custom("user")), worker: again, now: h.now))
+        let unconfirmed = h.scheduler.hasUnconfirmedDispatches("g", path: "")
+        #expect(!unconfirmed)
+    }
+
     @Test func cancellingReleasesGrantsAndWithdrawsWaitersLeavingTheLockTableEmpty() throws {
         var h = SchedulerHarness()
         h.addWorker(1, slots: 4)

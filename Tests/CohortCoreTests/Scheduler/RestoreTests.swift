@@ -228,6 +228,87 @@ import Testing
         #expect(again.ref.attempt == 2)
     }
 
+    /// An inner group's hold is restored only under its enclosing group's: when the outer
+    /// hold cannot be restored (the journal crosses another grant), the inner group holds
+    /// nothing either and takes its hold again later, inside the outer one. Found by the
+    /// simulation (seed 37): the inner hold was restored into the table of an outer group that
+    /// held nothing, dropped with that table by the next failed restore while still counted
+    /// as held, and a child inside it and a sibling of the group then held `prod` at once.
+    @Test func anInnerHoldIsNotRestoredUnderAnOuterHoldThatIsNot() throws {
+        let floor: UInt64 = 1 << 32
+        let other = GroupSpec("x", children: [leaf("hold", "shell", exclusive: ["db"])])
+        let spec = GroupSpec(
+            "g", exclusive: ["repo"],
+            children: [
+                ChildSpec("inner", exclusive: ["db"], children: [leaf("a", "shell", exclusive: ["prod"])]),
+                leaf("b", "shell", exclusive: ["prod"]),
+                leaf("c", "shell"),
+            ])
+        let held = AttemptRef(id: AttemptID(floor + 1), group: "x1", path: "hold", attempt: 1)
+        // The journal says x1's attempt holds db, and g1's children run under g1's hold of db:
+        // they cannot both hold again. Two of g1's attempts are in flight, `inner/a` first.
+        let groups = [
+            RestoredGroup(
+                id: "x1", spec: other, sequence: 1, submittedAt: .zero,
+                children: [
+                    ChildRecord(
+                        group: "x1", path: "hold", attempt: 1, attemptID: held.id, state: .inFlight,
+                        worker: "worker-1", tokens: ["db": floor + 1])
+                ]),
+            RestoredGroup(
+                id: "g1", spec: spec, sequence: 2, submittedAt: .zero,
+                children: [
+                    ChildRecord(
+                        group: "g1", path: "inner/a", attempt: 1, attemptID: AttemptID(floor + 2), state: .inFlight,
+                        worker: "worker-2", tokens: ["repo": floor + 1, "db": floor + 2, "prod": floor + 1]),
+                    ChildRecord(
+                        group: "g1", path: "c", attempt: 1, attemptID: AttemptID(floor + 3), state: .inFlight,
+                        worker: "worker-2", tokens: ["repo": floor + 1]),
+                ]),
+        ]
+        var harness = SchedulerHarness { $0.tokenFloor = Self.epochFloor }
+        harness.now = Timestamp.zero + .seconds(5)
+        harness.record(
+            harness.scheduler.restore(
+                groups, lastTokens: ["db": floor + 2, "repo": floor + 1, "prod": floor + 1], grace: .seconds(30),
+                now: harness.now))
+        // x1's attempt is reported and finishes: g1 takes its hold and its children run.
+        let one = SessionID(1)
+        harness.record(
+            harness.scheduler.workerReady(
+                one, name: "worker-1", host: "host", labels: [], slots: 8, kinds: SchedulerHarness.builtins,
+                running: [held], started: [held.id], now: harness.now))
+        harness.record(
+            try harness.scheduler.attemptFinished(
+                held, outcome: .succeeded(output: Data("{}".utf8)), worker: one, now: harness.now))
+        #expect(harness.finished["x1"]?.phase == .succeeded)
+        // inner/a and b each hold prod, one after the other.
+        for _ in 0..<2 {
+            let holders = harness.running.values.filter { $0.order.holds.contains("prod") }.map(\.order.ref.path)
+            #expect(holders.count == 1, "prod held by \(holders.sorted())")
+            guard let path = holders.first else { break }
+            try harness.succeed(path, group: "g1")
+        }
+        try harness.succeed("c", group: "g1")
+        #expect(harness.finished["g1"]?.phase == .succeeded)
+    }
+
+    /// A restored attempt is not confirmed started (the journal does not say whether its
+    /// worker had started it): a cancel of it is not final until a worker reports it, or the
+    /// grace ends and it is given up (found by the simulation, seed 89).
+    @Test func aCancelOfARestoredAttemptIsFinalOnlyOnceItIsReportedOrGivenUp() throws {
+        let (_, journal) = try firstRun()
+        var harness = restarted(journal, grace: .seconds(10), at: Timestamp.zero + .seconds(5))
+        #expect(try harness.child("r1", "build").phase == .running)
+        harness.record(try harness.scheduler.cancelChild("r1", path: "build", reason: "user", now: harness.now))
+        let beforeReport = harness.scheduler.hasUnconfirmedDispatches("r1", path: "build")
+        #expect(beforeReport, "the cancel of a restored attempt would be acknowledged before any worker saw it")
+        harness.advance(.seconds(11))
+        #expect(try harness.child("r1", "build").phase == .cancelled)
+        let afterGrace = harness.scheduler.hasUnconfirmedDispatches("r1", path: "build")
+        #expect(!afterGrace)
+    }
+
     /// A group the journal says finished stays finished with that outcome, even if the replay
     /// leaves a child unfinished (no record for it): it is never announced again, nothing of
     /// it runs (found by the simulation: such a group finished a second time later).
