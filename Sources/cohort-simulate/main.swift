@@ -5,7 +5,8 @@
 //   cohort-simulate --minutes M            seeds one after another for M minutes of wall clock
 //
 // Prints each seed's steps and trace hash, then the totals and every fault injected; exits 1
-// at the first failure, with the seed, step, invariant and last events.
+// at the first failure, with the seed, step, invariant and last events, and a shorter run that
+// fails the same way (``shrink(_:_:)``), with the command that replays it.
 import CohortSimulation
 import Foundation
 
@@ -20,6 +21,7 @@ struct Options {
     var trace = false
     var noCoordinatorCrash = false
     var mutation: Mutation?
+    var shrinks = true
 }
 
 let mutationUsage: String = {
@@ -42,6 +44,7 @@ let usage =
       --quiet       print only the totals
       --trace       print every event of the trace
       --no-coordinator-crash   every fault but coordinator crashes
+      --no-shrink   on a failure, do not look for a shorter run that fails the same way
     """ + mutationUsage
 
 func parse(_ arguments: [String]) -> Options? {
@@ -74,6 +77,7 @@ func parse(_ arguments: [String]) -> Options? {
         case "--quiet": options.quietEvents = true
         case "--trace": options.trace = true
         case "--no-coordinator-crash": options.noCoordinatorCrash = true
+        case "--no-shrink": options.shrinks = false
         #if DEBUG
             case "--mutation":
                 guard let text = value(), let mutation = Mutation(rawValue: text) else { return nil }
@@ -123,6 +127,16 @@ while deadline.map({ ContinuousClock.now < $0 }) ?? (runs < options.seeds) {
     }
     if let failure = report.failure {
         print(failure)
+        if options.shrinks {
+            print("shrinking: looking for a shorter run that fails \(failure.invariant.rawValue) …")
+            let (shrunk, shorter) = shrink(configuration, failure)
+            print(
+                "shrunk: fails \(shorter.invariant.rawValue) at step \(shorter.step) (was \(failure.step)): "
+                    + (options.mutation == nil ? "scripts/simulate" : "swift run cohort-simulate")
+                    + " --seed \(shrunk.seed) --steps \(shrunk.steps) --workers \(shrunk.workers) "
+                    + "--clients \(shrunk.clients)\(shrunk.coordinatorCrashes ? "" : " --no-coordinator-crash")"
+                    + (options.mutation.map { " --mutation \($0.rawValue)" } ?? ""))
+        }
         exit(1)
     }
     seed += 1
@@ -135,3 +149,43 @@ print(
 )
 print("faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
 print("events: " + events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+
+/// A shorter run that fails the same invariant, found greedily: faults only up to the failing
+/// step (the run before it is the same), then half as many steps while it still fails, then
+/// fewer workers and clients, then no coordinator crashes. Each candidate is a whole run with
+/// the same seed; the first that no longer fails stops that direction.
+func shrink(_ base: SimulationConfiguration, _ failure: SimulationFailure) -> (
+    SimulationConfiguration, SimulationFailure
+) {
+    func failsAlike(_ candidate: SimulationConfiguration) -> SimulationFailure? {
+        var candidate = candidate
+        candidate.onTrace = nil
+        var simulation = Simulation(candidate)
+        let found = simulation.run().failure
+        return found?.invariant == failure.invariant ? found : nil
+    }
+    var best = (base, failure)
+    var candidate = base
+    candidate.steps = min(base.steps, failure.step)
+    if let found = failsAlike(candidate) { best = (candidate, found) }
+    while best.0.steps > 50 {
+        var shorter = best.0
+        shorter.steps /= 2
+        guard let found = failsAlike(shorter) else { break }
+        best = (shorter, found)
+    }
+    for peers in [\SimulationConfiguration.workers, \SimulationConfiguration.clients] {
+        while best.0[keyPath: peers] > 1 {
+            var fewer = best.0
+            fewer[keyPath: peers] -= 1
+            guard let found = failsAlike(fewer) else { break }
+            best = (fewer, found)
+        }
+    }
+    if best.0.coordinatorCrashes {
+        var calmer = best.0
+        calmer.coordinatorCrashes = false
+        if let found = failsAlike(calmer) { best = (calmer, found) }
+    }
+    return best
+}
