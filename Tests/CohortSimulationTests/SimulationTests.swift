@@ -56,27 +56,25 @@ import Testing
 
     static let catches: [Catch] = {
         var catches = [
-            Catch(mutation: .ignoreLease, seed: 12, steps: 1000, invariant: .exclusiveHolders, by: 1000),
-            Catch(mutation: .ignoreLease, seed: 7, steps: 2000, invariant: .noStartAfterCancelAck, by: 2000),
-            Catch(mutation: .startCancelled, seed: 16, steps: 1000, invariant: .exclusiveHolders, by: 1000),
-            Catch(mutation: .startCancelled, seed: 14, steps: 1000, invariant: .noStartAfterCancelAck, by: 1000),
-            Catch(mutation: .startCancelled, seed: 6, steps: 2000, invariant: .exclusiveHolders, by: 2000),
+            Catch(mutation: .ignoreLease, seed: 5, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+            Catch(mutation: .ignoreLease, seed: 8, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+            Catch(mutation: .startCancelled, seed: 6, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+            Catch(mutation: .startCancelled, seed: 4, steps: 2000, invariant: .exclusiveHolders, by: 2000),
         ]
         #if DEBUG
             catches += [
+                Catch(mutation: .deadlockHolds, seed: 4, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .deadlockHolds, seed: 2, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .deadlockHolds, seed: 4, steps: 2000, invariant: .liveness, by: 9000),
-                Catch(mutation: .keepLostWorkerGrants, seed: 1, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .keepLostWorkerGrants, seed: 11, steps: 2000, invariant: .liveness, by: 9000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 3, steps: 1000, invariant: .tokensIncrease, by: 1000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 2, steps: 2000, invariant: .tokensIncrease, by: 3000),
+                Catch(mutation: .keepLostWorkerGrants, seed: 12, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .keepLostWorkerGrants, seed: 9, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 1, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 12, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(
                     mutation: .acceptSupersededResult, seed: 9, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 3, steps: 2000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 8, steps: 2000, invariant: .outcomeOfCurrentAttempt,
                     by: 2000),
-                Catch(mutation: .acceptSupersededResult, seed: 16, steps: 2000, invariant: .exclusiveHolders, by: 2000),
             ]
         #endif
         return catches
