@@ -17,6 +17,8 @@ struct SimJournal {
 
     var groups: [String: Group] = [:]
     var lastTokens: [String: UInt64] = [:]
+    /// Group outcomes the journal was asked to change: (group, before, after).
+    var overwrittenOutcomes: [(String, GroupPhase, GroupPhase)] = []
     /// Worker-local grants not released: "attempt/request" → the grant.
     var localLocks: [String: LocalLockRecord] = [:]
     var sequence: UInt64 = 0
@@ -30,6 +32,10 @@ struct SimJournal {
             groups[child.group]?.children[child.path] = child
             for (category, token) in child.tokens { lastTokens[category] = max(lastTokens[category] ?? 0, token) }
         case .groupFinished(let id, let phase, let reason, let at):
+            // A journaled outcome is final (the invariants check it never changes).
+            if let earlier = groups[id]?.outcome, earlier.0 != phase {
+                overwrittenOutcomes.append((id, earlier.0, phase))
+            }
             groups[id]?.outcome = (phase, reason, at)
         case .cancelRequested(let group, let path, let reason, _):
             groups[group]?.cancels.append((path, reason))
@@ -100,6 +106,8 @@ extension Simulation {
         let actions = scheduler.restore(
             journal.restoredGroups(), lastTokens: journal.lastTokens, grace: Self.restartGrace, now: now)
         self.scheduler = scheduler
+        // Outcomes the restore made (cancels applied again) are new to the journal.
+        for case .record(.finished) in actions { note("outcome journaled at restore") }
         apply(actions)
         checkRestored()
     }
@@ -110,6 +118,9 @@ extension Simulation {
         for case .record(let record) in actions {
             journal.absorb(record)
             checkRecord(record)
+        }
+        if let (group, before, after) = journal.overwrittenOutcomes.first {
+            fail(.oneOutcome, "the journal's outcome of group \(group) changed from \(before) to \(after)")
         }
         for action in actions {
             switch action {

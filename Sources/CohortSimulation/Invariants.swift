@@ -16,6 +16,8 @@ struct Checker {
     var outputs: [String: Data] = [:]
     /// The largest token seen per category, over every incarnation of the coordinator.
     var maxToken: [String: UInt64] = [:]
+    /// Attempts a worker received a cancel for while it held them waiting: they must never start.
+    var cancelledAtWorker: Set<AttemptID> = []
     /// Cancels a client was told were accepted (it received the acknowledgement): group →
     /// paths (`""` for the whole group).
     var acknowledgedCancels: [String: [String]] = [:]
@@ -63,11 +65,19 @@ extension Simulation {
         }
     }
 
+    /// `exactly-one-outcome` for groups: one outcome, and only once every child has its own
+    /// outcome in the journal.
     mutating func checkGroupFinished(_ group: String, _ phase: GroupPhase) {
         if let earlier = checker.groupOutcomes[group] {
             return fail(.oneOutcome, "group \(group) finished twice: \(earlier), then \(phase)")
         }
         checker.groupOutcomes[group] = phase
+        guard let flat = checker.known[group] else { return }
+        if let open = flat.leaves.first(where: { checker.childOutcomes["\(group)/\($0.path)"] == nil }) {
+            fail(
+                .oneOutcome,
+                "group \(group) finished \(phase) while its child \(open.path) has no outcome in the journal")
+        }
     }
 
     /// `dependencies-finish-first`, `fencing-tokens-increase`,
@@ -122,6 +132,9 @@ extension Simulation {
 
     /// `no-start-after-cancel-acknowledged`, at the worker; notes the output it decided.
     mutating func checkStart(_ order: DispatchOrder, worker: Int) {
+        if checker.cancelledAtWorker.contains(order.ref.id) {
+            fail(.noStartAfterCancelReceived, "w\(worker) started \(order.ref) after it received its cancel")
+        }
         if case .succeeded(let output)? = workers[worker].engine[order.ref.id.rawValue]?.outcome {
             checker.startedOutputs[order.ref.id, default: []].append(output)
         }

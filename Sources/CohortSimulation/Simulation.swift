@@ -18,7 +18,8 @@
 //   journaled, a cancel once nothing it covers can still start (`hasUnconfirmedDispatches`),
 //   a watch with a snapshot and then the group's end;
 // - workers: the real `WorkerMachine` (slots, prefetch, lease, reconnecting, drain) around a
-//   simulated engine: random durations, outcomes and outputs, timeouts;
+//   simulated engine: random durations, outcomes and outputs, timeouts, worker-local lock
+//   requests of the attempts' code;
 // - clients: the real `ClientSession` (CohortClientCore) on simulated time, over their own
 //   connections (HELLO/WELCOME, `HANDSHAKE_REQUIRED`, reconnecting and sending again, request
 //   deadlines, the watch probe); random group specs built in Swift (DAGs with `after`, nested
@@ -32,7 +33,7 @@
 // - faults: worker crash, restart, pause, drain; operator drains; coordinator crash and
 //   restart from the journal.
 //
-// What is not (see docs/simulation.md): worker-local locks, status/result queries, watch
+// What is not (see docs/simulation.md): status/result queries, watch
 // events of single children, spec parsing (a submission names the spec the client built), the
 // real sockets, disk and processes.
 import CohortCore
@@ -95,6 +96,7 @@ public enum Invariant: String, Sendable, CaseIterable {
     case exclusiveHolders = "no-two-live-holders"
     case tokensIncrease = "fencing-tokens-increase"
     case noStartAfterCancelAck = "no-start-after-cancel-acknowledged"
+    case noStartAfterCancelReceived = "no-start-after-cancel-received"
     case oneOutcome = "exactly-one-outcome"
     case outcomeOfCurrentAttempt = "outcome-of-current-attempt"
     case acceptedIsJournaled = "accepted-groups-journaled"
@@ -116,7 +118,8 @@ public struct SimulationFailure: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         var text = "invariant \(invariant.rawValue) failed at step \(step) (seed \(seed)): \(message)\n"
-        text += "replay: scripts/simulate --seed \(seed) --steps <steps of the run>\nlast events:\n"
+        text +=
+            "replay: scripts/simulate --seed \(seed) with the run's --steps, --workers and --clients\nlast events:\n"
         for line in lastEvents { text += "  \(line)\n" }
         return text
     }
@@ -228,6 +231,8 @@ public struct Simulation {
         for index in operatorDrained.sorted() { breakConnection(of: index) }
         operatorDrained = []
         while failure == nil {
+            // A worker that finished its drain in the quiet phase comes back (its host runs it again).
+            for index in workers.indices where !workers[index].up { restartWorker(index) }
             let unfinished = checker.known.keys.filter { checker.groupOutcomes[$0] == nil }
             // Every submission answered, every cancel acknowledged, every watch ended.
             let waiting = clients.contains { !$0.unaccepted.isEmpty || !$0.calls.isEmpty }

@@ -29,6 +29,8 @@ struct SimWorker {
         static func holdsCategories(_ order: DispatchOrder) -> Bool { !order.holds.isEmpty }
         static func attemptID(of start: Start) -> UInt64 { start.ref.id.rawValue }
         static func attemptID(of result: Result) -> UInt64 { result.ref.id.rawValue }
+        static func identity(of order: DispatchOrder) -> AttemptRef { order.ref }
+        static func identity(of result: Result) -> AttemptRef { result.ref }
         static func cancelledBeforeStart(_ order: DispatchOrder, _ reason: CancellationReason, at now: Timestamp)
             -> Result
         {
@@ -197,6 +199,11 @@ extension Simulation {
                 log("w\(index) ready \(sessionID) holding \(held)")
             case .leaseRenewed:
                 break
+            case .ignored(let id, let reason):
+                note("dispatch ignored")
+                log("w\(index) ignores the dispatch of id=\(id): \(reason)")
+            case .drainTimedOut(let running):
+                log("w\(index) drain timed out: stops \(running)")
             case .leaseEnded(let reason, let stopped):
                 log("w\(index) lease ended (\(reason)): stops \(stopped)")
             }
@@ -313,6 +320,8 @@ extension Simulation {
         case .cancel(_, let ref, let reason):
             // Only a cancel that names exactly the attempt held here (`WorkerLoop` checks it too).
             let here = workers[index].machine.order(of: ref.id.rawValue)?.ref == ref
+            // Held but not started: it must never start now.
+            if here, workers[index].engine[ref.id.rawValue] == nil { checker.cancelledAtWorker.insert(ref.id) }
             received = .cancel(here ? [(ref.id.rawValue, reason)] : [])
         case .hello, .ready, .heartbeat, .started, .finished, .draining, .goodbye, .lockRequest, .lockWithdraw,
             .lockRelease, .clientHello, .request, .clientWelcome, .reply:

@@ -13,17 +13,21 @@ import Testing
         let report = simulation.run()
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.faults["message duplicated", default: 0] > 0)
+        // The run still reaches the scenario: a worker is sent an attempt it already ran.
+        #expect(report.events["dispatch ignored", default: 0] > 0)
     }
 
-    /// Seed 39: a cancel acknowledged before a coordinator crash was applied again at
+    /// Seed 39 found it: a cancel acknowledged before a coordinator crash was applied again at
     /// restore and ended children the journal had no outcome for, but the restore dropped
     /// every `finished` record it made as "the journal's own"; a dependent then ran while its
-    /// dependency's outcome was nowhere on disk (`dependencies-finish-first`). The restore
-    /// now journals the outcomes that are new (RestoreTests too).
+    /// dependency's outcome was nowhere on disk (`dependencies-finish-first`). The restore now
+    /// journals the outcomes that are new (RestoreTests checks the mechanism). The traces have
+    /// changed since (the simulation grew); seed 4 is one that now takes that path: it must
+    /// take it, and keep every invariant.
     @Test func aChildEndedAtRestoreIsJournaledBeforeItsDependentsRun() {
-        var simulation = Simulation(SimulationConfiguration(seed: 39, steps: 20_000))
+        var simulation = Simulation(SimulationConfiguration(seed: 4, steps: 20_000))
         let report = simulation.run()
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
-        #expect(report.faults["coordinator crash", default: 0] > 0)
+        #expect(report.events["outcome journaled at restore", default: 0] > 0)
     }
 }

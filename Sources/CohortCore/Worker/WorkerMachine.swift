@@ -15,6 +15,10 @@ public protocol WorkerVocabulary {
     associatedtype Cancellation: Sendable
     /// A lock request made by code an attempt runs.
     associatedtype LockRequest: Sendable
+    /// What tells one attempt from every other, its id included (a coordinator without a
+    /// journal numbers attempts from 1 again after a restart: the id alone is not enough to
+    /// tell a duplicate from a new attempt).
+    associatedtype Identity: Hashable & Sendable
 
     static func attemptID(of order: Order) -> UInt64
     /// Whether the attempt was granted cluster-wide categories of its own (its `holds`): it
@@ -22,6 +26,8 @@ public protocol WorkerVocabulary {
     static func holdsCategories(_ order: Order) -> Bool
     static func attemptID(of start: Start) -> UInt64
     static func attemptID(of result: Result) -> UInt64
+    static func identity(of order: Order) -> Identity
+    static func identity(of result: Result) -> Identity
     /// The result of an attempt cancelled before it started.
     static func cancelledBeforeStart(_ order: Order, _ cancellation: Cancellation, at now: Timestamp) -> Result
 }
@@ -44,7 +50,7 @@ public protocol WorkerVocabulary {
 /// removes it and reports it cancelled at once; of a running one, asks the engine to
 /// cancel it (its result comes from the engine).
 ///
-/// **Reporting.** Starts, results and lock messages collect in an outbox that ``flush(now:)``
+/// **Reporting.** Starts, results and lock messages collect in an outbox that ``flush()``
 /// sends once per loop turn: lock messages in order, one `started` for attempts still
 /// running, then the results. Results made while no session is ready wait and go after the
 /// next READY; lock requests not granted yet are sent again after it.
@@ -109,6 +115,11 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         case welcomed(sessionID: String, peerID: String, held: Int)
         case leaseRenewed
         case leaseEnded(reason: String, stopped: Int)
+        /// A dispatch not run (for logs): the worker is stopping, or the attempt is held or
+        /// ended here already (a duplicate).
+        case ignored(attemptID: UInt64, reason: String)
+        /// The drain timed out: what still runs is stopped (for logs; ``cancelAll`` follows).
+        case drainTimedOut(running: Int)
     }
 
     /// What the coordinator said, as far as the machine cares.
@@ -163,10 +174,13 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// Handed to the engine and not finished.
     private var running: [UInt64: Running] = [:]
     private var locks: [UInt64: LockEntry] = [:]
-    /// Attempts that ended here, the most recent ``rememberedEndings``: a dispatch of one of
-    /// them again (a duplicated message) is stale, and must not run it a second time.
-    private var ended: Set<UInt64> = []
-    private var endedOrder: Deque<UInt64> = []
+    /// Attempts that ended here in this session, the most recent ``rememberedEndings``: a
+    /// dispatch of one of them again (a duplicated message) is stale, and must not run it a
+    /// second time. Forgotten at every WELCOME: a duplicate rides the connection of its
+    /// original, and a coordinator without a journal numbers attempts from 1 again after it
+    /// restarts.
+    private var ended: Set<V.Identity> = []
+    private var endedOrder: Deque<V.Identity> = []
     public static var rememberedEndings: Int { 16_384 }
     private var outbox = Outbox()
     /// Results made while no session was ready, sent after the next READY.
@@ -220,6 +234,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     public mutating func tick(now: Timestamp) -> [Action] {
         var actions = perform(session.tick(now: now), now: now)
         if stopDeadline == nil, let drainDeadline, now >= drainDeadline, !isDone(now: now) {
+            actions.append(.drainTimedOut(running: running.count))
             actions += stop(now: now)
         }
         return actions + startWhatFits()
@@ -242,7 +257,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         guard session.isReady else { return actions }
         switch message {
         case .dispatch(let orders):
-            accept(orders)
+            actions += accept(orders)
         case .cancel(let cancellations):
             for (attemptID, cancellation) in cancellations {
                 actions += cancel(attemptID, cancellation, now: now)
@@ -278,7 +293,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// its slot is free.
     public mutating func attemptFinished(_ result: V.Result) -> [Action] {
         guard let attempt = running.removeValue(forKey: V.attemptID(of: result)) else { return [] }
-        remember(V.attemptID(of: result))
+        remember(V.identity(of: result))
         if !attempt.interrupted { report(result) }
         return startWhatFits()
     }
@@ -396,6 +411,8 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             })
             .sorted { V.attemptID(of: $0.order) < V.attemptID(of: $1.order) }
         holdingForAdoption = true
+        ended = []
+        endedOrder = []
         let draining = drainDeadline != nil || stopDeadline != nil
         outbox.locks += locks.sorted { $0.key < $1.key }.filter { $0.value.tokens == nil }.map {
             .lockRequest($0.value.request)
@@ -426,24 +443,34 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         #if DEBUG
             if mutations.contains(.ignoreLease) { return [.leaseEnded(reason: reason, stopped: 0)] }
         #endif
+        // Attempts that stopping cancelled already are killed too: their processes may be in
+        // their grace (docs/scheduling.md, "Leases"); their results stay unreported.
         let doomed = running.filter { id, attempt in
-            !attempt.interrupted && (V.holdsCategories(attempt.order) || locks.values.contains { $0.attemptID == id })
+            V.holdsCategories(attempt.order) || locks.values.contains { $0.attemptID == id }
         }
         .keys.sorted()
         return [.leaseEnded(reason: reason, stopped: doomed.count)]
             + doomed.map { .kill(attemptID: $0, reason: reason) }
     }
 
-    private mutating func accept(_ orders: [V.Order]) {
+    private mutating func accept(_ orders: [V.Order]) -> [Action] {
         // While stopping, the coordinator sent these before it saw `draining`: they are not
         // run, and the final `disconnect` tells it every unreported attempt is lost.
-        guard stopDeadline == nil else { return }
+        guard stopDeadline == nil else {
+            return orders.map { .ignored(attemptID: V.attemptID(of: $0), reason: "the worker is stopping") }
+        }
+        var ignored: [Action] = []
         for order in orders {
             let id = V.attemptID(of: order)
-            guard running[id] == nil, !ended.contains(id), !waiting.contains(where: { V.attemptID(of: $0) == id })
-            else { continue }
-            waiting.append(order)
+            if running[id] != nil || waiting.contains(where: { V.attemptID(of: $0) == id }) {
+                ignored.append(.ignored(attemptID: id, reason: "a duplicate of an attempt held here"))
+            } else if ended.contains(V.identity(of: order)) {
+                ignored.append(.ignored(attemptID: id, reason: "a duplicate of an attempt that ended here"))
+            } else {
+                waiting.append(order)
+            }
         }
+        return ignored
     }
 
     private mutating func cancel(_ attemptID: UInt64, _ cancellation: V.Cancellation, now: Timestamp) -> [Action] {
@@ -453,7 +480,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             if mutations.contains(.startCancelledWaiting) { return [] }
         #endif
         let order = waiting.remove(at: index)
-        remember(attemptID)
+        remember(V.identity(of: order))
         report(V.cancelledBeforeStart(order, cancellation, at: now))
         return []
     }
@@ -473,9 +500,9 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         return actions
     }
 
-    private mutating func remember(_ attemptID: UInt64) {
-        guard ended.insert(attemptID).inserted else { return }
-        endedOrder.append(attemptID)
+    private mutating func remember(_ identity: V.Identity) {
+        guard ended.insert(identity).inserted else { return }
+        endedOrder.append(identity)
         if endedOrder.count > Self.rememberedEndings { ended.remove(endedOrder.removeFirst()) }
     }
 

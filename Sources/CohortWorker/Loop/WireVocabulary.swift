@@ -8,11 +8,14 @@ enum WireVocabulary: WorkerVocabulary {
     typealias Result = AttemptResult
     typealias Cancellation = AttemptCancellation
     typealias LockRequest = CohortWire.LockRequest
+    typealias Identity = WireAttemptRef
 
     static func attemptID(of order: AttemptDispatch) -> UInt64 { order.ref.id }
     static func holdsCategories(_ order: AttemptDispatch) -> Bool { !order.holds.isEmpty }
     static func attemptID(of start: AttemptStart) -> UInt64 { start.ref.id }
     static func attemptID(of result: AttemptResult) -> UInt64 { result.ref.id }
+    static func identity(of order: AttemptDispatch) -> WireAttemptRef { order.ref }
+    static func identity(of result: AttemptResult) -> WireAttemptRef { result.ref }
 
     /// Cancelled before it started: no start time (0), so the coordinator knows it did not run.
     static func cancelledBeforeStart(

@@ -169,6 +169,14 @@ final class WorkerLoop {
             onReady(WorkerSessionStarted(name: configuration.name, sessionID: sessionID, running: held))
         case .leaseRenewed:
             logger.info("lease renewed")
+        case .ignored(let attemptID, let reason):
+            logger.info("dispatch not run", metadata: ["attempt.id": "\(attemptID)", "reason": "\(reason)"])
+        case .drainTimedOut(let running):
+            logger.notice(
+                "stopping",
+                metadata: [
+                    "running": "\(running)", "reason": "its drain timeout (\(configuration.drainTimeout)) passed",
+                ])
         case .leaseEnded(let reason, let stopped):
             logger.warning(
                 "lease ended; stopping the attempts that hold cluster locks",
