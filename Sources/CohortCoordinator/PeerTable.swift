@@ -4,6 +4,11 @@ import CohortWire
 /// A peer's ZeroMQ routing id (the ROUTER's first frame).
 typealias RoutingID = [UInt8]
 
+/// The shell's policies shared with the simulation (CohortCore/Coordinator), over ROUTER ids.
+typealias WatchTable = CohortCore.WatchTable<RoutingID>
+typealias PendingCancels = CohortCore.PendingCancels<RoutingID>
+typealias PendingCancel = CohortCore.PendingCancel<RoutingID>
+
 /// One session: a worker's or a client's, from WELCOME until it leaves or is lost.
 struct PeerSession {
     var role: PeerRole

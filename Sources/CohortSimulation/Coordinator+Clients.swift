@@ -4,31 +4,20 @@ import CohortWire
 import Foundation
 
 /// The coordinator's client-facing shell, modelled on `CoordinatorLoop+Clients.swift` and
-/// `+Submit.swift`. CohortSimulation cannot link CohortCoordinator (it links ZeroMQ), so its
-/// pure policies (`PendingCancels`, `WatchTable`) are mirrored here, decision for decision.
+/// `+Submit.swift`; its decisions of who watches what and when a cancel is acknowledged are
+/// the coordinator's own (`WatchTable`, `PendingCancels`, CohortCore/Coordinator), over the
+/// simulation's routes (a client and its connection) instead of ROUTER ids.
 struct ClientShell {
-    /// A cancel accepted and not yet acknowledged (`PendingCancel`).
-    struct PendingCancel {
-        var group: String
-        /// `""`: the whole group.
-        var path: String
+    /// Where a reply goes: a client, on one of its connections.
+    struct Route: Hashable, Sendable {
         var client: Int
         var connection: UInt64
-        var requestID: UInt64
-    }
-
-    /// A client's watch (`WatchTable.Watch`).
-    struct Watch: Hashable {
-        var client: Int
-        var connection: UInt64
-        var requestID: UInt64
     }
 
     /// Connections with a client session → the client.
     var routes: [UInt64: Int] = [:]
-    /// Who watches which group, oldest first; never an empty list.
-    var watches: [String: [Watch]] = [:]
-    var pendingCancels: [PendingCancel] = []
+    var watches = WatchTable<Route>()
+    var pendingCancels = PendingCancels<Route>()
 
     /// The coordinator crashed: every session, watch and pending cancel is gone.
     mutating func reset() {
@@ -102,8 +91,9 @@ extension Simulation {
             // Acknowledged once no attempt it covers can still start on a worker; at once when
             // none was in flight.
             shell.pendingCancels.append(
-                ClientShell.PendingCancel(
-                    group: group, path: path ?? "", client: client, connection: connection, requestID: id))
+                PendingCancel(
+                    routing: ClientShell.Route(client: client, connection: connection), requestID: id, group: group,
+                    path: path))
             answerSettledCancels()
 
         case .watch(let group):
@@ -128,15 +118,13 @@ extension Simulation {
                     .finished(state: snapshot.phase.wireState, reason: snapshot.reason))
                 replyToClient(client, connection, CoordinatorReply(requestID: id, .watchEvents([event])))
             } else {
-                let watch = ClientShell.Watch(client: client, connection: connection, requestID: id)
-                var list = shell.watches[group] ?? []
-                if !list.contains(watch) { list.append(watch) }
-                shell.watches[group] = list
-                scheduler?.setWatched(group, true)
+                changeWatches {
+                    $0.add(group, by: ClientShell.Route(client: client, connection: connection), requestID: id)
+                }
             }
 
         case .unwatch(let group):
-            dropWatches(of: group) { $0.connection == connection }
+            changeWatches { $0.remove(group, by: ClientShell.Route(client: client, connection: connection)) }
             replyToClient(client, connection, CoordinatorReply(requestID: id, .acknowledged))
 
         case .workers:
@@ -145,7 +133,7 @@ extension Simulation {
 
         case .disconnect:
             shell.routes[connection] = nil
-            for group in shell.watches.keys.sorted() { dropWatches(of: group) { $0.connection == connection } }
+            changeWatches { $0.removeAll(by: ClientShell.Route(client: client, connection: connection)) }
 
         case .status, .result, .locks, .drain:
             break  // the simulated clients do not ask these
@@ -157,26 +145,29 @@ extension Simulation {
     mutating func replyToClient(_ client: Int, _ connection: UInt64, _ reply: CoordinatorReply) {
         guard clients[client].connection == connection else {
             shell.routes[connection] = nil
-            for group in shell.watches.keys.sorted() { dropWatches(of: group) { $0.connection == connection } }
+            changeWatches { $0.removeAll(by: ClientShell.Route(client: client, connection: connection)) }
             return
         }
         send(.reply(connection, reply), peer: .client(client))
     }
 
-    mutating func dropWatches(of group: String, where matches: (ClientShell.Watch) -> Bool) {
-        guard let list = shell.watches[group] else { return }
-        let kept = list.filter { !matches($0) }
-        shell.watches[group] = kept.isEmpty ? nil : kept
-        if kept.isEmpty { scheduler?.setWatched(group, false) }
+    /// Changes who watches what, and tells the scheduler which groups are watched (the
+    /// coordinator's `changeWatches`).
+    mutating func changeWatches(_ body: (inout WatchTable<ClientShell.Route>) -> [WatchTable<ClientShell.Route>.Change])
+    {
+        for change in body(&shell.watches) { scheduler?.setWatched(change.group, change.watched) }
     }
 
     /// The group finished: its watchers are told, and its watches end.
     mutating func notifyWatchers(of group: String, _ phase: GroupPhase, reason: String?) {
-        guard let list = shell.watches.removeValue(forKey: group) else { return }
+        let list = shell.watches.watches(of: group)
+        guard !list.isEmpty else { return }
+        changeWatches { $0.end(group) }
         let event = WatchEvent(group: group, at: now.wire, .finished(state: phase.wireState, reason: reason))
         for watch in list {
             replyToClient(
-                watch.client, watch.connection, CoordinatorReply(requestID: watch.requestID, .watchEvents([event])))
+                watch.routing.client, watch.routing.connection,
+                CoordinatorReply(requestID: watch.requestID, .watchEvents([event])))
         }
     }
 
@@ -185,23 +176,14 @@ extension Simulation {
     /// it when the client receives the acknowledgement.
     mutating func answerSettledCancels() {
         guard let scheduler, !shell.pendingCancels.isEmpty else { return }
-        var still: [ClientShell.PendingCancel] = []
-        var settled: [ClientShell.PendingCancel] = []
-        for cancel in shell.pendingCancels {
-            if scheduler.hasUnconfirmedDispatches(cancel.group, path: cancel.path.isEmpty ? nil : cancel.path) {
-                still.append(cancel)
-            } else {
-                settled.append(cancel)
-            }
+        let settled = shell.pendingCancels.settled { group, path in
+            scheduler.hasUnconfirmedDispatches(group, path: path)
         }
-        shell.pendingCancels = still
         for cancel in settled {
-            log("cancel acknowledged \(cancel.group)/\(cancel.path)")
+            log("cancel acknowledged \(cancel.group)/\(cancel.path ?? "")")
             replyToClient(
-                cancel.client, cancel.connection,
-                CoordinatorReply(
-                    requestID: cancel.requestID,
-                    .cancelAccepted(group: cancel.group, path: cancel.path.isEmpty ? nil : cancel.path)))
+                cancel.routing.client, cancel.routing.connection,
+                CoordinatorReply(requestID: cancel.requestID, .cancelAccepted(group: cancel.group, path: cancel.path)))
         }
     }
 }

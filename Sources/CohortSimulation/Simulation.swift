@@ -14,8 +14,8 @@
 //   `JournalWriter` guarantees); a crash drops the scheduler, every session and every message
 //   in flight, and breaks every connection; a restart rebuilds it with `restore(...)` at a
 //   larger epoch (`tokenFloor = epoch << 32`); its client-facing shell (``ClientShell``)
-//   mirrors `CoordinatorLoop+Clients`: a submit is answered with its id once the group is
-//   journaled, a cancel once nothing it covers can still start (`hasUnconfirmedDispatches`),
+//   is modelled on `CoordinatorLoop+Clients` and runs its `WatchTable` and
+//   `PendingCancels`: a submit is answered with its id once the group is journaled, a cancel once nothing it covers can still start (`hasUnconfirmedDispatches`),
 //   a watch with a snapshot and then the group's end;
 // - workers: the real `WorkerMachine` (slots, prefetch, lease, reconnecting, drain) around a
 //   simulated engine: random durations, outcomes and outputs, timeouts, worker-local lock

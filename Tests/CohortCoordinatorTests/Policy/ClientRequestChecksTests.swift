@@ -47,8 +47,8 @@ import Testing
 
     @Test func aCancelIsAcknowledgedOnceNothingItCoversCanStillStart() {
         var cancels = PendingCancels()
-        let first = PendingCancel(routing: [1], requestID: 1, group: "g", path: nil)
-        let second = PendingCancel(routing: [2], requestID: 2, group: "h", path: "a")
+        let first = PendingCancel(routing: [1] as RoutingID, requestID: 1, group: "g", path: nil)
+        let second = PendingCancel(routing: [2] as RoutingID, requestID: 2, group: "h", path: "a")
         cancels.append(first)
         cancels.append(second)
         #expect(cancels.settled { _, _ in true }.isEmpty)
