@@ -7,6 +7,9 @@ import CohortWire
 
 /// One line of `cohort status`: a group's id, name, state and submission time.
 public typealias GroupSummary = CohortWire.GroupSummary
+/// Which groups ``CohortClient/status(filter:)`` lists: states, a name glob, a submission
+/// time, a limit.
+public typealias GroupFilter = CohortWire.GroupFilter
 /// A group and every child, depth-first in spec order (`cohort status GROUP`).
 public typealias GroupDetail = CohortWire.GroupDetail
 /// One child of a group: state, worker, attempt, error, times.

@@ -2,9 +2,23 @@ import CohortSpec
 import CohortWire
 
 extension CohortClient {
-    /// Every group the coordinator knows, oldest first.
+    /// Every group the coordinator knows (those it runs, and the finished ones its journal
+    /// keeps, up to 10,000), newest submission first.
     public func status() async throws(ClientError) -> [GroupSummary] {
-        let reply = try await connection.request(.status(group: nil))
+        try await status(filter: .all)
+    }
+
+    /// The groups `filter` selects (states, a name glob, a submission time), newest
+    /// submission first, at most `filter.limit` (0: every one, up to 10,000). The coordinator
+    /// filters, over what it runs and the finished groups its journal keeps (its `retention`
+    /// and `cohort prune` decide how far back).
+    ///
+    /// ```swift
+    /// let failed = try await client.status(filter: GroupFilter(states: [.failed], nameGlob: "release-*"))
+    /// ```
+    /// - Throws: ``ClientError/Code/rejected`` for a glob with a `[` and no `]`.
+    public func status(filter: GroupFilter) async throws(ClientError) -> [GroupSummary] {
+        let reply = try await connection.request(.status(group: nil, filter: filter))
         guard case .groups(let groups) = reply else { throw unexpected(reply, for: "status") }
         return groups
     }

@@ -197,4 +197,6 @@ enum LoopCommand: Sendable {
     case reloadKeys
     /// The journal committed a turn: its held messages may go out (wakes the loop).
     case journalCommitted
+    /// The journal's part of a `cohort status` list was read beside the loop: answer it.
+    case historyRead(HistoryRead)
 }

@@ -14,14 +14,14 @@ extension CoordinatorLoop {
         case .submit(let submission):
             submit(submission, requestID: id, from: routing)
 
-        case .status(let group?):
+        case .status(let group?, _):
             do {
                 reply(.group(try scheduler.groupSnapshot(group).wireDetail))
             } catch {
                 fail(error.wire)
             }
-        case .status(nil):
-            reply(.groups(scheduler.groupOverviews().map(\.wireSummary)))
+        case .status(nil, let filter):
+            listGroups(filter, requestID: id, from: routing)
 
         case .result(let group, let path):
             do {
@@ -76,10 +76,10 @@ extension CoordinatorLoop {
             reply(.acknowledged)
 
         case .workers:
-            reply(.workers(scheduler.workerRecords().map(\.wire)))
+            reply(.workers(scheduler.wireWorkers(now: now)))
 
         case .locks:
-            reply(.locks(scheduler.wireLocks()))
+            reply(.locks(scheduler.wireLocks(now: now)))
 
         case .disconnect:
             peers.close(routing)
@@ -91,10 +91,24 @@ extension CoordinatorLoop {
             case .success(let found): worker = found
             case .failure(let error): return fail(error)
             }
+            guard worker.state != .lost else {
+                return fail(
+                    ProtocolError(
+                        code: .notFound, message: "worker \"\(worker.name)\" is not connected (it left recently)"))
+            }
             logger.info(
                 "worker draining",
                 metadata: ["worker.id": "\(worker.id)", "worker.name": "\(worker.name)", "reason": "asked by a client"])
-            apply(scheduler.workerDraining(worker.id, now: now))
+            apply(scheduler.workerDrainedByOperator(worker.id, now: now))
+            reply(.acknowledged)
+
+        case .undrain(let name):
+            do {
+                apply(try scheduler.workerUndrained(name, now: now))
+            } catch {
+                return fail(error.wire)
+            }
+            logger.info("worker undrained", metadata: ["worker": "\(name)", "reason": "asked by a client"])
             reply(.acknowledged)
         }
     }

@@ -16,6 +16,9 @@ final class JournalWriter {
     /// Kept for the life of the loop: it holds the state directory's lock.
     let directory: StateDirectory?
     let committer: JournalCommitter
+    /// Reads the history `cohort status` lists, beside the loop; nil if the journal could
+    /// not be opened a second time to read (the lists then show what the scheduler holds).
+    let history: HistoryReader?
     var batch = JournalBatch()
     /// Messages of turns whose records are not yet committed, oldest first, each with the
     /// sequence number of the last batch submitted by its turn.
@@ -32,6 +35,7 @@ final class JournalWriter {
         self.journal = journal
         self.directory = directory
         self.committer = JournalCommitter(journal: journal, onCommit: onCommit)
+        self.history = (try? JournalReader(path: journal.path)).map(HistoryReader.init)
     }
 
     /// Closes the journal; call it once the committer's ``JournalCommitter/run()`` has returned.
@@ -96,6 +100,7 @@ extension CoordinatorLoop {
                     ? writer.committer.commitHere(writer.batch) : writer.committer.submit(writer.batch)
                 writer.batch.removeAll()
             }
+            writer.history?.launch(upTo: writer.submitted, committer: writer.committer)
             if !outbox.isEmpty {
                 writer.held.append((writer.submitted, outbox.take()))
             }

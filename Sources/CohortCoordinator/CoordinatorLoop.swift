@@ -140,6 +140,7 @@ final class CoordinatorLoop {
                     case .parsed(let parsed): acceptParsed(parsed)
                     case .reloadKeys: reloadAuthorizedKeys()
                     case .journalCommitted: break  // the turn's end sends what it made sendable
+                    case .historyRead(let read): answerHistory(read)
                     }
                 }
             }

@@ -64,7 +64,10 @@ final class JournalCommitter: @unchecked Sendable {
         }
         do {
             try journal.write(batch)
-            locked { committedUpTo = sequence }
+            locked {
+                committedUpTo = sequence
+                condition.broadcast()
+            }
         } catch {
             locked { writeFailure = error }
         }
@@ -75,6 +78,14 @@ final class JournalCommitter: @unchecked Sendable {
     func waitUntilIdle() {
         locked {
             while committedUpTo < submitted, writeFailure == nil { condition.wait() }
+        }
+    }
+
+    /// Blocks until every batch up to `sequence` is committed, or a write failed (for
+    /// readers beside the loop that must see what the loop had submitted).
+    func waitUntilCommitted(_ sequence: UInt64) {
+        locked {
+            while committedUpTo < sequence, writeFailure == nil { condition.wait() }
         }
     }
 

@@ -119,7 +119,8 @@ extension ChildSnapshot {
 
 extension GroupSnapshot {
     var wireSummary: GroupSummary {
-        GroupSummary(id: id, name: name, state: phase.wire, submittedAt: submittedAt.wire)
+        GroupSummary(
+            id: id, name: name, state: phase.wire, submittedAt: submittedAt.wire, finishedAt: finishedAt?.wire)
     }
 
     var wireDetail: GroupDetail {
@@ -130,10 +131,14 @@ extension GroupSnapshot {
 }
 
 extension WorkerRecord {
-    var wire: WorkerInfo {
+    var wire: WorkerInfo { wire(now: lastHeard, drained: false) }
+
+    /// As `cohort workers` shows it at `now`; `drained`: an operator drained it.
+    func wire(now: Timestamp, drained: Bool) -> WorkerInfo {
         WorkerInfo(
             id: id.description, name: name, host: host, labels: labels, slots: UInt32(clamping: slots),
-            running: UInt32(clamping: inFlight), state: state.wire, kinds: kinds.sorted())
+            running: UInt32(clamping: inFlight), state: state.wire, kinds: kinds.sorted(), drained: drained,
+            lastHeardAgo: max(now - lastHeard, .zero))
     }
 }
 
@@ -168,18 +173,33 @@ extension SchedulerError {
 }
 
 extension Scheduler {
-    /// The lock table as `cohort locks` shows it, workers by name.
-    func wireLocks() -> [LockInfo] {
-        lockSnapshot().map { lock in
+    /// The lock table as `cohort locks` shows it, workers by name; with `now`, how long each
+    /// holder has held and each waiter waited.
+    func wireLocks(now: Timestamp? = nil) -> [LockInfo] {
+        func age(_ since: Timestamp?) -> Duration? {
+            guard let now, let since else { return nil }
+            return max(now - since, .zero)
+        }
+        return lockSnapshot().map { lock in
             LockInfo(
                 category: lock.category, token: lock.token,
                 holder: lock.holder.map { owner in
                     CohortWire.LockHolderStatus(
                         group: owner.group, child: owner.child, attempt: owner.attempt,
-                        worker: owner.worker.map { workerName($0) ?? $0.description })
+                        worker: owner.worker.map { workerName($0) ?? $0.description }, heldFor: age(lock.heldSince))
                 },
-                waiters: lock.waiters.map { LockWaiter(group: $0.group, child: $0.child) })
+                waiters: lock.waiters.enumerated().map { index, waiter in
+                    LockWaiter(
+                        group: waiter.group, child: waiter.child,
+                        waitingFor: age(lock.waitingSince.indices.contains(index) ? lock.waitingSince[index] : nil))
+                })
         }
+    }
+
+    /// The workers as `cohort workers` shows them at `now`: connected ones by id, then those
+    /// that left recently; whether an operator drained each, how long ago each was heard.
+    func wireWorkers(now: Timestamp) -> [WorkerInfo] {
+        workerRecords().map { $0.wire(now: now, drained: isDrainedByOperator($0.name)) }
     }
 }
 

@@ -1,18 +1,19 @@
 import Foundation
 
-/// The journal's tables (schema version 4), documented for operators in docs/operations.md,
+/// The journal's tables (schema version 5), documented for operators in docs/operations.md,
 /// "The journal". Times are nanoseconds since 1970-01-01 UTC; a group's id is its key
 /// everywhere.
 enum JournalSchema {
     /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
     /// is brought up to this one when opened; any other version is refused.
-    static let version = 4
+    static let version = 5
 
     /// Version -> the statements that bring a journal of that version to the next one.
     /// Version 2 added `attempts.output_truncated` and the `local_locks` table; version 3 calls
     /// the attempt's id `attempt_id` (it was `task_id`), the handbook's word; version 4 added
     /// `attempts.losses` and `attempts.counted`, the workers the child had lost and the
-    /// attempts that had used up its retry budget when the attempt was sent.
+    /// attempts that had used up its retry budget when the attempt was sent; version 5 added
+    /// the indexes `cohort status` lists the history with (``historyIndexes``).
     static let migrations: [Int: [String]] = [
         1: [
             "ALTER TABLE attempts ADD COLUMN output_truncated INTEGER NOT NULL DEFAULT 0",
@@ -28,6 +29,14 @@ enum JournalSchema {
             "ALTER TABLE attempts ADD COLUMN losses INTEGER NOT NULL DEFAULT 0",
             "ALTER TABLE attempts ADD COLUMN counted INTEGER",
         ],
+        4: historyIndexes,
+    ]
+
+    /// `cohort status` lists groups newest first, by state, since a time: the submission
+    /// index serves the order and `--since`, the state index a `--state` filter.
+    static let historyIndexes = [
+        "CREATE INDEX groups_by_submission ON groups (submitted_at, id)",
+        "CREATE INDEX groups_by_state ON groups (state, submitted_at, id)",
     ]
 
     /// The attempts in flight that hold cluster locks, for an operator reading the journal.
@@ -74,6 +83,8 @@ enum JournalSchema {
         )
         """,
         "CREATE INDEX groups_by_finish ON groups (finished_at) WHERE finished_at IS NOT NULL",
+        historyIndexes[0],
+        historyIndexes[1],
         """
         CREATE TABLE attempts (
             group_id TEXT NOT NULL,

@@ -86,6 +86,8 @@ extension Simulation {
         scheduler = nil
         sessions = [:]
         routes = [:]
+        // A restarted coordinator forgets operator drains (they are not journaled).
+        operatorDrained = []
         shell.reset()
         // Connections break: what was on the wire is gone, and each client's socket monitor
         // sees its connection drop.

@@ -231,12 +231,23 @@ extension Simulation {
             workerFlush(index)
         case 75..<77:
             // An operator drains a worker by name (`cohort drain`): the coordinator sends it
-            // nothing new; it comes back with its next session.
+            // nothing new, in this session and the next ones, until the operator undrains it
+            // (`cohort undrain`), which the same draw does for a worker already drained.
+            if operatorDrained.contains(index) {
+                guard scheduler != nil else { return }
+                count("operator undrain")
+                log("FAULT operator undrains w\(index)")
+                operatorDrained.remove(index)
+                withScheduler("undrain w\(index)") { scheduler, now throws(SchedulerError) in
+                    try scheduler.workerUndrained("w\(index)", now: now)
+                }
+                return
+            }
             guard let session = sessions.keys.sorted().first(where: { sessions[$0]!.worker == index }) else { return }
             count("operator drain")
             log("FAULT operator drains w\(index)")
             operatorDrained.insert(index)
-            withScheduler("drain w\(index)") { scheduler, now in scheduler.workerDraining(session, now: now) }
+            withScheduler("drain w\(index)") { scheduler, now in scheduler.workerDrainedByOperator(session, now: now) }
         case 77..<90:
             guard let down = workers.indices.first(where: { !workers[$0].up }) else { return }
             restartWorker(down)

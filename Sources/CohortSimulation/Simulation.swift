@@ -30,7 +30,7 @@
 // - the network between the coordinator and every peer: delays, reordering across
 //   connections (FIFO within one), duplicates, lost messages that break their connection,
 //   partitions (of workers and clients) and heals;
-// - faults: worker crash, restart, pause, drain; operator drains; coordinator crash and
+// - faults: worker crash, restart, pause, drain; operator drains and undrains; coordinator crash and
 //   restart from the journal.
 //
 // What is not (see docs/simulation.md): status/result queries, watch
@@ -160,7 +160,8 @@ public struct Simulation {
     var sessions: [SessionID: (worker: Int, connection: UInt64)] = [:]
     /// The coordinator's routing table: connection → session.
     var routes: [UInt64: SessionID] = [:]
-    /// Workers an operator drained; the quiet phase brings them back.
+    /// Workers an operator drained (by name: every session of theirs is drained); a second
+    /// operator fault on one undrains it, and the quiet phase undrains them all.
     var operatorDrained: Set<Int> = []
     /// Session ids are unique over the whole run (a connection is never reused).
     var nextSession: UInt64 = 1
@@ -227,8 +228,13 @@ public struct Simulation {
             if workers[index].paused { resumeWorker(index) }
             if !workers[index].up { restartWorker(index) }
         }
-        // A drained worker takes work again in its next session.
-        for index in operatorDrained.sorted() { breakConnection(of: index) }
+        // The operator undrains every worker it drained: each takes work again.
+        for index in operatorDrained.sorted() {
+            log("quiet: operator undrains w\(index)")
+            withScheduler("undrain w\(index)") { scheduler, now throws(SchedulerError) in
+                try scheduler.workerUndrained("w\(index)", now: now)
+            }
+        }
         operatorDrained = []
         while failure == nil {
             // A worker that finished its drain in the quiet phase comes back (its host runs it again).

@@ -24,6 +24,7 @@ struct Cohort: AsyncParsableCommand {
         subcommands: [
             CoordinatorCommand.self, WorkerCommand.self, SubmitCommand.self, StatusCommand.self,
             ResultCommand.self, CancelCommand.self, WorkersCommand.self, LocksCommand.self, DrainCommand.self,
+            UndrainCommand.self,
             KeygenCommand.self, PruneCommand.self,
             DemoCommand.self,
         ]

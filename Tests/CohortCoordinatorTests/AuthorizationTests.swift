@@ -34,6 +34,13 @@ import ZeroMQ
         #expect(!client.may(.cancelAny))
     }
 
+    @Test func undrainNeedsTheDrainPermissionLikeDrain() throws {
+        let (drain, _) = try #require(RequestPolicy.permission(for: .drain(worker: "w")))
+        let (undrain, doing) = try #require(RequestPolicy.permission(for: .undrain(worker: "w")))
+        #expect(drain == .drain && undrain == .drain && doing == "undrain a worker")
+        #expect(!Self.principal(.client).may(undrain))
+    }
+
     @Test func anAdminMayDoEverything() {
         #expect(Role.admin.permissions == Set(Permission.allCases))
     }

@@ -265,9 +265,17 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
+    /// Turns a journal of the current schema into what version 4 wrote: no history indexes.
+    static func makeVersion4(_ db: Database) throws {
+        try db.execute(sql: "DROP INDEX groups_by_submission")
+        try db.execute(sql: "DROP INDEX groups_by_state")
+        try db.execute(sql: "UPDATE meta SET value = '4' WHERE key = 'schemaVersion'")
+    }
+
     /// Turns a journal of the current schema into what version 3 wrote: no `attempts.losses`
     /// nor `attempts.counted`.
     static func makeVersion3(_ db: Database) throws {
+        try makeVersion4(db)
         try db.execute(sql: "ALTER TABLE attempts DROP COLUMN losses")
         try db.execute(sql: "ALTER TABLE attempts DROP COLUMN counted")
         try db.execute(sql: "UPDATE meta SET value = '3' WHERE key = 'schemaVersion'")
@@ -303,7 +311,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "4")
+            #expect(version == "5")
             let child = try journal.load().groups.first { $0.id == "g0" }?.children.first
             #expect(child?.attempt == 2 && child?.losses == 0 && child?.counted == nil)
         }
@@ -332,7 +340,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                     try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'grants'")
                 )
             }
-            #expect(version == "4")
+            #expect(version == "5")
             #expect(view?.contains("attempt_id") == true)
             let record = try journal.database.read { db in
                 try Row.fetchOne(db, sql: "SELECT attempt_id, request FROM local_locks")
@@ -370,7 +378,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "4")
+            #expect(version == "5")
             let contents = try journal.load()
             #expect(contents.groups.count == before)
             let version1 = contents.groups.first { $0.id == "g0" }?.children.first

@@ -41,7 +41,7 @@ public enum Permission: String, Hashable, Sendable, CaseIterable, CustomStringCo
     case cancelAny = "cancel-any"
     /// Status, results, watches, workers and locks.
     case read
-    /// Drain workers (stop sending them work).
+    /// Drain workers (stop sending them work) and undrain them.
     case drain
 
     public var description: String { rawValue }
@@ -77,6 +77,7 @@ enum RequestPolicy {
         case .locks: (.read, "list locks")
         case .cancel: (.cancel, "cancel a group")
         case .drain: (.drain, "drain a worker")
+        case .undrain: (.drain, "undrain a worker")
         case .disconnect: nil
         }
     }

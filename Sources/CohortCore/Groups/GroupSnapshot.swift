@@ -54,4 +54,18 @@ public struct GroupSnapshot: Hashable, Sendable {
     public var reason: String?
     /// Nested groups and procedures, depth-first in spec order (empty in overviews).
     public var children: [ChildSnapshot]
+
+    public init(
+        id: String, name: String, phase: GroupPhase, submittedAt: Timestamp, startedAt: Timestamp? = nil,
+        finishedAt: Timestamp? = nil, reason: String? = nil, children: [ChildSnapshot] = []
+    ) {
+        self.id = id
+        self.name = name
+        self.phase = phase
+        self.submittedAt = submittedAt
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.reason = reason
+        self.children = children
+    }
 }

@@ -84,11 +84,20 @@ public struct LockSnapshot: Hashable, Sendable {
     public var holder: LockOwner?
     /// First in line first.
     public var waiters: [LockOwner]
+    /// When the holder's grant was made; nil if unknown.
+    public var heldSince: Timestamp?
+    /// When each waiter's request was made, in the order of ``waiters``; nil if unknown.
+    public var waitingSince: [Timestamp?]
 
-    public init(category: String, token: UInt64, holder: LockOwner?, waiters: [LockOwner]) {
+    public init(
+        category: String, token: UInt64, holder: LockOwner?, waiters: [LockOwner], heldSince: Timestamp? = nil,
+        waitingSince: [Timestamp?] = []
+    ) {
         self.category = category
         self.token = token
         self.holder = holder
         self.waiters = waiters
+        self.heldSince = heldSince
+        self.waitingSince = waitingSince
     }
 }

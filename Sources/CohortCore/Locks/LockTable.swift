@@ -36,6 +36,9 @@ public struct LockTable: Sendable {
         var next: Int
         var tokens: [String: UInt64]
         var owner: LockOwner?
+        /// When it was made (``request(_:levels:owner:at:)``'s `now`), when granted.
+        var requestedAt: Timestamp?
+        var grantedAt: Timestamp?
         var granted: Bool { next == levels.count }
     }
 
@@ -64,7 +67,12 @@ public struct LockTable: Sendable {
     ///
     /// A holder has at most one request; asking again while one exists is a programming error
     /// (it traps in debug builds and is ignored, returning nil, in release builds).
-    public mutating func request(_ holder: LockHolder, levels: [LockLevel], owner: LockOwner? = nil) -> Grant? {
+    ///
+    /// `now` is kept for `cohort locks` (how long a request waits, a grant is held): the time
+    /// of the request, and of its grant when granted at once.
+    public mutating func request(
+        _ holder: LockHolder, levels: [LockLevel], owner: LockOwner? = nil, at now: Timestamp? = nil
+    ) -> Grant? {
         guard requests[holder] == nil else {
             assertionFailure("\(holder) already has a lock request")
             return nil
@@ -78,8 +86,9 @@ public struct LockTable: Sendable {
                 merged.append(level)
             }
         }
-        requests[holder] = Request(levels: merged, next: 0, tokens: [:], owner: owner)
+        requests[holder] = Request(levels: merged, next: 0, tokens: [:], owner: owner, requestedAt: now)
         guard advance(holder), let tokens = requests[holder]?.tokens else { return nil }
+        requests[holder]?.grantedAt = now
         return Grant(holder: holder, tokens: tokens)
     }
 
@@ -88,9 +97,9 @@ public struct LockTable: Sendable {
     /// the restart) instead of new ones. Returns false, with nothing kept, if the request
     /// would wait (the journal contradicts itself; the caller treats the grant as lost).
     public mutating func restoreGrant(
-        _ holder: LockHolder, levels: [LockLevel], owner: LockOwner?, tokens: [String: UInt64]
+        _ holder: LockHolder, levels: [LockLevel], owner: LockOwner?, tokens: [String: UInt64], at now: Timestamp? = nil
     ) -> Bool {
-        guard request(holder, levels: levels, owner: owner) != nil else {
+        guard request(holder, levels: levels, owner: owner, at: now) != nil else {
             _ = remove(holder)
             return false
         }
@@ -104,11 +113,14 @@ public struct LockTable: Sendable {
     /// this completes, in the order they were completed. Unknown holders do nothing.
     ///
     /// A holder that owns a scope table (a group or an attempt) should have its descendants
-    /// removed first; whatever is left in its table is dropped with it.
-    public mutating func remove(_ holder: LockHolder) -> [Grant] {
+    /// removed first; whatever is left in its table is dropped with it. `now` is kept as the
+    /// time of the grants this completes (`cohort locks`).
+    public mutating func remove(_ holder: LockHolder, at now: Timestamp? = nil) -> [Grant] {
         var completed: [Grant] = []
         remove(holder, completing: &completed)
-        return completed.filter { requests[$0.holder]?.granted == true }
+        let granted = completed.filter { requests[$0.holder]?.granted == true }
+        for grant in granted { requests[grant.holder]?.grantedAt = now }
+        return granted
     }
 
     private mutating func remove(_ holder: LockHolder, completing completed: inout [Grant]) {
@@ -184,7 +196,12 @@ public struct LockTable: Sendable {
             LockSnapshot(
                 category: category, token: table.lastTokens[category] ?? 0,
                 holder: table.holder(of: category).flatMap { requests[$0]?.owner },
-                waiters: table.waiters(of: category).compactMap { requests[$0]?.owner })
+                waiters: table.waiters(of: category).compactMap { requests[$0]?.owner },
+                heldSince: table.holder(of: category).flatMap { requests[$0]?.grantedAt },
+                waitingSince: table.waiters(of: category).compactMap { holder -> Timestamp?? in
+                    guard let request = requests[holder], request.owner != nil else { return nil }
+                    return .some(request.requestedAt)
+                })
         }
     }
 

@@ -20,6 +20,9 @@ public struct Membership: Sendable {
     public private(set) var departed: [WorkerRecord] = []
     /// How many departed sessions are remembered.
     public var departedRetention = 64
+    /// Names of the workers an operator drained (`cohort drain`): every session of such a name
+    /// is `draining` (a reconnect or a restart of its process included) until it is undrained.
+    public private(set) var operatorDrains: Set<String> = []
 
     public init(heartbeatInterval: Duration = .seconds(1), liveness: Int = 3) {
         self.heartbeatInterval = heartbeatInterval
@@ -30,15 +33,37 @@ public struct Membership: Sendable {
     public var silenceLimit: Duration { heartbeatInterval * liveness }
 
     /// Registers a session; a second READY of the same session updates what it offers and
-    /// keeps its count of attempts in flight.
+    /// keeps its count of attempts in flight. A session of a worker an operator drained is
+    /// `draining` from the start.
     public mutating func join(_ record: WorkerRecord) {
         var record = record
         if let existing = workers[record.id] {
             record.inFlight = existing.inFlight
             record.completed = existing.completed
             record.joinedAt = existing.joinedAt
+            record.stopping = existing.stopping
+            if existing.stopping { record.state = .draining }
         }
+        if operatorDrains.contains(record.name) { record.state = .draining }
         workers[record.id] = record
+    }
+
+    /// An operator drained the worker `name`: its sessions take no new work until
+    /// ``operatorUndrain(_:)``.
+    public mutating func operatorDrain(_ name: String) {
+        operatorDrains.insert(name)
+        for (id, record) in workers where record.name == name { workers[id]?.state = .draining }
+    }
+
+    /// An operator gives the worker `name` work again: its session is `ready` again unless it
+    /// is stopping itself. Returns whether `name` was drained.
+    @discardableResult
+    public mutating func operatorUndrain(_ name: String) -> Bool {
+        guard operatorDrains.remove(name) != nil else { return false }
+        for (id, record) in workers where record.name == name && !record.stopping {
+            workers[id]?.state = .ready
+        }
+        return true
     }
 
     /// Records that `worker` said something at `now`. Unknown workers are ignored.
@@ -71,6 +96,12 @@ public struct Membership: Sendable {
     /// Changes a connected worker's state (e.g. to `draining`).
     public mutating func setState(_ state: WorkerPhase, of worker: SessionID) {
         workers[worker]?.state = state
+    }
+
+    /// The worker says it drains itself (it is stopping): `draining` until it leaves.
+    public mutating func setStopping(_ worker: SessionID) {
+        workers[worker]?.stopping = true
+        workers[worker]?.state = .draining
     }
 
     /// Adjusts a worker's count of attempts in flight.

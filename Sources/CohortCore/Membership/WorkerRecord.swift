@@ -20,6 +20,9 @@ public struct WorkerRecord: Hashable, Sendable {
     public var inFlight: Int = 0
     /// Attempts it has finished in this session.
     public var completed: UInt64 = 0
+    /// The worker said it is draining itself (SIGTERM, `Worker.drain()`): it stops once it
+    /// runs nothing, and an operator's undrain cannot bring it back.
+    public var stopping = false
 
     let labelSet: Set<String>
 

@@ -31,12 +31,12 @@ extension Scheduler {
         }
         var grants: [LockTable.Grant] = []
         for request in attempts.localRequests.removeValue(forKey: attemptID) ?? [] {
-            grants += locks.remove(.local(attempt: attemptID, request: request))
+            grants += locks.remove(.local(attempt: attemptID, request: request), at: now)
         }
         #if DEBUG
             if keepsEndedAttemptsGrants { return handleGrants(grants, now: now) }
         #endif
-        grants += locks.remove(.attempt(attemptID))
+        grants += locks.remove(.attempt(attemptID), at: now)
         handleGrants(grants, now: now)
     }
 
@@ -145,7 +145,7 @@ extension Scheduler {
         runs[runIndex]?.groups[group].waitingForHold = []
         if state.hold == .requested || state.hold == .granted {
             runs[runIndex]?.groups[group].hold = .released
-            handleGrants(locks.remove(.group(run: runIndex, group: group)), now: now)
+            handleGrants(locks.remove(.group(run: runIndex, group: group), at: now), now: now)
         }
         guard group == 0 else {
             notifyGroup(runIndex, group)

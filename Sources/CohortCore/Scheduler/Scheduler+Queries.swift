@@ -9,6 +9,12 @@ extension Scheduler {
         runs.values.sorted { $0.sequence < $1.sequence }.map { overview($0) }
     }
 
+    /// The groups held (running, and finished ones still kept) that `query` selects, newest
+    /// submission first, at most its limit; without children.
+    public func groupOverviews(matching query: GroupQuery) -> [GroupSnapshot] {
+        query.merge(held: runs.values.map { overview($0) }.filter(query.matches), journaled: [])
+    }
+
     /// One group with every child (nested groups and procedures), depth-first in spec order.
     /// - Throws: ``SchedulerError`` `notFound`.
     public func groupSnapshot(_ id: String) throws(SchedulerError) -> GroupSnapshot {

@@ -186,7 +186,9 @@ extension Scheduler {
             let levels = plan.lockLevels(for: exclusive, ancestors: plan.ancestors(ofGroup: group))
             let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
             let tokens = record.tokens.filter { exclusive.contains($0.key) }
-            guard locks.restoreGrant(.group(run: runIndex, group: group), levels: levels, owner: owner, tokens: tokens)
+            guard
+                locks.restoreGrant(
+                    .group(run: runIndex, group: group), levels: levels, owner: owner, tokens: tokens, at: now)
             else { break }
             runs[runIndex]?.groups[group].hold = .granted
             runs[runIndex]?.groups[group].tokens = locks.tokens(of: .group(run: runIndex, group: group)) ?? [:]
@@ -201,7 +203,8 @@ extension Scheduler {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
             let owner = LockOwner(group: plan.id, child: flatLeaf.path, attempt: record.attempt, worker: worker)
             let tokens = record.tokens.filter { flatLeaf.exclusive.contains($0.key) }
-            restored = locks.restoreGrant(.attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens)
+            restored = locks.restoreGrant(
+                .attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens, at: now)
         }
         guard restored else {
             // Its locks cannot be held again as they were (a journal of an earlier release,

@@ -19,7 +19,7 @@ extension Scheduler {
         let previous = membership.session(named: name).flatMap { $0 == id ? nil : $0 }
         membership.join(
             WorkerRecord(id: id, name: name, host: host, labels: labels, kinds: Set(kinds), slots: slots, now: now))
-        if draining { membership.setState(.draining, of: id) }
+        if draining { membership.setStopping(id) }
         workerNames[id] = name
         for ref in running { adopt(ref, by: id, started: started.contains(ref.id), now: now) }
         if let previous {
@@ -72,13 +72,61 @@ extension Scheduler {
         membership.heard(id, now: now)
     }
 
-    /// The worker takes no new work; what it runs finishes there.
+    /// The worker drains itself (it is stopping): it takes no new work; what it runs finishes
+    /// there, then it leaves.
     public mutating func workerDraining(_ id: SessionID, now: Timestamp) -> [SchedulerAction] {
         membership.heard(id, now: now)
-        membership.setState(.draining, of: id)
+        membership.setStopping(id)
         membershipChanged(now: now)
         settle(now: now)
         return takeActions()
+    }
+
+    /// An operator drains the worker of session `id` (`cohort drain`): it takes no new work,
+    /// what it runs finishes there, and it stays connected and idle. The drain belongs to the
+    /// worker's name: a new session of it (a reconnect, or its process restarted) is drained
+    /// too, until ``workerUndrained(_:now:)`` (a restarted coordinator forgets drains).
+    public mutating func workerDrainedByOperator(_ id: SessionID, now: Timestamp) -> [SchedulerAction] {
+        guard let name = membership.workers[id]?.name else { return [] }
+        membership.operatorDrain(name)
+        membershipChanged(now: now)
+        settle(now: now)
+        return takeActions()
+    }
+
+    /// An operator gives a drained worker work again (`cohort undrain`); `worker` is its name,
+    /// or the session id of a connected one (`w-3`). A worker drained but not connected now
+    /// is no longer drained when it comes back.
+    /// - Throws: ``SchedulerError`` `notFound` if no worker of that name or id is connected
+    ///   or drained; `invalidRequest` if it is connected but not drained by an operator, or
+    ///   is stopping itself (a worker that drains itself leaves; undrain cannot keep it).
+    public mutating func workerUndrained(_ worker: String, now: Timestamp) throws(SchedulerError)
+        -> [SchedulerAction]
+    {
+        let connected = membership.workers.values.sorted { $0.id < $1.id }.first {
+            $0.name == worker || $0.id.description == worker
+        }
+        let name = connected?.name ?? worker
+        guard membership.operatorDrains.contains(name) else {
+            guard let connected else {
+                throw SchedulerError(.notFound, "no worker named \"\(worker)\" is connected or drained")
+            }
+            if connected.stopping {
+                throw SchedulerError(
+                    .invalidRequest,
+                    "worker \"\(connected.name)\" is draining because it is stopping (SIGTERM); undrain cannot keep it")
+            }
+            throw SchedulerError(.invalidRequest, "worker \"\(connected.name)\" is not drained")
+        }
+        membership.operatorUndrain(name)
+        membershipChanged(now: now)
+        settle(now: now)
+        return takeActions()
+    }
+
+    /// Whether an operator drained the worker `name` (``workerDrainedByOperator(_:now:)``).
+    public func isDrainedByOperator(_ name: String) -> Bool {
+        membership.operatorDrains.contains(name)
     }
 
     /// The worker left (said goodbye, or its connection is gone): as lost.

@@ -719,7 +719,7 @@ nonisolated struct Cohort_Wire_V1_StatusRequest: Sendable {
 
   var requestID: UInt64 = 0
 
-  /// absent: every group
+  /// absent: every group (the list, filtered by the fields below)
   var group: String {
     get {_group ?? String()}
     set {_group = newValue}
@@ -729,11 +729,31 @@ nonisolated struct Cohort_Wire_V1_StatusRequest: Sendable {
   /// Clears the value of `group`. Subsequent reads from it will return its default value.
   mutating func clearGroup() {self._group = nil}
 
+  /// The list's filters (ignored with `group`): newest submission first.
+  var states: [Cohort_Wire_V1_GroupState] = []
+
+  /// the group's name matches this glob (*, ?, [a-z], [!a-z])
+  var nameGlob: String {
+    get {_nameGlob ?? String()}
+    set {_nameGlob = newValue}
+  }
+  /// Returns true if `nameGlob` has been explicitly set.
+  var hasNameGlob: Bool {self._nameGlob != nil}
+  /// Clears the value of `nameGlob`. Subsequent reads from it will return its default value.
+  mutating func clearNameGlob() {self._nameGlob = nil}
+
+  /// submitted at or after (ns since the epoch); 0: any time
+  var submittedSince: Int64 = 0
+
+  /// at most this many (the newest); 0: every one
+  var limit: UInt32 = 0
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _group: String? = nil
+  fileprivate var _nameGlob: String? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_ResultRequest: Sendable {
@@ -872,6 +892,22 @@ nonisolated struct Cohort_Wire_V1_DrainRequest: Sendable {
   init() {}
 }
 
+/// Give a worker an operator drained work again (admin keys only); answered by Acknowledged.
+nonisolated struct Cohort_Wire_V1_UndrainRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  /// the worker's name, or its session id (w-3)
+  var worker: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 nonisolated struct Cohort_Wire_V1_Submitted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -905,6 +941,9 @@ nonisolated struct Cohort_Wire_V1_GroupSummary: Sendable {
   var state: Cohort_Wire_V1_GroupState = .unspecified
 
   var submittedAt: Int64 = 0
+
+  /// 0: not finished
+  var finishedAt: Int64 = 0
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1186,6 +1225,12 @@ nonisolated struct Cohort_Wire_V1_WorkerInfo: Sendable {
   /// procedure kinds it offers, sorted
   var kinds: [String] = []
 
+  /// an operator drained it (`cohort drain`); `cohort undrain` gives it work again
+  var drained: Bool = false
+
+  /// how long ago the coordinator last heard from it, at the reply
+  var lastHeardNanos: UInt64 = 0
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -1220,9 +1265,21 @@ nonisolated struct Cohort_Wire_V1_LockHolderStatus: Sendable {
   /// empty: the holder waits for a free slot (not placed yet)
   var worker: String = String()
 
+  /// how long it has held the lock, at the reply
+  var heldNanos: UInt64 {
+    get {_heldNanos ?? 0}
+    set {_heldNanos = newValue}
+  }
+  /// Returns true if `heldNanos` has been explicitly set.
+  var hasHeldNanos: Bool {self._heldNanos != nil}
+  /// Clears the value of `heldNanos`. Subsequent reads from it will return its default value.
+  mutating func clearHeldNanos() {self._heldNanos = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+
+  fileprivate var _heldNanos: UInt64? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_LockWaiter: Sendable {
@@ -1234,9 +1291,21 @@ nonisolated struct Cohort_Wire_V1_LockWaiter: Sendable {
 
   var child: String = String()
 
+  /// how long it has waited, at the reply
+  var waitingNanos: UInt64 {
+    get {_waitingNanos ?? 0}
+    set {_waitingNanos = newValue}
+  }
+  /// Returns true if `waitingNanos` has been explicitly set.
+  var hasWaitingNanos: Bool {self._waitingNanos != nil}
+  /// Clears the value of `waitingNanos`. Subsequent reads from it will return its default value.
+  mutating func clearWaitingNanos() {self._waitingNanos = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+
+  fileprivate var _waitingNanos: UInt64? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_LockInfo: Sendable {
@@ -2153,7 +2222,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StatusRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{2}&states\0\u{3}name_glob\0\u{3}submitted_since\0\u{1}limit\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2163,6 +2232,10 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self._group) }()
+      case 40: try { try decoder.decodeRepeatedEnumField(value: &self.states) }()
+      case 41: try { try decoder.decodeSingularStringField(value: &self._nameGlob) }()
+      case 42: try { try decoder.decodeSingularSFixed64Field(value: &self.submittedSince) }()
+      case 43: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
       default: break
       }
     }
@@ -2179,12 +2252,28 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
     try { if let v = self._group {
       try visitor.visitSingularStringField(value: v, fieldNumber: 2)
     } }()
+    if !self.states.isEmpty {
+      try visitor.visitPackedEnumField(value: self.states, fieldNumber: 40)
+    }
+    try { if let v = self._nameGlob {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 41)
+    } }()
+    if self.submittedSince != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.submittedSince, fieldNumber: 42)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 43)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_StatusRequest, rhs: Cohort_Wire_V1_StatusRequest) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
     if lhs._group != rhs._group {return false}
+    if lhs.states != rhs.states {return false}
+    if lhs._nameGlob != rhs._nameGlob {return false}
+    if lhs.submittedSince != rhs.submittedSince {return false}
+    if lhs.limit != rhs.limit {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2483,6 +2572,41 @@ nonisolated extension Cohort_Wire_V1_DrainRequest: SwiftProtobuf.Message, SwiftP
   }
 }
 
+nonisolated extension Cohort_Wire_V1_UndrainRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".UndrainRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}worker\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.worker) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.worker.isEmpty {
+      try visitor.visitSingularStringField(value: self.worker, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_UndrainRequest, rhs: Cohort_Wire_V1_UndrainRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.worker != rhs.worker {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Submitted"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}warnings\0\u{3}already_submitted\0")
@@ -2535,7 +2659,7 @@ nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".GroupSummary"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{4}$finished_at\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2547,6 +2671,7 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
       case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 3: try { try decoder.decodeSingularEnumField(value: &self.state) }()
       case 4: try { try decoder.decodeSingularSFixed64Field(value: &self.submittedAt) }()
+      case 40: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
       default: break
       }
     }
@@ -2565,6 +2690,9 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
     if self.submittedAt != 0 {
       try visitor.visitSingularSFixed64Field(value: self.submittedAt, fieldNumber: 4)
     }
+    if self.finishedAt != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 40)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2573,6 +2701,7 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
     if lhs.name != rhs.name {return false}
     if lhs.state != rhs.state {return false}
     if lhs.submittedAt != rhs.submittedAt {return false}
+    if lhs.finishedAt != rhs.finishedAt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3017,7 +3146,7 @@ nonisolated extension Cohort_Wire_V1_WatchEvents: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WorkerInfo"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}host\0\u{1}labels\0\u{1}slots\0\u{1}running\0\u{1}state\0\u{1}kinds\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}host\0\u{1}labels\0\u{1}slots\0\u{1}running\0\u{1}state\0\u{1}kinds\0\u{2} drained\0\u{3}last_heard_nanos\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3033,6 +3162,8 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.running) }()
       case 7: try { try decoder.decodeSingularEnumField(value: &self.state) }()
       case 8: try { try decoder.decodeRepeatedStringField(value: &self.kinds) }()
+      case 40: try { try decoder.decodeSingularBoolField(value: &self.drained) }()
+      case 41: try { try decoder.decodeSingularUInt64Field(value: &self.lastHeardNanos) }()
       default: break
       }
     }
@@ -3063,6 +3194,12 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
     if !self.kinds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.kinds, fieldNumber: 8)
     }
+    if self.drained != false {
+      try visitor.visitSingularBoolField(value: self.drained, fieldNumber: 40)
+    }
+    if self.lastHeardNanos != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastHeardNanos, fieldNumber: 41)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3075,6 +3212,8 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
     if lhs.running != rhs.running {return false}
     if lhs.state != rhs.state {return false}
     if lhs.kinds != rhs.kinds {return false}
+    if lhs.drained != rhs.drained {return false}
+    if lhs.lastHeardNanos != rhs.lastHeardNanos {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3117,7 +3256,7 @@ nonisolated extension Cohort_Wire_V1_WorkersReply: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LockHolderStatus"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0\u{1}attempt\0\u{1}worker\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0\u{1}attempt\0\u{1}worker\0\u{4}$held_nanos\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3129,12 +3268,17 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
       case 2: try { try decoder.decodeSingularStringField(value: &self.child) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.worker) }()
+      case 40: try { try decoder.decodeSingularUInt64Field(value: &self._heldNanos) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 1)
     }
@@ -3147,6 +3291,9 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
     if !self.worker.isEmpty {
       try visitor.visitSingularStringField(value: self.worker, fieldNumber: 4)
     }
+    try { if let v = self._heldNanos {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 40)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3155,6 +3302,7 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
     if lhs.child != rhs.child {return false}
     if lhs.attempt != rhs.attempt {return false}
     if lhs.worker != rhs.worker {return false}
+    if lhs._heldNanos != rhs._heldNanos {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3162,7 +3310,7 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
 
 nonisolated extension Cohort_Wire_V1_LockWaiter: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LockWaiter"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0\u{4}&waiting_nanos\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3172,24 +3320,33 @@ nonisolated extension Cohort_Wire_V1_LockWaiter: SwiftProtobuf.Message, SwiftPro
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.child) }()
+      case 40: try { try decoder.decodeSingularUInt64Field(value: &self._waitingNanos) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 1)
     }
     if !self.child.isEmpty {
       try visitor.visitSingularStringField(value: self.child, fieldNumber: 2)
     }
+    try { if let v = self._waitingNanos {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 40)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_LockWaiter, rhs: Cohort_Wire_V1_LockWaiter) -> Bool {
     if lhs.group != rhs.group {return false}
     if lhs.child != rhs.child {return false}
+    if lhs._waitingNanos != rhs._waitingNanos {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

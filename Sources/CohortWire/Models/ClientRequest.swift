@@ -13,8 +13,9 @@ public struct ClientRequest: Hashable, Sendable {
     public enum Kind: Hashable, Sendable {
         /// Submit a group spec. Answered by `submitted` or `error(invalidSpec …)`.
         case submit(Submission)
-        /// Status of every group (`group == nil`, answered by `groups`) or of one (answered by `group`).
-        case status(group: String?)
+        /// Status of one group (answered by `group`), or the groups `filter` selects, newest
+        /// first (`group == nil`, answered by `groups`).
+        case status(group: String?, filter: GroupFilter = .all)
         /// A child's result (`path == nil`: the group's own, coordinator-defined). Answered by `result`.
         case result(group: String, path: String?)
         /// Cancel a group, or one child of it (`path`). Answered by `cancelAccepted`.
@@ -33,6 +34,10 @@ public struct ClientRequest: Hashable, Sendable {
         /// Stop giving the worker (its name or session id) new work; what it runs finishes.
         /// Needs an admin key with CURVE. Answered by `acknowledged`.
         case drain(worker: String)
+        /// Give a worker an operator drained (its name or session id) work again. Needs an
+        /// admin key with CURVE. Answered by `acknowledged`; `notFound` for a worker neither
+        /// connected nor drained, `invalidRequest` for one not drained or stopping itself.
+        case undrain(worker: String)
     }
 }
 

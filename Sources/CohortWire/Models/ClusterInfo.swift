@@ -22,12 +22,18 @@ public struct WorkerInfo: Hashable, Sendable {
     public var state: WorkerState
     /// The procedure kinds it offers, sorted.
     public var kinds: [String]
+    /// An operator drained it (`cohort drain`): it stays `draining` until `cohort undrain`.
+    public var drained: Bool
+    /// How long before the reply the coordinator last heard from it.
+    public var lastHeardAgo: Duration
 
     public init(
         id: String, name: String, host: String, labels: [String], slots: UInt32, running: UInt32, state: WorkerState,
-        kinds: [String] = []
+        kinds: [String] = [], drained: Bool = false, lastHeardAgo: Duration = .zero
     ) {
         self.kinds = kinds
+        self.drained = drained
+        self.lastHeardAgo = lastHeardAgo
         self.id = id
         self.name = name
         self.host = host
@@ -64,12 +70,15 @@ public struct LockHolderStatus: Hashable, Sendable {
     /// The worker the attempt was sent to; nil while it holds its lock but waits for a free
     /// slot (locks are granted before placement).
     public var worker: String?
+    /// How long it had held the lock when the coordinator replied; nil if unknown.
+    public var heldFor: Duration?
 
-    public init(group: String, child: String, attempt: UInt32, worker: String?) {
+    public init(group: String, child: String, attempt: UInt32, worker: String?, heldFor: Duration? = nil) {
         self.group = group
         self.child = child
         self.attempt = attempt
         self.worker = worker
+        self.heldFor = heldFor
     }
 }
 
@@ -78,9 +87,12 @@ public struct LockWaiter: Hashable, Sendable {
     public var group: String
     /// The child's path.
     public var child: String
+    /// How long it had waited when the coordinator replied; nil if unknown.
+    public var waitingFor: Duration?
 
-    public init(group: String, child: String) {
+    public init(group: String, child: String, waitingFor: Duration? = nil) {
         self.group = group
         self.child = child
+        self.waitingFor = waitingFor
     }
 }

@@ -23,12 +23,47 @@ public struct GroupSummary: Hashable, Sendable {
     public var name: String
     public var state: GroupState
     public var submittedAt: WireTimestamp
+    /// When it finished; nil while it runs.
+    public var finishedAt: WireTimestamp?
 
-    public init(id: String, name: String, state: GroupState, submittedAt: WireTimestamp) {
+    public init(
+        id: String, name: String, state: GroupState, submittedAt: WireTimestamp, finishedAt: WireTimestamp? = nil
+    ) {
         self.id = id
         self.name = name
         self.state = state
         self.submittedAt = submittedAt
+        self.finishedAt = finishedAt
+    }
+}
+
+/// Which groups `cohort status` lists (without a group id): every filter set must match.
+/// The coordinator filters, over the journal's history and what it holds in memory, and
+/// answers newest submission first.
+public struct GroupFilter: Hashable, Sendable {
+    /// Any of these states; empty: every state.
+    public var states: Set<GroupState>
+    /// A shell-style glob the group's name matches (`*`, `?`, `[a-z]`, `[!a-z]`); nil: any name.
+    public var nameGlob: String?
+    /// Submitted at or after this time; nil: any time.
+    public var submittedSince: WireTimestamp?
+    /// At most this many groups, the newest; 0: every one.
+    public var limit: UInt32
+
+    /// The default of `cohort status`: the 50 newest groups.
+    public static let defaultLimit: UInt32 = 50
+
+    /// Every group (no filter, no limit): what a request without filters means.
+    public static let all = GroupFilter(limit: 0)
+
+    public init(
+        states: Set<GroupState> = [], nameGlob: String? = nil, submittedSince: WireTimestamp? = nil,
+        limit: UInt32 = GroupFilter.defaultLimit
+    ) {
+        self.states = states
+        self.nameGlob = nameGlob
+        self.submittedSince = submittedSince
+        self.limit = limit
     }
 }
 

@@ -1,4 +1,5 @@
-// Client-request family <-> Submit (kind 1) … ClientDisconnect (kind 9), DrainRequest (kind 10).
+// Client-request family <-> Submit (kind 1) … ClientDisconnect (kind 9), DrainRequest (kind 10),
+// UndrainRequest (kind 11).
 // Every body carries the request id as field 1.
 
 extension ClientRequest: WireBody {
@@ -6,7 +7,7 @@ extension ClientRequest: WireBody {
 
     enum WireKind: UInt8 {
         case submit = 1
-        case status, result, cancel, watch, unwatch, workers, locks, disconnect, drain
+        case status, result, cancel, watch, unwatch, workers, locks, disconnect, drain, undrain
     }
 
     var wireKind: UInt8 {
@@ -22,6 +23,7 @@ extension ClientRequest: WireBody {
             case .locks: .locks
             case .disconnect: .disconnect
             case .drain: .drain
+            case .undrain: .undrain
             }
         return kind.rawValue
     }
@@ -41,10 +43,14 @@ extension ClientRequest: WireBody {
                 }
             if let sourceName = submission.sourceName { proto.sourceName = sourceName }
             return try serialize(proto)
-        case .status(let group):
+        case .status(let group, let filter):
             var proto = Cohort_Wire_V1_StatusRequest()
             proto.requestID = requestID
             if let group { proto.group = group }
+            proto.states = GroupState.allCases.filter(filter.states.contains).map(\.proto)
+            if let glob = filter.nameGlob { proto.nameGlob = glob }
+            proto.submittedSince = filter.submittedSince?.nanosecondsSinceEpoch ?? 0
+            proto.limit = filter.limit
             return try serialize(proto)
         case .result(let group, let path):
             var proto = Cohort_Wire_V1_ResultRequest()
@@ -87,6 +93,11 @@ extension ClientRequest: WireBody {
             proto.requestID = requestID
             proto.worker = worker
             return try serialize(proto)
+        case .undrain(let worker):
+            var proto = Cohort_Wire_V1_UndrainRequest()
+            proto.requestID = requestID
+            proto.worker = worker
+            return try serialize(proto)
         }
     }
 
@@ -110,7 +121,15 @@ extension ClientRequest: WireBody {
                         sourceName: proto.hasSourceName ? proto.sourceName : nil, strict: proto.strict)))
         case .status:
             let proto = try body.decode(Cohort_Wire_V1_StatusRequest.self)
-            return ClientRequest(requestID: proto.requestID, .status(group: proto.hasGroup ? proto.group : nil))
+            var states = Set<GroupState>()
+            for state in proto.states { states.insert(try GroupState(proto: state)) }
+            let filter = GroupFilter(
+                states: states, nameGlob: proto.hasNameGlob ? proto.nameGlob : nil,
+                submittedSince: proto.submittedSince == 0
+                    ? nil : WireTimestamp(nanosecondsSinceEpoch: proto.submittedSince),
+                limit: proto.limit)
+            return ClientRequest(
+                requestID: proto.requestID, .status(group: proto.hasGroup ? proto.group : nil, filter: filter))
         case .result:
             let proto = try body.decode(Cohort_Wire_V1_ResultRequest.self)
             return ClientRequest(
@@ -136,6 +155,9 @@ extension ClientRequest: WireBody {
         case .drain:
             let proto = try body.decode(Cohort_Wire_V1_DrainRequest.self)
             return ClientRequest(requestID: proto.requestID, .drain(worker: proto.worker))
+        case .undrain:
+            let proto = try body.decode(Cohort_Wire_V1_UndrainRequest.self)
+            return ClientRequest(requestID: proto.requestID, .undrain(worker: proto.worker))
         case nil:
             throw .unknownKind
         }

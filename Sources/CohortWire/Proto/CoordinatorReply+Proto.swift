@@ -170,7 +170,8 @@ extension GroupSummary {
     init(proto: Cohort_Wire_V1_GroupSummary) throws(BodyError) {
         self.init(
             id: proto.id, name: proto.name, state: try GroupState(proto: proto.state),
-            submittedAt: WireTimestamp(nanosecondsSinceEpoch: proto.submittedAt))
+            submittedAt: WireTimestamp(nanosecondsSinceEpoch: proto.submittedAt),
+            finishedAt: .optional(proto.finishedAt))
     }
 
     var proto: Cohort_Wire_V1_GroupSummary {
@@ -179,6 +180,7 @@ extension GroupSummary {
         proto.name = name
         proto.state = state.proto
         proto.submittedAt = submittedAt.nanosecondsSinceEpoch
+        proto.finishedAt = finishedAt?.nanosecondsSinceEpoch ?? 0
         return proto
     }
 }
@@ -284,7 +286,8 @@ extension WorkerInfo {
         }
         self.init(
             id: proto.id, name: proto.name, host: proto.host, labels: proto.labels,
-            slots: proto.slots, running: proto.running, state: state, kinds: proto.kinds)
+            slots: proto.slots, running: proto.running, state: state, kinds: proto.kinds, drained: proto.drained,
+            lastHeardAgo: .nanoseconds(Int64(clamping: proto.lastHeardNanos)))
     }
 
     var proto: Cohort_Wire_V1_WorkerInfo {
@@ -296,6 +299,8 @@ extension WorkerInfo {
         proto.slots = slots
         proto.running = running
         proto.kinds = kinds
+        proto.drained = drained
+        proto.lastHeardNanos = lastHeardAgo.wireNanos
         proto.state =
             switch state {
             case .joining: .joining
@@ -316,9 +321,14 @@ extension LockInfo {
                 ? LockHolderStatus(
                     group: proto.holder.group, child: proto.holder.child,
                     attempt: proto.holder.attempt,
-                    worker: proto.holder.worker.isEmpty ? nil : proto.holder.worker)
+                    worker: proto.holder.worker.isEmpty ? nil : proto.holder.worker,
+                    heldFor: proto.holder.hasHeldNanos ? .nanoseconds(Int64(clamping: proto.holder.heldNanos)) : nil)
                 : nil,
-            waiters: proto.waiters.map { LockWaiter(group: $0.group, child: $0.child) })
+            waiters: proto.waiters.map {
+                LockWaiter(
+                    group: $0.group, child: $0.child,
+                    waitingFor: $0.hasWaitingNanos ? .nanoseconds(Int64(clamping: $0.waitingNanos)) : nil)
+            })
     }
 
     var proto: Cohort_Wire_V1_LockInfo {
@@ -331,14 +341,27 @@ extension LockInfo {
             message.child = holder.child
             message.attempt = holder.attempt
             message.worker = holder.worker ?? ""
+            if let held = holder.heldFor { message.heldNanos = held.wireNanos }
             proto.holder = message
         }
         proto.waiters = waiters.map { waiter in
             var message = Cohort_Wire_V1_LockWaiter()
             message.group = waiter.group
             message.child = waiter.child
+            if let waiting = waiter.waitingFor { message.waitingNanos = waiting.wireNanos }
             return message
         }
         return proto
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds for a `uint64` field: 0 for a negative duration, saturating above.
+    var wireNanos: UInt64 {
+        let (seconds, attoseconds) = components
+        guard seconds >= 0, attoseconds >= 0 else { return 0 }
+        let (scaled, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        return scaled.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000)).partialValue
     }
 }

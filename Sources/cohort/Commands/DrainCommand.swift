@@ -9,10 +9,14 @@ struct DrainCommand: AsyncParsableCommand {
         commandName: "drain",
         abstract: "Stop giving a worker new work; what it runs finishes there.",
         discussion: """
-            The coordinator marks the worker draining (`cohort workers` shows it) and sends it \
-            nothing new; its running children finish normally. Stop the worker once it runs \
-            nothing (SIGTERM, or systemctl stop), e.g. before maintenance of its host. A worker \
-            can also drain itself on SIGTERM (see `cohort worker --help`).
+            The coordinator marks the worker draining (`cohort workers` shows "draining \
+            (drained)") and sends it nothing new; its running children finish normally. The \
+            worker stays connected and idle; the drain belongs to its name, so it lasts if the \
+            worker reconnects or its process is restarted, until `cohort undrain WORKER` gives \
+            it work again (a restarted coordinator forgets drains). Service its host, or stop \
+            the worker once it runs nothing (SIGTERM, or systemctl stop). A worker can also \
+            drain itself on SIGTERM (see `cohort worker --help`). A worker that is not \
+            connected cannot be drained (exit 64).
 
             With CURVE, only an admin key may drain workers; any other key exits 77.
 
@@ -20,6 +24,7 @@ struct DrainCommand: AsyncParsableCommand {
               cohort drain build-1
               cohort drain w-3 --key ~/.cohort/ops.key --server-key coordinator.pub
               cohort drain build-1 --json        # {"worker": "build-1", "draining": true}
+              cohort undrain build-1             # it takes work again
             """
     )
 

@@ -47,7 +47,7 @@ enum JSONShapes {
             groups.map { group in
                 .object([
                     "id": .string(group.id), "name": .string(group.name), "state": .string(group.state.word),
-                    "submittedAt": .string(group.submittedAt.rfc3339),
+                    "submittedAt": .string(group.submittedAt.rfc3339), "finishedAt": optional(group.finishedAt),
                 ])
             })
     }
@@ -96,12 +96,14 @@ enum JSONShapes {
                     "labels": .array(worker.labels.map(JSONValue.string)),
                     "kinds": .array(worker.kinds.map(JSONValue.string)), "slots": .int(Int64(worker.slots)),
                     "running": .int(Int64(worker.running)), "state": .string(worker.state.word),
+                    "drained": .bool(worker.drained), "lastHeardSeconds": .double(worker.lastHeardAgo.inSeconds),
                 ])
             })
     }
 
     /// `cohort locks --json`: `[{"category", "token", "holder": {"group", "child", "attempt",
-    /// "worker", "groupHold"}, "waiters": [{"group", "child"}]}]`; `holder` is `null` when only
+    /// "worker", "groupHold", "heldSeconds"}, "waiters": [{"group", "child", "waitingSeconds"}]}]`;
+    /// the ages are numbers (`null` if unknown); `holder` is `null` when only
     /// waited for; `groupHold` is true for a group's own hold (`attempt` 0, `child` the nested
     /// group's path or `""`, `worker` `null`); otherwise `holder.worker` is `null` while the
     /// holder waits for a free slot (not placed yet).
@@ -115,11 +117,15 @@ enum JSONShapes {
                             "group": .string(holder.group), "child": .string(holder.child),
                             "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
                             "groupHold": .bool(holder.attempt == 0),
+                            "heldSeconds": holder.heldFor.map { .double($0.inSeconds) } ?? .null,
                         ])
                     } ?? .null,
                     "waiters": .array(
                         lock.waiters.map { waiter in
-                            .object(["group": .string(waiter.group), "child": .string(waiter.child)])
+                            .object([
+                                "group": .string(waiter.group), "child": .string(waiter.child),
+                                "waitingSeconds": waiter.waitingFor.map { .double($0.inSeconds) } ?? .null,
+                            ])
                         }),
                 ])
             })

@@ -4,9 +4,10 @@ import CohortClient
 enum TextReports {
     static func groups(_ groups: [GroupSummary]) -> String {
         guard !groups.isEmpty else { return "no groups" }
-        var table = Table("ID", "NAME", "STATE", "SUBMITTED")
+        var table = Table("ID", "NAME", "STATE", "SUBMITTED", "FINISHED")
         for group in groups {
-            table.add(group.id, group.name, group.state.word, group.submittedAt.rfc3339)
+            table.add(
+                group.id, group.name, group.state.word, group.submittedAt.rfc3339, group.finishedAt?.rfc3339 ?? "-")
         }
         return table.text
     }
@@ -38,12 +39,13 @@ enum TextReports {
 
     static func workers(_ workers: [WorkerInfo]) -> String {
         guard !workers.isEmpty else { return "no workers" }
-        var table = Table("ID", "NAME", "HOST", "LABELS", "KINDS", "SLOTS", "RUNNING", "STATE")
+        var table = Table("ID", "NAME", "HOST", "LABELS", "KINDS", "SLOTS", "RUNNING", "STATE", "LAST HEARD")
         for worker in workers {
             table.add(
                 worker.id, worker.name, worker.host, worker.labels.isEmpty ? "-" : worker.labels.joined(separator: ","),
                 worker.kinds.isEmpty ? "-" : worker.kinds.joined(separator: ","), "\(worker.slots)",
-                "\(worker.running)", worker.state.word)
+                "\(worker.running)", worker.drained ? "\(worker.state.word) (drained)" : worker.state.word,
+                "last heard \(formatAge(worker.lastHeardAgo)) ago")
         }
         return table.text
     }
@@ -53,7 +55,7 @@ enum TextReports {
 
     static func locks(_ locks: [LockInfo]) -> String {
         guard !locks.isEmpty else { return "no locks held or waited for" }
-        var table = Table("CATEGORY", "TOKEN", "HOLDER", "WORKER", "WAITERS")
+        var table = Table("CATEGORY", "TOKEN", "HOLDER", "HELD", "WORKER", "WAITERS")
         for lock in locks {
             // A group (or nested group) holds its categories itself, attempt 0, on no worker.
             let holder =
@@ -62,10 +64,13 @@ enum TextReports {
                         ? "\(holder.child.isEmpty ? holder.group : "\(holder.group)/\(holder.child)") (group hold)"
                         : "\(holder.group)/\(holder.child) (attempt \(holder.attempt))"
                 } ?? "-"
-            let waiters = lock.waiters.map { $0.child.isEmpty ? $0.group : "\($0.group)/\($0.child)" }.joined(
-                separator: ", ")
+            let waiters = lock.waiters.map { waiter in
+                (waiter.child.isEmpty ? waiter.group : "\(waiter.group)/\(waiter.child)")
+                    + (waiter.waitingFor.map { " (waiting \(formatAge($0)))" } ?? "")
+            }.joined(separator: ", ")
             let worker = lock.holder.map { $0.attempt == 0 ? "-" : $0.worker ?? TextReports.notPlaced } ?? "-"
-            table.add(lock.category, "\(lock.token)", holder, worker, waiters.isEmpty ? "-" : waiters)
+            let held = lock.holder?.heldFor.map { "held \(formatAge($0))" } ?? "-"
+            table.add(lock.category, "\(lock.token)", holder, held, worker, waiters.isEmpty ? "-" : waiters)
         }
         return table.text
     }

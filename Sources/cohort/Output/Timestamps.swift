@@ -35,3 +35,20 @@ func formatElapsed(_ seconds: Double) -> String {
     let minutes = (whole % 3600) / 60
     return "\(whole / 3600)h\(minutes < 10 ? "0" : "")\(minutes)m"
 }
+
+/// An age as `cohort workers` and `cohort locks` show it: `3.2 s` under a minute (tenths,
+/// rounded down), then as ``formatElapsed(_:)`` (`2m05s`).
+func formatAge(_ age: Duration) -> String {
+    let seconds = age.inSeconds
+    guard seconds < 60 else { return formatElapsed(seconds) }
+    let tenths = (max(seconds, 0) * 10).rounded(.down) / 10
+    return "\(tenths) s"
+}
+
+extension Duration {
+    /// In seconds, as a `Double` (`--json`'s ages).
+    var inSeconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

@@ -134,3 +134,34 @@ import Testing
         #expect(snapshot[0].waiters.map(\.child) == ["b"])
     }
 }
+
+@Suite struct LockAgeTests {
+    private func cluster(_ categories: String...) -> [LockLevel] {
+        [LockLevel(scope: .cluster, categories: Set(categories))]
+    }
+
+    private func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: seconds * 1_000_000_000) }
+
+    @Test func theSnapshotSaysWhenAHoldWasGrantedAndEachWaitBegan() {
+        var table = LockTable()
+        let owner = { (n: Int) in LockOwner(group: "g", child: "c\(n)", attempt: 1) }
+        _ = table.request(.attempt(1), levels: cluster("db"), owner: owner(1), at: at(10))
+        _ = table.request(.attempt(2), levels: cluster("db"), owner: owner(2), at: at(12))
+        _ = table.request(.attempt(3), levels: cluster("db"), owner: owner(3), at: at(13))
+        var lock = table.snapshot()[0]
+        #expect(lock.heldSince == at(10))
+        #expect(lock.waitingSince == [at(12), at(13)])
+        // The next in line holds from the time of the release that granted it.
+        _ = table.remove(.attempt(1), at: at(20))
+        lock = table.snapshot()[0]
+        #expect(lock.holder == owner(2))
+        #expect(lock.heldSince == at(20))
+        #expect(lock.waitingSince == [at(13)])
+    }
+
+    @Test func withoutTimesTheAgesAreUnknown() {
+        var table = LockTable()
+        _ = table.request(.attempt(1), levels: cluster("db"), owner: LockOwner(group: "g", child: "c"))
+        #expect(table.snapshot()[0].heldSince == nil)
+    }
+}

@@ -68,6 +68,19 @@ enum Samples {
         ("locks", .clientRequest(ClientRequest(requestID: 10, .locks))),
         ("disconnect", .clientRequest(ClientRequest(requestID: 11, .disconnect(reason: "bye")))),
         ("drain", .clientRequest(ClientRequest(requestID: 12, .drain(worker: "build-1")))),
+        ("undrain", .clientRequest(ClientRequest(requestID: 13, .undrain(worker: "build-1")))),
+        (
+            "status filtered",
+            .clientRequest(
+                ClientRequest(
+                    requestID: 14,
+                    .status(
+                        group: nil,
+                        filter: GroupFilter(
+                            states: [.failed, .cancelled], nameGlob: "release-[!0-9]*",
+                            submittedSince: WireTimestamp(nanosecondsSinceEpoch: 1_700_000_000_000_000_000), limit: 7)))
+            )
+        ),
 
         (
             "submitted",
@@ -86,7 +99,7 @@ enum Samples {
                     requestID: 3,
                     .groups([
                         GroupSummary(id: "g-1", name: "a", state: .running, submittedAt: t1),
-                        GroupSummary(id: "g-2", name: "b", state: .cancelled, submittedAt: t2),
+                        GroupSummary(id: "g-2", name: "b", state: .cancelled, submittedAt: t2, finishedAt: t2),
                     ])))
         ),
         (
@@ -153,7 +166,8 @@ enum Samples {
                     .workers([
                         WorkerInfo(
                             id: "w-1", name: "builder-1", host: "10.0.0.5", labels: ["linux", "gpu"], slots: 4,
-                            running: 3, state: .ready, kinds: ["echo", "shell"]),
+                            running: 3, state: .ready, kinds: ["echo", "shell"], drained: true,
+                            lastHeardAgo: .milliseconds(400)),
                         WorkerInfo(id: "w-2", name: "b2", host: "h", labels: [], slots: 1, running: 0, state: .lost),
                     ])))
         ),
@@ -165,8 +179,13 @@ enum Samples {
                     .locks([
                         LockInfo(
                             category: "repo", token: 41,
-                            holder: LockHolderStatus(group: "g-7f3a", child: "checkout", attempt: 2, worker: "w-1"),
-                            waiters: [LockWaiter(group: "g-8", child: "a/b"), LockWaiter(group: "g-9", child: "c")]),
+                            holder: LockHolderStatus(
+                                group: "g-7f3a", child: "checkout", attempt: 2, worker: "w-1",
+                                heldFor: .milliseconds(3200)),
+                            waiters: [
+                                LockWaiter(group: "g-8", child: "a/b", waitingFor: .milliseconds(1100)),
+                                LockWaiter(group: "g-9", child: "c"),
+                            ]),
                         LockInfo(category: "db", token: 3, holder: nil, waiters: []),
                     ])))
         ),
@@ -319,6 +338,7 @@ enum Samples {
             case .locks: "locks"
             case .disconnect: "disconnect"
             case .drain: "drain"
+            case .undrain: "undrain"
             }
         case .coordinatorReply(let reply):
             switch reply.kind {
@@ -359,5 +379,5 @@ enum Samples {
     }
 
     /// The number of message kinds `kind(of:)` distinguishes.
-    static let kindCount = 3 + 10 + 10 + 9 + 7
+    static let kindCount = 3 + 11 + 10 + 9 + 7
 }
