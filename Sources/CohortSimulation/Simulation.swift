@@ -230,6 +230,7 @@ public struct Simulation {
         }
         // The operator undrains every worker it drained: each takes work again.
         for index in operatorDrained.sorted() {
+            count("operator undrain")
             log("quiet: operator undrains w\(index)")
             withScheduler("undrain w\(index)") { scheduler, now throws(SchedulerError) in
                 try scheduler.workerUndrained("w\(index)", now: now)
