@@ -232,24 +232,20 @@ extension Simulation {
         case 75..<77:
             // An operator drains a worker by name (`cohort drain`): the coordinator sends it
             // nothing new, in this session and the next ones, until the operator undrains it
-            // (`cohort undrain`), which this draw does instead while a worker is drained (the
-            // one drawn if it is, else the first): drains and undrains alternate.
-            if let drained = operatorDrained.contains(index) ? index : operatorDrained.min() {
+            // (`cohort undrain`), which the same draw does for a worker already drained.
+            if operatorDrained.contains(index) {
                 guard scheduler != nil else { return }
                 count("operator undrain")
-                log("FAULT operator undrains w\(drained)")
-                operatorDrained.remove(drained)
-                withScheduler("undrain w\(drained)") { scheduler, now throws(SchedulerError) in
-                    try scheduler.workerUndrained("w\(drained)", now: now)
+                log("FAULT operator undrains w\(index)")
+                operatorDrained.remove(index)
+                withScheduler("undrain w\(index)") { scheduler, now throws(SchedulerError) in
+                    try scheduler.workerUndrained("w\(index)", now: now)
                 }
                 return
             }
-            // The worker's session the scheduler knows (the table may still hold ended ones).
-            guard
-                let session = sessions.keys.sorted().first(where: {
-                    sessions[$0]!.worker == index && scheduler?.membership.workers[$0] != nil
-                })
-            else { return }
+            // The worker's oldest session in the table, which may have ended (the operator
+            // names a worker that just left: the coordinator answers NOT_FOUND).
+            guard let session = sessions.keys.sorted().first(where: { sessions[$0]!.worker == index }) else { return }
             count("operator drain")
             log("FAULT operator drains w\(index)")
             withScheduler("drain w\(index)") { scheduler, now in scheduler.workerDrainedByOperator(session, now: now) }
