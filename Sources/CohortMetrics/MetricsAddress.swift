@@ -33,6 +33,7 @@ public struct MetricsAddress: Hashable, Sendable, CustomStringConvertible {
             MetricsAddressError(value: text, reason: reason)
         }
         guard !trimmed.isEmpty else { throw fail("it is empty") }
+        guard !trimmed.contains("/") else { throw fail("it is not a host name or IP address with a port (no scheme or path)") }
         let host: Substring
         let portText: Substring
         if trimmed.hasPrefix("[") {
@@ -50,9 +51,7 @@ public struct MetricsAddress: Hashable, Sendable, CustomStringConvertible {
             guard !host.contains(":") else { throw fail("an IPv6 address goes in brackets: [::1]:9470") }
         }
         guard !host.isEmpty else { throw fail("the host is empty (write 127.0.0.1:PORT or 0.0.0.0:PORT)") }
-        guard !host.contains(where: { $0 == " " || $0 == "/" }) else {
-            throw fail("\"\(host)\" is not a host name or IP address (no scheme or path: HOST:PORT)")
-        }
+        guard !host.contains(" ") else { throw fail("\"\(host)\" is not a host name or IP address") }
         guard let port = Int(portText), (0...65535).contains(port) else {
             throw fail("the port \"\(portText)\" is not a number from 0 to 65535")
         }
