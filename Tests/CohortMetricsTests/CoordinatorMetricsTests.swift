@@ -22,7 +22,8 @@ import Testing
     @Test func childrenFinishedAndLatenciesAreCountedAsTheyHappen() async throws {
         let registry = PrometheusCollectorRegistry()
         let factory = CohortPrometheus.makeFactory(registry: registry)
-        let handle = try await CoordinatorHandle.start(metrics: factory)
+        // The fake worker sends no heartbeats: a long liveness keeps it ready throughout.
+        let handle = try await CoordinatorHandle.start(metrics: factory) { $0.heartbeatLiveness = 1000 }
         defer { handle.service.cancel() }
         let worker = try handle.worker("w1", slots: 4)
         let client = try handle.client()
@@ -49,7 +50,7 @@ import Testing
                 && MetricsText.value(text, #"cohort_children_finished_total{kind="shell",outcome="succeeded"}"#) == 1
                 && MetricsText.value(text, #"cohort_groups_finished_total{outcome="failed"}"#) == 1
         }
-        #expect(counted)
+        #expect(counted, "\(registry.emitToString().split(separator: "\n").filter { $0.hasPrefix("cohort_children") || $0.hasPrefix("cohort_groups") })")
         let text = registry.emitToString()
         #expect(MetricsText.value(text, "cohort_groups_submitted_total") == 1)
         #expect(MetricsText.value(text, "cohort_attempts_dispatched_total") == 2)
@@ -66,13 +67,15 @@ import Testing
                 && MetricsText.value(text, #"cohort_groups{state="failed"}"#) == 1
                 && MetricsText.value(text, #"cohort_attempts_in_flight{stage="running"}"#) == 0
         }
-        #expect(gauges)
+        #expect(gauges, "\(registry.emitToString().split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.contains("_bucket") })")
         try await handle.stop()
     }
 
     @Test func locksAreTimedByCategoryAndRefusalsCountedByCode() async throws {
         let registry = PrometheusCollectorRegistry()
-        let handle = try await CoordinatorHandle.start(metrics: CohortPrometheus.makeFactory(registry: registry))
+        let handle = try await CoordinatorHandle.start(metrics: CohortPrometheus.makeFactory(registry: registry)) {
+            $0.heartbeatLiveness = 1000
+        }
         defer { handle.service.cancel() }
         let worker = try handle.worker("w1", slots: 4)
         let client = try handle.client()
