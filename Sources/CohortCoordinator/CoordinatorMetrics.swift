@@ -129,7 +129,8 @@ final class CoordinatorMetrics {
         self.waiting = waiting
         ready = gauge(Name.childrenReady)
         inFlight = (
-            gauge(Name.attemptsInFlight, [("stage", "dispatched")]), gauge(Name.attemptsInFlight, [("stage", "running")])
+            gauge(Name.attemptsInFlight, [("stage", "dispatched")]),
+            gauge(Name.attemptsInFlight, [("stage", "running")])
         )
         lockHolders = gauge(Name.lockHolders)
         lockWaiters = gauge(Name.lockWaiters)

@@ -33,7 +33,9 @@ public struct MetricsAddress: Hashable, Sendable, CustomStringConvertible {
             MetricsAddressError(value: text, reason: reason)
         }
         guard !trimmed.isEmpty else { throw fail("it is empty") }
-        guard !trimmed.contains("/") else { throw fail("it is not a host name or IP address with a port (no scheme or path)") }
+        guard !trimmed.contains("/") else {
+            throw fail("it is not a host name or IP address with a port (no scheme or path)")
+        }
         let host: Substring
         let portText: Substring
         if trimmed.hasPrefix("[") {

@@ -50,7 +50,10 @@ import Testing
                 && MetricsText.value(text, #"cohort_children_finished_total{kind="shell",outcome="succeeded"}"#) == 1
                 && MetricsText.value(text, #"cohort_groups_finished_total{outcome="failed"}"#) == 1
         }
-        #expect(counted, "\(registry.emitToString().split(separator: "\n").filter { $0.hasPrefix("cohort_children") || $0.hasPrefix("cohort_groups") })")
+        #expect(
+            counted,
+            "\(registry.emitToString().split(separator: "\n").filter { $0.hasPrefix("cohort_children") || $0.hasPrefix("cohort_groups") })"
+        )
         let text = registry.emitToString()
         #expect(MetricsText.value(text, "cohort_groups_submitted_total") == 1)
         #expect(MetricsText.value(text, "cohort_attempts_dispatched_total") == 2)
@@ -67,7 +70,10 @@ import Testing
                 && MetricsText.value(text, #"cohort_groups{state="failed"}"#) == 1
                 && MetricsText.value(text, #"cohort_attempts_in_flight{stage="running"}"#) == 0
         }
-        #expect(gauges, "\(registry.emitToString().split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.contains("_bucket") })")
+        #expect(
+            gauges,
+            "\(registry.emitToString().split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.contains("_bucket") })"
+        )
         try await handle.stop()
     }
 

@@ -119,7 +119,9 @@ extension EndToEnd {
                 "coordinator", "--endpoint", "tcp://127.0.0.1:*", "--no-journal", "--metrics", "127.0.0.1:\(port)",
             ])
             #expect(result.status == 69, "\(result)")
-            #expect(result.stderr.contains("cannot serve metrics on 127.0.0.1:\(port): port \(port) is in use"), "\(result)")
+            #expect(
+                result.stderr.contains("cannot serve metrics on 127.0.0.1:\(port): port \(port) is in use"), "\(result)"
+            )
             #expect(!result.stdout.contains("listening on"), "\(result)")
         }
     }

@@ -14,7 +14,7 @@ extension Scheduler {
     /// workers and slots). Walks the unfinished groups' children: call it about once a second.
     public mutating func summary() -> SchedulerSummary {
         var summary = SchedulerSummary()
-        runs.forEach { run in
+        runs.forEachRun { run in
             summary.groups[run.phase, default: 0] += 1
             guard !run.phase.isFinished else { return }
             for child in run.children {

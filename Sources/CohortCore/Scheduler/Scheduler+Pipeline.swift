@@ -62,7 +62,8 @@ extension Scheduler {
         let levels = plan.lockLevels(for: plan.flat.groups[group].holds, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
         runs[runIndex]?.groups[group].hold = .requested
-        guard let grant = requestLock(.group(run: runIndex, group: group), levels: levels, owner: owner, now: now) else {
+        guard let grant = requestLock(.group(run: runIndex, group: group), levels: levels, owner: owner, now: now)
+        else {
             return false
         }
         runs[runIndex]?.groups[group].hold = .granted

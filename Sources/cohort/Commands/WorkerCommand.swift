@@ -1,6 +1,6 @@
 import ArgumentParser
-import CohortSpec
 import CohortMetrics
+import CohortSpec
 import CohortWorker
 import Foundation
 import Logging

@@ -42,8 +42,7 @@ struct MetricsEndpoint {
     /// (port 0 resolved), then calls `body` with the factory the service records into (nil
     /// with metrics off). A configured address that cannot be bound throws
     /// ``MetricsServerError`` before `body` runs.
-    func serve(logger: Logger, _ body: @escaping @Sendable ((any MetricsFactory)?) async throws -> Void) async throws
-    {
+    func serve(logger: Logger, _ body: @escaping @Sendable ((any MetricsFactory)?) async throws -> Void) async throws {
         guard let address else { return try await body(nil) }
         let registry = CohortPrometheus.bootstrap()
         let factory = MetricsSystem.factory
@@ -52,8 +51,11 @@ struct MetricsEndpoint {
             // Only the default port can be taken without it being an error: try a free one.
             guard !configured, failure.portInUse else { throw failure }
             let fallback = MetricsAddress(host: address.host, port: 0)
-            Console.err("cohort: notice: metrics port \(address.port) is in use; serving metrics on a free port instead")
-            if let failure = try await serve(fallback, registry: registry, logger: logger, body: { try await body(factory) }) {
+            Console.err(
+                "cohort: notice: metrics port \(address.port) is in use; serving metrics on a free port instead")
+            if let failure = try await serve(
+                fallback, registry: registry, logger: logger, body: { try await body(factory) })
+            {
                 throw failure
             }
         }

@@ -70,7 +70,7 @@ struct RunTable: Sendable {
     }
 
     /// Calls `body` with every group, in no particular order, without copying the table.
-    func forEach(_ body: (GroupRun) -> Void) {
+    func forEachRun(_ body: (GroupRun) -> Void) {
         for case let run? in storage { body(run) }
     }
 
