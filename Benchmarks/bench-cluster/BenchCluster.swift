@@ -70,6 +70,9 @@ final class BenchCluster {
         }
     }
 
+    /// The coordinator's process id.
+    var coordinatorPID: pid_t { pids.first ?? 0 }
+
     /// Stops every process (SIGTERM, SIGKILL after 5 s).
     func stop() {
         Self.stop(pids.reversed())

@@ -110,6 +110,25 @@ extension EndToEnd {
             #expect(result.stderr.contains("invalid metrics address \"nowhere\""), "\(result)")
         }
 
+        /// With nothing configured and the default port taken (here by the test itself), the
+        /// coordinator serves its metrics on a free port instead and says so.
+        @Test func aTakenDefaultPortFallsBackToAFreeOne() throws {
+            guard let listener = try? listeningSocket(port: 9470) else {
+                // Another process holds 9470 now: the fallback is taken either way, but this
+                // test only asserts while it holds the port itself.
+                return
+            }
+            defer { close(listener) }
+            let coordinator = try Subprocess(
+                Binaries.cohort, ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--no-journal"],
+                name: "coordinator")
+            defer { coordinator.stop() }
+            let port = try Self.metricsPort(coordinator, role: "coordinator")
+            #expect(port != 9470)
+            #expect(coordinator.stderr.contains("metrics port 9470 is in use; serving metrics on a free port instead"))
+            #expect(try httpGet(port: port, path: "/metrics").body.contains("cohort_slots"))
+        }
+
         /// A port that was asked for and is taken stops the process with an error naming it.
         @Test func aBusyPortIsAnErrorNamingIt() throws {
             let first = try Cluster(coordinatorArguments: ["--metrics", "127.0.0.1:0"])
@@ -143,4 +162,23 @@ func freeTCPPort() throws -> Int {
     }
     guard bound else { throw TestFailure("cannot find a free port") }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A socket listening on 127.0.0.1:`port` (the caller closes it); throws if the port is taken.
+func listeningSocket(port: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+    guard bound, listen(fd, 1) == 0 else {
+        close(fd)
+        throw TestFailure("port \(port) is taken")
+    }
+    return fd
 }
