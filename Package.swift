@@ -39,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // Worker and client are Services: a ServiceGroup runs them and turns SIGTERM into a drain.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         // The local engine: procedures, queues, groups, conditions, observers, injection. No I/O.
@@ -112,6 +115,7 @@ let package = Package(
                 "CohortCore", "CohortSpec", "CohortWire", "CohortJournal", "ZeroMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strict
         ),
@@ -127,6 +131,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // Prometheus metrics (issue 15): a PrometheusCollectorRegistry bootstrapped as the
+        // swift-metrics backend and `GET /metrics` served over Hummingbird.
+        .target(
+            name: "CohortMetrics",
+            dependencies: [
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -151,6 +170,7 @@ let package = Package(
             name: "cohort",
             dependencies: [
                 "CohortClient", "CohortCoordinator", "CohortJournal", "CohortWorker", "CohortCore", "CohortSpec",
+                "CohortMetrics",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -180,6 +200,7 @@ let package = Package(
             dependencies: [
                 "CohortTestSupport", "CohortWire", "ZeroMQ", "CohortCoordinator",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ],
             path: "Tests/CohortPeerSupport",
             swiftSettings: strict
@@ -192,6 +213,15 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CohortTestSupport"], swiftSettings: strict),
         .testTarget(name: "CohortWireTests", dependencies: ["CohortWire", "CohortTestSupport"], swiftSettings: strict),
         .testTarget(name: "CohortSpecTests", dependencies: ["CohortSpec"], swiftSettings: strict),
+        .testTarget(
+            name: "CohortMetricsTests",
+            dependencies: [
+                "CohortMetrics", "CohortCoordinator", "CohortWorker", "CohortCore", "CohortSpec", "CohortWire",
+                "CohortTestSupport", "CohortPeerSupport",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict),
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
         .testTarget(
             name: "CohortSimulationTests",

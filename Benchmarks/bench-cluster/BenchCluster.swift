@@ -12,10 +12,15 @@ final class BenchCluster {
 
     /// Starts the coordinator (with a journal in a temporary state directory of its own, or
     /// none) and `workers` workers of `slots` slots, and waits until every worker is connected.
-    /// `keys` makes it a CURVE cluster.
-    init(cohort: String, workers: Int, slots: Int, journal: Bool = true, keys: BenchKeys? = nil) async throws {
+    /// `keys` makes it a CURVE cluster. With `metrics`, every process serves Prometheus metrics
+    /// on a free port (and records them); without, none does (`--metrics off`).
+    init(cohort: String, workers: Int, slots: Int, journal: Bool = true, keys: BenchKeys? = nil, metrics: Bool = false)
+        async throws
+    {
+        let metricsArguments = ["--metrics", metrics ? "127.0.0.1:0" : "off"]
         var arguments =
             ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"] + (keys?.coordinator ?? [])
+            + metricsArguments
         if journal {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "bench-cluster-\(UUID().uuidString)"
@@ -50,7 +55,7 @@ final class BenchCluster {
                     "worker", "--coordinator", endpoint, "--name", "bench-\(index)", "--slots", "\(slots)",
                     "--log-level", "error",
                 ]
-                    + (keys?.worker ?? []))
+                    + (keys?.worker ?? []) + metricsArguments)
             pids.append(worker)
         }
         let endpoint = found
@@ -64,6 +69,9 @@ final class BenchCluster {
             }
         }
     }
+
+    /// The coordinator's process id.
+    var coordinatorPID: pid_t { pids.first ?? 0 }
 
     /// Stops every process (SIGTERM, SIGKILL after 5 s).
     func stop() {

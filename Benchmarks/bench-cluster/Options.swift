@@ -14,12 +14,16 @@ struct Options {
     var noJournal = false
     /// Compare a plaintext and a CURVE cluster instead of the usual measurements.
     var curve = false
+    /// Compare no-op throughput with metrics off and on (this many runs of each, alternating)
+    /// instead of the usual measurements; 0: not.
+    var metricsRuns = 0
     /// Directory holding `cohort` and `bench-zeromq` (default: this executable's).
     var binaries: String = Options.ownDirectory
 
     static let usage = """
         usage: bench-cluster [--json] [--noops N] [--round-trips N] [--chain N] [--cancel N] [--cancel-runs N]
-                             [--handoffs N] [--no-baseline] [--no-journal] [--curve] [--binaries DIR]
+                             [--handoffs N] [--no-baseline] [--no-journal] [--curve] [--metrics-comparison N]
+                             [--binaries DIR]
         Starts real `cohort` processes on 127.0.0.1 (a coordinator and 2 workers; 4 for the cancel
         measurement) and measures, in one run, against the raw ZeroMQ relay of `bench-zeromq --processes`:
           throughput   N no-op (echo) children in one group, submit to finished (procedures/s), journal on;
@@ -31,6 +35,10 @@ struct Options {
           handoff      N children sharing one exclusive category: a child's end to the next one's start (p50)
         --curve instead compares a plaintext and a CURVE cluster (docs/security.md) in the same run:
         connection setup, throughput and round trip, as the CURVE/plaintext ratio.
+        --metrics-comparison N instead measures no-op throughput (--noops children) N times with metrics off and N
+        times with them on (coordinator and workers serving Prometheus metrics, --metrics 127.0.0.1:0), alternating
+        off/on and on/off, and prints each run, the medians and the cost of metrics (1 − on/off), target < 5 %;
+        journal on unless --no-journal.
         Build in release mode (one product per call): for p in cohort bench-zeromq bench-cluster; do swift build -c release --product $p; done
         """
 
@@ -61,6 +69,7 @@ struct Options {
             case "--no-baseline": options.skipBaseline = true
             case "--no-journal": options.noJournal = true
             case "--curve": options.curve = true
+            case "--metrics-comparison": options.metricsRuns = number(flag)
             case "--binaries":
                 guard let directory = rest.popFirst() else { fail("--binaries takes a directory") }
                 options.binaries = directory

@@ -124,6 +124,15 @@ func printTable(_ report: Report, _ options: Options) {
 }
 
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+if options.metricsRuns > 0 {
+    do {
+        try await MetricsComparison.run(options)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("bench-cluster: \(error)\n".utf8))
+        exit(70)
+    }
+}
 if options.curve {
     do {
         try await CurveComparison.run(options)

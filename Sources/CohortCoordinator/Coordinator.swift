@@ -2,6 +2,7 @@ import CohortCore
 import CohortJournal
 import Foundation
 import Logging
+import Metrics
 import Synchronization
 import ZeroMQ
 
@@ -31,11 +32,23 @@ public final class Coordinator: Sendable {
     let logger: Logger
     let lifecycle = Mutex(Lifecycle())
     let stats = CoordinatorStatistics()
+    /// Where the coordinator records its metrics; nil records none.
+    let metricsFactory: (any MetricsFactory)?
 
     /// Creates a coordinator; nothing happens until ``run()``.
-    public init(configuration: CoordinatorConfiguration = CoordinatorConfiguration(), logger: Logger) {
+    ///
+    /// With `metrics`, the coordinator records its metrics (docs/operations.md, "Metrics":
+    /// `cohort_children_finished_total`, latency histograms, gauges of groups, children,
+    /// locks, workers…) through swift-metrics into that factory, e.g. `MetricsSystem.factory`
+    /// after bootstrapping, or a `PrometheusMetricsFactory`. Without (the default) it records
+    /// none and gathers nothing for them.
+    public init(
+        configuration: CoordinatorConfiguration = CoordinatorConfiguration(), logger: Logger,
+        metrics: (any MetricsFactory)? = nil
+    ) {
         self.configuration = configuration
         self.logger = logger
+        self.metricsFactory = metrics
     }
 
     /// Binds the endpoint and serves clients and workers until the calling task is cancelled.
@@ -62,7 +75,7 @@ public final class Coordinator: Sendable {
         guard started else { throw CoordinatorError(message: "run() was already called on this coordinator") }
         defer { finishLifecycle() }
 
-        let (configuration, logger, stats) = (configuration, logger, stats)
+        let (configuration, logger, stats, metricsFactory) = (configuration, logger, stats, metricsFactory)
         let onBound: @Sendable (String) -> Void = { [self] endpoint in self.didBind(endpoint) }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
@@ -70,11 +83,14 @@ public final class Coordinator: Sendable {
                     // The loop and its socket live and die on this thread.
                     let result = Result {
                         var configuration = configuration
-                        let journal = try Coordinator.openJournal(&configuration) { mailbox.post(.journalCommitted) }
+                        let metrics = metricsFactory.map { CoordinatorMetrics(factory: $0) }
+                        let journal = try Coordinator.openJournal(&configuration, metrics: metrics) {
+                            mailbox.post(.journalCommitted)
+                        }
                         defer { journal?.close() }
                         let loop = CoordinatorLoop(
                             configuration: configuration, logger: logger, mailbox: mailbox, stats: stats,
-                            journal: journal, onBound: onBound)
+                            journal: journal, metrics: metrics, onBound: onBound)
                         guard let committer = journal?.committer else { return try loop.run() }
                         // The journal's commits run beside the loop and end with it.
                         try withServiceThread(named: "cohort-journal", run: committer.run, finish: committer.finish) {
@@ -94,14 +110,18 @@ public final class Coordinator: Sendable {
     /// Locks the state directory and opens its journal; the journal's epoch becomes the
     /// coordinator's, and every fencing token is above `epoch << 32` (docs/scheduling.md).
     static func openJournal(
-        _ configuration: inout CoordinatorConfiguration, onCommit: @escaping @Sendable () -> Void
+        _ configuration: inout CoordinatorConfiguration, metrics: CoordinatorMetrics? = nil,
+        onCommit: @escaping @Sendable () -> Void
     ) throws(JournalError) -> JournalWriter? {
         guard let path = configuration.stateDirectory else { return nil }
         let directory = try StateDirectory(path: path)
         let journal = try Journal(directory: directory, synchronous: configuration.journalSynchronous)
         configuration.epoch = journal.epoch
         configuration.tokenFloor = max(configuration.tokenFloor, journal.epoch << 32)
-        return JournalWriter(journal: journal, directory: directory, onCommit: onCommit)
+        return JournalWriter(
+            journal: journal, directory: directory,
+            metrics: metrics.map { JournalCommitter.Metrics(commit: $0.journalCommit, batchSize: $0.journalBatchSize) },
+            onCommit: onCommit)
     }
 
     /// The endpoint the coordinator listens on, with a wildcard port resolved

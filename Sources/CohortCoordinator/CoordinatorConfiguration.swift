@@ -71,6 +71,12 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     public var restartGrace: Duration = .seconds(10)
     /// How long finished groups stay in the journal before they are pruned. Default 7 days.
     public var retention: Duration = .seconds(7 * 24 * 3600)
+    /// Where `cohort coordinator` serves Prometheus metrics (`GET /metrics`): `HOST:PORT`, port
+    /// 0 for a free one, or `off`. Nil (the default): `127.0.0.1:9470`, and when that port is
+    /// taken the coordinator warns and runs without metrics. The library itself serves
+    /// nothing: it records metrics into the factory given to ``Coordinator``; the CLI reads
+    /// this setting (docs/operations.md, "Metrics").
+    public var metrics: String?
 
     /// ``maxMessageSize``, or its default: twice ``maxFrameSize``.
     public var effectiveMaxMessageSize: Int { maxMessageSize ?? 2 * maxFrameSize }

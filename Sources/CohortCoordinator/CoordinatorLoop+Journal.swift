@@ -31,10 +31,13 @@ final class JournalWriter {
     /// The most turns held before the loop waits for the disk (bounds held memory).
     let maxHeldTurns = 64
 
-    init(journal: Journal, directory: StateDirectory?, onCommit: @escaping @Sendable () -> Void) {
+    init(
+        journal: Journal, directory: StateDirectory?, metrics: JournalCommitter.Metrics? = nil,
+        onCommit: @escaping @Sendable () -> Void
+    ) {
         self.journal = journal
         self.directory = directory
-        self.committer = JournalCommitter(journal: journal, onCommit: onCommit)
+        self.committer = JournalCommitter(journal: journal, metrics: metrics, onCommit: onCommit)
         self.history = (try? JournalReader(path: journal.path)).map(HistoryReader.init)
     }
 

@@ -17,6 +17,7 @@ extension CoordinatorLoop {
             return
         }
         stats.messagesReceived.bump()
+        metrics?.received(message.family)
         guard let principal = authorize(message, from: routing, userID: userID) else { return }
         peers.heard(routing, now: now)
         switch message {

@@ -60,6 +60,7 @@ extension CoordinatorLoop {
             case .reply(let reply): .coordinatorReply(reply)
             case .handshake(let handshake): .handshake(handshake)
             }
+        if let metrics { count(item, message.family, metrics) }
         do {
             for frames in try codec.encodeSplittingBatches(message) {
                 guard transmit(frames, to: routing, router) else { return false }
@@ -90,6 +91,18 @@ extension CoordinatorLoop {
             return true
         default:
             return true
+        }
+    }
+
+    /// A message going out, and a refusal if it is an error.
+    private func count(_ item: Outbox.Item, _ family: WireFamily, _ metrics: CoordinatorMetrics) {
+        metrics.sent(family)
+        switch item {
+        case .toWorker(.error(let error)): metrics.refused(error.code)
+        case .handshake(.error(let error)): metrics.refused(error.code)
+        case .reply(let reply):
+            if case .error(let error) = reply.kind { metrics.refused(error.code) }
+        default: break
         }
     }
 

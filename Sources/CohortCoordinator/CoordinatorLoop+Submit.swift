@@ -121,6 +121,7 @@ extension CoordinatorLoop {
             do {
                 let receipt = try scheduler.submit(spec, id: parsed.groupID, flat: flat, owner: session.key, now: now)
                 if !receipt.alreadySubmitted {
+                    metrics?.groupsSubmitted.increment()
                     logger.info(
                         "group accepted",
                         metadata: [

@@ -92,6 +92,7 @@ extension CoordinatorLoop {
             case .record(let record):
                 journalWriter?.batch.append(record)
             case .sessionLost(let worker, let loss):
+                metrics?.sessionEnded(loss)
                 // A worker that left was let go where it left; a silent one is forgotten here.
                 guard loss == .silent else { continue }
                 stats.workersLost.bump()
@@ -102,6 +103,7 @@ extension CoordinatorLoop {
             case .dispatch(let worker, let order):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 stats.dispatched.bump()
+                metrics?.attemptsDispatched.increment()
                 outbox.send(.dispatch([order.wire]), to: routing)
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
@@ -118,6 +120,7 @@ extension CoordinatorLoop {
                 notifyWatchers(of: group, .child(child.wire))
             case .groupFinished(let group, let phase, let reason):
                 logger.info("group finished", metadata: ["group.id": "\(group)", "group.state": "\(phase.rawValue)"])
+                metrics?.groupFinished(phase)
                 notifyWatchers(of: group, .finished(state: phase.wire, reason: reason))
                 changeWatches { $0.end(group) }
             }

@@ -21,6 +21,8 @@ final class CoordinatorLoop {
     let epoch: UInt64
     /// The journal, when the coordinator has a state directory (CoordinatorLoop+Journal.swift).
     let journalWriter: JournalWriter?
+    /// The metrics, when the coordinator records them (CoordinatorMetrics.swift).
+    let metrics: CoordinatorMetrics?
 
     var scheduler: Scheduler
     var peers = PeerTable()
@@ -43,9 +45,11 @@ final class CoordinatorLoop {
 
     init(
         configuration: CoordinatorConfiguration, logger: Logger, mailbox: Mailbox<LoopCommand>,
-        stats: CoordinatorStatistics, journal: JournalWriter? = nil, onBound: @escaping @Sendable (String) -> Void
+        stats: CoordinatorStatistics, journal: JournalWriter? = nil, metrics: CoordinatorMetrics? = nil,
+        onBound: @escaping @Sendable (String) -> Void
     ) {
         self.journalWriter = journal
+        self.metrics = metrics
         self.configuration = configuration
         self.logger = logger
         self.mailbox = mailbox
@@ -61,6 +65,7 @@ final class CoordinatorLoop {
         settings.tokenFloor = configuration.tokenFloor
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
         self.scheduler = Scheduler(configuration: settings)
+        self.scheduler.observes = metrics != nil
         self.now = clock.now()
         self.idleClients = IdleClientSweep(now: now)
         self.epoch = configuration.epoch ?? UInt64(max(now.nanosecondsSinceEpoch / 1_000_000_000, 1))
@@ -146,6 +151,7 @@ final class CoordinatorLoop {
             }
             if !stopping { housekeeping() }
             answerSettledCancels()
+            if let metrics { recordMetrics(metrics) }
             flush(router)
         }
         if let journalWriter { finishJournal(router, journal: journalWriter) }
@@ -194,6 +200,12 @@ final class CoordinatorLoop {
         for routing in idleClients.expired(peers.sessions, watching: { watches.clients }, now: now) {
             peers.close(routing)
         }
+    }
+
+    /// The turn's observations, and the gauges when they are due.
+    private func recordMetrics(_ metrics: CoordinatorMetrics) {
+        scheduler.drainObservations { metrics.record($0) }
+        metrics.refreshIfDue(&scheduler, now: now)
     }
 
     private func announce(_ endpoint: String) {

@@ -1,5 +1,6 @@
 import CohortJournal
 import Foundation
+import Metrics
 
 /// Commits the loop's turns to the journal on a thread of its own, so the loop reads and
 /// computes turn N+1 while turn N is being committed (the commit is mostly waiting for the
@@ -30,9 +31,28 @@ final class JournalCommitter: @unchecked Sendable {
     /// Called on the committer's thread after every commit or failure (wakes the loop).
     private let onCommit: @Sendable () -> Void
 
-    init(journal: Journal, onCommit: @escaping @Sendable () -> Void) {
+    /// The commit's metrics: how long each transaction took and how many records it wrote.
+    struct Metrics: Sendable {
+        var commit: Timer
+        var batchSize: Recorder
+    }
+    private let metrics: Metrics?
+
+    init(journal: Journal, metrics: Metrics? = nil, onCommit: @escaping @Sendable () -> Void) {
         self.journal = journal
+        self.metrics = metrics
         self.onCommit = onCommit
+    }
+
+    /// Writes `batches` in one transaction, timing it when there are metrics.
+    private func write(_ batches: [JournalBatch]) throws(JournalError) {
+        guard let metrics else { return try journal.write(batches) }
+        let start = ContinuousClock.now
+        try journal.write(batches)
+        let elapsed = ContinuousClock.now - start
+        let (seconds, attoseconds) = elapsed.components
+        metrics.commit.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        metrics.batchSize.record(batches.reduce(0) { $0 + $1.recordCount })
     }
 
     /// Every batch up to this sequence number is on disk.
@@ -63,7 +83,7 @@ final class JournalCommitter: @unchecked Sendable {
             return submitted
         }
         do {
-            try journal.write(batch)
+            try write([batch])
             locked {
                 committedUpTo = sequence
                 condition.broadcast()
@@ -118,7 +138,7 @@ final class JournalCommitter: @unchecked Sendable {
                 continue
             }
             var failed: JournalError?
-            do { try journal.write(batches) } catch { failed = error }
+            do { try write(batches) } catch { failed = error }
             locked {
                 if let failed { writeFailure = failed } else { committedUpTo = last }
                 condition.broadcast()

@@ -42,6 +42,12 @@ public struct JournalBatch: Sendable {
             && fencing.isEmpty && localLocks.isEmpty
     }
 
+    /// How many records the batch holds (submissions, dispatches, finishes, outcomes, cancels
+    /// and local lock changes; the fencing counters ride along), for the journal's metrics.
+    public var recordCount: Int {
+        submissions.count + dispatches.count + finishes.count + outcomes.count + cancels.count + localLocks.count
+    }
+
     /// Adds what the scheduler asked to record. The fencing counters a record carries (a
     /// dispatch's tokens, a local grant's) move with it: the largest token of each category a
     /// turn sent out is written. (A token never sent out needs no record: the epoch alone

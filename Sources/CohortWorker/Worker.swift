@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 import ZeroMQ
@@ -42,6 +43,7 @@ public final class Worker: StoppableService, Sendable {
     public let registry: ProcedureRegistry
     private let logger: Logger
     private let onReady: @Sendable (WorkerSessionStarted) -> Void
+    private let metricsFactory: (any MetricsFactory)?
     /// The running loop's mailbox, and whether ``drain()`` was called before it existed.
     fileprivate let control = Mutex<(mailbox: Mailbox<LoopInput>?, drainRequested: Bool)>((nil, false))
 
@@ -51,14 +53,19 @@ public final class Worker: StoppableService, Sendable {
     /// session (once per connection, again after a reconnect); it must return quickly. The
     /// library prints nothing: the `cohort worker` command prints
     /// `cohort worker NAME ready (session ID)` from it.
+    ///
+    /// With `metrics`, the worker records its metrics (`cohort_worker_attempts_running`,
+    /// `cohort_worker_processes_started_total`…, docs/operations.md, "Metrics") through
+    /// swift-metrics into that factory; without (the default), none.
     public init(
         configuration: WorkerConfiguration, registry: ProcedureRegistry = ProcedureRegistry(),
-        logger: Logger = Logger(label: "cohort.worker"),
+        logger: Logger = Logger(label: "cohort.worker"), metrics: (any MetricsFactory)? = nil,
         onReady: @escaping @Sendable (WorkerSessionStarted) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.registry = registry
         self.logger = logger
+        self.metricsFactory = metrics
         self.onReady = onReady
     }
 
@@ -97,13 +104,14 @@ public final class Worker: StoppableService, Sendable {
     /// Runs the loop on a thread of its own until it ends; cancellation stops it.
     private func runLoop(_ mailbox: Mailbox<LoopInput>) async throws {
         let (configuration, registry, logger, onReady) = (self.configuration, self.registry, self.logger, self.onReady)
+        let metrics = metricsFactory.map { WorkerMetrics(factory: $0) }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let thread = Thread {
                     do {
                         let loop = try WorkerLoop(
                             configuration: configuration, registry: registry, logger: logger, mailbox: mailbox,
-                            onReady: onReady)
+                            metrics: metrics, onReady: onReady)
                         try loop.run()
                         continuation.resume()
                     } catch let error as WorkerRunError {

@@ -48,6 +48,11 @@ public struct WorkerConfiguration: Sendable, Equatable {
     /// CURVE keys for a coordinator that requires them (docs/security.md); `nil`: plaintext.
     /// The worker's key must have the `worker` (or `admin`) role there.
     public var curve: CurveClientKeys?
+    /// Where `cohort worker` serves Prometheus metrics (`GET /metrics`): `HOST:PORT`, port 0
+    /// for a free one, or `off`. Nil (the default): `127.0.0.1:9471`, or a free port when that
+    /// one is taken (several workers on a host). The library serves nothing itself: it records
+    /// metrics into the factory given to ``Worker``; the CLI reads this setting.
+    public var metrics: String?
 
     /// The defaults.
     public init() {}

@@ -3,6 +3,7 @@ import CohortTestSupport
 import CohortWire
 import Foundation
 import Logging
+import Metrics
 import Testing
 
 /// Runs a coordinator in this process on a free loopback port (or `configure`'s endpoint) for
@@ -34,14 +35,17 @@ public struct CoordinatorHandle: Sendable {
 
     /// Starts a coordinator (`tcp://127.0.0.1:*` unless `configure` says otherwise) and waits
     /// until it is bound. The caller stops it with ``stop()``.
-    public static func start(configure: (inout CoordinatorConfiguration) -> Void = { _ in }) async throws
+    /// `metrics` is the factory the coordinator records its metrics into (none by default).
+    public static func start(
+        metrics: (any MetricsFactory)? = nil, configure: (inout CoordinatorConfiguration) -> Void = { _ in }
+    ) async throws
         -> CoordinatorHandle
     {
         var configuration = CoordinatorConfiguration(endpoint: "tcp://127.0.0.1:*")
         configure(&configuration)
         var logger = Logger(label: "test.coordinator")
         logger.logLevel = .error
-        let coordinator = Coordinator(configuration: configuration, logger: logger)
+        let coordinator = Coordinator(configuration: configuration, logger: logger, metrics: metrics)
         let service = Task { try await coordinator.run() }
         do {
             let endpoint = try await coordinator.boundEndpoint()

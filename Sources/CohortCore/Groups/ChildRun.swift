@@ -64,6 +64,8 @@ struct ChildRun: Sendable {
     var cancelReason: CancellationReason?
     var startedAt: Timestamp?
     var finishedAt: Timestamp?
+    /// When the current attempt was sent to its worker (for the dispatch-to-start metric).
+    var dispatchedAt: Timestamp?
     /// When a retry waiting for its backoff may go.
     var retryAt: Timestamp?
     /// The errors of its earlier attempts that ended in error, `attempt 1: exit code 2`; the

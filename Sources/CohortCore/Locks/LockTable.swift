@@ -180,6 +180,13 @@ public struct LockTable: Sendable {
     /// How many holders have a request (granted or waiting), all scopes.
     public var count: Int { requests.count }
 
+    /// How many requests are granted and how many wait, all scopes (walks every request).
+    public var requestCounts: (granted: Int, waiting: Int) {
+        var granted = 0
+        for request in requests.values where request.granted { granted += 1 }
+        return (granted, requests.count - granted)
+    }
+
     /// Whether no category is held or waited for anywhere.
     public var isEmpty: Bool { requests.isEmpty }
 

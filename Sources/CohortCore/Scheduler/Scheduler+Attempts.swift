@@ -16,6 +16,9 @@ extension Scheduler {
         guard runs[runIndex]?.children[leaf].stage == .dispatched else { return [] }
         runs[runIndex]?.children[leaf].stage = .started
         runs[runIndex]?.children[leaf].startedAt = now
+        if observes, let dispatchedAt = runs[runIndex]?.children[leaf].dispatchedAt {
+            observe(.attemptStarted(waited: now - dispatchedAt))
+        }
         if runs[runIndex]?.children[leaf].cancelling == nil {
             runs[runIndex]?.children[leaf].phase = .running
         }
@@ -48,6 +51,9 @@ extension Scheduler {
             runs[runIndex]?.children[leaf].startedAt = min(startedAt ?? now, now)
         }
         let finished = finishedAt.map { max(min($0, now), runs[runIndex]?.children[leaf].startedAt ?? $0) }
+        if observes, let started = runs[runIndex]?.children[leaf].startedAt {
+            observe(.attemptFinished(ran: (finished ?? now) - started))
+        }
         let cancelling = runs[runIndex]?.children[leaf].cancelling
         if case .cancelled(.workerLost(let text)) = outcome, cancelling == nil {
             // Its worker stopped it when its lease ended: a worker loss, not the child's

@@ -53,6 +53,7 @@ extension Scheduler {
         runs[runIndex]?.children[leaf].sentAttempt = attempt
         runs[runIndex]?.children[leaf].stage = .dispatched
         runs[runIndex]?.children[leaf].startedAt = nil
+        runs[runIndex]?.children[leaf].dispatchedAt = now
         let flatLeaf = plan.flat.leaves[leaf]
         let ref = AttemptRef(id: attemptID, group: plan.id, path: flatLeaf.path, attempt: attempt)
         var own: [String: UInt64] = [:]

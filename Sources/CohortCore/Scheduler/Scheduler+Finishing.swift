@@ -17,6 +17,9 @@ extension Scheduler {
             leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: finishedAt ?? now,
             work: &work)
         if emitsRecords { recordFinish(runIndex, leaf) }
+        if observes, let run = runs[runIndex] {
+            observe(.childFinished(kind: run.flat.leaves[leaf].run, run.children[leaf].phase))
+        }
         notifyLeaf(runIndex, leaf)
     }
 
@@ -31,12 +34,12 @@ extension Scheduler {
         }
         var grants: [LockTable.Grant] = []
         for request in attempts.localRequests.removeValue(forKey: attemptID) ?? [] {
-            grants += locks.remove(.local(attempt: attemptID, request: request), at: now)
+            grants += removeLock(.local(attempt: attemptID, request: request), now: now)
         }
         #if DEBUG
             if keepsEndedAttemptsGrants { return handleGrants(grants, now: now) }
         #endif
-        grants += locks.remove(.attempt(attemptID), at: now)
+        grants += removeLock(.attempt(attemptID), now: now)
         handleGrants(grants, now: now)
     }
 
@@ -145,7 +148,7 @@ extension Scheduler {
         runs[runIndex]?.groups[group].waitingForHold = []
         if state.hold == .requested || state.hold == .granted {
             runs[runIndex]?.groups[group].hold = .released
-            handleGrants(locks.remove(.group(run: runIndex, group: group), at: now), now: now)
+            handleGrants(removeLock(.group(run: runIndex, group: group), now: now), now: now)
         }
         guard group == 0 else {
             notifyGroup(runIndex, group)

@@ -38,9 +38,9 @@ extension Scheduler {
         }
         let owner = LockOwner(group: plan.id, child: leaf.path, attempt: ref.attempt, worker: worker)
         attempts.localRequests[ref.id, default: []].append(request)
-        if let grant = locks.request(
+        if let grant = requestLock(
             holder, levels: localLevels(categories, of: plan, leaf: location.leaf, attemptID: ref.id), owner: owner,
-            at: now)
+            now: now)
         {
             recordLocalGrant(ref.id, request: request, tokens: grant.tokens)
             actions.append(.grant(worker, request: request, tokens: grant.tokens))
@@ -100,7 +100,7 @@ extension Scheduler {
         attempts.localRequests[attemptID]?.removeAll { $0 == request }
         if attempts.localRequests[attemptID]?.isEmpty == true { attempts.localRequests[attemptID] = nil }
         if emitsRecords { actions.append(.record(.localLock(.released(attemptID: attemptID, request: request)))) }
-        handleGrants(locks.remove(.local(attempt: attemptID, request: request), at: now), now: now)
+        handleGrants(removeLock(.local(attempt: attemptID, request: request), now: now), now: now)
         settle(now: now)
         return takeActions()
     }
@@ -122,7 +122,7 @@ extension Scheduler {
                 kept.append(request)
                 continue
             }
-            handleGrants(locks.remove(holder, at: now), now: now)
+            handleGrants(removeLock(holder, now: now), now: now)
             actions.append(.deny(worker, request: request, .cancelled, reason: "its attempt is being cancelled"))
         }
         attempts.localRequests[attemptID] = kept.isEmpty ? nil : kept

@@ -62,7 +62,7 @@ extension Scheduler {
         let levels = plan.lockLevels(for: plan.flat.groups[group].holds, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
         runs[runIndex]?.groups[group].hold = .requested
-        guard let grant = locks.request(.group(run: runIndex, group: group), levels: levels, owner: owner, at: now)
+        guard let grant = requestLock(.group(run: runIndex, group: group), levels: levels, owner: owner, now: now)
         else {
             return false
         }
@@ -116,7 +116,7 @@ extension Scheduler {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
             let owner = LockOwner(
                 group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]?.children[leaf].attempt ?? 0)
-            if locks.request(.attempt(attemptID), levels: levels, owner: owner, at: now) == nil {
+            if requestLock(.attempt(attemptID), levels: levels, owner: owner, now: now) == nil {
                 setStage(runIndex, leaf, .locking, .waiting, now: now)
                 return
             }

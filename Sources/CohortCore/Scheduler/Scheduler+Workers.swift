@@ -192,6 +192,7 @@ extension Scheduler {
             finishLeaf(runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
         } else {
             endAttempt(attemptID, now: now)
+            if observes { observe(.attemptRerunAfterWorkerLoss) }
             runs[runIndex]?.children[leaf].error = message
             if lost { runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
             setStage(runIndex, leaf, .retryWait, .waiting, now: now)

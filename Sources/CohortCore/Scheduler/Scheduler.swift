@@ -66,6 +66,15 @@ public struct Scheduler: Sendable {
     /// (the coordinator has a journal). Off, nothing is built for it.
     public var emitsRecords = false
 
+    // Metrics (Scheduler+Observations.swift).
+    /// Whether the scheduler reports ``SchedulerObservation``s (the coordinator serves
+    /// metrics). Off, nothing is gathered for them.
+    public var observes = false
+    /// Observations since the last ``drainObservations(_:)``.
+    var observations: [SchedulerObservation] = []
+    /// When each lock request was made and granted, while ``observes`` is on.
+    var lockTimes: [LockHolder: LockTiming] = [:]
+
     #if DEBUG
         /// ``SchedulerMutation/keepLostWorkerGrants``: set while a lost session's attempts end.
         var keepsEndedAttemptsGrants = false

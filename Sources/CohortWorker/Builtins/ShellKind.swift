@@ -29,6 +29,7 @@ enum ShellKind {
         } catch {
             throw ShellError(message: error.message)
         }
+        context.settings.processesStarted?.increment()
         let grace = context.settings.killGrace
         // A worker whose lease ended kills at once, even a process already in its grace.
         context.scope.onKillAtOnce { process.terminate(grace: .zero) }

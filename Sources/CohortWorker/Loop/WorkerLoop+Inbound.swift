@@ -92,6 +92,7 @@ extension WorkerLoop {
             perform(machine.attemptStarted(start))
         case .attempt(.finished(let result)):
             procedures[result.ref.id] = nil
+            metrics?.finished(result.outcome)
             perform(machine.attemptFinished(result))
         case .lock(.request(let request)):
             perform(machine.lockRequested(requestID: request.requestID, attemptID: request.ref.id, request))

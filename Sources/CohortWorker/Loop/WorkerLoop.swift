@@ -61,12 +61,17 @@ final class WorkerLoop {
     /// Told of every welcomed session; the library prints nothing itself.
     let onReady: @Sendable (WorkerSessionStarted) -> Void
     var undecodable = 0
+    /// The worker's metrics, when it records them.
+    let metrics: WorkerMetrics?
 
     init(
         configuration: WorkerConfiguration, registry: ProcedureRegistry, logger: Logger, mailbox: Mailbox<LoopInput>,
-        onReady: @escaping @Sendable (WorkerSessionStarted) -> Void = { _ in }
+        metrics: WorkerMetrics? = nil, onReady: @escaping @Sendable (WorkerSessionStarted) -> Void = { _ in }
     ) throws {
         self.configuration = configuration
+        self.metrics = metrics
+        metrics?.slots.record(configuration.slots)
+        metrics?.connected.record(0)
         self.onReady = onReady
         self.registry = registry
         var logger = logger
@@ -78,7 +83,9 @@ final class WorkerLoop {
         queue = ProcedureQueue(name: "worker", maxConcurrentCount: configuration.slots)
         locks = ClusterExclusivityManager(logger: logger) { [mailbox] message in mailbox.post(.lock(message)) }
         queue.exclusivityManager = locks
-        settings = KindSettings(killGrace: configuration.killGrace, maxCapturedOutput: configuration.maxCapturedOutput)
+        settings = KindSettings(
+            killGrace: configuration.killGrace, maxCapturedOutput: configuration.maxCapturedOutput,
+            processesStarted: metrics?.processesStarted)
         report = { [mailbox] event in mailbox.post(.attempt(event)) }
         machine = Machine(
             settings: .init(
@@ -114,6 +121,7 @@ final class WorkerLoop {
                 for input in mailbox.drain() { handle(input, now: turn) }
             }
             perform(machine.tick(now: turn))
+            metrics?.running.record(procedures.count)
         }
         if let failure { throw failure }
     }
@@ -141,6 +149,7 @@ final class WorkerLoop {
             send(message)
         case .disconnect(let reason):
             logger.warning("disconnected from the coordinator", metadata: ["reason": "\(reason)"])
+            metrics?.connected.record(0)
             closeSocket()
             blocked = []
         case .fail(let refusal):
@@ -166,6 +175,7 @@ final class WorkerLoop {
         case .welcomed(let sessionID, let peerID, let held):
             logger.info(
                 "ready", metadata: ["session.id": "\(sessionID)", "worker.id": "\(peerID)", "running": "\(held)"])
+            metrics?.connected.record(1)
             onReady(WorkerSessionStarted(name: configuration.name, sessionID: sessionID, running: held))
         case .leaseRenewed:
             logger.info("lease renewed")
@@ -219,6 +229,7 @@ final class WorkerLoop {
             ),
             settings: settings)
         let kind = registry.kind(named: dispatch.kind)
+        metrics?.started.increment()
         if case .immediate(let body)? = kind?.body, dispatch.fencingTokens.isEmpty {
             let startedAt = WireTimestamp(Date())
             let outcome: WireOutcome
@@ -228,6 +239,7 @@ final class WorkerLoop {
                 outcome = .failed(error: AttemptProcedure.describe(error))
             }
             context.scope.close()
+            metrics?.finished(outcome)
             inlineResults.append(
                 AttemptResult(ref: task, outcome: outcome, startedAt: startedAt, finishedAt: WireTimestamp(Date())))
             return

@@ -1,4 +1,5 @@
 import Logging
+import Metrics
 
 /// What a running procedure kind knows about the attempt it runs, and how it runs local
 /// procedures of its own.
@@ -129,4 +130,6 @@ struct KindSettings: Sendable {
     var killGrace: Duration = .seconds(5)
     /// Bytes of stdout, and of stderr, that `shell` keeps.
     var maxCapturedOutput: Int = 1 << 20
+    /// Counts the shell processes spawned, when the worker records metrics.
+    var processesStarted: Counter?
 }

@@ -1,7 +1,10 @@
 import ArgumentParser
 import CohortCoordinator
 import CohortJournal
+import CohortMetrics
 import Foundation
+import Logging
+import Metrics
 import ZeroMQ
 
 /// `cohort coordinator`: run the coordinator until SIGINT or SIGTERM.
@@ -27,6 +30,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
             75: another coordinator holds the state directory; 73: the directory cannot be \
             created; 65: the journal is of another schema version.
 
+            Prometheus metrics are served on http://127.0.0.1:9470/metrics by default, and \
+            `cohort coordinator metrics on URL` is printed once bound; when nothing was \
+            configured and 9470 is taken (another coordinator on the host), a free port is \
+            used instead. --metrics HOST:PORT chooses (port 0: a free one; a busy port is an \
+            error), --metrics off turns them off. Every metric is listed in \
+            docs/operations.md, "Metrics".
+
             Settings: built-in defaults < --config FILE (see config/coordinator.yaml, every \
             key documented) < environment (COHORT_COORDINATOR_<KEY>) < flags.
 
@@ -41,6 +51,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
                   --authorized-keys /etc/cohort/authorized
               kill -HUP <pid>                                   # re-read the keys
               cohort coordinator --state-dir /var/lib/cohort    # the journal's home
+              cohort coordinator --metrics 0.0.0.0:9470         # scraped from other hosts
+              cohort coordinator --metrics off                  # no metrics endpoint
+              curl -s http://127.0.0.1:9470/metrics | grep cohort_children_finished_total
             """
     )
 
@@ -77,10 +90,18 @@ struct CoordinatorCommand: AsyncParsableCommand {
         help: "Keep nothing on disk: accepted groups are lost if the coordinator stops (benchmarks, throwaway runs).")
     var noJournal = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where to serve Prometheus metrics: HOST:PORT (port 0: a free one) or off (default 127.0.0.1:9470).",
+            valueName: "address"))
+    var metrics: String?
+
     @OptionGroup var log: LogOptions
 
     func validate() throws {
-        _ = try makeConfiguration()
+        let configuration = try makeConfiguration()
+        _ = try MetricsEndpoint(setting: configuration.metrics, default: .coordinatorDefault, role: "coordinator")
     }
 
     /// Defaults < --config < environment < flags, validated.
@@ -93,6 +114,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
                 if let endpoint { configuration.endpoint = endpoint }
                 if let stateDir { configuration.stateDirectory = stateDir }
                 if noJournal { configuration.stateDirectory = nil }
+                if let metrics { configuration.metrics = metrics }
             },
             validate: { configuration throws(CoordinatorConfigurationError) in
                 try configuration.validate()
@@ -107,7 +129,31 @@ struct CoordinatorCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap("cohort.coordinator", default: .info)
         let configuration = try makeConfiguration()
-        let coordinator = Coordinator(configuration: configuration, logger: logger)
+        let metrics = try MetricsEndpoint(
+            setting: configuration.metrics, default: .coordinatorDefault, role: "coordinator")
+        do {
+            try await ServiceRunner.run(name: "coordinator", logger: logger) {
+                try await metrics.serve(logger: logger) { factory in
+                    try await Self.serve(configuration, logger: logger, metrics: factory)
+                }
+            }
+        } catch let error as MetricsServerError {
+            Console.error("the coordinator cannot start: \(error)")
+            throw ExitCode(ExitStatus.unavailable)
+        } catch let error as JournalError {
+            Console.error("the coordinator cannot use its journal: \(error)")
+            throw ExitCode(error.exitCode)
+        } catch {
+            Console.error("the coordinator stopped: \(error)")
+            throw ExitCode(ExitStatus.unavailable)
+        }
+    }
+
+    /// Runs the coordinator until the task is cancelled, announcing its endpoint.
+    private static func serve(
+        _ configuration: CoordinatorConfiguration, logger: Logger, metrics: (any MetricsFactory)?
+    ) async throws {
+        let coordinator = Coordinator(configuration: configuration, logger: logger, metrics: metrics)
         let hangups = SignalTrap([SIGHUP], repeatable: true) { _, _ in coordinator.reloadAuthorizedKeys() }
         defer { hangups.cancel() }
         // The library prints nothing: the line scripts wait for, and the plaintext warning,
@@ -118,16 +164,6 @@ struct CoordinatorCommand: AsyncParsableCommand {
             if let warning = configuration.exposureWarning { Console.err("cohort: WARNING: \(warning)") }
         }
         defer { announcer.cancel() }
-        do {
-            try await ServiceRunner.run(name: "coordinator", logger: logger) {
-                try await coordinator.run()
-            }
-        } catch let error as JournalError {
-            Console.error("the coordinator cannot use its journal: \(error)")
-            throw ExitCode(error.exitCode)
-        } catch {
-            Console.error("the coordinator stopped: \(error)")
-            throw ExitCode(ExitStatus.unavailable)
-        }
+        try await coordinator.run()
     }
 }

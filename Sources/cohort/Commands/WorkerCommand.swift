@@ -1,7 +1,11 @@
 import ArgumentParser
+import CohortMetrics
 import CohortSpec
 import CohortWorker
 import Foundation
+import Logging
+import Metrics
+import Synchronization
 
 /// `cohort worker`: run a worker that takes children from a coordinator.
 struct WorkerCommand: AsyncParsableCommand {
@@ -25,6 +29,12 @@ struct WorkerCommand: AsyncParsableCommand {
             worker talks CURVE; its key needs the worker role in the coordinator's authorised \
             keys (docs/security.md). A refused key stops it with exit status 77.
 
+            Prometheus metrics are served on http://127.0.0.1:9471/metrics by default, and \
+            `cohort worker metrics on URL` is printed once bound; when nothing was configured \
+            and 9471 is taken (another worker on the host), a free port is used instead. \
+            --metrics HOST:PORT chooses (port 0: a free one; a busy port is an error), \
+            --metrics off turns them off (docs/operations.md, "Metrics").
+
             Settings: built-in defaults < --config FILE (see config/worker.yaml, every key \
             documented) < environment (COHORT_COORDINATOR, COHORT_WORKER_<KEY>) < flags.
 
@@ -35,6 +45,8 @@ struct WorkerCommand: AsyncParsableCommand {
               cohort worker --coordinator tcp://10.0.0.5:7400 \\
                   --key keys/builder-1.key --server-key keys/coordinator.pub   # CURVE
               cohort worker --drain-timeout 10m # SIGTERM waits up to 10 minutes
+              cohort worker --metrics 0.0.0.0:9471   # metrics for a Prometheus elsewhere
+              cohort worker --metrics off
             """
     )
 
@@ -71,12 +83,20 @@ struct WorkerCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A settings file, e.g. config/worker.yaml.", valueName: "file"))
     var config: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where to serve Prometheus metrics: HOST:PORT (port 0: a free one) or off (default 127.0.0.1:9471).",
+            valueName: "address"))
+    var metrics: String?
+
     @OptionGroup var keys: KeyOptions
 
     @OptionGroup var log: LogOptions
 
     func validate() throws {
-        _ = try makeConfiguration()
+        let configuration = try makeConfiguration()
+        _ = try MetricsEndpoint(setting: configuration.metrics, default: .workerDefault, role: "worker")
     }
 
     /// Defaults < --config < environment < flags, validated.
@@ -90,6 +110,7 @@ struct WorkerCommand: AsyncParsableCommand {
                 if let slots { configuration.slots = slots }
                 if !labels.isEmpty { configuration.labels = labels.flatMap(SettingsSource.commaList) }
                 if let name { configuration.name = name }
+                if let metrics { configuration.metrics = metrics }
                 if let killGrace { configuration.killGrace = try Self.duration(killGrace, flag: "--kill-grace") }
                 if let drainTimeout {
                     configuration.drainTimeout = try Self.duration(drainTimeout, flag: "--drain-timeout")
@@ -109,17 +130,51 @@ struct WorkerCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap("cohort.worker", default: .info)
         let configuration = try makeConfiguration()
-        let worker = Worker(configuration: configuration, registry: ProcedureRegistry(), logger: logger) { ready in
-            Console.out(ready.description)
-        }
+        let metrics = try MetricsEndpoint(setting: configuration.metrics, default: .workerDefault, role: "worker")
+        // The worker exists before its metrics' factory does (SIGTERM must drain it from the
+        // start), so the factory goes to it through a box the metrics set once bound.
+        let drain = WorkerBox()
         do {
-            try await ServiceRunner.run(name: "worker", logger: logger, drain: { worker.drain() }) {
-                try await worker.run()
+            try await ServiceRunner.run(name: "worker", logger: logger, drain: { drain.drain() }) {
+                try await metrics.serve(logger: logger) { factory in
+                    let worker = Worker(
+                        configuration: configuration, registry: ProcedureRegistry(), logger: logger, metrics: factory
+                    ) { ready in
+                        Console.out(ready.description)
+                    }
+                    drain.set(worker)
+                    try await worker.run()
+                }
             }
+        } catch let error as MetricsServerError {
+            Console.error("the worker cannot start: \(error)")
+            throw ExitCode(ExitStatus.unavailable)
         } catch {
             Console.error("the worker stopped: \(error)")
             let permission = (error as? WorkerRunError)?.code == .permissionDenied
             throw ExitCode(permission ? ExitStatus.permission : ExitStatus.unavailable)
         }
+    }
+}
+
+/// The worker a SIGTERM drains, set once it exists; a drain asked for before is passed on
+/// when it is set.
+private final class WorkerBox: Sendable {
+    private let state = Mutex<(worker: Worker?, drainRequested: Bool)>((nil, false))
+
+    func set(_ worker: Worker) {
+        let drain = state.withLock { state in
+            state.worker = worker
+            return state.drainRequested
+        }
+        if drain { worker.drain() }
+    }
+
+    func drain() {
+        let worker = state.withLock { state in
+            state.drainRequested = true
+            return state.worker
+        }
+        worker?.drain()
     }
 }

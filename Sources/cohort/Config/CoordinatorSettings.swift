@@ -26,6 +26,7 @@ enum CoordinatorSettings {
             .custom("journalSynchronous"),
             .duration("restartGrace", \.restartGrace),
             .duration("retention", \.retention),
+            .optionalString("metrics", \.metrics),
             .int("specLimits.maxSpecBytes", \.specLimits.maxSpecBytes),
             .int("specLimits.maxChildrenPerGroup", \.specLimits.maxChildrenPerGroup),
             .int("specLimits.maxTotalChildren", \.specLimits.maxTotalChildren),

@@ -20,6 +20,7 @@ enum WorkerSettings {
             .duration("maxReconnectDelay", \.maxReconnectDelay),
             .int("maxCapturedOutput", \.maxCapturedOutput),
             .duration("drainTimeout", \.drainTimeout),
+            .optionalString("metrics", \.metrics),
         ]
     }
 

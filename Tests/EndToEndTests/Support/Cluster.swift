@@ -37,7 +37,9 @@ final class Cluster: @unchecked Sendable {
         if let heartbeat { environment["COHORT_COORDINATOR_HEARTBEAT_INTERVAL"] = heartbeat }
         if let liveness { environment["COHORT_COORDINATOR_HEARTBEAT_LIVENESS"] = "\(liveness)" }
         coordinatorEnvironment = environment
-        coordinatorArguments = arguments + ["--state-dir", stateDir]
+        // Metrics off unless the test asks for them: parallel tests need no HTTP servers.
+        let metrics = arguments.contains("--metrics") ? [] : ["--metrics", "off"]
+        coordinatorArguments = arguments + ["--state-dir", stateDir] + metrics
         (coordinator, self.endpoint) = try Self.startCoordinator(
             endpoint: endpoint, arguments: coordinatorArguments, environment: environment)
         coordinators = [coordinator]
@@ -86,6 +88,7 @@ final class Cluster: @unchecked Sendable {
             "--drain-timeout", "0s",
         ]
         if !labels.isEmpty { arguments += ["--labels", labels.joined(separator: ",")] }
+        if !extra.contains("--metrics") { arguments += ["--metrics", "off"] }
         return try startWorker(Binaries.cohort, arguments + extra, name: name)
     }
 

@@ -69,6 +69,11 @@ struct RunTable: Sendable {
         }
     }
 
+    /// Calls `body` with every group, in no particular order, without copying the table.
+    func forEachRun(_ body: (GroupRun) -> Void) {
+        for case let run? in storage { body(run) }
+    }
+
     /// Every group, in no particular order.
     var values: [GroupRun] { storage.compactMap { $0 } }
 

@@ -1,0 +1,283 @@
+import CohortCore
+import CohortWire
+import CoreMetrics
+import Metrics
+
+/// The coordinator's metrics (docs/operations.md, "Metrics"), recorded through swift-metrics
+/// into the factory the coordinator was given (`cohort coordinator` gives a Prometheus
+/// registry's).
+///
+/// Cost on the loop's hot path: handles are made once (per label value, the first time it is
+/// seen) and an event is one counter increment or one histogram record; nothing is looked up
+/// by name per event. Gauges are set from ``Scheduler/summary()`` at most once per
+/// ``refreshInterval``.
+///
+/// Not thread-safe as a whole: used by the loop's thread, except ``journalCommit`` and
+/// ``journalBatchSize``, which the journal's thread records into (swift-metrics handles are
+/// thread-safe).
+final class CoordinatorMetrics {
+    let factory: any MetricsFactory
+    /// How often the gauges are recomputed from the scheduler's state.
+    let refreshInterval: Duration = .milliseconds(500)
+    var nextRefresh: Timestamp?
+
+    // Counters, by label values known in advance.
+    private let messagesIn: [Counter]
+    private let messagesOut: [Counter]
+    let groupsSubmitted: Counter
+    private let groupsFinished: [GroupPhase: Counter]
+    let attemptsDispatched: Counter
+    let attemptsRerun: Counter
+    private let sessionsEnded: (silent: Counter, left: Counter, replaced: Counter)
+    private var refusals: [ProtocolError.Code: Counter] = [:]
+
+    // Counters and histograms whose label values come from specs, bounded by ``maxLabelValues``.
+    private var childrenFinished: [ChildKey: Counter] = [:]
+    /// The kinds with series of their own.
+    private var kinds: Set<String> = []
+    private var lockWait: [String: Timer] = [:]
+    private var lockHold: [String: Timer] = [:]
+    /// The most distinct kinds (and lock categories) given a series of their own; the rest
+    /// share `other`, so a stream of made-up kinds cannot grow the exposition without bound.
+    let maxLabelValues = 64
+
+    let startDelay: Timer
+    let runDuration: Timer
+    let journalCommit: Timer
+    let journalBatchSize: Recorder
+
+    // Gauges.
+    private let groups: [GroupPhase: Gauge]
+    private let waiting: [SchedulerSummary.WaitReason: Gauge]
+    private let ready: Gauge
+    private let inFlight: (dispatched: Gauge, running: Gauge)
+    private let lockHolders: Gauge
+    private let lockWaiters: Gauge
+    private let workers: [WorkerPhase: Gauge]
+    private let slots: Gauge
+    private let slotsInUse: Gauge
+
+    private struct ChildKey: Hashable {
+        var kind: String
+        var phase: ChildPhase
+    }
+
+    /// The metric names, for docs and tests.
+    enum Name {
+        static let messagesReceived = "cohort_messages_received_total"
+        static let messagesSent = "cohort_messages_sent_total"
+        static let refusals = "cohort_refusals_total"
+        static let groupsSubmitted = "cohort_groups_submitted_total"
+        static let groupsFinished = "cohort_groups_finished_total"
+        static let childrenFinished = "cohort_children_finished_total"
+        static let attemptsDispatched = "cohort_attempts_dispatched_total"
+        static let attemptsRerun = "cohort_attempts_rerun_after_worker_loss_total"
+        static let workerSessionsEnded = "cohort_worker_sessions_ended_total"
+        static let startDelay = "cohort_attempt_start_delay_seconds"
+        static let runDuration = "cohort_attempt_run_seconds"
+        static let lockWait = "cohort_lock_wait_seconds"
+        static let lockHold = "cohort_lock_hold_seconds"
+        static let journalCommit = "cohort_journal_commit_seconds"
+        static let journalBatchSize = "cohort_journal_batch_records"
+        static let groups = "cohort_groups"
+        static let childrenWaiting = "cohort_children_waiting"
+        static let childrenReady = "cohort_children_ready"
+        static let attemptsInFlight = "cohort_attempts_in_flight"
+        static let lockHolders = "cohort_lock_holders"
+        static let lockWaiters = "cohort_lock_waiters"
+        static let workers = "cohort_workers"
+        static let slots = "cohort_slots"
+        static let slotsInUse = "cohort_slots_in_use"
+    }
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+        func counter(_ name: String, _ dimensions: [(String, String)] = []) -> Counter {
+            Counter(label: name, dimensions: dimensions, factory: factory)
+        }
+        func gauge(_ name: String, _ dimensions: [(String, String)] = []) -> Gauge {
+            Gauge(label: name, dimensions: dimensions, factory: factory)
+        }
+        // Index = family's raw value − 1.
+        messagesIn = WireFamily.allCases.map { counter(Name.messagesReceived, [("family", $0.metricLabel)]) }
+        messagesOut = WireFamily.allCases.map { counter(Name.messagesSent, [("family", $0.metricLabel)]) }
+        groupsSubmitted = counter(Name.groupsSubmitted)
+        var finished: [GroupPhase: Counter] = [:]
+        for phase in GroupPhase.allCases where phase.isFinished {
+            finished[phase] = counter(Name.groupsFinished, [("outcome", phase.rawValue)])
+        }
+        groupsFinished = finished
+        attemptsDispatched = counter(Name.attemptsDispatched)
+        attemptsRerun = counter(Name.attemptsRerun)
+        sessionsEnded = (
+            counter(Name.workerSessionsEnded, [("reason", "silent")]),
+            counter(Name.workerSessionsEnded, [("reason", "left")]),
+            counter(Name.workerSessionsEnded, [("reason", "replaced")])
+        )
+        startDelay = Timer(label: Name.startDelay, dimensions: [], factory: factory)
+        runDuration = Timer(label: Name.runDuration, dimensions: [], factory: factory)
+        journalCommit = Timer(label: Name.journalCommit, dimensions: [], factory: factory)
+        journalBatchSize = Recorder(label: Name.journalBatchSize, dimensions: [], aggregate: true, factory: factory)
+
+        var groups: [GroupPhase: Gauge] = [:]
+        for phase in GroupPhase.allCases { groups[phase] = gauge(Name.groups, [("state", phase.rawValue)]) }
+        self.groups = groups
+        var waiting: [SchedulerSummary.WaitReason: Gauge] = [:]
+        for reason in SchedulerSummary.WaitReason.allCases {
+            waiting[reason] = gauge(Name.childrenWaiting, [("reason", reason.rawValue)])
+        }
+        self.waiting = waiting
+        ready = gauge(Name.childrenReady)
+        inFlight = (
+            gauge(Name.attemptsInFlight, [("stage", "dispatched")]),
+            gauge(Name.attemptsInFlight, [("stage", "running")])
+        )
+        lockHolders = gauge(Name.lockHolders)
+        lockWaiters = gauge(Name.lockWaiters)
+        var workers: [WorkerPhase: Gauge] = [:]
+        for phase in WorkerPhase.allCases where phase != .lost {
+            workers[phase] = gauge(Name.workers, [("state", phase.rawValue)])
+        }
+        self.workers = workers
+        slots = gauge(Name.slots)
+        slotsInUse = gauge(Name.slotsInUse)
+        // Series exist (at 0) from the start, so rates and alerts see them before the first event.
+        for code in ProtocolError.Code.allCases { _ = refusal(code) }
+    }
+
+    // MARK: Events (the loop's thread)
+
+    @inline(__always)
+    func received(_ family: WireFamily) {
+        messagesIn[Int(family.rawValue) - 1].increment()
+    }
+
+    @inline(__always)
+    func sent(_ family: WireFamily) {
+        messagesOut[Int(family.rawValue) - 1].increment()
+    }
+
+    /// An error answer went out: a refusal of what a peer sent.
+    func refused(_ code: ProtocolError.Code) {
+        refusal(code).increment()
+    }
+
+    private func refusal(_ code: ProtocolError.Code) -> Counter {
+        if let counter = refusals[code] { return counter }
+        let counter = Counter(label: Name.refusals, dimensions: [("code", code.metricLabel)], factory: factory)
+        refusals[code] = counter
+        return counter
+    }
+
+    /// A worker's session ended: it missed its heartbeats (`silent`), left or was cut off
+    /// (`left`), or a new session of the same worker replaced it (`replaced`).
+    func sessionEnded(_ loss: WorkerLoss) {
+        switch loss {
+        case .silent: sessionsEnded.silent.increment()
+        case .left: sessionsEnded.left.increment()
+        case .replaced: sessionsEnded.replaced.increment()
+        }
+    }
+
+    func groupFinished(_ phase: GroupPhase) {
+        groupsFinished[phase]?.increment()
+    }
+
+    /// What the scheduler observed this turn.
+    func record(_ observation: SchedulerObservation) {
+        switch observation {
+        case .childFinished(let kind, let phase):
+            childFinished(kind: kind, phase).increment()
+        case .attemptStarted(let waited):
+            startDelay.recordNanoseconds(waited.nanoseconds)
+        case .attemptFinished(let ran):
+            runDuration.recordNanoseconds(ran.nanoseconds)
+        case .attemptRerunAfterWorkerLoss:
+            attemptsRerun.increment()
+        case .lockGranted(let category, let waited):
+            timer(&lockWait, Name.lockWait, category).recordNanoseconds(waited.nanoseconds)
+        case .lockReleased(let category, let held):
+            timer(&lockHold, Name.lockHold, category).recordNanoseconds(held.nanoseconds)
+        }
+    }
+
+    private func childFinished(kind: String, _ phase: ChildPhase) -> Counter {
+        let key = ChildKey(kind: kind, phase: phase)
+        if let counter = childrenFinished[key] { return counter }
+        if !kinds.contains(kind), kinds.count >= maxLabelValues, kind != "other" {
+            return childFinished(kind: "other", phase)
+        }
+        kinds.insert(kind)
+        let counter = Counter(
+            label: Name.childrenFinished, dimensions: [("kind", kind), ("outcome", phase.rawValue)], factory: factory)
+        childrenFinished[key] = counter
+        return counter
+    }
+
+    private func timer(_ timers: inout [String: Timer], _ name: String, _ category: String) -> Timer {
+        if let timer = timers[category] { return timer }
+        if timers.count >= maxLabelValues, category != "other" { return timer(&timers, name, "other") }
+        let timer = Timer(label: name, dimensions: [("category", category)], factory: factory)
+        timers[category] = timer
+        return timer
+    }
+
+    /// Sets the gauges from the scheduler's state, if ``refreshInterval`` has passed.
+    func refreshIfDue(_ scheduler: inout Scheduler, now: Timestamp) {
+        if let nextRefresh, now < nextRefresh { return }
+        nextRefresh = now + refreshInterval
+        refresh(scheduler.summary())
+    }
+
+    func refresh(_ summary: SchedulerSummary) {
+        for (phase, gauge) in groups { gauge.record(summary.groups[phase, default: 0]) }
+        for (reason, gauge) in waiting { gauge.record(summary.waiting[reason, default: 0]) }
+        ready.record(summary.ready)
+        inFlight.dispatched.record(summary.dispatched)
+        inFlight.running.record(summary.running)
+        lockHolders.record(summary.lockHolders)
+        lockWaiters.record(summary.lockWaiters)
+        for (phase, gauge) in workers { gauge.record(summary.workers[phase, default: 0]) }
+        slots.record(summary.slots)
+        slotsInUse.record(summary.slotsInUse)
+    }
+}
+
+extension Duration {
+    /// The whole nanoseconds, clamped to `Int64`.
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflow else { return seconds < 0 ? .min : .max }
+        return product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+}
+
+extension WireFamily {
+    /// The family as a metric label value: `handshake`, `client_request`, `coordinator_reply`,
+    /// `worker_message`, `coordinator_to_worker`.
+    var metricLabel: String {
+        switch self {
+        case .handshake: "handshake"
+        case .clientRequest: "client_request"
+        case .coordinatorReply: "coordinator_reply"
+        case .workerMessage: "worker_message"
+        case .coordinatorToWorker: "coordinator_to_worker"
+        }
+    }
+}
+
+extension ProtocolError.Code {
+    /// The code as a metric label value, in snake case (`permission_denied`).
+    var metricLabel: String {
+        var label = ""
+        for character in "\(self)" {
+            if character.isUppercase {
+                label += "_" + character.lowercased()
+            } else {
+                label.append(character)
+            }
+        }
+        return label
+    }
+}

@@ -1,0 +1,134 @@
+import CohortCore
+import CohortMetrics
+import CohortPeerSupport
+import CohortTestSupport
+import CohortWire
+import Foundation
+import Prometheus
+import Testing
+
+@testable import CohortCoordinator
+
+/// A real coordinator (in this process, on loopback) recording into a Prometheus registry:
+/// the rendered text has the documented names and labels, and the values follow events.
+@Suite struct CoordinatorMetricsTests {
+    static let mixed = """
+        name: mixed
+        children:
+          - { name: ok, run: shell, with: { command: ["true"] } }
+          - { name: bad, run: shell, with: { command: ["false"] } }
+        """
+
+    @Test func childrenFinishedAndLatenciesAreCountedAsTheyHappen() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let factory = CohortPrometheus.makeFactory(registry: registry)
+        // The fake worker sends no heartbeats: a long liveness keeps it ready throughout.
+        let handle = try await CoordinatorHandle.start(metrics: factory) { $0.heartbeatLiveness = 1000 }
+        defer { handle.service.cancel() }
+        let worker = try handle.worker("w1", slots: 4)
+        let client = try handle.client()
+
+        let before = registry.emitToString()
+        #expect(MetricsText.value(before, #"cohort_refusals_total{code="permission_denied"}"#) == 0)
+        #expect(MetricsText.value(before, #"cohort_children_finished_total{kind="shell",outcome="failed"}"#) == nil)
+
+        let reply = try client.submit(Self.mixed, id: "mixed")
+        guard case .submitted(let receipt) = reply else {
+            Issue.record("not accepted: \(reply)")
+            return
+        }
+        #expect(receipt.id == "mixed")
+        var attempts: [AttemptDispatch] = []
+        while attempts.count < 2 { attempts += try worker.dispatched() }
+        for attempt in attempts {
+            try worker.finish(
+                attempt, attempt.ref.path == "ok" ? .succeeded(output: Data("{}".utf8)) : .failed(error: "exit code 1"))
+        }
+        let counted = await eventually {
+            let text = registry.emitToString()
+            return MetricsText.value(text, #"cohort_children_finished_total{kind="shell",outcome="failed"}"#) == 1
+                && MetricsText.value(text, #"cohort_children_finished_total{kind="shell",outcome="succeeded"}"#) == 1
+                && MetricsText.value(text, #"cohort_groups_finished_total{outcome="failed"}"#) == 1
+        }
+        #expect(
+            counted,
+            "\(registry.emitToString().split(separator: "\n").filter { $0.hasPrefix("cohort_children") || $0.hasPrefix("cohort_groups") })"
+        )
+        let text = registry.emitToString()
+        #expect(MetricsText.value(text, "cohort_groups_submitted_total") == 1)
+        #expect(MetricsText.value(text, "cohort_attempts_dispatched_total") == 2)
+        #expect(MetricsText.value(text, "cohort_attempt_start_delay_seconds_count") == 2)
+        #expect(MetricsText.value(text, "cohort_attempt_run_seconds_count") == 2)
+        #expect((MetricsText.value(text, #"cohort_messages_received_total{family="worker_message"}"#) ?? 0) >= 5)
+        #expect((MetricsText.value(text, #"cohort_messages_sent_total{family="coordinator_to_worker"}"#) ?? 0) >= 1)
+        #expect((MetricsText.value(text, #"cohort_messages_received_total{family="handshake"}"#) ?? 0) >= 3)
+        // The gauges follow the scheduler's state within their refresh interval.
+        let gauges = await eventually {
+            let text = registry.emitToString()
+            return MetricsText.value(text, #"cohort_workers{state="ready"}"#) == 1
+                && MetricsText.value(text, "cohort_slots") == 4
+                && MetricsText.value(text, #"cohort_groups{state="failed"}"#) == 1
+                && MetricsText.value(text, #"cohort_attempts_in_flight{stage="running"}"#) == 0
+        }
+        #expect(
+            gauges,
+            "\(registry.emitToString().split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.contains("_bucket") })"
+        )
+        try await handle.stop()
+    }
+
+    @Test func locksAreTimedByCategoryAndRefusalsCountedByCode() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let handle = try await CoordinatorHandle.start(metrics: CohortPrometheus.makeFactory(registry: registry)) {
+            $0.heartbeatLiveness = 1000
+        }
+        defer { handle.service.cancel() }
+        let worker = try handle.worker("w1", slots: 4)
+        let client = try handle.client()
+        let spec = """
+            name: locked
+            children:
+              - { name: a, run: echo, exclusive: [db] }
+              - { name: b, run: echo, exclusive: [db] }
+            """
+        _ = try client.submit(spec, id: "locked")
+        let first = try #require(try worker.dispatched().first)
+        // b waits for db while a holds it.
+        let waiting = await eventually {
+            let text = registry.emitToString()
+            return MetricsText.value(text, "cohort_lock_holders") == 1
+                && MetricsText.value(text, "cohort_lock_waiters") == 1
+                && MetricsText.value(text, #"cohort_children_waiting{reason="lock"}"#) == 1
+        }
+        #expect(waiting)
+        try worker.finish(first, .succeeded(output: Data("{}".utf8)))
+        let second = try #require(try worker.dispatched().first)
+        try worker.finish(second, .succeeded(output: Data("{}".utf8)))
+        let timed = await eventually {
+            let text = registry.emitToString()
+            return MetricsText.value(text, #"cohort_lock_wait_seconds_count{category="db"}"#) == 2
+                && MetricsText.value(text, #"cohort_lock_hold_seconds_count{category="db"}"#) == 2
+        }
+        #expect(timed)
+
+        // A client asking for a group that does not exist is refused: not_found.
+        _ = try client.request(.status(group: "nope"))
+        let refused = await eventually {
+            MetricsText.value(registry.emitToString(), #"cohort_refusals_total{code="not_found"}"#) == 1
+        }
+        #expect(refused)
+        try await handle.stop()
+    }
+
+    @Test func madeUpKindsShareOneSeriesPastTheLimit() {
+        let registry = PrometheusCollectorRegistry()
+        let metrics = CoordinatorMetrics(factory: CohortPrometheus.makeFactory(registry: registry))
+        for index in 0..<(metrics.maxLabelValues + 20) {
+            metrics.record(.childFinished(kind: "kind-\(index)", .succeeded))
+        }
+        let text = registry.emitToString()
+        let kinds = MetricsText.labelValues(text, name: "cohort_children_finished_total", label: "kind")
+        #expect(kinds.count == metrics.maxLabelValues + 1)
+        #expect(MetricsText.value(text, #"cohort_children_finished_total{kind="other",outcome="succeeded"}"#) == 20)
+    }
+}
