@@ -39,6 +39,10 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // Worker and client are Services: a ServiceGroup runs them and turns SIGTERM into a drain.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // The coordinator's web dashboard (docs/http.md) is served by Hummingbird; the browser
+        // tests drive headless Chromium over a WebSocket with HummingbirdWSClient.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         // The local engine: procedures, queues, groups, conditions, observers, injection. No I/O.
@@ -146,11 +150,25 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The coordinator's web dashboard and JSON HTTP API (docs/http.md): a Hummingbird server
+        // that reads and acts through the Swift client API connected to the coordinator itself.
+        .target(
+            name: "CohortDashboard",
+            dependencies: [
+                "CohortClient", "CohortSpec", "CohortWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["Pages"],
+            swiftSettings: strict
+        ),
+
         // The `cohort` command: one ArgumentParser command per file.
         .executableTarget(
             name: "cohort",
             dependencies: [
                 "CohortClient", "CohortCoordinator", "CohortJournal", "CohortWorker", "CohortCore", "CohortSpec",
+                "CohortDashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -214,6 +232,17 @@ let package = Package(
                 "CohortWorker", "CohortSpec", "CohortWire", "ZeroMQ", "CohortTestSupport", "CohortPeerSupport",
             ],
             swiftSettings: strict),
+        // The dashboard's HTTP API against an in-process coordinator.
+        .testTarget(
+            name: "CohortDashboardTests",
+            dependencies: [
+                "CohortDashboard", "CohortClient", "CohortCoordinator", "CohortWorker", "CohortSpec",
+                "CohortTestSupport",
+                "CohortPeerSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "CohortClientTests",
             dependencies: [
@@ -230,6 +259,8 @@ let package = Package(
                 "cohort", "custom-worker", "CohortCore", "CohortSpec", "CohortClient", "CohortWire",
                 "CohortTestSupport",
                 "CohortPeerSupport",
+                // The dashboard's browser tests speak the Chrome DevTools Protocol over a WebSocket.
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: strict
         ),

@@ -113,7 +113,7 @@ extension ChildSnapshot {
         ChildStatus(
             name: name, path: path, state: phase.wire, worker: workerName ?? worker?.description, attempt: attempt,
             error: error, startedAt: startedAt?.wire, finishedAt: finishedAt?.wire, waitingReason: waitingReason,
-            outputTruncated: outputTruncated, isGroup: isGroup)
+            outputTruncated: outputTruncated, isGroup: isGroup, dependsOn: dependsOn, kind: kind)
     }
 }
 
@@ -133,7 +133,7 @@ extension WorkerRecord {
     var wire: WorkerInfo {
         WorkerInfo(
             id: id.description, name: name, host: host, labels: labels, slots: UInt32(clamping: slots),
-            running: UInt32(clamping: inFlight), state: state.wire, kinds: kinds.sorted())
+            running: UInt32(clamping: inFlight), state: state.wire, kinds: kinds.sorted(), lastHeardAt: lastHeard.wire)
     }
 }
 

@@ -22,12 +22,16 @@ public struct WorkerInfo: Hashable, Sendable {
     public var state: WorkerState
     /// The procedure kinds it offers, sorted.
     public var kinds: [String]
+    /// When the worker last said anything (a heartbeat at the latest); `nil` from a coordinator
+    /// that does not say.
+    public var lastHeardAt: WireTimestamp?
 
     public init(
         id: String, name: String, host: String, labels: [String], slots: UInt32, running: UInt32, state: WorkerState,
-        kinds: [String] = []
+        kinds: [String] = [], lastHeardAt: WireTimestamp? = nil
     ) {
         self.kinds = kinds
+        self.lastHeardAt = lastHeardAt
         self.id = id
         self.name = name
         self.host = host

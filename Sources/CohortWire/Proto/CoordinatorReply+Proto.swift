@@ -220,7 +220,7 @@ extension ChildStatus {
             finishedAt: .optional(proto.finishedAt),
             waitingReason: proto.hasWaitingReason ? proto.waitingReason : nil,
             outputTruncated: proto.outputTruncated,
-            isGroup: proto.isGroup)
+            isGroup: proto.isGroup, dependsOn: proto.dependsOn, kind: proto.kind)
     }
 
     var proto: Cohort_Wire_V1_ChildStatus {
@@ -236,6 +236,8 @@ extension ChildStatus {
         if let waitingReason { proto.waitingReason = waitingReason }
         proto.outputTruncated = outputTruncated
         proto.isGroup = isGroup
+        proto.dependsOn = dependsOn
+        proto.kind = kind
         return proto
     }
 }
@@ -284,7 +286,8 @@ extension WorkerInfo {
         }
         self.init(
             id: proto.id, name: proto.name, host: proto.host, labels: proto.labels,
-            slots: proto.slots, running: proto.running, state: state, kinds: proto.kinds)
+            slots: proto.slots, running: proto.running, state: state, kinds: proto.kinds,
+            lastHeardAt: .optional(proto.lastHeardAt))
     }
 
     var proto: Cohort_Wire_V1_WorkerInfo {
@@ -296,6 +299,7 @@ extension WorkerInfo {
         proto.slots = slots
         proto.running = running
         proto.kinds = kinds
+        proto.lastHeardAt = lastHeardAt.wireValue
         proto.state =
             switch state {
             case .joining: .joining

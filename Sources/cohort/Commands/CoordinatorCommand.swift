@@ -1,5 +1,6 @@
 import ArgumentParser
 import CohortCoordinator
+import CohortDashboard
 import CohortJournal
 import Foundation
 import ZeroMQ
@@ -27,6 +28,14 @@ struct CoordinatorCommand: AsyncParsableCommand {
             75: another coordinator holds the state directory; 73: the directory cannot be \
             created; 65: the journal is of another schema version.
 
+            The coordinator serves a web dashboard and a JSON HTTP API (docs/http.md) on \
+            --http ADDRESS:PORT (default 127.0.0.1:7401; port 0 picks a free one; off turns it \
+            off) and prints `cohort coordinator dashboard on URL` once it listens. Without a \
+            token it only reads; --http-tokens FILE (lines `ROLE NAME TOKEN`) gives admin \
+            tokens the right to cancel and drain. An address other machines can reach needs \
+            tokens. If the default port is taken (another coordinator on this host) the \
+            coordinator warns and runs without a dashboard.
+
             Settings: built-in defaults < --config FILE (see config/coordinator.yaml, every \
             key documented) < environment (COHORT_COORDINATOR_<KEY>) < flags.
 
@@ -41,6 +50,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
                   --authorized-keys /etc/cohort/authorized
               kill -HUP <pid>                                   # re-read the keys
               cohort coordinator --state-dir /var/lib/cohort    # the journal's home
+              cohort coordinator --http 127.0.0.1:0             # the dashboard on any free port
+              cohort coordinator --http 0.0.0.0:7401 --http-tokens /etc/cohort/http-tokens
+              cohort coordinator --http off                     # no dashboard
             """
     )
 
@@ -72,6 +84,20 @@ struct CoordinatorCommand: AsyncParsableCommand {
             "The journal's directory (default $XDG_STATE_HOME/cohort or ~/.local/state/cohort).", valueName: "dir"))
     var stateDir: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where the dashboard listens (default 127.0.0.1:7401; port 0: any free port), or off.",
+            valueName: "address:port"))
+    var http: String?
+
+    @Option(
+        name: .customLong("http-tokens"),
+        help: ArgumentHelp(
+            "The dashboard's tokens, a line `ROLE NAME TOKEN` each (roles viewer, client, admin).",
+            valueName: "file"))
+    var httpTokens: String?
+
     @Flag(
         name: .customLong("no-journal"),
         help: "Keep nothing on disk: accepted groups are lost if the coordinator stops (benchmarks, throwaway runs).")
@@ -81,6 +107,27 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try makeConfiguration()
+        _ = try makeDashboard()
+    }
+
+    /// The dashboard's settings: defaults < --config < environment < flags, and its tokens.
+    func makeDashboard() throws -> (options: DashboardOptions, tokens: AccessTokens) {
+        var options: DashboardOptions
+        do {
+            options = try CoordinatorSettings.loadDashboard(file: config)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        do throws(DashboardSettingsError) {
+            if let http {
+                options.address = try DashboardAddress.parse(http)
+                options.isDefault = false
+            }
+            if let httpTokens { options.tokensFile = httpTokens }
+            return (options, options.address == nil ? AccessTokens() : try options.tokens())
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     /// Defaults < --config < environment < flags, validated.
@@ -106,7 +153,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = log.bootstrap("cohort.coordinator", default: .info)
-        let configuration = try makeConfiguration()
+        var configuration = try makeConfiguration()
+        let dashboard = try makeDashboard()
+        // The dashboard's client speaks to this coordinator like any other; under CURVE with
+        // an admin key made now, authorised in memory only (docs/http.md).
+        let dashboardKeys = try DashboardHost.authorize(&configuration, enabled: dashboard.options.address != nil)
         let coordinator = Coordinator(configuration: configuration, logger: logger)
         let hangups = SignalTrap([SIGHUP], repeatable: true) { _, _ in coordinator.reloadAuthorizedKeys() }
         defer { hangups.cancel() }
@@ -120,8 +171,15 @@ struct CoordinatorCommand: AsyncParsableCommand {
         defer { announcer.cancel() }
         do {
             try await ServiceRunner.run(name: "coordinator", logger: logger) {
-                try await coordinator.run()
+                guard let address = dashboard.options.address else { return try await coordinator.run() }
+                let host = DashboardHost(
+                    coordinator: coordinator, address: address, isDefault: dashboard.options.isDefault,
+                    tokens: dashboard.tokens, keys: dashboardKeys, logger: logger)
+                try await host.runBeside()
             }
+        } catch let error as DashboardSettingsError {
+            Console.error("the coordinator stopped: \(error)")
+            throw ExitCode(ExitStatus.unavailable)
         } catch let error as JournalError {
             Console.error("the coordinator cannot use its journal: \(error)")
             throw ExitCode(error.exitCode)

@@ -37,7 +37,9 @@ final class Cluster: @unchecked Sendable {
         if let heartbeat { environment["COHORT_COORDINATOR_HEARTBEAT_INTERVAL"] = heartbeat }
         if let liveness { environment["COHORT_COORDINATOR_HEARTBEAT_LIVENESS"] = "\(liveness)" }
         coordinatorEnvironment = environment
-        coordinatorArguments = arguments + ["--state-dir", stateDir]
+        // No dashboard unless a test asks for one (`--http 127.0.0.1:0`): tests run in parallel.
+        let http = arguments.contains("--http") ? [] : ["--http", "off"]
+        coordinatorArguments = arguments + http + ["--state-dir", stateDir]
         (coordinator, self.endpoint) = try Self.startCoordinator(
             endpoint: endpoint, arguments: coordinatorArguments, environment: environment)
         coordinators = [coordinator]
