@@ -184,12 +184,17 @@ extension DashboardServer {
     }
 
     /// The workers, each with the attempts that run there (from the unfinished groups).
-    func workersJSON() async throws(APIError) -> JSONValue {
+    func workersJSON(unfinished: [GroupDetail]? = nil) async throws(APIError) -> JSONValue {
         let workers = try await call { try await client.workers() }
         var attempts: [String: [JSONValue]] = [:]
-        for group in try await call({ try await client.status() }) where !group.state.isFinished {
-            guard let detail = try? await client.status(group.id) else { continue }
-            for child in detail.children where !child.isGroup && child.state == .running {
+        let details: [GroupDetail]
+        if let unfinished {
+            details = unfinished
+        } else {
+            details = await unfinishedGroups(try await call { try await client.status() })
+        }
+        for group in details {
+            for child in group.children where !child.isGroup && child.state == .running {
                 guard let worker = child.worker else { continue }
                 attempts[worker, default: []].append(
                     [
@@ -202,6 +207,15 @@ extension DashboardServer {
             "workers": .array(
                 workers.map { DashboardJSON.worker($0, attempts: attempts[$0.name] ?? attempts[$0.id] ?? []) })
         ]
+    }
+
+    /// The details of the groups of `groups` that have not finished (one request each).
+    func unfinishedGroups(_ groups: [GroupSummary]) async -> [GroupDetail] {
+        var details: [GroupDetail] = []
+        for group in groups where !group.state.isFinished {
+            if let detail = try? await client.status(group.id) { details.append(detail) }
+        }
+        return details
     }
 
     func locksJSON() async throws(APIError) -> JSONValue {

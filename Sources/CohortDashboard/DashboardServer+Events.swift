@@ -84,20 +84,22 @@ extension DashboardServer {
             })
     }
 
-    /// The cluster stream's events: name and data, in a fixed order.
+    /// The cluster stream's events: name and data, in a fixed order. Every open stream shares
+    /// one look per `pollInterval` (a cache), so more browsers do not ask the coordinator more.
     func clusterState() async -> [(String, JSONValue)] {
+        let now = ContinuousClock.now
+        if let cached = clusterCache.withLock({ $0 }), now - cached.at < pollInterval { return cached.events }
         var events: [(String, JSONValue)] = []
+        var unfinished: [GroupDetail]?
         if let groups = try? await client.status() {
             var counts: [String: JSONValue] = [:]
             for state in GroupState.allCases { counts["\(state)"] = .int(0) }
             for group in groups { counts["\(group.state)"] = .int((counts["\(group.state)"]?.int64Value ?? 0) + 1) }
             // Progress of unfinished groups, so the list refreshes as children finish.
+            let details = await unfinishedGroups(groups)
+            unfinished = details
             var progress: [String: JSONValue] = [:]
-            for group in groups where !group.state.isFinished {
-                if let detail = try? await client.status(group.id) {
-                    progress[group.id] = DashboardJSON.progress(detail)
-                }
-            }
+            for detail in details { progress[detail.id] = DashboardJSON.progress(detail) }
             events.append(
                 (
                     "groups",
@@ -105,8 +107,15 @@ extension DashboardServer {
                 )
             )
         }
-        if let workers = try? await workersJSON() { events.append(("workers", workers)) }
+        if let workers = try? await workersJSON(unfinished: unfinished) { events.append(("workers", workers)) }
         if let locks = try? await locksJSON() { events.append(("locks", locks)) }
+        clusterCache.withLock { $0 = ClusterSnapshot(at: now, events: events) }
         return events
     }
+}
+
+/// The last ``DashboardServer/clusterState()``, shared by the open cluster streams.
+struct ClusterSnapshot: Sendable {
+    var at: ContinuousClock.Instant
+    var events: [(String, JSONValue)]
 }

@@ -31,6 +31,8 @@ public final class DashboardServer: Sendable {
     let stopping = Atomic<Bool>(false)
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    /// The cluster streams' last look at the cluster (``clusterState()``).
+    let clusterCache = Mutex<ClusterSnapshot?>(nil)
 
     /// - Parameters:
     ///   - client: connected to the coordinator the dashboard shows.

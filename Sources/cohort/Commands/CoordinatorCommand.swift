@@ -50,9 +50,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
                   --authorized-keys /etc/cohort/authorized
               kill -HUP <pid>                                   # re-read the keys
               cohort coordinator --state-dir /var/lib/cohort    # the journal's home
-              cohort coordinator --http 127.0.0.1:0             # the dashboard on any free port
-              cohort coordinator --http 0.0.0.0:7401 --http-tokens /etc/cohort/http-tokens
-              cohort coordinator --http off                     # no dashboard
+              cohort coordinator --http 127.0.0.1:0   # dashboard on a free port
+              cohort coordinator --http 0.0.0.0:7401 \\
+                  --http-tokens /etc/cohort/http-tokens
+              cohort coordinator --http off           # no dashboard
             """
     )
 

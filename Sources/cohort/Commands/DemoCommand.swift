@@ -25,7 +25,7 @@ struct DemoCommand: AsyncParsableCommand {
 
             Examples:
               cohort demo
-              cohort demo --keep                       # then open the dashboard; Ctrl-C ends it
+              cohort demo --keep    # the cluster stays up until Ctrl-C
               cohort demo --print-spec > demo.yaml     # the group it runs, to try by hand
             """
     )

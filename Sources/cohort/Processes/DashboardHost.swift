@@ -52,7 +52,8 @@ struct DashboardHost: Sendable {
     }
 
     private func serve() async throws {
-        let endpoint = try await coordinator.boundEndpoint()
+        // A coordinator that stopped before binding says why itself (its exit status too).
+        guard let endpoint = try? await coordinator.boundEndpoint() else { return }
         var configuration = ClientConfiguration(coordinator: Self.loopback(endpoint))
         configuration.peerName =
             "cohort-dashboard@\(ClientConfiguration.defaultPeerName.split(separator: "@").last ?? "")"
