@@ -158,6 +158,7 @@ let package = Package(
                 "CohortClient", "CohortSpec", "CohortWire",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             exclude: ["Pages"],
             swiftSettings: strict

@@ -2,6 +2,7 @@ import CohortClient
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 import enum CohortSpec.JSONValue
@@ -49,10 +50,15 @@ public final class DashboardServer: Sendable {
 
     /// Serves the dashboard on `address` until the calling task is cancelled; `onRunning` is
     /// told the bound address (a port 0 resolved) once the server listens.
+    ///
+    /// A cancellation stops it gracefully: open event streams end (the cluster streams at
+    /// their next look, the group streams when `onStop` closes the client, which ends its
+    /// watches), then the server closes; past 5 s what is left is cancelled.
     /// - Throws: ``DashboardSettingsError`` when the address cannot be bound (in use, not an
     ///   address of this machine).
     public func run(
-        address: DashboardAddress, onRunning: @escaping @Sendable (DashboardAddress) -> Void
+        address: DashboardAddress, onRunning: @escaping @Sendable (DashboardAddress) -> Void,
+        onStop: @escaping @Sendable () async -> Void = {}
     ) async throws {
         let app = Application(
             router: router(),
@@ -62,11 +68,20 @@ public final class DashboardServer: Sendable {
                 onRunning(DashboardAddress(host: address.host, port: port))
             },
             logger: logger)
+        var configuration = ServiceGroupConfiguration(services: [.init(service: app)], logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(5)
+        let services = ServiceGroup(configuration: configuration)
+        // Not a child task: a cancellation here asks it to shut down gracefully instead.
+        let serving = Task { try await services.run() }
         do {
             try await withTaskCancellationHandler {
-                try await app.run()
+                try await serving.value
             } onCancel: {
                 stopping.store(true, ordering: .relaxed)
+                Task {
+                    await onStop()
+                    await services.triggerGracefulShutdown()
+                }
             }
         } catch is CancellationError {
             return

@@ -469,8 +469,11 @@ function follow() {
   });
   events.addEventListener("error", (event) => {
     if (event.data) {
+      const error = JSON.parse(event.data).error;
+      // A coordinator stopping (to restart, say): the browser reconnects by itself.
+      if (error.code === "unavailable") { live.textContent = "reconnecting…"; return; }
       events.close();
-      message(JSON.parse(event.data).error.message);
+      message(error.message);
     } else if (events.readyState !== EventSource.CLOSED) {
       live.textContent = "reconnecting…";
     }

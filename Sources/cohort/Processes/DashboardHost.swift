@@ -63,12 +63,15 @@ struct DashboardHost: Sendable {
         let client = try await CohortClient.connect(configuration, logger: logger)
         let server = DashboardServer(client: client, tokens: tokens, logger: logger)
         do {
-            try await server.run(address: address) { bound in
-                Console.out("cohort coordinator dashboard on \(bound.url)")
-                logger.notice(
-                    "dashboard listening",
-                    metadata: ["http.url": "\(bound.url)", "http.tokens": "\(tokens.tokens.count)"])
-            }
+            try await server.run(
+                address: address,
+                onRunning: { bound in
+                    Console.out("cohort coordinator dashboard on \(bound.url)")
+                    logger.notice(
+                        "dashboard listening",
+                        metadata: ["http.url": "\(bound.url)", "http.tokens": "\(tokens.tokens.count)"])
+                },
+                onStop: { await client.close() })
         } catch let error as DashboardSettingsError where isDefault {
             let text =
                 "the dashboard cannot listen on its default address \(address) (another coordinator on this "
