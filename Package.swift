@@ -39,9 +39,15 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // Worker and client are Services: a ServiceGroup runs them and turns SIGTERM into a drain.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // Metrics: swift-metrics in the coordinator and worker, served by swift-prometheus
+        // (docs/operations.md, "Metrics").
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The metrics endpoint and the coordinator's web dashboard (docs/http.md) are served by
+        // Hummingbird; the browser tests drive headless Chromium over a WebSocket with
+        // HummingbirdWSClient.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
     ],
     targets: [
         // The local engine: procedures, queues, groups, conditions, observers, injection. No I/O.
@@ -165,12 +171,26 @@ let package = Package(
             swiftSettings: strict
         ),
 
+        // The coordinator's web dashboard and JSON HTTP API (docs/http.md): a Hummingbird server
+        // that reads and acts through the Swift client API connected to the coordinator itself.
+        .target(
+            name: "CohortDashboard",
+            dependencies: [
+                "CohortClient", "CohortSpec", "CohortWire",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            exclude: ["Pages"],
+            swiftSettings: strict
+        ),
+
         // The `cohort` command: one ArgumentParser command per file.
         .executableTarget(
             name: "cohort",
             dependencies: [
                 "CohortClient", "CohortCoordinator", "CohortJournal", "CohortWorker", "CohortCore", "CohortSpec",
-                "CohortMetrics",
+                "CohortMetrics", "CohortDashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -244,6 +264,17 @@ let package = Package(
                 "CohortWorker", "CohortSpec", "CohortWire", "ZeroMQ", "CohortTestSupport", "CohortPeerSupport",
             ],
             swiftSettings: strict),
+        // The dashboard's HTTP API against an in-process coordinator.
+        .testTarget(
+            name: "CohortDashboardTests",
+            dependencies: [
+                "CohortDashboard", "CohortClient", "CohortCoordinator", "CohortWorker", "CohortSpec",
+                "CohortTestSupport",
+                "CohortPeerSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "CohortClientTests",
             dependencies: [
@@ -260,6 +291,8 @@ let package = Package(
                 "cohort", "custom-worker", "CohortCore", "CohortSpec", "CohortClient", "CohortWire",
                 "CohortTestSupport",
                 "CohortPeerSupport",
+                // The dashboard's browser tests speak the Chrome DevTools Protocol over a WebSocket.
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
             ],
             swiftSettings: strict
         ),

@@ -113,7 +113,7 @@ extension ChildSnapshot {
         ChildStatus(
             name: name, path: path, state: phase.wire, worker: workerName ?? worker?.description, attempt: attempt,
             error: error, startedAt: startedAt?.wire, finishedAt: finishedAt?.wire, waitingReason: waitingReason,
-            outputTruncated: outputTruncated, isGroup: isGroup)
+            outputTruncated: outputTruncated, isGroup: isGroup, dependsOn: dependsOn, kind: kind)
     }
 }
 

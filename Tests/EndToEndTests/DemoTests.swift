@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
 extension EndToEnd {
     @Suite struct Demo {
         /// The pids of the processes the demo says it started.
@@ -52,6 +56,31 @@ extension EndToEnd {
             let status = try demo.wait(timeout: .seconds(30))
             #expect(status == 130, "stdout:\n\(demo.stdout)\nstderr:\n\(demo.stderr)")
             #expect(Self.startedPids(demo.stdout).count == 4, "\(demo.stdout)")
+            Self.expectNothingLeftBehind(demo)
+        }
+
+        /// `cohort demo --keep`: after the demo the cluster keeps running with its dashboard
+        /// (which shows the demo's group) until Ctrl-C, which stops every process.
+        @Test func keepLeavesTheClusterAndItsDashboardUntilCtrlC() async throws {
+            let demo = try Subprocess(Binaries.cohort, ["demo", "--keep"], name: "demo")
+            defer { demo.stop() }
+            _ = try demo.waitForLine(timeout: .seconds(180)) { $0.contains("press Ctrl-C to stop it") ? true : nil }
+            let prefix = "cohort demo: dashboard on "
+            let url = try demo.waitForLine(timeout: .seconds(1)) { line in
+                line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : nil
+            }
+            #expect(demo.stdout.contains("everything behaved as expected; the cluster keeps running"))
+            let pids = Self.startedPids(demo.stdout)
+            #expect(pids.count == 4, "\(demo.stdout)")
+            #expect(pids.allSatisfy { kill($0, 0) == 0 }, "the cluster still runs after the demo")
+            let (data, _) = try await URLSession.shared.data(from: URL(string: "\(url)api/groups")!)
+            let groups = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["groups"] as? [[String: Any]]
+            #expect(
+                groups?.count == 1, "the dashboard shows the demo's group: \(String(decoding: data, as: UTF8.self))")
+
+            kill(demo.pid, SIGINT)
+            let status = try demo.wait(timeout: .seconds(30))
+            #expect(status == 0, "stdout:\n\(demo.stdout)\nstderr:\n\(demo.stderr)")
             Self.expectNothingLeftBehind(demo)
         }
     }

@@ -48,6 +48,17 @@ struct AuthorizedKeys: Sendable, Equatable {
         return (keys, problems)
     }
 
+    /// These keys with `extra` added (in-memory keys win over the directory's entry for the
+    /// same key).
+    func adding(_ extra: [CurveServerSettings.InMemoryKey]) -> AuthorizedKeys {
+        var keys = self
+        for key in extra {
+            let z85 = key.publicKey.z85
+            keys.principals[z85] = Principal(key: z85, name: key.name, role: key.role)
+        }
+        return keys
+    }
+
     private mutating func add(_ entry: KeyEntry) throws(KeyFileError) {
         guard let role = Role(rawValue: entry.role) else {
             throw KeyFileError(

@@ -11,10 +11,28 @@ public struct CurveServerSettings: Sendable, Equatable {
     public var keyPair: CurveKeyPair
     /// The directory whose `*.pub` files list the authorised keys, `ROLE KEY NAME` per line.
     public var authorizedKeysDirectory: String
+    /// Keys authorised in memory only, beside the directory's, and kept across reloads: e.g.
+    /// the ephemeral admin key of the dashboard's in-process client (docs/http.md). Never
+    /// written anywhere.
+    public var inMemoryKeys: [InMemoryKey]
 
-    public init(keyPair: CurveKeyPair, authorizedKeysDirectory: String) {
+    public init(keyPair: CurveKeyPair, authorizedKeysDirectory: String, inMemoryKeys: [InMemoryKey] = []) {
         self.keyPair = keyPair
         self.authorizedKeysDirectory = authorizedKeysDirectory
+        self.inMemoryKeys = inMemoryKeys
+    }
+
+    /// A public key authorised in memory only, with its role and the name logs and refusals use.
+    public struct InMemoryKey: Sendable, Equatable {
+        public var publicKey: CurvePublicKey
+        public var name: String
+        public var role: Role
+
+        public init(publicKey: CurvePublicKey, name: String, role: Role) {
+            self.publicKey = publicKey
+            self.name = name
+            self.role = role
+        }
     }
 
     /// Reads the authorised-keys directory as the coordinator will at start; returns how many

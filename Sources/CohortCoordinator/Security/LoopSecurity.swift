@@ -20,7 +20,8 @@ final class LoopSecurity {
     /// - Throws: ``KeyFileError`` for the directory or a file in it, `ZeroMQError` for the handler.
     init(settings: CurveServerSettings, context: Context) throws {
         self.settings = settings
-        keys = try AuthorizedKeys.load(directory: settings.authorizedKeysDirectory, strict: true).keys
+        keys = try AuthorizedKeys.load(directory: settings.authorizedKeysDirectory, strict: true).keys.adding(
+            settings.inMemoryKeys)
         let ring = KeyRing(keys)
         self.ring = ring
         handler = try ZAPHandler(context: context) { ring.decide($0) }
@@ -46,13 +47,13 @@ final class LoopSecurity {
             for problem in problems {
                 logger.error("skipped an authorised-keys entry", metadata: ["error": "\(problem)"])
             }
-            loaded = keys
+            loaded = keys.adding(settings.inMemoryKeys)
         } catch {
             // An unreadable directory admits nobody: failing closed.
             logger.error(
                 "cannot read the authorised keys; admitting no key until the next reload",
                 metadata: ["error": "\(error)"])
-            loaded = AuthorizedKeys()
+            loaded = AuthorizedKeys().adding(settings.inMemoryKeys)
         }
         let removed = keys.principals.keys.filter { loaded[$0] == nil }.count
         keys = loaded

@@ -82,8 +82,9 @@ final class GroupPlan: Sendable {
             for node in outside { holdWaits[node, default: []].append(Int32(group.index)) }
             holdRemaining[group.index] = Int32(outside.count)
         }
+        // A group's `waitsFor` stays (groups are few): status tells a child's own
+        // dependencies apart from its enclosing groups' with it (`ChildSnapshot.dependsOn`).
         for index in flat.groups.indices {
-            flat.groups[index].waitsFor = []
             flat.groups[index].dependencies = []
         }
         self.flat = flat

@@ -21,12 +21,20 @@ public struct ChildSnapshot: Hashable, Sendable {
     public var waitingReason: String?
     /// The coordinator cut its output down to `maxOutputBytes` (a marker in it shows where).
     public var outputTruncated: Bool
+    /// The paths it waits for itself (its `after`, injections, sequence order), not those its
+    /// enclosing groups wait for.
+    public var dependsOn: [String]
+    /// A procedure's kind; empty for a nested group.
+    public var kind: String
 
     public init(
         name: String, path: String, isGroup: Bool = false, phase: ChildPhase, worker: SessionID? = nil,
         workerName: String? = nil, attempt: UInt32 = 0, error: String? = nil, startedAt: Timestamp? = nil,
-        finishedAt: Timestamp? = nil, waitingReason: String? = nil, outputTruncated: Bool = false
+        finishedAt: Timestamp? = nil, waitingReason: String? = nil, outputTruncated: Bool = false,
+        dependsOn: [String] = [], kind: String = ""
     ) {
+        self.dependsOn = dependsOn
+        self.kind = kind
         self.outputTruncated = outputTruncated
         self.name = name
         self.path = path

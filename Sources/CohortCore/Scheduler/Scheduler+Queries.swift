@@ -183,7 +183,15 @@ extension Scheduler {
             error: child.isDone || child.stage == .retryWait
                 ? child.error : child.cancelling.map { "cancelling: \($0.text)" },
             startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason,
-            outputTruncated: child.outputTruncated)
+            outputTruncated: child.outputTruncated,
+            dependsOn: ownDependencies(flatLeaf.waitsFor, parent: run.flat.groups[flatLeaf.group]), kind: flatLeaf.run)
+    }
+
+    /// What a node waits for itself: `waitsFor` without what its enclosing group waits for
+    /// (which `waitsFor` repeats).
+    private func ownDependencies(_ waitsFor: [String], parent: FlatGroup?) -> [String] {
+        guard let parent, !parent.waitsFor.isEmpty else { return waitsFor }
+        return waitsFor.filter { !parent.waitsFor.contains($0) }
     }
 
     func groupSnapshot(_ run: GroupRun, _ group: Int) -> ChildSnapshot {
@@ -210,7 +218,8 @@ extension Scheduler {
         }
         return ChildSnapshot(
             name: flatGroup.name, path: flatGroup.path, isGroup: true, phase: phase, error: error,
-            startedAt: state.startedAt, finishedAt: state.finishedAt, waitingReason: reason)
+            startedAt: state.startedAt, finishedAt: state.finishedAt, waitingReason: reason,
+            dependsOn: ownDependencies(flatGroup.waitsFor, parent: flatGroup.parent.map { run.flat.groups[$0] }))
     }
 
     private func holdReason(_ run: GroupRun, _ group: Int) -> String {

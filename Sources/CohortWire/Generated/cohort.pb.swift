@@ -1016,6 +1016,12 @@ nonisolated struct Cohort_Wire_V1_ChildStatus: Sendable {
   /// a nested group's row (no worker, no attempt; its state sums up its contents)
   var isGroup: Bool = false
 
+  /// paths of the siblings and outside nodes it waits for itself (its own `after`,
+  var dependsOn: [String] = []
+
+  /// injections, sequence order), not those its enclosing groups wait for
+  var kind: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -2744,7 +2750,7 @@ nonisolated extension Cohort_Wire_V1_GroupList: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ChildStatus"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}path\0\u{1}state\0\u{1}worker\0\u{1}attempt\0\u{1}error\0\u{3}started_at\0\u{3}finished_at\0\u{3}waiting_reason\0\u{3}output_truncated\0\u{3}is_group\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}path\0\u{1}state\0\u{1}worker\0\u{1}attempt\0\u{1}error\0\u{3}started_at\0\u{3}finished_at\0\u{3}waiting_reason\0\u{3}output_truncated\0\u{3}is_group\0\u{4}\u{1d}depends_on\0\u{1}kind\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2763,6 +2769,8 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
       case 9: try { try decoder.decodeSingularStringField(value: &self._waitingReason) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.outputTruncated) }()
       case 11: try { try decoder.decodeSingularBoolField(value: &self.isGroup) }()
+      case 40: try { try decoder.decodeRepeatedStringField(value: &self.dependsOn) }()
+      case 41: try { try decoder.decodeSingularStringField(value: &self.kind) }()
       default: break
       }
     }
@@ -2806,6 +2814,12 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
     if self.isGroup != false {
       try visitor.visitSingularBoolField(value: self.isGroup, fieldNumber: 11)
     }
+    if !self.dependsOn.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.dependsOn, fieldNumber: 40)
+    }
+    if !self.kind.isEmpty {
+      try visitor.visitSingularStringField(value: self.kind, fieldNumber: 41)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2821,6 +2835,8 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
     if lhs._waitingReason != rhs._waitingReason {return false}
     if lhs.outputTruncated != rhs.outputTruncated {return false}
     if lhs.isGroup != rhs.isGroup {return false}
+    if lhs.dependsOn != rhs.dependsOn {return false}
+    if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -115,14 +115,22 @@ public struct ChildStatus: Hashable, Sendable {
     public var outputTruncated: Bool
     /// A nested group's row: no worker, no attempt; its state sums up its contents.
     public var isGroup: Bool
+    /// The paths of what it waits for itself (its `after`, injections, sequence order), not
+    /// what its enclosing groups wait for: the edges of the group's graph.
+    public var dependsOn: [String]
+    /// A procedure's kind (`shell`); empty for a nested group.
+    public var kind: String
 
     public init(
         name: String, path: String, state: ChildState, worker: String? = nil, attempt: UInt32 = 0,
         error: String? = nil, startedAt: WireTimestamp? = nil, finishedAt: WireTimestamp? = nil,
-        waitingReason: String? = nil, outputTruncated: Bool = false, isGroup: Bool = false
+        waitingReason: String? = nil, outputTruncated: Bool = false, isGroup: Bool = false,
+        dependsOn: [String] = [], kind: String = ""
     ) {
         self.outputTruncated = outputTruncated
         self.isGroup = isGroup
+        self.dependsOn = dependsOn
+        self.kind = kind
         self.name = name
         self.path = path
         self.state = state

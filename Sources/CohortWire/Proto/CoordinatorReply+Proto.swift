@@ -222,7 +222,7 @@ extension ChildStatus {
             finishedAt: .optional(proto.finishedAt),
             waitingReason: proto.hasWaitingReason ? proto.waitingReason : nil,
             outputTruncated: proto.outputTruncated,
-            isGroup: proto.isGroup)
+            isGroup: proto.isGroup, dependsOn: proto.dependsOn, kind: proto.kind)
     }
 
     var proto: Cohort_Wire_V1_ChildStatus {
@@ -238,6 +238,8 @@ extension ChildStatus {
         if let waitingReason { proto.waitingReason = waitingReason }
         proto.outputTruncated = outputTruncated
         proto.isGroup = isGroup
+        proto.dependsOn = dependsOn
+        proto.kind = kind
         return proto
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CohortCoordinator
+import CohortDashboard
 import CohortJournal
 import CohortMetrics
 import Foundation
@@ -37,6 +38,14 @@ struct CoordinatorCommand: AsyncParsableCommand {
             error), --metrics off turns them off. Every metric is listed in \
             docs/operations.md, "Metrics".
 
+            The coordinator serves a web dashboard and a JSON HTTP API (docs/http.md) on \
+            --http ADDRESS:PORT (default 127.0.0.1:7401; port 0 picks a free one; off turns it \
+            off) and prints `cohort coordinator dashboard on URL` once it listens. Without a \
+            token it only reads; --http-tokens FILE (lines `ROLE NAME TOKEN`) gives admin \
+            tokens the right to cancel and drain. An address other machines can reach needs \
+            tokens. If the default port is taken (another coordinator on this host) the \
+            coordinator warns and runs without a dashboard.
+
             Settings: built-in defaults < --config FILE (see config/coordinator.yaml, every \
             key documented) < environment (COHORT_COORDINATOR_<KEY>) < flags.
 
@@ -54,6 +63,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
               cohort coordinator --metrics 0.0.0.0:9470         # scraped from other hosts
               cohort coordinator --metrics off                  # no metrics endpoint
               curl -s http://127.0.0.1:9470/metrics | grep cohort_children_finished_total
+              cohort coordinator --http 127.0.0.1:0   # dashboard on a free port
+              cohort coordinator --http 0.0.0.0:7401 \\
+                  --http-tokens /etc/cohort/http-tokens
+              cohort coordinator --http off           # no dashboard
             """
     )
 
@@ -85,6 +98,20 @@ struct CoordinatorCommand: AsyncParsableCommand {
             "The journal's directory (default $XDG_STATE_HOME/cohort or ~/.local/state/cohort).", valueName: "dir"))
     var stateDir: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where the dashboard listens (default 127.0.0.1:7401; port 0: any free port), or off.",
+            valueName: "address:port"))
+    var http: String?
+
+    @Option(
+        name: .customLong("http-tokens"),
+        help: ArgumentHelp(
+            "The dashboard's tokens, a line `ROLE NAME TOKEN` each (roles viewer, client, admin).",
+            valueName: "file"))
+    var httpTokens: String?
+
     @Flag(
         name: .customLong("no-journal"),
         help: "Keep nothing on disk: accepted groups are lost if the coordinator stops (benchmarks, throwaway runs).")
@@ -102,6 +129,27 @@ struct CoordinatorCommand: AsyncParsableCommand {
     func validate() throws {
         let configuration = try makeConfiguration()
         _ = try MetricsEndpoint(setting: configuration.metrics, default: .coordinatorDefault, role: "coordinator")
+        _ = try makeDashboard()
+    }
+
+    /// The dashboard's settings: defaults < --config < environment < flags, and its tokens.
+    func makeDashboard() throws -> (options: DashboardOptions, tokens: AccessTokens) {
+        var options: DashboardOptions
+        do {
+            options = try CoordinatorSettings.loadDashboard(file: config)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        do throws(DashboardSettingsError) {
+            if let http {
+                options.address = try DashboardAddress.parse(http)
+                options.isDefault = false
+            }
+            if let httpTokens { options.tokensFile = httpTokens }
+            return (options, options.address == nil ? AccessTokens() : try options.tokens())
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     /// Defaults < --config < environment < flags, validated.
@@ -128,17 +176,25 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = log.bootstrap("cohort.coordinator", default: .info)
-        let configuration = try makeConfiguration()
+        var configuration = try makeConfiguration()
         let metrics = try MetricsEndpoint(
             setting: configuration.metrics, default: .coordinatorDefault, role: "coordinator")
+        let dashboard = try makeDashboard()
+        // The dashboard's client speaks to this coordinator like any other; under CURVE with
+        // an admin key made now, authorised in memory only (docs/http.md).
+        let dashboardKeys = try DashboardHost.authorize(&configuration, enabled: dashboard.options.address != nil)
         do {
-            try await ServiceRunner.run(name: "coordinator", logger: logger) {
+            try await ServiceRunner.run(name: "coordinator", logger: logger) { [configuration] in
                 try await metrics.serve(logger: logger) { factory in
-                    try await Self.serve(configuration, logger: logger, metrics: factory)
+                    try await Self.serve(
+                        configuration, logger: logger, metrics: factory, dashboard: dashboard, dashboardKeys: dashboardKeys)
                 }
             }
         } catch let error as MetricsServerError {
             Console.error("the coordinator cannot start: \(error)")
+            throw ExitCode(ExitStatus.unavailable)
+        } catch let error as DashboardSettingsError {
+            Console.error("the coordinator stopped: \(error)")
             throw ExitCode(ExitStatus.unavailable)
         } catch let error as JournalError {
             Console.error("the coordinator cannot use its journal: \(error)")
@@ -149,9 +205,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
     }
 
-    /// Runs the coordinator until the task is cancelled, announcing its endpoint.
+    /// Runs the coordinator, and its dashboard beside it, until the task is cancelled,
+    /// announcing its endpoint.
     private static func serve(
-        _ configuration: CoordinatorConfiguration, logger: Logger, metrics: (any MetricsFactory)?
+        _ configuration: CoordinatorConfiguration, logger: Logger, metrics: (any MetricsFactory)?,
+        dashboard: (options: DashboardOptions, tokens: AccessTokens), dashboardKeys: CurveClientKeys?
     ) async throws {
         let coordinator = Coordinator(configuration: configuration, logger: logger, metrics: metrics)
         let hangups = SignalTrap([SIGHUP], repeatable: true) { _, _ in coordinator.reloadAuthorizedKeys() }
@@ -164,6 +222,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             if let warning = configuration.exposureWarning { Console.err("cohort: WARNING: \(warning)") }
         }
         defer { announcer.cancel() }
-        try await coordinator.run()
+        guard let address = dashboard.options.address else { return try await coordinator.run() }
+        let host = DashboardHost(
+            coordinator: coordinator, address: address, isDefault: dashboard.options.isDefault,
+            tokens: dashboard.tokens, keys: dashboardKeys, logger: logger)
+        try await host.runBeside()
     }
 }

@@ -17,16 +17,26 @@ struct DemoCommand: AsyncParsableCommand {
             go to a temporary directory (printed at the start) that is removed when the demo \
             ends; when it fails, the last lines of each log are printed first.
 
+            The coordinator serves its dashboard on a free port (the URL is printed at the \
+            start). With --keep the cluster keeps running after the demo, with the dashboard's \
+            URL printed, until Ctrl-C (or SIGTERM) stops every process.
+
             Exit status 0 when everything behaved as expected, 1 otherwise.
 
             Examples:
               cohort demo
+              cohort demo --keep    # the cluster stays up until Ctrl-C
               cohort demo --print-spec > demo.yaml     # the group it runs, to try by hand
             """
     )
 
     @Flag(name: .customLong("print-spec"), help: "Print the demo's group spec and exit.")
     var printSpec = false
+
+    @Flag(
+        name: .long,
+        help: "Keep the demo cluster (and its dashboard) running after the demo, until Ctrl-C.")
+    var keep = false
 
     @OptionGroup var log: LogOptions
 
@@ -41,11 +51,21 @@ struct DemoCommand: AsyncParsableCommand {
         defer { cluster.removeLogs() }  // after the processes are stopped, on every path out
         Console.out("cohort demo: logs in \(directory) (removed at the end)")
         let work = Task { try await Self.runDemo(cluster: cluster, logger: logger) }
+        // With --keep, the cluster runs on after the demo until a signal ends this task.
+        let keeper = Task {
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        }
         let trap = SignalTrap { number, _ in
             Console.err("cohort demo: \(SignalTrap.name(number)); stopping the demo's processes")
             work.cancel()
+            keeper.cancel()
         }
         let result = await work.result
+        if keep, !work.isCancelled, !keeper.isCancelled {
+            Self.sayKept(result, cluster: cluster)
+            await keeper.value
+        }
+        keeper.cancel()
         await cluster.stop { Console.out("cohort demo: \($0)") }
         trap.cancel()
         switch result {
@@ -66,6 +86,19 @@ struct DemoCommand: AsyncParsableCommand {
             Console.error("\(error) (the logs' last lines are above)")
             throw ExitCode(ExitStatus.software)
         }
+    }
+
+    /// What `--keep` prints once the demo is over: where the cluster is, and how to end it.
+    static func sayKept(_ result: Result<Bool, any Error>, cluster: DemoCluster) {
+        let outcome =
+            switch result {
+            case .success(true): "everything behaved as expected"
+            case .success(false): "the demo did not behave as expected"
+            case .failure(let error): "the demo failed: \(error)"
+            }
+        Console.out("cohort demo: \(outcome); the cluster keeps running (--keep)")
+        if let url = cluster.dashboardURL { Console.out("cohort demo: dashboard on \(url)") }
+        Console.out("cohort demo: press Ctrl-C to stop it")
     }
 
     /// Starts the cluster, runs the group, shows it, checks it. `true` if all went as expected.

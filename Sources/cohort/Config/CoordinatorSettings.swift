@@ -1,4 +1,5 @@
 import CohortCoordinator
+import CohortDashboard
 import CohortJournal
 import Foundation
 
@@ -35,7 +36,33 @@ enum CoordinatorSettings {
             .int("specLimits.maxNodes", \.specLimits.maxNodes),
             .int("specLimits.maxRetryAttempts", \.specLimits.maxRetryAttempts),
             .int("specLimits.maxNameLength", \.specLimits.maxNameLength),
+            .custom("http"),
+            .custom("httpTokens"),
         ]
+    }
+
+    /// The dashboard's keys of the same file and environment (`http`, `httpTokens`), which are
+    /// the `cohort coordinator` command's, not the coordinator library's.
+    /// - Throws: ``ConfigError`` naming the file or variable and the key.
+    static func loadDashboard(
+        file: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(ConfigError) -> DashboardOptions {
+        try SettingsLoader.load(
+            DashboardOptions(), settings: settings.map { .custom($0.key) }, file: file,
+            environmentPrefix: "COHORT_COORDINATOR_", environment: environment
+        ) { (source, options) throws(ConfigError) in
+            if let text = try source.string("http") {
+                do throws(DashboardSettingsError) {
+                    options.address = try DashboardAddress.parse(text)
+                    options.isDefault = false
+                } catch {
+                    throw ConfigError(
+                        origin: source.origin("http"), key: "http",
+                        message: "expected ADDRESS:PORT (e.g. 127.0.0.1:7401) or off, not \"\(text)\"")
+                }
+            }
+            if let path = try source.string("httpTokens") { options.tokensFile = path }
+        }
     }
 
     /// Defaults < `file` < environment (`COHORT_COORDINATOR_<KEY>`, e.g.

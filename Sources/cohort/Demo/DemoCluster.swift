@@ -14,6 +14,10 @@ final class DemoCluster: Sendable {
     let logDirectory: String
     private let executable: String
     private let started = Mutex<[ChildProcess]>([])
+    private let dashboard = Mutex<String?>(nil)
+
+    /// The coordinator's dashboard (`http://127.0.0.1:PORT/`), once ``start(say:)`` has read it.
+    var dashboardURL: String? { dashboard.withLock { $0 } }
 
     init(executable: String, logDirectory: String) {
         self.executable = executable
@@ -36,12 +40,26 @@ final class DemoCluster: Sendable {
             "coordinator",
             [
                 "coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", stateDirectory, "--log-level", "info",
+                "--http", "127.0.0.1:0",
             ], log: "coordinator.log")
+        // `listening on ENDPOINT` comes first, then `dashboard on URL`: one pass reads both.
         let prefix = "cohort coordinator listening on "
-        let endpoint = try await coordinator.firstLine(within: .seconds(20)) { line in
-            line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces) : nil
+        let dashboardPrefix = "cohort coordinator dashboard on "
+        let seen = LinesSeen()
+        let url = try await coordinator.firstLine(within: .seconds(20)) { line in
+            if line.hasPrefix(prefix) {
+                seen.endpoint.withLock {
+                    $0 = String(line.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+                }
+            }
+            return line.hasPrefix(dashboardPrefix)
+                ? String(line.dropFirst(dashboardPrefix.count)).trimmingCharacters(in: .whitespaces) : nil
         }
-        say("started coordinator (pid \(coordinator.pid)) listening on \(endpoint)")
+        guard let endpoint = seen.endpoint.withLock({ $0 }) else {
+            throw SpawnError(name: "coordinator", reason: "printed its dashboard before its endpoint")
+        }
+        dashboard.withLock { $0 = url }
+        say("started coordinator (pid \(coordinator.pid)) listening on \(endpoint), dashboard on \(url)")
 
         var workers: [(ChildProcess, String, String)] = []
         for (name, label) in Self.workers {
@@ -123,4 +141,9 @@ final class DemoCluster: Sendable {
         if let path = Bundle.main.executablePath { return path }
         return CommandLine.arguments[0]
     }
+}
+
+/// What the coordinator's first lines said, read in one pass.
+private final class LinesSeen: Sendable {
+    let endpoint = Mutex<String?>(nil)
 }

@@ -37,9 +37,11 @@ final class Cluster: @unchecked Sendable {
         if let heartbeat { environment["COHORT_COORDINATOR_HEARTBEAT_INTERVAL"] = heartbeat }
         if let liveness { environment["COHORT_COORDINATOR_HEARTBEAT_LIVENESS"] = "\(liveness)" }
         coordinatorEnvironment = environment
-        // Metrics off unless the test asks for them: parallel tests need no HTTP servers.
+        // Metrics and dashboard off unless the test asks for them: parallel tests need no HTTP
+        // servers (`--metrics 127.0.0.1:0`, `--http 127.0.0.1:0`).
         let metrics = arguments.contains("--metrics") ? [] : ["--metrics", "off"]
-        coordinatorArguments = arguments + ["--state-dir", stateDir] + metrics
+        let http = arguments.contains("--http") ? [] : ["--http", "off"]
+        coordinatorArguments = arguments + http + ["--state-dir", stateDir] + metrics
         (coordinator, self.endpoint) = try Self.startCoordinator(
             endpoint: endpoint, arguments: coordinatorArguments, environment: environment)
         coordinators = [coordinator]

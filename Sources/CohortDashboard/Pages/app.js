@@ -1,0 +1,577 @@
+// The Cohort dashboard: a little vanilla JavaScript over the JSON API (docs/http.md).
+// No build step, no library. Each page (body[data-page]) renders from the API and keeps
+// itself up to date through Server-Sent Events.
+"use strict";
+
+const cohort = {
+  token: localStorage.getItem("cohort.token") || "",
+  who: { role: "viewer", may: { read: true, cancel: false, drain: false } },
+};
+
+// ---- helpers ----------------------------------------------------------------
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function badge(state) {
+  return el("span", { class: "badge s-" + state, dataset: { state } }, state);
+}
+
+function seconds(ms) {
+  const s = ms / 1000;
+  if (s < 10) return s.toFixed(1) + " s";
+  if (s < 120) return Math.round(s) + " s";
+  if (s < 7200) return Math.round(s / 60) + " min";
+  if (s < 172800) return Math.round(s / 3600) + " h";
+  return Math.round(s / 86400) + " d";
+}
+
+function ago(time) {
+  return time ? seconds(Math.max(0, Date.now() - Date.parse(time))) + " ago" : "";
+}
+
+function took(start, end) {
+  if (!start) return "";
+  return seconds(Math.max(0, (end ? Date.parse(end) : Date.now()) - Date.parse(start)));
+}
+
+function clock(time) {
+  return time ? new Date(time).toLocaleString() : "";
+}
+
+function message(text, kind) {
+  const box = document.getElementById("message");
+  box.replaceChildren(text ? el("div", { class: "message " + (kind || "error") }, text) : "");
+}
+
+async function api(path, options) {
+  const headers = Object.assign({}, (options && options.headers) || {});
+  if (cohort.token) headers["Authorization"] = "Bearer " + cohort.token;
+  const response = await fetch(path, Object.assign({}, options, { headers }));
+  let body = null;
+  try { body = await response.json(); } catch (e) { body = null; }
+  if (!response.ok) {
+    const text = body && body.error ? body.error.message : response.status + " " + response.statusText;
+    const error = new Error(text);
+    error.status = response.status;
+    throw error;
+  }
+  return body;
+}
+
+function post(path, body) {
+  return api(path, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body || {}),
+  });
+}
+
+// ---- who am I: the token ----------------------------------------------------
+
+async function identify() {
+  const who = document.getElementById("who");
+  try {
+    cohort.who = await api("/api/whoami");
+    const may = ["read"];
+    if (cohort.who.may.cancel) may.push("cancel");
+    if (cohort.who.may.drain) may.push("drain");
+    who.textContent = (cohort.who.name ? cohort.who.name + " (" + cohort.who.role + ")" : "viewer, no token")
+      + " · may " + may.join(", ");
+  } catch (error) {
+    cohort.who = { role: "viewer", may: { read: true, cancel: false, drain: false } };
+    who.textContent = "token refused: " + error.message;
+  }
+  document.body.dataset.role = cohort.who.role;
+}
+
+function setupToken(onChange) {
+  const input = document.getElementById("token");
+  input.value = cohort.token;
+  document.getElementById("token-save").addEventListener("click", async () => {
+    cohort.token = input.value.trim();
+    localStorage.setItem("cohort.token", cohort.token);
+    await identify();
+    onChange();
+  });
+  document.getElementById("token-clear").addEventListener("click", async () => {
+    cohort.token = "";
+    input.value = "";
+    localStorage.removeItem("cohort.token");
+    await identify();
+    onChange();
+  });
+}
+
+// ---- groups -----------------------------------------------------------------
+
+const groupsPage = { offset: 0, limit: 25, timer: null };
+
+async function loadGroups() {
+  const state = document.getElementById("filter-state").value;
+  const name = document.getElementById("filter-name").value.trim();
+  const query = new URLSearchParams({ limit: groupsPage.limit, offset: groupsPage.offset });
+  if (state) query.set("state", state);
+  if (name) query.set("name", name);
+  try {
+    const list = await api("/api/groups?" + query);
+    const body = document.querySelector("#groups tbody");
+    body.replaceChildren(...list.groups.map((group) => {
+      const progress = group.progress || { finished: 0, total: 0 };
+      const percent = progress.total ? Math.round(100 * progress.finished / progress.total) : 0;
+      return el("tr", { dataset: { group: group.id, state: group.state } },
+        el("td", {}, el("a", { href: "/group?id=" + encodeURIComponent(group.id) }, group.name)),
+        el("td", { class: "muted" }, group.id),
+        el("td", {}, badge(group.state)),
+        el("td", {}, el("span", { class: "bar" }, el("span", { style: "width:" + percent + "%" })),
+          " " + progress.finished + "/" + progress.total),
+        el("td", {}, clock(group.submittedAt)),
+        el("td", { class: "age", dataset: { time: group.submittedAt } }, ago(group.submittedAt)));
+    }));
+    if (list.groups.length === 0) body.append(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "No groups.")));
+    const counts = Object.entries(list.counts).filter(([, n]) => n > 0).map(([s, n]) => n + " " + s);
+    document.getElementById("counts").textContent = counts.join(" · ");
+    const last = Math.min(list.offset + list.groups.length, list.total);
+    document.getElementById("page").textContent = list.total
+      ? (list.offset + 1) + "–" + last + " of " + list.total : "";
+    document.getElementById("prev").disabled = list.offset === 0;
+    document.getElementById("next").disabled = last >= list.total;
+    message("");
+  } catch (error) {
+    message("Cannot list groups: " + error.message);
+  }
+}
+
+function scheduleGroups() {
+  clearTimeout(groupsPage.timer);
+  groupsPage.timer = setTimeout(loadGroups, 150);
+}
+
+function startGroupsPage() {
+  document.getElementById("nav-groups").classList.add("here");
+  const params = new URLSearchParams(location.search);
+  if (params.get("state")) document.getElementById("filter-state").value = params.get("state");
+  if (params.get("name")) document.getElementById("filter-name").value = params.get("name");
+  document.getElementById("filter-state").addEventListener("change", () => { groupsPage.offset = 0; loadGroups(); });
+  document.getElementById("filter-name").addEventListener("input", () => { groupsPage.offset = 0; scheduleGroups(); });
+  document.getElementById("prev").addEventListener("click", () => {
+    groupsPage.offset = Math.max(0, groupsPage.offset - groupsPage.limit); loadGroups();
+  });
+  document.getElementById("next").addEventListener("click", () => { groupsPage.offset += groupsPage.limit; loadGroups(); });
+  setupToken(loadGroups);
+  loadGroups();
+  const events = new EventSource("/api/events");
+  events.addEventListener("groups", scheduleGroups);
+  setInterval(() => {
+    for (const cell of document.querySelectorAll("td.age")) cell.textContent = ago(cell.dataset.time);
+  }, 1000);
+}
+
+// ---- one group ----------------------------------------------------------------
+
+const groupPage = { id: null, group: null, children: new Map(), selected: null, events: null };
+
+function parentPath(path) {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? "" : path.slice(0, slash);
+}
+
+// A layered layout, computed per container (the group, then each nested group, drawn as a
+// box around its children): a child's column is one more than that of the siblings it
+// waits for; columns go left to right, a column's nodes top to bottom.
+const NODE = { width: 150, height: 40, gapX: 46, gapY: 14, pad: 14, title: 20 };
+
+function layout(containerPath, byParent) {
+  const members = byParent.get(containerPath) || [];
+  const siblingOf = (path) => members.find((m) => path === m.path || path.startsWith(m.path + "/"));
+  const column = new Map();
+  const columnOf = (child, seen) => {
+    if (column.has(child.path)) return column.get(child.path);
+    if (seen.has(child.path)) return 0;
+    seen.add(child.path);
+    let value = 0;
+    for (const dependency of child.dependsOn) {
+      const sibling = siblingOf(dependency);
+      if (sibling && sibling !== child) value = Math.max(value, columnOf(sibling, seen) + 1);
+    }
+    column.set(child.path, value);
+    return value;
+  };
+  const sizes = new Map();
+  for (const child of members) {
+    columnOf(child, new Set());
+    if (child.isGroup) {
+      const inner = layout(child.path, byParent);
+      sizes.set(child.path, {
+        width: Math.max(NODE.width, inner.width + 2 * NODE.pad),
+        height: inner.height + 2 * NODE.pad + NODE.title, inner,
+      });
+    } else {
+      sizes.set(child.path, { width: NODE.width, height: NODE.height });
+    }
+  }
+  const columns = [];
+  for (const child of members) {
+    const index = column.get(child.path);
+    (columns[index] = columns[index] || []).push(child);
+  }
+  const placed = [];
+  let x = 0;
+  let height = 0;
+  for (const nodes of columns) {
+    if (!nodes) continue;
+    const width = Math.max(...nodes.map((n) => sizes.get(n.path).width));
+    let y = 0;
+    for (const node of nodes) {
+      const size = sizes.get(node.path);
+      placed.push({ child: node, x, y, width: size.width, height: size.height, inner: size.inner });
+      y += size.height + NODE.gapY;
+    }
+    height = Math.max(height, y - NODE.gapY);
+    x += width + NODE.gapX;
+  }
+  return { placed, width: Math.max(0, x - NODE.gapX), height: Math.max(0, height) };
+}
+
+function drawGraph() {
+  const group = groupPage.group;
+  const byParent = new Map();
+  for (const child of group.children) {
+    const parent = parentPath(child.path);
+    if (!byParent.has(parent)) byParent.set(parent, []);
+    byParent.get(parent).push(child);
+  }
+  const root = layout("", byParent);
+  const positions = new Map();
+  const nodes = [];
+  const place = (result, offsetX, offsetY) => {
+    for (const item of result.placed) {
+      const x = offsetX + item.x;
+      const y = offsetY + item.y;
+      positions.set(item.child.path, { x, y, width: item.width, height: item.height });
+      const common = {
+        "data-path": item.child.path, "data-state": item.child.state,
+        onclick: (event) => { event.stopPropagation(); select(item.child.path); },
+      };
+      if (item.child.isGroup) {
+        nodes.push(svg("g", Object.assign({ class: "box" }, common),
+          svg("rect", { x, y, width: item.width, height: item.height }),
+          svg("rect", { class: "fill", x: x + 6, y: y + 6, width: 10, height: 10, rx: 2 }),
+          svg("text", { x: x + 22, y: y + 15 }, item.child.name + " · " + item.child.state)));
+        place(item.inner, x + NODE.pad, y + NODE.pad + NODE.title);
+      } else {
+        const label = item.child.name.length > 20 ? item.child.name.slice(0, 19) + "…" : item.child.name;
+        nodes.push(svg("g", Object.assign({ class: "node" }, common),
+          svg("rect", { class: "fill", x, y, width: item.width, height: item.height }),
+          svg("text", { class: "label", x: x + 8, y: y + 17 }, label),
+          svg("text", { class: "sub", x: x + 8, y: y + 31 }, item.child.kind + " · " + item.child.state)));
+      }
+    }
+  };
+  place(root, 10, 10);
+  const edges = [];
+  for (const child of group.children) {
+    const to = positions.get(child.path);
+    for (const dependency of child.dependsOn) {
+      const from = positions.get(dependency);
+      if (!from || !to) continue;
+      const x1 = from.x + from.width, y1 = from.y + Math.min(from.height / 2, 20);
+      const x2 = to.x, y2 = to.y + Math.min(to.height / 2, 20);
+      const bend = Math.max(20, (x2 - x1) / 2);
+      edges.push(svg("path", {
+        class: "edge", "data-from": dependency, "data-to": child.path,
+        d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`,
+      }));
+    }
+  }
+  const picture = svg("svg", { width: root.width + 20, height: root.height + 20, id: "graph-svg" },
+    svg("defs", {}, svg("marker", {
+      id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto",
+    }, svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#667085" }))),
+    ...edges, ...nodes);
+  document.getElementById("graph").replaceChildren(picture);
+  markSelected();
+}
+
+function updateNode(child) {
+  const node = document.querySelector(`#graph-svg [data-path="${CSS.escape(child.path)}"]`);
+  if (!node) return drawGraph();
+  node.setAttribute("data-state", child.state);
+  const texts = node.querySelectorAll("text");
+  if (child.isGroup) texts[0].textContent = child.name + " · " + child.state;
+  else if (texts[1]) texts[1].textContent = child.kind + " · " + child.state;
+}
+
+function markSelected() {
+  for (const node of document.querySelectorAll("#graph-svg .selected")) node.classList.remove("selected");
+  if (!groupPage.selected) return;
+  const node = document.querySelector(`#graph-svg [data-path="${CSS.escape(groupPage.selected)}"]`);
+  if (node) node.classList.add("selected");
+}
+
+function renderHeader() {
+  const group = groupPage.group;
+  document.title = group.name + " · Cohort";
+  document.getElementById("group-name").textContent = group.name;
+  const state = document.getElementById("group-state");
+  state.textContent = group.state;
+  state.className = "badge s-" + group.state;
+  state.dataset.state = group.state;
+  const procedures = group.children.filter((c) => !c.isGroup);
+  const finished = procedures.filter((c) => ["succeeded", "failed", "cancelled"].includes(c.state)).length;
+  document.getElementById("group-progress").textContent = finished + "/" + procedures.length + " finished";
+  document.getElementById("group-id").textContent = group.id;
+  document.getElementById("group-submitted").textContent = clock(group.submittedAt);
+  document.getElementById("group-finished").textContent = group.finishedAt ? "· finished " + clock(group.finishedAt) : "";
+  document.getElementById("group-reason").textContent = group.reason ? "· " + group.reason : "";
+  const finishedGroup = ["succeeded", "failed", "cancelled"].includes(group.state);
+  document.getElementById("cancel-group").hidden = !cohort.who.may.cancel || finishedGroup;
+}
+
+function cancelButton(path) {
+  return el("button", {
+    class: "danger cancel-child", dataset: { path },
+    onclick: (event) => { event.stopPropagation(); cancel(path); },
+  }, "Cancel");
+}
+
+function renderTable() {
+  const body = document.querySelector("#children tbody");
+  body.replaceChildren(...groupPage.group.children.map((child) => {
+    const finished = ["succeeded", "failed", "cancelled"].includes(child.state);
+    return el("tr", { dataset: { path: child.path, state: child.state }, onclick: () => select(child.path) },
+      el("td", {}, child.path),
+      el("td", { class: "muted" }, child.isGroup ? "group" : child.kind),
+      el("td", {}, badge(child.state)),
+      el("td", {}, child.worker || ""),
+      el("td", {}, child.attempt || ""),
+      el("td", {}, clock(child.startedAt)),
+      el("td", {}, took(child.startedAt, child.finishedAt)),
+      el("td", {}, child.error || child.waitingReason || ""),
+      el("td", {}, cohort.who.may.cancel && !finished ? cancelButton(child.path) : ""));
+  }));
+}
+
+async function renderDetail() {
+  const box = document.getElementById("detail");
+  const child = groupPage.children.get(groupPage.selected);
+  if (!child) { box.replaceChildren(el("p", { class: "muted" }, "Select a child in the graph or the table.")); return; }
+  const facts = [
+    ["path", child.path], ["kind", child.isGroup ? "nested group" : child.kind], ["state", badge(child.state)],
+    ["attempt", child.isGroup ? "" : String(child.attempt)], ["worker", child.worker || ""],
+    ["depends on", child.dependsOn.join(", ")],
+    ["started", clock(child.startedAt)], ["finished", clock(child.finishedAt)],
+    ["took", took(child.startedAt, child.finishedAt)],
+    ["waiting for", child.waitingReason || ""], ["error", child.error || ""],
+  ].filter(([, value]) => value !== "");
+  const finished = ["succeeded", "failed", "cancelled"].includes(child.state);
+  const parts = [
+    el("h2", {}, child.name),
+    el("dl", { class: "facts" }, ...facts.flatMap(([key, value]) => [el("dt", {}, key), el("dd", {}, value)])),
+  ];
+  if (cohort.who.may.cancel && !finished) parts.push(el("p", {}, cancelButton(child.path)));
+  box.replaceChildren(...parts);
+  if (child.state === "succeeded" && !child.isGroup) {
+    const link = "/api/groups/" + encodeURIComponent(groupPage.id) + "/result?child=" + encodeURIComponent(child.path);
+    try {
+      const result = await api(link);
+      const text = JSON.stringify(result.output, null, 2);
+      const shown = text.length > 4000 ? text.slice(0, 4000) + "\n… (" + text.length + " characters in all)" : text;
+      box.append(el("h2", {}, "Output"), el("pre", { class: "output" }, shown),
+        el("p", {}, el("a", { href: link, target: "_blank" }, "the whole result (JSON)"),
+          result.outputTruncated ? el("span", { class: "muted" }, " · cut down by the coordinator's maxOutputBytes") : ""));
+    } catch (error) {
+      box.append(el("p", { class: "muted" }, "Output: " + error.message));
+    }
+  }
+}
+
+function select(path) {
+  groupPage.selected = path;
+  markSelected();
+  renderDetail();
+}
+
+async function cancel(path) {
+  const what = path ? "child " + path : "group " + groupPage.group.name;
+  if (!window.confirm("Cancel " + what + "?")) return;
+  try {
+    await post("/api/groups/" + encodeURIComponent(groupPage.id) + "/cancel", path ? { child: path } : {});
+    message("Cancel of " + what + " accepted.", "ok");
+  } catch (error) {
+    message("Cannot cancel " + what + ": " + error.message);
+  }
+}
+
+function applySnapshot(group) {
+  groupPage.group = group;
+  groupPage.children = new Map(group.children.map((child) => [child.path, child]));
+  renderHeader();
+  drawGraph();
+  renderTable();
+  renderDetail();
+}
+
+function applyChild(child) {
+  const group = groupPage.group;
+  const index = group.children.findIndex((c) => c.path === child.path);
+  if (index < 0) return;
+  group.children[index] = child;
+  groupPage.children.set(child.path, child);
+  updateNode(child);
+  renderHeader();
+  renderTable();
+  if (groupPage.selected === child.path) renderDetail();
+}
+
+function follow() {
+  if (groupPage.events) groupPage.events.close();
+  const live = document.getElementById("live");
+  const events = new EventSource("/api/groups/" + encodeURIComponent(groupPage.id) + "/events");
+  groupPage.events = events;
+  events.addEventListener("open", () => { live.textContent = "live"; });
+  events.addEventListener("snapshot", (event) => applySnapshot(JSON.parse(event.data)));
+  events.addEventListener("child", (event) => applyChild(JSON.parse(event.data).child));
+  events.addEventListener("finished", async (event) => {
+    events.close();
+    live.textContent = "finished";
+    const end = JSON.parse(event.data);
+    try { applySnapshot(await api("/api/groups/" + encodeURIComponent(groupPage.id))); } catch (e) {
+      groupPage.group.state = end.state;
+      renderHeader();
+    }
+  });
+  events.addEventListener("error", (event) => {
+    if (event.data) {
+      const error = JSON.parse(event.data).error;
+      // A coordinator stopping (to restart, say): the browser reconnects by itself.
+      if (error.code === "unavailable") { live.textContent = "reconnecting…"; return; }
+      events.close();
+      message(error.message);
+    } else if (events.readyState !== EventSource.CLOSED) {
+      live.textContent = "reconnecting…";
+    }
+  });
+}
+
+function startGroupPage() {
+  groupPage.id = new URLSearchParams(location.search).get("id");
+  if (!groupPage.id) { message("No group: open /group?id=GROUP."); return; }
+  document.getElementById("cancel-group").addEventListener("click", () => cancel(null));
+  setupToken(() => { if (groupPage.group) { renderHeader(); renderTable(); renderDetail(); } });
+  follow();
+  setInterval(() => {
+    if (!groupPage.group) return;
+    for (const row of document.querySelectorAll('#children tr[data-state="running"]')) {
+      const child = groupPage.children.get(row.dataset.path);
+      if (child) row.children[6].textContent = took(child.startedAt, child.finishedAt);
+    }
+  }, 1000);
+}
+
+// ---- workers and locks --------------------------------------------------------
+
+const workersPage = { workers: [] };
+
+function renderWorkers() {
+  const body = document.querySelector("#workers tbody");
+  body.replaceChildren(...workersPage.workers.map((worker) => el("tr", { dataset: { worker: worker.name, state: worker.state } },
+    el("td", {}, worker.name, el("div", { class: "muted" }, worker.id)),
+    el("td", {}, worker.host),
+    el("td", {}, worker.labels.join(", ")),
+    el("td", { class: "muted" }, worker.kinds.join(", ")),
+    el("td", {}, el("span", { class: "bar" },
+      el("span", { style: "width:" + (worker.slots ? Math.round(100 * Math.min(worker.running, worker.slots) / worker.slots) : 0) + "%" })),
+      " " + worker.running + "/" + worker.slots),
+    el("td", {}, badge(worker.state)),
+    el("td", { class: "age", dataset: { time: worker.lastHeardAt || "" } }, ago(worker.lastHeardAt)),
+    el("td", {}, ...worker.attempts.map((attempt) => el("div", {},
+      el("a", { href: "/group?id=" + encodeURIComponent(attempt.group) }, attempt.groupName),
+      " / " + attempt.child + " (attempt " + attempt.attempt + ", " + took(attempt.startedAt) + ")"))),
+    el("td", {}, cohort.who.may.drain && worker.state === "ready"
+      ? el("button", { class: "danger drain", onclick: () => drain(worker.name) }, "Drain") : ""))));
+  if (workersPage.workers.length === 0) body.append(el("tr", {}, el("td", { colspan: 9, class: "muted" }, "No workers.")));
+}
+
+function renderLocks(locks) {
+  const body = document.querySelector("#locks tbody");
+  const ref = (group, child) => el("span", {},
+    el("a", { href: "/group?id=" + encodeURIComponent(group) }, group), child ? " / " + child : "");
+  body.replaceChildren(...locks.map((lock) => el("tr", { dataset: { category: lock.category } },
+    el("td", {}, lock.category),
+    el("td", {}, String(lock.token)),
+    el("td", {}, lock.holder
+      ? [ref(lock.holder.group, lock.holder.child),
+        lock.holder.groupHold ? " (group hold)" : " (attempt " + lock.holder.attempt + (lock.holder.worker ? " on " + lock.holder.worker : ", waiting for a slot") + ")"]
+      : el("span", { class: "muted" }, "free")),
+    el("td", {}, el("ol", {}, ...lock.waiters.map((waiter) => el("li", {}, ref(waiter.group, waiter.child))))))));
+  if (locks.length === 0) body.append(el("tr", {}, el("td", { colspan: 4, class: "muted" }, "No locks held or waited for.")));
+}
+
+async function drain(name) {
+  if (!window.confirm("Drain worker " + name + "? It takes no new work; what runs there finishes.")) return;
+  try {
+    await post("/api/workers/" + encodeURIComponent(name) + "/drain");
+    message("Worker " + name + " drains.", "ok");
+  } catch (error) {
+    message("Cannot drain " + name + ": " + error.message);
+  }
+}
+
+async function loadWorkers() {
+  try {
+    workersPage.workers = (await api("/api/workers")).workers;
+    renderWorkers();
+    renderLocks((await api("/api/locks")).locks);
+  } catch (error) {
+    message("Cannot list workers and locks: " + error.message);
+  }
+}
+
+function startWorkersPage() {
+  document.getElementById("nav-workers").classList.add("here");
+  setupToken(renderWorkers);
+  loadWorkers();
+  const events = new EventSource("/api/events");
+  events.addEventListener("workers", (event) => { workersPage.workers = JSON.parse(event.data).workers; renderWorkers(); });
+  events.addEventListener("locks", (event) => renderLocks(JSON.parse(event.data).locks));
+  setInterval(() => {
+    for (const cell of document.querySelectorAll("td.age")) cell.textContent = ago(cell.dataset.time);
+  }, 1000);
+}
+
+// ---- start --------------------------------------------------------------------
+
+(async () => {
+  await identify();
+  const page = document.body.dataset.page;
+  if (page === "groups") startGroupsPage();
+  else if (page === "group") startGroupPage();
+  else if (page === "workers") startWorkersPage();
+})();
