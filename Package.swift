@@ -312,7 +312,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "bench-cluster",
-            dependencies: ["CohortClient"],
+            dependencies: [
+                "CohortClient", "CohortMetrics", .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
             path: "Benchmarks/bench-cluster",
             swiftSettings: strict
         ),

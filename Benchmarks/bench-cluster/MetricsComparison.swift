@@ -1,5 +1,9 @@
 import CohortClient
+import CohortMetrics
+import CoreMetrics
 import Foundation
+import Metrics
+import Prometheus
 
 /// `--metrics-comparison N`: the cost of metrics on no-op throughput, measured in one run
 /// (issue 15: less than 5 %). Each run starts a fresh cluster (a coordinator and 2 workers of
@@ -67,10 +71,141 @@ enum MetricsComparison {
                     + "off \(format(medianOff, 2))  on \(format(medianOn, 2))"
                     + "  cost \(format(100 * cost))%")
         }
+        let alone = median((0..<5).map { _ in instrumentationPerChild() })
+        print(
+            "instrumentation alone, what the coordinator's metrics do on the loop's thread for one no-op child "
+                + "(8 message counts, 3 observations; thread CPU time, median of 5): \(format(alone, 0)) ns per child")
         print("medians (target: cost < 5 %):")
         report("throughput (procedures/s)", \.rate, higherIsBetter: true)
         report("loop CPU per child (ns)", \.loopPerChild, higherIsBetter: false)
         report("process CPU per child (ns)", \.processPerChild, higherIsBetter: false)
+    }
+
+    /// What the coordinator's metrics do for one no-op child, on the loop's thread, timed
+    /// alone, the way `CoordinatorMetrics` does it: messages counted by family (dispatch out,
+    /// start and result in, the client's submit, watch events and replies: batched in a real
+    /// run, so an upper bound) and the dispatch in plain integers, the observations appended
+    /// and drained (the child's count by kind, the two latencies kept for the histograms), the
+    /// counters flushed now and then, the histograms recorded on another thread (not timed: it
+    /// is not the loop's). Nanoseconds of the loop's thread per child.
+    static func instrumentationPerChild() -> Double {
+        let registry = PrometheusCollectorRegistry()
+        let tally = Tally(factory: CohortPrometheus.makeFactory(registry: registry))
+        let count = 2_000_000
+        let kind = CommandLine.arguments.isEmpty ? "shell" : "echo"
+        let start = threadCPUNanoseconds()
+        for index in 0..<count {
+            tally.child(index, kind: kind)
+            if index % 64 == 63 { tally.drain() }
+            if index % 16384 == 16383 { tally.flush() }
+        }
+        tally.flush()
+        let elapsed = threadCPUNanoseconds() - start
+        // Keep the work observable.
+        if registry.emitToString().isEmpty { print("") }
+        return Double(elapsed) / Double(count)
+    }
+
+    /// The calling thread's CPU time (not the wall clock: on a busy machine the thread waits
+    /// for a core, which is not the instrumentation's cost).
+    static func threadCPUNanoseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    /// The counting of ``instrumentationPerChild()``, shaped like `CoordinatorMetrics`.
+    final class Tally {
+        enum Observation {
+            case finished(String)
+            case started(Int64)
+            case ran(Int64)
+        }
+        struct Key: Hashable {
+            var kind: String
+            var succeeded: Bool
+        }
+        let received: CoreMetrics.Counter
+        let sent: CoreMetrics.Counter
+        let dispatched: CoreMetrics.Counter
+        let startDelay: CoreMetrics.Timer
+        let runTime: CoreMetrics.Timer
+        var finished: [Key: CoreMetrics.Counter] = [:]
+        let factory: any MetricsFactory
+        var pendingIn = [Int](repeating: 0, count: 5)
+        var pendingOut = [Int](repeating: 0, count: 5)
+        var pendingDispatched = 0
+        var pendingFinished: [Key: Int] = [:]
+        var observations: [Observation] = []
+        var pendingStarts: [Int64] = []
+        var pendingRuns: [Int64] = []
+        let recorder = DispatchQueue(label: "bench.metrics")
+
+        init(factory: any MetricsFactory) {
+            self.factory = factory
+            received = CoreMetrics.Counter(
+                label: "cohort_messages_received_total", dimensions: [("family", "worker_message")], factory: factory)
+            sent = CoreMetrics.Counter(
+                label: "cohort_messages_sent_total", dimensions: [("family", "coordinator_to_worker")],
+                factory: factory)
+            dispatched = CoreMetrics.Counter(
+                label: "cohort_attempts_dispatched_total", dimensions: [], factory: factory)
+            startDelay = CoreMetrics.Timer(
+                label: "cohort_attempt_start_delay_seconds", dimensions: [], factory: factory)
+            runTime = CoreMetrics.Timer(label: "cohort_attempt_run_seconds", dimensions: [], factory: factory)
+        }
+
+        @inline(never)
+        func child(_ index: Int, kind: String) {
+            pendingOut[4] &+= 1  // dispatch
+            pendingIn[3] &+= 1  // started
+            pendingIn[3] &+= 1  // results
+            pendingIn[1] &+= 1  // the client's submit, per child at most
+            pendingOut[2] &+= 1  // replies and watch events
+            pendingOut[2] &+= 1
+            pendingOut[2] &+= 1
+            pendingDispatched &+= 1
+            observations.append(.started(Int64(index & 4095) * 1000))
+            observations.append(.ran(Int64(index & 1023) * 10_000))
+            observations.append(.finished(kind))
+        }
+
+        func drain() {
+            for observation in observations {
+                switch observation {
+                case .started(let nanoseconds): pendingStarts.append(nanoseconds)
+                case .ran(let nanoseconds): pendingRuns.append(nanoseconds)
+                case .finished(let kind): pendingFinished[Key(kind: kind, succeeded: true), default: 0] &+= 1
+                }
+            }
+            observations.removeAll(keepingCapacity: true)
+        }
+
+        func flush() {
+            received.increment(by: pendingIn.reduce(0, +))
+            sent.increment(by: pendingOut.reduce(0, +))
+            for index in 0..<5 {
+                pendingIn[index] = 0
+                pendingOut[index] = 0
+            }
+            dispatched.increment(by: pendingDispatched)
+            pendingDispatched = 0
+            for (key, count) in pendingFinished {
+                if finished[key] == nil {
+                    finished[key] = CoreMetrics.Counter(
+                        label: "cohort_children_finished_total", dimensions: [("kind", key.kind)], factory: factory)
+                }
+                finished[key]?.increment(by: count)
+            }
+            pendingFinished.removeAll(keepingCapacity: true)
+            let (starts, runs, startDelay, runTime) = (pendingStarts, pendingRuns, startDelay, runTime)
+            pendingStarts = []
+            pendingRuns = []
+            recorder.async {
+                for nanoseconds in starts { startDelay.recordNanoseconds(nanoseconds) }
+                for nanoseconds in runs { runTime.recordNanoseconds(nanoseconds) }
+            }
+        }
     }
 
     static func median(_ values: [Double]) -> Double {

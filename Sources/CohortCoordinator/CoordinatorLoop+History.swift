@@ -39,6 +39,13 @@ final class HistoryReader {
         pending.append((query, done))
     }
 
+    /// Waits for the reads under way, then closes the connection (before the journal: see
+    /// ``JournalReader/close()``).
+    func close() {
+        queue.sync {}
+        reader.close()
+    }
+
     /// Launches the reads asked for so far, each once batch `sequence` is committed. The loop
     /// calls it after it submitted the turn's batch.
     func launch(upTo sequence: UInt64, committer: JournalCommitter) {

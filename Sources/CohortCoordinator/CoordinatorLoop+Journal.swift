@@ -41,8 +41,10 @@ final class JournalWriter {
         self.history = (try? JournalReader(path: journal.path)).map(HistoryReader.init)
     }
 
-    /// Closes the journal; call it once the committer's ``JournalCommitter/run()`` has returned.
+    /// Closes the history's reader, then the journal (checkpointing its write-ahead log into
+    /// the file); call it once the committer's ``JournalCommitter/run()`` has returned.
     func close() {
+        history?.close()
         journal.close()
     }
 }

@@ -103,7 +103,7 @@ extension CoordinatorLoop {
             case .dispatch(let worker, let order):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 stats.dispatched.bump()
-                metrics?.attemptsDispatched.increment()
+                metrics?.dispatched()
                 outbox.send(.dispatch([order.wire]), to: routing)
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }

@@ -1,16 +1,21 @@
 import CohortCore
 import CohortWire
 import CoreMetrics
+import Dispatch
 import Metrics
 
 /// The coordinator's metrics (docs/operations.md, "Metrics"), recorded through swift-metrics
 /// into the factory the coordinator was given (`cohort coordinator` gives a Prometheus
 /// registry's).
 ///
-/// Cost on the loop's hot path: handles are made once (per label value, the first time it is
-/// seen) and an event is one counter increment or one histogram record; nothing is looked up
-/// by name per event. Gauges are set from ``Scheduler/summary()`` at most once per
-/// ``refreshInterval``.
+/// Cost on the loop's hot path: the busiest counters (messages by family, dispatches, children
+/// finished) are plain integers on the loop's thread, added to their swift-metrics counters
+/// (atomics) once per ``refreshInterval``; the rest is one increment or one histogram record
+/// per event into handles made once (per label value, the first time it is seen); nothing is
+/// looked up by name per event. The two per-attempt histograms (a lock and a bucket walk per
+/// record) are kept as plain numbers too and recorded by ``recorder``, off the loop's thread,
+/// at each flush. Gauges are set from ``Scheduler/summary()`` at most once per
+/// ``refreshInterval``. A scrape sees the counters at most that much late.
 ///
 /// Not thread-safe as a whole: used by the loop's thread, except ``journalCommit`` and
 /// ``journalBatchSize``, which the journal's thread records into (swift-metrics handles are
@@ -24,9 +29,18 @@ final class CoordinatorMetrics {
     // Counters, by label values known in advance.
     private let messagesIn: [Counter]
     private let messagesOut: [Counter]
+    // Counts not yet added to their counters (``flush()``), by the same indexes.
+    private var pendingIn = [Int](repeating: 0, count: WireFamily.allCases.count)
+    private var pendingOut = [Int](repeating: 0, count: WireFamily.allCases.count)
+    private var pendingDispatched = 0
+    private var pendingChildren: [ChildKey: Int] = [:]
+    private var pendingStartDelays: [Int64] = []
+    private var pendingRunTimes: [Int64] = []
+    /// Records the pending latencies into their histograms, off the loop's thread.
+    private let recorder = DispatchQueue(label: "cohort.coordinator.metrics")
     let groupsSubmitted: Counter
     private let groupsFinished: [GroupPhase: Counter]
-    let attemptsDispatched: Counter
+    private let attemptsDispatched: Counter
     let attemptsRerun: Counter
     private let sessionsEnded: (silent: Counter, left: Counter, replaced: Counter)
     private var refusals: [ProtocolError.Code: Counter] = [:]
@@ -149,12 +163,48 @@ final class CoordinatorMetrics {
 
     @inline(__always)
     func received(_ family: WireFamily) {
-        messagesIn[Int(family.rawValue) - 1].increment()
+        pendingIn[Int(family.rawValue) - 1] &+= 1
     }
 
     @inline(__always)
     func sent(_ family: WireFamily) {
-        messagesOut[Int(family.rawValue) - 1].increment()
+        pendingOut[Int(family.rawValue) - 1] &+= 1
+    }
+
+    @inline(__always)
+    func dispatched() {
+        pendingDispatched &+= 1
+    }
+
+    /// Adds the counts kept on the loop's thread to their counters.
+    func flush() {
+        for index in pendingIn.indices where pendingIn[index] > 0 {
+            messagesIn[index].increment(by: pendingIn[index])
+            pendingIn[index] = 0
+        }
+        for index in pendingOut.indices where pendingOut[index] > 0 {
+            messagesOut[index].increment(by: pendingOut[index])
+            pendingOut[index] = 0
+        }
+        if pendingDispatched > 0 {
+            attemptsDispatched.increment(by: pendingDispatched)
+            pendingDispatched = 0
+        }
+        if !pendingChildren.isEmpty {
+            for (key, count) in pendingChildren { childFinished(kind: key.kind, key.phase).increment(by: count) }
+            pendingChildren.removeAll(keepingCapacity: true)
+        }
+        if !pendingStartDelays.isEmpty || !pendingRunTimes.isEmpty {
+            let (starts, runs, startDelay, runDuration) = (pendingStartDelays, pendingRunTimes, startDelay, runDuration)
+            pendingStartDelays = []
+            pendingRunTimes = []
+            pendingStartDelays.reserveCapacity(starts.count)
+            pendingRunTimes.reserveCapacity(runs.count)
+            recorder.async {
+                for nanoseconds in starts { startDelay.recordNanoseconds(nanoseconds) }
+                for nanoseconds in runs { runDuration.recordNanoseconds(nanoseconds) }
+            }
+        }
     }
 
     /// An error answer went out: a refusal of what a peer sent.
@@ -187,11 +237,11 @@ final class CoordinatorMetrics {
     func record(_ observation: SchedulerObservation) {
         switch observation {
         case .childFinished(let kind, let phase):
-            childFinished(kind: kind, phase).increment()
+            pendingChildren[ChildKey(kind: kind, phase: phase), default: 0] &+= 1
         case .attemptStarted(let waited):
-            startDelay.recordNanoseconds(waited.nanoseconds)
+            pendingStartDelays.append(waited.nanoseconds)
         case .attemptFinished(let ran):
-            runDuration.recordNanoseconds(ran.nanoseconds)
+            pendingRunTimes.append(ran.nanoseconds)
         case .attemptRerunAfterWorkerLoss:
             attemptsRerun.increment()
         case .lockGranted(let category, let waited):
@@ -222,10 +272,12 @@ final class CoordinatorMetrics {
         return timer
     }
 
-    /// Sets the gauges from the scheduler's state, if ``refreshInterval`` has passed.
+    /// Adds the pending counts to their counters and sets the gauges from the scheduler's
+    /// state, if ``refreshInterval`` has passed.
     func refreshIfDue(_ scheduler: inout Scheduler, now: Timestamp) {
         if let nextRefresh, now < nextRefresh { return }
         nextRefresh = now + refreshInterval
+        flush()
         refresh(scheduler.summary())
     }
 

@@ -31,6 +31,13 @@ public final class JournalReader: Sendable {
         }
     }
 
+    /// Closes the connection. Close it before the writer's journal: the last connection to
+    /// close checkpoints the write-ahead log into the file and removes it, which a read-only
+    /// one cannot do. Further calls throw.
+    public func close() {
+        try? database.close()
+    }
+
     /// The finished groups `query` selects, newest submission first, at most its limit (at
     /// most ``maxGroups``); without children. One indexed query: the journal's
     /// `groups_by_submission` and `groups_by_state` indexes serve the order and the filters.

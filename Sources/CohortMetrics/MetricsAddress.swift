@@ -46,13 +46,13 @@ public struct MetricsAddress: Hashable, Sendable, CustomStringConvertible {
             portText = rest.dropFirst()
         } else {
             guard let colon = trimmed.lastIndex(of: ":") else {
-                throw fail("it has no :PORT (write HOST:PORT, e.g. 127.0.0.1:9470, or off)")
+                throw fail("it has no :PORT")
             }
             host = trimmed[..<colon]
             portText = trimmed[trimmed.index(after: colon)...]
             guard !host.contains(":") else { throw fail("an IPv6 address goes in brackets: [::1]:9470") }
         }
-        guard !host.isEmpty else { throw fail("the host is empty (write 127.0.0.1:PORT or 0.0.0.0:PORT)") }
+        guard !host.isEmpty else { throw fail("the host is empty") }
         guard !host.contains(" ") else { throw fail("\"\(host)\" is not a host name or IP address") }
         guard let port = Int(portText), (0...65535).contains(port) else {
             throw fail("the port \"\(portText)\" is not a number from 0 to 65535")

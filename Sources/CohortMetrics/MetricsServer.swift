@@ -49,8 +49,10 @@ public struct MetricsServer: Service {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
         }
         var httpLogger = logger
-        // Hummingbird logs each request at debug, its start at info; the caller announces the address.
-        httpLogger.logLevel = max(logger.logLevel, .warning)
+        // Hummingbird logs each request at debug, its start at info, and a cancelled connection
+        // wait at error when it stops; failures to bind are thrown (and reported) below, and
+        // the caller announces the address.
+        httpLogger.logLevel = .critical
         let (address, onBound, logger) = (self.address, self.onBound, self.logger)
         let application = Application(
             router: router,

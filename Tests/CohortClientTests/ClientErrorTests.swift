@@ -228,6 +228,33 @@ import Testing
         await client.close()
     }
 
+    /// `status(filter:)` sends its filter and returns the list as the coordinator ordered it;
+    /// `undrain(worker:)` sends an UndrainRequest and returns once acknowledged.
+    @Test func aFilteredStatusAndAnUndrainSayWhatTheyAsk() async throws {
+        let fake = try FakePeer(coordinatorAt: "tcp://127.0.0.1:*")
+        defer { fake.stop() }
+        let client = try await CohortClient.connect(configuration(fake.endpoint))
+        let filter = GroupFilter(states: [.failed], nameGlob: "release-*", limit: 3)
+        let listing = Task { try await client.status(filter: filter) }
+        let (asked, from) = try await fake.awaitRequest("STATUS with a filter") {
+            $0 == .status(group: nil, filter: filter)
+        }
+        let groups = [
+            GroupSummary(
+                id: "g-2", name: "release-2", state: .failed, submittedAt: WireTimestamp(nanosecondsSinceEpoch: 2)),
+            GroupSummary(
+                id: "g-1", name: "release-1", state: .failed, submittedAt: WireTimestamp(nanosecondsSinceEpoch: 1)),
+        ]
+        try fake.reply(asked.requestID, .groups(groups), to: from)
+        #expect(try await within(Deadline.event, "the list") { try await listing.value } == groups)
+
+        let undraining = Task { try await client.undrain(worker: "w1") }
+        let (request, sender) = try await fake.awaitRequest("UNDRAIN") { $0 == .undrain(worker: "w1") }
+        try fake.reply(request.requestID, .acknowledged, to: sender)
+        try await within(Deadline.event, "the undrain") { try await undraining.value }
+        await client.close()
+    }
+
     // MARK: The connection
 
     @Test func aCoordinatorThatStopsAnsweringIsConnectionLostAfterTheRequestTimeout() async throws {

@@ -126,6 +126,7 @@ import Testing
         for index in 0..<(metrics.maxLabelValues + 20) {
             metrics.record(.childFinished(kind: "kind-\(index)", .succeeded))
         }
+        metrics.flush()
         let text = registry.emitToString()
         let kinds = MetricsText.labelValues(text, name: "cohort_children_finished_total", label: "kind")
         #expect(kinds.count == metrics.maxLabelValues + 1)

@@ -60,7 +60,16 @@ struct DashboardHost: Sendable {
         configuration.curve = keys
         // A coordinator stopping for a restart is not waited for: the dashboard stops with it.
         configuration.reconnectTimeout = .seconds(5)
-        let client = try await CohortClient.connect(configuration, logger: logger)
+        let client: CohortClient
+        do {
+            client = try await CohortClient.connect(configuration, logger: logger)
+        } catch {
+            guard isDefault, !Task.isCancelled else { throw error }
+            // Nobody asked for the dashboard: the coordinator runs on without it.
+            logger.warning("dashboard off", metadata: ["error": "\(error)"])
+            Console.err("cohort: WARNING: the dashboard cannot reach the coordinator (\(error)); it is off")
+            return
+        }
         let server = DashboardServer(client: client, tokens: tokens, logger: logger)
         do {
             try await server.run(
