@@ -164,11 +164,14 @@ final class WorkerLoop {
         case .kill(let attemptID, let reason):
             // The coordinator may soon grant its categories to someone else: its processes are
             // killed without a grace, and it is reported as a worker loss.
+            // Cancelled first, then killed: were the processes killed first, their exit could
+            // be reaped, and the attempt reported failed by the signal, before the cancel.
             guard let procedure = procedures[attemptID] else { return }
-            procedure.context.scope.killAtOnce()
+            procedure.context.scope.killsAtOnceFromNowOn()
             procedure.cancel(
                 with: CancellationReason(
                     "worker \(configuration.name) lost its lease: \(reason)", code: .workerLost))
+            procedure.context.scope.killAtOnce()
         case .cancelAll:
             queue.cancelAll(
                 with: CancellationReason("worker \(configuration.name) stopped", code: .shutdown))

@@ -41,6 +41,14 @@ final class AttemptScope: ProcedureQueueDelegate, Sendable {
     /// (its worker's lease ended: docs/scheduling.md, "Leases").
     var killsAtOnce: Bool { state.withLock { $0.killsAtOnce } }
 
+    /// Makes later cancels kill the attempt's processes at once, without the kill grace, and
+    /// kills nothing yet: set before the cancel, so that the attempt is cancelled before any
+    /// of its processes dies (a process killed first may be reaped, and the attempt reported
+    /// failed by its signal, before the cancel is recorded).
+    func killsAtOnceFromNowOn() {
+        state.withLock { $0.killsAtOnce = true }
+    }
+
     /// Kills the attempt's processes at once, without the kill grace, even if a cancel is
     /// already waiting out its grace; later cancels kill at once too.
     func killAtOnce() {

@@ -187,7 +187,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             try await ServiceRunner.run(name: "coordinator", logger: logger) { [configuration] in
                 try await metrics.serve(logger: logger) { factory in
                     try await Self.serve(
-                        configuration, logger: logger, metrics: factory, dashboard: dashboard, dashboardKeys: dashboardKeys)
+                        configuration, logger: logger, metrics: factory, dashboard: dashboard,
+                        dashboardKeys: dashboardKeys)
                 }
             }
         } catch let error as MetricsServerError {
