@@ -72,7 +72,7 @@ extension DashboardServer {
         let offset = try Self.integer(query.get("offset"), "offset", default: 0, range: 0...Int.max)
 
         let all = try await call { try await client.status() }
-        let matching = all.reversed().filter { group in
+        let matching = all.filter { group in  // newest first, as `status()` answers
             (states == nil || states!.contains("\(group.state)"))
                 && (name == nil || Self.matches(name: group.name, pattern: name!) || group.id == name)
         }
