@@ -19,66 +19,120 @@ extension DashboardServer {
     /// `GET /api/groups/ID/events`: the coordinator's watch of the group, as it comes:
     /// `snapshot` (the group as `GET /api/groups/ID` shows it), a `child` per state change,
     /// then `finished`, after which the stream ends. An unknown group: one `error` event.
-    func groupEvents(_ group: String) -> Response {
-        let client = client
-        return Response(
+    ///
+    /// The stream ends, and the watch with it, when the browser goes away (Hummingbird does
+    /// not cancel a response body on its own), and when ``groupStreamBuffer`` events wait for
+    /// a slow reader (the page reconnects and starts again from a fresh snapshot).
+    func groupEvents(_ request: Request, _ group: String) -> Response {
+        Response(
             status: .ok, headers: Self.sseHeaders,
             body: ResponseBody { writer in
+                self.openGroupStreams.add(1, ordering: .relaxed)
+                defer { self.openGroupStreams.subtract(1, ordering: .relaxed) }
                 try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
                 do {
-                    for try await event in client.watch(group) {
-                        switch event {
-                        case .snapshot(let detail):
-                            try await writer.write(Self.sse("snapshot", DashboardJSON.group(detail)))
-                        case .child(let child, let at):
-                            try await writer.write(
-                                Self.sse(
-                                    "child",
-                                    [
-                                        "group": .string(group), "at": DashboardJSON.time(at),
-                                        "child": DashboardJSON.child(child),
-                                    ]))
-                        case .finished(let state, let reason, let at):
-                            try await writer.write(
-                                Self.sse(
-                                    "finished",
-                                    [
-                                        "group": .string(group), "at": DashboardJSON.time(at),
-                                        "state": .string("\(state)"), "reason": DashboardJSON.optional(reason),
-                                    ]))
-                        }
+                    try await request.body.consumeWithCancellationOnInboundClose { _ in
+                        try await self.streamGroup(group, to: &writer)
                     }
-                } catch let error as ClientError {
-                    let api = APIError(error)
-                    try await writer.write(Self.sse("error", DashboardJSON.error(api.code, api.message)))
+                } catch is CancellationError {
+                    return  // the browser went away, or the server stops
                 }
                 try await writer.finish(nil)
             })
     }
 
+    /// What ``groupEvents(_:_:)`` writes: the watch's events through a buffer of at most
+    /// ``groupStreamBuffer``, and `: keep-alive` when nothing else went out for
+    /// ``keepAliveInterval``.
+    private func streamGroup(_ group: String, to writer: inout any ResponseBodyWriter) async throws {
+        let (items, input) = AsyncStream<GroupStreamItem>.makeStream(
+            bufferingPolicy: .bufferingOldest(Self.groupStreamBuffer))
+        let client = client
+        let keepAlive = keepAliveInterval
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                do {
+                    for try await event in client.watch(group) {
+                        if case .dropped = input.yield(.event(event)) {
+                            input.finish()  // too far behind: end; the page reconnects
+                            return
+                        }
+                    }
+                } catch let error as ClientError {
+                    input.yield(.failed(APIError(error)))
+                }
+                input.finish()
+            }
+            tasks.addTask {
+                while !Task.isCancelled {
+                    try await Task.sleep(for: keepAlive / 3)
+                    input.yield(.tick)
+                }
+            }
+            var lastWrite = ContinuousClock.now
+            for await item in items {
+                switch item {
+                case .tick:
+                    guard ContinuousClock.now - lastWrite >= keepAlive else { continue }
+                    try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                case .event(.snapshot(let detail)):
+                    try await writer.write(Self.sse("snapshot", DashboardJSON.group(detail)))
+                case .event(.child(let child, let at)):
+                    try await writer.write(
+                        Self.sse(
+                            "child",
+                            [
+                                "group": .string(group), "at": DashboardJSON.time(at),
+                                "child": DashboardJSON.child(child),
+                            ]
+                        ))
+                case .event(.finished(let state, let reason, let at)):
+                    try await writer.write(
+                        Self.sse(
+                            "finished",
+                            [
+                                "group": .string(group), "at": DashboardJSON.time(at), "state": .string("\(state)"),
+                                "reason": DashboardJSON.optional(reason),
+                            ]))
+                case .failed(let error):
+                    try await writer.write(Self.sse("error", DashboardJSON.error(error.code, error.message)))
+                }
+                lastWrite = ContinuousClock.now
+            }
+            tasks.cancelAll()
+        }
+    }
+
     /// `GET /api/events`: what changed in the cluster, looked at every `pollInterval`:
-    /// `groups` (counts by state; the list is fetched again), `workers` and `locks` (in full,
+    /// `groups` (counts of the unfinished groups by state and the progress of the newest
+    /// ``maxUnfinishedDetails``; the list is fetched again), `workers` and `locks` (in full,
     /// as their `GET`s answer). Each is sent at once, then when it changes. Never ends by itself.
-    func clusterEvents() -> Response {
+    func clusterEvents(_ request: Request) -> Response {
         Response(
             status: .ok, headers: Self.sseHeaders,
             body: ResponseBody { writer in
                 try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-                var last: [String: JSONValue] = [:]
-                var quiet = Duration.zero
-                while !Task.isCancelled && !self.isStopping {
-                    var sent = false
-                    for (name, value) in await self.clusterState() where last[name] != value {
-                        last[name] = value
-                        try await writer.write(Self.sse(name, value))
-                        sent = true
+                do {
+                    try await request.body.consumeWithCancellationOnInboundClose { _ in
+                        var last: [String: JSONValue] = [:]
+                        var quiet = Duration.zero
+                        while !Task.isCancelled && !self.isStopping {
+                            var sent = false
+                            for (name, value) in await self.clusterState() where last[name] != value {
+                                last[name] = value
+                                try await writer.write(Self.sse(name, value))
+                                sent = true
+                            }
+                            quiet = sent ? .zero : quiet + self.pollInterval
+                            if quiet >= self.keepAliveInterval {
+                                try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                                quiet = .zero
+                            }
+                            try await Task.sleep(for: self.pollInterval)
+                        }
                     }
-                    quiet = sent ? .zero : quiet + self.pollInterval
-                    if quiet >= .seconds(15) {
-                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
-                        quiet = .zero
-                    }
-                    try await Task.sleep(for: self.pollInterval)
+                } catch is CancellationError {
+                    return  // the browser went away, or the server stops
                 }
                 try await writer.finish(nil)
             })
@@ -91,11 +145,8 @@ extension DashboardServer {
         if let cached = clusterCache.withLock({ $0 }), now - cached.at < pollInterval { return cached.events }
         var events: [(String, JSONValue)] = []
         var unfinished: [GroupDetail]?
-        if let groups = try? await client.status() {
-            var counts: [String: JSONValue] = [:]
-            for state in GroupState.allCases { counts["\(state)"] = .int(0) }
-            for group in groups { counts["\(group.state)"] = .int((counts["\(group.state)"]?.int64Value ?? 0) + 1) }
-            // Progress of unfinished groups, so the list refreshes as children finish.
+        if let groups = try? await client.status(filter: Self.unfinishedFilter) {
+            // Progress of the newest unfinished groups, so the list refreshes as children finish.
             let details = await unfinishedGroups(groups)
             unfinished = details
             var progress: [String: JSONValue] = [:]
@@ -103,7 +154,10 @@ extension DashboardServer {
             events.append(
                 (
                     "groups",
-                    ["total": .int(Int64(groups.count)), "counts": .object(counts), "running": .object(progress)]
+                    [
+                        "unfinished": .int(Int64(groups.count)), "counts": Self.counts(groups),
+                        "running": .object(progress),
+                    ]
                 )
             )
         }
@@ -118,4 +172,12 @@ extension DashboardServer {
 struct ClusterSnapshot: Sendable {
     var at: ContinuousClock.Instant
     var events: [(String, JSONValue)]
+}
+
+/// What a group stream writes next: an event of the watch, its failure, or a look at whether
+/// a keep-alive is due.
+enum GroupStreamItem: Sendable {
+    case event(GroupEvent)
+    case failed(APIError)
+    case tick
 }

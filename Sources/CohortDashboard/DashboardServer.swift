@@ -32,6 +32,19 @@ public final class DashboardServer: Sendable {
     let stopping = Atomic<Bool>(false)
 
     var isStopping: Bool { stopping.load(ordering: .relaxed) }
+    /// Whether reading needs a token too (at least a viewer's): under CURVE, so that a local
+    /// process cannot read over HTTP what the CURVE keys protect.
+    let readsNeedToken: Bool
+    /// The address the server listens on, once it does: requests must name it (or, on a
+    /// loopback address, `localhost`) in their `Host` header. `nil`: no check (tests through
+    /// the router).
+    let boundAddress = Mutex<DashboardAddress?>(nil)
+    /// How long a stream stays silent before a `: keep-alive` comment goes out.
+    let keepAliveInterval: Duration
+    /// The group event streams open now (each holds a watch on the coordinator).
+    let openGroupStreams = Atomic<Int>(0)
+    /// The most events of a group's watch that wait for a slow browser; past it the stream ends.
+    static let groupStreamBuffer = 1_000
     /// The cluster streams' last look at the cluster (``clusterState()``).
     let clusterCache = Mutex<ClusterSnapshot?>(nil)
 
@@ -39,12 +52,19 @@ public final class DashboardServer: Sendable {
     ///   - client: connected to the coordinator the dashboard shows.
     ///   - tokens: who may do what; empty: everyone reads, nobody cancels or drains.
     ///   - pollInterval: how often `/api/events` looks for changed groups, workers and locks.
+    ///   - keepAliveInterval: how long an event stream stays silent before a `: keep-alive`
+    ///     comment goes out (so proxies keep the connection).
+    ///   - readsNeedToken: every request needs a token, reads too (a viewer's at least): the
+    ///     coordinator runs under CURVE.
     public init(
-        client: CohortClient, tokens: AccessTokens, pollInterval: Duration = .seconds(1), logger: Logger
+        client: CohortClient, tokens: AccessTokens, pollInterval: Duration = .seconds(1),
+        keepAliveInterval: Duration = .seconds(15), readsNeedToken: Bool = false, logger: Logger
     ) {
         self.client = client
         self.tokens = tokens
+        self.readsNeedToken = readsNeedToken
         self.pollInterval = pollInterval
+        self.keepAliveInterval = keepAliveInterval
         self.logger = logger
     }
 
@@ -65,35 +85,49 @@ public final class DashboardServer: Sendable {
             configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? address.port
-                onRunning(DashboardAddress(host: address.host, port: port))
+                let bound = DashboardAddress(host: address.host, port: port)
+                self.boundAddress.withLock { $0 = bound }
+                onRunning(bound)
             },
             logger: logger)
         var configuration = ServiceGroupConfiguration(services: [.init(service: app)], logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(5)
         let services = ServiceGroup(configuration: configuration)
-        // Not a child task: a cancellation here asks it to shut down gracefully instead.
+        // Not a child task: a cancellation here asks it to shut down gracefully instead. Both
+        // tasks are owned: waited for (and cancelled) before this returns.
         let serving = Task { try await services.run() }
+        let shutdown = Mutex<Task<Void, Never>?>(nil)
+        defer {
+            serving.cancel()
+            shutdown.withLock { $0?.cancel() }
+        }
         do {
             try await withTaskCancellationHandler {
                 try await serving.value
             } onCancel: {
                 stopping.store(true, ordering: .relaxed)
-                Task {
-                    await onStop()
-                    await services.triggerGracefulShutdown()
+                shutdown.withLock { task in
+                    task = Task {
+                        await onStop()
+                        await services.triggerGracefulShutdown()
+                    }
                 }
             }
         } catch is CancellationError {
+            await shutdown.withLock { $0 }?.value
             return
         } catch {
+            await shutdown.withLock { $0 }?.value
             if Task.isCancelled { return }
             throw DashboardSettingsError("http: cannot serve the dashboard on \(address): \(error)")
         }
+        await shutdown.withLock { $0 }?.value
     }
 
     /// The routes: pages, assets and the API (docs/http.md).
     public func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: HostCheck(server: self))
         router.get("/") { _, _ in Self.page("index.html") }
         router.get("/group") { _, _ in Self.page("group.html") }
         router.get("/workers") { _, _ in Self.page("workers.html") }
@@ -104,7 +138,7 @@ public final class DashboardServer: Sendable {
         router.get("/api/groups") { request, _ in await self.respondAsync { try await self.groups(request) } }
         router.get("/api/groups/{id}") { request, context in
             await self.respondAsync {
-                try self.identify(request)
+                try self.reader(request)
                 let id = try self.id(context)
                 return try await DashboardJSON.group(self.call { try await self.client.status(id) })
             }
@@ -112,8 +146,13 @@ public final class DashboardServer: Sendable {
         router.get("/api/groups/{id}/result") { request, context in
             await self.respondAsync { try await self.result(request, group: try self.id(context)) }
         }
-        router.get("/api/groups/{id}/events") { _, context in
-            self.groupEvents(context.parameters.get("id") ?? "")
+        router.get("/api/groups/{id}/events") { request, context in
+            do throws(APIError) {
+                try self.reader(request, queryToken: true)
+            } catch {
+                return Self.json(DashboardJSON.error(error.code, error.message), status: error.status)
+            }
+            return self.groupEvents(request, context.parameters.get("id") ?? "")
         }
         router.post("/api/groups/{id}/cancel") { request, context in
             await self.respondAsync(status: .accepted) {
@@ -122,7 +161,7 @@ public final class DashboardServer: Sendable {
         }
         router.get("/api/workers") { request, _ in
             await self.respondAsync {
-                try self.identify(request)
+                try self.reader(request)
                 return try await self.workersJSON()
             }
         }
@@ -131,11 +170,18 @@ public final class DashboardServer: Sendable {
         }
         router.get("/api/locks") { request, _ in
             await self.respondAsync {
-                try self.identify(request)
+                try self.reader(request)
                 return try await self.locksJSON()
             }
         }
-        router.get("/api/events") { _, _ in self.clusterEvents() }
+        router.get("/api/events") { request, _ in
+            do throws(APIError) {
+                try self.reader(request, queryToken: true)
+            } catch {
+                return Self.json(DashboardJSON.error(error.code, error.message), status: error.status)
+            }
+            return self.clusterEvents(request)
+        }
         return router
     }
 
@@ -205,6 +251,27 @@ public final class DashboardServer: Sendable {
         return Response(
             status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+/// Refuses a request whose `Host` header does not name the server (DNS rebinding: a web page
+/// of another site whose name resolves to this address).
+struct HostCheck: RouterMiddleware {
+    typealias Context = BasicRequestContext
+    let server: DashboardServer
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard let bound = server.boundAddress.withLock({ $0 }),
+            !DashboardServer.hostAllowed(request.head.authority, bound: bound)
+        else { return try await next(request, context) }
+        return DashboardServer.json(
+            DashboardJSON.error(
+                "misdirected",
+                "the Host header \"\(request.head.authority ?? "")\" does not name this dashboard (\(bound)): "
+                    + "open it as http://\(bound)/" + (bound.isLoopback ? " or http://localhost:\(bound.port)/" : "")),
+            status: .misdirectedRequest)
     }
 }
 

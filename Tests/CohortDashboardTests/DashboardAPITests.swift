@@ -4,6 +4,7 @@ import CohortSpec
 import CohortTestSupport
 import CohortWorker
 import Foundation
+import Glibc
 import Hummingbird
 import HummingbirdTesting
 import Logging
@@ -38,13 +39,28 @@ struct DashboardAPITests {
 
             let runningOnly = try await client.json("/api/groups?state=running")
             #expect(runningOnly["total"] as? Int == 1)
-            let byName = try await client.json("/api/groups?name=bet")
+            #expect(all["more"] as? Bool == false)
+            #expect((all["counts"] as? [String: Any])?["running"] as? Int == 1)
+            #expect((all["counts"] as? [String: Any])?["pending"] as? Int == 0)
+            // The name is the coordinator's glob, as `cohort status --name`: no part matches.
+            let byName = try await client.json("/api/groups?name=bet*")
             #expect((byName["groups"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["beta"])
+            let byPart = try await client.json("/api/groups?name=bet")
+            #expect((byPart["groups"] as? [[String: Any]])?.isEmpty == true)
             let byGlob = try await client.json("/api/groups?name=*a&state=succeeded")
             #expect(byGlob["total"] as? Int == 2)
             let paged = try await client.json("/api/groups?limit=1&offset=1")
             #expect((paged["groups"] as? [[String: Any]])?.compactMap { $0["id"] as? String } == [second])
-            #expect(paged["total"] as? Int == 3)
+            #expect(paged["more"] as? Bool == true, "a third group is past the page")
+            #expect(paged["total"] is NSNull, "unknown without reading every group")
+            let last = try await client.json("/api/groups?limit=1&offset=2")
+            #expect(last["more"] as? Bool == false)
+            #expect(last["total"] as? Int == 3)
+
+            let tooMany = try await client.response("/api/groups?limit=101")
+            #expect(tooMany.status == .badRequest)
+            let badGlob = try await client.response("/api/groups?name=rel%5B")
+            #expect(badGlob.status == .badRequest)
 
             let bad = try await client.response("/api/groups?state=sleeping")
             #expect(bad.status == .badRequest)
@@ -145,16 +161,22 @@ struct DashboardAPITests {
         try await withDashboard { fixture, _ in
             let state = await fixture.server.clusterState()
             #expect(state.map(\.0) == ["groups", "workers", "locks"])
-            _ = try await fixture.submit(Self.quick("one"))
+            let id = try await fixture.submit(Self.slow("one", seconds: 30))
             // Looked at again once the last look is older than the poll interval (100 ms here).
             let deadline = ContinuousClock.now + Deadline.event
-            var total: JSONValue?
+            var unfinished: JSONValue?
+            var progress: JSONValue?
             while ContinuousClock.now < deadline {
-                total = await fixture.server.clusterState().first?.1.select("total")
-                if total == .int(1) { break }
+                let groups = await fixture.server.clusterState().first?.1
+                unfinished = groups?.select("unfinished")
+                progress = groups?.select("running")
+                if unfinished == .int(1) { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            #expect(total == .int(1))
+            #expect(unfinished == .int(1))
+            #expect(
+                progress?.objectValue?[id] != nil, "the unfinished group's progress: \(String(describing: progress))")
+            try await fixture.client.cancel(id)
         }
     }
 
@@ -185,6 +207,77 @@ struct DashboardAPITests {
             #expect(final.state == .cancelled)
             #expect(final.children.first?.error?.contains("stopped by the API test") == true)
         }
+    }
+
+    @Test func groupStreamSendsKeepAlivesWhileQuiet() async throws {
+        try await withDashboard(keepAliveInterval: .milliseconds(300)) { fixture, client in
+            let id = try await fixture.submit(Self.slow("quiet", seconds: 2))
+            let response = try await client.response("/api/groups/\(id)/events")
+            let text = String(buffer: response.body)
+            #expect(text.contains("\n: keep-alive\n"), "in \(text)")
+            #expect(Self.events(text).last?.name == "finished")
+        }
+    }
+
+    @Test func groupStreamEndsWhenTheBrowserGoesAway() async throws {
+        try await withDashboard(.live) { fixture, client in
+            let id = try await fixture.submit(Self.slow("long", seconds: 60))
+            let port = try #require(client.port)
+            let socket = try await RawHTTPConnection(port: port)
+            try await socket.send("GET /api/groups/\(id)/events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+            try await socket.read(until: "event: snapshot")
+            #expect(fixture.server.openGroupStreams.load(ordering: .relaxed) == 1)
+            socket.close()
+            // Well before the first keep-alive (15 s), whose failed write would end it anyway.
+            let deadline = ContinuousClock.now + .seconds(8)
+            while fixture.server.openGroupStreams.load(ordering: .relaxed) > 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(fixture.server.openGroupStreams.load(ordering: .relaxed) == 0, "the stream ended with its browser")
+            try await fixture.client.cancel(id)
+        }
+    }
+
+    @Test func underCurveReadingNeedsAToken() async throws {
+        try await withDashboard(readsNeedToken: true) { _, client in
+            let anonymous = try await client.response("/api/groups")
+            #expect(anonymous.status == .unauthorized)
+            #expect(String(buffer: anonymous.body).contains("reading needs a token"))
+            #expect(try await client.response("/api/workers").status == .unauthorized)
+            #expect(try await client.response("/api/locks").status == .unauthorized)
+            #expect(try await client.response("/api/groups/g-1").status == .unauthorized)
+            #expect(try await client.response("/api/events").status == .unauthorized)
+            #expect(try await client.response("/api/groups/g-1/events").status == .unauthorized)
+            #expect(try await client.response("/api/groups", token: Self.viewerToken).status == .ok)
+            let who = try await client.json("/api/whoami")
+            #expect((who["may"] as? [String: Any])?["read"] as? Bool == false)
+            #expect(who["tokenNeeded"] as? Bool == true)
+            // An EventSource cannot send headers: the streams take the token as a parameter.
+            let stream = try await client.response("/api/groups/no-such-group/events?token=\(Self.viewerToken)")
+            #expect(stream.status == .ok)
+            #expect(Self.events(String(buffer: stream.body)).first?.name == "error")
+            let wrong = try await client.response("/api/groups/no-such-group/events?token=not-a-token-at-all")
+            #expect(wrong.status == .unauthorized)
+        }
+    }
+
+    @Test func aForeignHostHeaderIsRefused() async throws {
+        try await withDashboard(.live) { fixture, client in
+            let port = try #require(client.port)
+            fixture.server.boundAddress.withLock { $0 = DashboardAddress(host: "127.0.0.1", port: port) }
+            #expect(
+                try await RawHTTPConnection.status(port: port, host: "evil.example:\(port)") == 421, "DNS rebinding")
+            #expect(try await RawHTTPConnection.status(port: port, host: "localhost:\(port)") == 200)
+            #expect(try await RawHTTPConnection.status(port: port, host: "127.0.0.1:\(port)") == 200)
+            #expect(try await RawHTTPConnection.status(port: port, host: "[::1]:\(port)") == 200)
+            #expect(try await RawHTTPConnection.status(port: port, host: "localhost:1") == 421, "another port")
+        }
+        let exposed = DashboardAddress(host: "10.1.2.3", port: 7401)
+        #expect(DashboardServer.hostAllowed("10.1.2.3:7401", bound: exposed))
+        #expect(!DashboardServer.hostAllowed("localhost:7401", bound: exposed), "not a loopback bind")
+        #expect(!DashboardServer.hostAllowed("evil.example:7401", bound: exposed))
+        #expect(!DashboardServer.hostAllowed(nil, bound: exposed))
+        #expect(DashboardServer.hostAllowed("build-host:7401", bound: DashboardAddress(host: "0.0.0.0", port: 7401)))
     }
 
     @Test func whoamiSaysWhatATokenMayDo() async throws {
@@ -253,6 +346,7 @@ struct DashboardFixture: Sendable {
 }
 
 func withDashboard(
+    _ testing: TestingSetup = .router, keepAliveInterval: Duration = .seconds(15), readsNeedToken: Bool = false,
     _ body: @escaping @Sendable (DashboardFixture, any TestClientProtocol) async throws -> Void
 ) async throws {
     try await withCoordinator { handle in
@@ -279,10 +373,12 @@ func withDashboard(
             AccessToken(role: .admin, name: "root", secret: DashboardAPITests.adminToken),
             AccessToken(role: .viewer, name: "watcher", secret: DashboardAPITests.viewerToken),
         ])
-        let server = DashboardServer(client: client, tokens: tokens, pollInterval: .milliseconds(100), logger: quiet)
+        let server = DashboardServer(
+            client: client, tokens: tokens, pollInterval: .milliseconds(100), keepAliveInterval: keepAliveInterval,
+            readsNeedToken: readsNeedToken, logger: quiet)
         let app = Application(router: server.router(), logger: quiet)
         do {
-            try await app.test(.router) { testClient in
+            try await app.test(testing) { testClient in
                 try await body(DashboardFixture(client: client, server: server), testClient)
             }
         } catch {
@@ -311,5 +407,83 @@ extension TestClientProtocol {
         #expect(response.status == .ok, "\(uri): \(String(buffer: response.body))")
         return try #require(
             try JSONSerialization.jsonObject(with: Data(String(buffer: response.body).utf8)) as? [String: Any])
+    }
+}
+
+/// A plain TCP connection to the test server: it can go away in the middle of a response,
+/// as a browser's tab does. Its blocking calls run on a dispatch queue, not on the tasks' own
+/// threads (the server needs those).
+final class RawHTTPConnection: Sendable {
+    private let descriptor: Int32
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(port: Int) async throws {
+        descriptor = try await Self.blocking {
+            let descriptor = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard descriptor >= 0, connected == 0 else {
+                Glibc.close(descriptor)
+                throw Failure(description: "cannot connect to 127.0.0.1:\(port)")
+            }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            return descriptor
+        }
+    }
+
+    func send(_ text: String) async throws {
+        let descriptor = descriptor
+        try await Self.blocking {
+            let bytes = Array(text.utf8)
+            guard Glibc.send(descriptor, bytes, bytes.count, 0) == bytes.count else {
+                throw Failure(description: "cannot send the request")
+            }
+        }
+    }
+
+    /// Reads until `marker` has come (10 s at most per read); what came.
+    @discardableResult
+    func read(until marker: String) async throws -> String {
+        let descriptor = descriptor
+        return try await Self.blocking {
+            var received = ""
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !received.contains(marker) {
+                let count = Glibc.recv(descriptor, &buffer, buffer.count, 0)
+                guard count > 0 else {
+                    throw Failure(description: "the connection ended before \(marker): \(received)")
+                }
+                received += String(decoding: buffer[0..<count], as: UTF8.self)
+            }
+            return received
+        }
+    }
+
+    func close() { Glibc.close(descriptor) }
+
+    /// The status code of `GET /api/whoami` sent with `Host: host`.
+    static func status(port: Int, host: String) async throws -> Int {
+        let connection = try await RawHTTPConnection(port: port)
+        defer { connection.close() }
+        try await connection.send("GET /api/whoami HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+        let head = try await connection.read(until: "\r\n")
+        return Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    private static func blocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
     }
 }

@@ -13,7 +13,8 @@ struct DashboardBrowserTests {
     static let viewerToken = "e2e-viewer-token-0123456789"
 
     /// A release with a nested group, dependencies and a lock; `build/linux` finishes about
-    /// 7 s after the submission, the rest runs until cancelled.
+    /// 21 s after the submission (long enough to be seen running on a loaded machine), the
+    /// rest runs until cancelled.
     static let spec = """
         name: nightly-release
         children:
@@ -22,7 +23,7 @@ struct DashboardBrowserTests {
             after: [checkout]
             group:
               children:
-                - { name: linux, run: sleep, with: { seconds: 6 } }
+                - { name: linux, run: sleep, with: { seconds: 20 } }
                 - { name: macos, run: sleep, with: { seconds: 600 } }
           - { name: docs, run: sleep, after: [checkout], exclusive: [bucket], with: { seconds: 600 } }
           - { name: notes, run: sleep, after: [checkout], exclusive: [bucket], with: { seconds: 600 } }
@@ -58,7 +59,7 @@ struct DashboardBrowserTests {
             let first = try await browser.value("the node build/linux", node)
             #expect(
                 !["succeeded", "failed", "cancelled"].contains(first), "build/linux had already finished: \(first)")
-            try await browser.waitFor("build/linux to turn succeeded", "\(node) === 'succeeded'", timeout: .seconds(30))
+            try await browser.waitFor("build/linux to turn succeeded", "\(node) === 'succeeded'", timeout: .seconds(60))
             #expect(try await browser.evaluate("window.__e2eMarker") as? String == "no reload")
             #expect(try await browser.evaluate("document.querySelectorAll('#graph-svg .box').length") as? Int == 1)
             #expect(try await browser.evaluate("document.querySelectorAll('#graph-svg .edge').length") as? Int == 6)
@@ -74,7 +75,9 @@ struct DashboardBrowserTests {
             #expect(try await browser.evaluate("document.getElementById('cancel-group').hidden") as? Bool == true)
             #expect(try await browser.evaluate("document.querySelectorAll('button.cancel-child').length") as? Int == 0)
             try await useToken(browser, Self.viewerToken)
-            try await browser.waitFor("the page to know the viewer", "document.body.dataset.role === 'viewer'")
+            // The role is `viewer` without a token too: wait for the viewer's name.
+            try await browser.waitFor(
+                "the page to know the viewer", "document.getElementById('who').textContent.includes('e2e-viewer')")
             #expect(try await browser.evaluate("document.getElementById('cancel-group').hidden") as? Bool == true)
             #expect(try await browser.evaluate("document.querySelectorAll('button.cancel-child').length") as? Int == 0)
 
@@ -129,7 +132,7 @@ struct DashboardBrowserTests {
         try await browser.waitFor(
             "build/linux to succeed",
             "document.querySelector('#graph-svg [data-path=\"build/linux\"]')?.getAttribute('data-state') === 'succeeded'",
-            timeout: .seconds(30))
+            timeout: .seconds(60))
         _ = try await browser.evaluate(
             "document.querySelector('#graph-svg [data-path=\"build/linux\"]').dispatchEvent(new MouseEvent('click'))")
         try await Task.sleep(for: .milliseconds(800))

@@ -6,12 +6,17 @@ import Testing
 #endif
 
 /// The dashboard of a CURVE coordinator (docs/http.md, "How it works"): its client gets in with
-/// the admin key the coordinator authorised in memory, also after a SIGHUP reload.
+/// the admin key the coordinator authorised in memory, also after a SIGHUP reload; reading
+/// needs a token (docs/security.md).
 @Suite(.timeLimit(.minutes(2)))
 struct DashboardCurveTests {
+    static let viewerToken = "curve-viewer-0123456789"
+
     @Test func aCurveCoordinatorsDashboardReadsWithItsInMemoryKeyAcrossReloads() async throws {
         let keys = try Keys([("w1", "worker")])
-        let cluster = try Cluster(coordinatorArguments: keys.coordinator + ["--http", "127.0.0.1:0"])
+        let tokens = try Scratch.write("viewer watcher \(Self.viewerToken)\n", name: "http-tokens")
+        let cluster = try Cluster(
+            coordinatorArguments: keys.coordinator + ["--http", "127.0.0.1:0", "--http-tokens", tokens])
         defer { cluster.stop() }
         try cluster.addWorker(name: "w1", slots: 2, extra: keys.peer("w1"))
         let prefix = "cohort coordinator dashboard on "
@@ -19,6 +24,8 @@ struct DashboardCurveTests {
             line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : nil
         }
         #expect(try await Self.workerNames(url) == ["w1"])
+        let anonymous = try await URLSession.shared.data(from: URL(string: "\(url)api/workers")!)
+        #expect((anonymous.1 as? HTTPURLResponse)?.statusCode == 401, "under CURVE, reading needs a token")
         #expect(
             try !FileManager.default.contentsOfDirectory(atPath: keys.authorized).contains { $0.contains("dashboard") })
 
@@ -28,7 +35,9 @@ struct DashboardCurveTests {
     }
 
     static func workerNames(_ url: String) async throws -> [String] {
-        let (data, response) = try await URLSession.shared.data(from: URL(string: "\(url)api/workers")!)
+        var request = URLRequest(url: URL(string: "\(url)api/workers")!)
+        request.setValue("Bearer \(viewerToken)", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await URLSession.shared.data(for: request)
         #expect((response as? HTTPURLResponse)?.statusCode == 200, "\(String(decoding: data, as: UTF8.self))")
         let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
         return (object?["workers"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []

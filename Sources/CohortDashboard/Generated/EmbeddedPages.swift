@@ -110,11 +110,30 @@ async function identify() {
     if (cohort.who.may.drain) may.push("drain");
     who.textContent = (cohort.who.name ? cohort.who.name + " (" + cohort.who.role + ")" : "viewer, no token")
       + " · may " + may.join(", ");
+    if (cohort.who.tokenNeeded && !cohort.who.authenticated) {
+      message("This coordinator runs under CURVE: reading needs a token. Paste one at the top right.");
+    }
   } catch (error) {
     cohort.who = { role: "viewer", may: { read: true, cancel: false, drain: false } };
-    who.textContent = "token refused: " + error.message;
+    if (error.status === 401 && cohort.token) {
+      // A stale token (the dashboard restarted with other tokens): forget it, or every read fails.
+      cohort.token = "";
+      localStorage.removeItem("cohort.token");
+      const input = document.getElementById("token");
+      if (input) input.value = "";
+      who.textContent = "token refused and forgotten: " + error.message;
+      message("The saved token was refused (" + error.message + ") and is forgotten; paste a valid one.");
+    } else {
+      who.textContent = "token refused: " + error.message;
+    }
   }
   document.body.dataset.role = cohort.who.role;
+}
+
+// An event stream's address: an EventSource cannot send headers, so the token goes along as a
+// parameter (needed under CURVE).
+function streamURL(path) {
+  return cohort.token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(cohort.token) : path;
 }
 
 function setupToken(onChange) {
@@ -124,6 +143,8 @@ function setupToken(onChange) {
     cohort.token = input.value.trim();
     localStorage.setItem("cohort.token", cohort.token);
     await identify();
+    // Under CURVE the event streams carry the token in their address: open them again.
+    if (cohort.who.tokenNeeded) { location.reload(); return; }
     onChange();
   });
   document.getElementById("token-clear").addEventListener("click", async () => {
@@ -131,6 +152,8 @@ function setupToken(onChange) {
     input.value = "";
     localStorage.removeItem("cohort.token");
     await identify();
+    // Under CURVE the event streams carry the token in their address: open them again.
+    if (cohort.who.tokenNeeded) { location.reload(); return; }
     onChange();
   });
 }
@@ -144,7 +167,8 @@ async function loadGroups() {
   const name = document.getElementById("filter-name").value.trim();
   const query = new URLSearchParams({ limit: groupsPage.limit, offset: groupsPage.offset });
   if (state) query.set("state", state);
-  if (name) query.set("name", name);
+  // The coordinator's glob (as `cohort status --name`); plain text finds names containing it.
+  if (name) query.set("name", /[*?[]/.test(name) ? name : "*" + name + "*");
   try {
     const list = await api("/api/groups?" + query);
     const body = document.querySelector("#groups tbody");
@@ -163,11 +187,11 @@ async function loadGroups() {
     if (list.groups.length === 0) body.append(el("tr", {}, el("td", { colspan: 6, class: "muted" }, "No groups.")));
     const counts = Object.entries(list.counts).filter(([, n]) => n > 0).map(([s, n]) => n + " " + s);
     document.getElementById("counts").textContent = counts.join(" · ");
-    const last = Math.min(list.offset + list.groups.length, list.total);
-    document.getElementById("page").textContent = list.total
-      ? (list.offset + 1) + "–" + last + " of " + list.total : "";
+    const last = list.offset + list.groups.length;
+    document.getElementById("page").textContent = list.groups.length === 0 ? ""
+      : (list.offset + 1) + "–" + last + (list.more ? " of more" : " of " + list.total);
     document.getElementById("prev").disabled = list.offset === 0;
-    document.getElementById("next").disabled = last >= list.total;
+    document.getElementById("next").disabled = !list.more;
     message("");
   } catch (error) {
     message("Cannot list groups: " + error.message);
@@ -192,7 +216,7 @@ function startGroupsPage() {
   document.getElementById("next").addEventListener("click", () => { groupsPage.offset += groupsPage.limit; loadGroups(); });
   setupToken(loadGroups);
   loadGroups();
-  const events = new EventSource("/api/events");
+  const events = new EventSource(streamURL("/api/events"));
   events.addEventListener("groups", scheduleGroups);
   setInterval(() => {
     for (const cell of document.querySelectorAll("td.age")) cell.textContent = ago(cell.dataset.time);
@@ -201,7 +225,7 @@ function startGroupsPage() {
 
 // ---- one group ----------------------------------------------------------------
 
-const groupPage = { id: null, group: null, children: new Map(), selected: null, events: null };
+const groupPage = { id: null, group: null, children: new Map(), selected: null, events: null, detailRenders: 0 };
 
 function parentPath(path) {
   const slash = path.lastIndexOf("/");
@@ -387,6 +411,7 @@ function renderTable() {
 async function renderDetail() {
   const box = document.getElementById("detail");
   const child = groupPage.children.get(groupPage.selected);
+  const render = ++groupPage.detailRenders;
   if (!child) { box.replaceChildren(el("p", { class: "muted" }, "Select a child in the graph or the table.")); return; }
   const facts = [
     ["path", child.path], ["kind", child.isGroup ? "nested group" : child.kind], ["state", badge(child.state)],
@@ -407,12 +432,15 @@ async function renderDetail() {
     const link = "/api/groups/" + encodeURIComponent(groupPage.id) + "/result?child=" + encodeURIComponent(child.path);
     try {
       const result = await api(link);
+      // Another child selected (or this one drawn again) while the output came: not here.
+      if (groupPage.selected !== child.path || groupPage.detailRenders !== render) return;
       const text = JSON.stringify(result.output, null, 2);
       const shown = text.length > 4000 ? text.slice(0, 4000) + "\n… (" + text.length + " characters in all)" : text;
       box.append(el("h2", {}, "Output"), el("pre", { class: "output" }, shown),
         el("p", {}, el("a", { href: link, target: "_blank" }, "the whole result (JSON)"),
           result.outputTruncated ? el("span", { class: "muted" }, " · cut down by the coordinator's maxOutputBytes") : ""));
     } catch (error) {
+      if (groupPage.selected !== child.path || groupPage.detailRenders !== render) return;
       box.append(el("p", { class: "muted" }, "Output: " + error.message));
     }
   }
@@ -459,7 +487,7 @@ function applyChild(child) {
 function follow() {
   if (groupPage.events) groupPage.events.close();
   const live = document.getElementById("live");
-  const events = new EventSource("/api/groups/" + encodeURIComponent(groupPage.id) + "/events");
+  const events = new EventSource(streamURL("/api/groups/" + encodeURIComponent(groupPage.id) + "/events"));
   groupPage.events = events;
   events.addEventListener("open", () => { live.textContent = "live"; });
   events.addEventListener("snapshot", (event) => applySnapshot(JSON.parse(event.data)));
@@ -564,7 +592,7 @@ function startWorkersPage() {
   document.getElementById("nav-workers").classList.add("here");
   setupToken(renderWorkers);
   loadWorkers();
-  const events = new EventSource("/api/events");
+  const events = new EventSource(streamURL("/api/events"));
   events.addEventListener("workers", (event) => { workersPage.workers = JSON.parse(event.data).workers; renderWorkers(); });
   events.addEventListener("locks", (event) => renderLocks(JSON.parse(event.data).locks));
   setInterval(() => {

@@ -42,21 +42,20 @@ final class DemoCluster: Sendable {
                 "coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", stateDirectory, "--log-level", "info",
                 "--http", "127.0.0.1:0",
             ], log: "coordinator.log")
-        // `listening on ENDPOINT` comes first, then `dashboard on URL`: one pass reads both.
+        // `listening on ENDPOINT` and `dashboard on URL`, in either order: one pass reads both.
         let prefix = "cohort coordinator listening on "
         let dashboardPrefix = "cohort coordinator dashboard on "
         let seen = LinesSeen()
-        let url = try await coordinator.firstLine(within: .seconds(20)) { line in
-            if line.hasPrefix(prefix) {
-                seen.endpoint.withLock {
-                    $0 = String(line.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+        let (endpoint, url) = try await coordinator.firstLine(within: .seconds(20)) { line -> (String, String)? in
+            seen.lines.withLock { lines in
+                if line.hasPrefix(prefix) {
+                    lines.endpoint = String(line.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
+                } else if line.hasPrefix(dashboardPrefix) {
+                    lines.dashboard = String(line.dropFirst(dashboardPrefix.count)).trimmingCharacters(in: .whitespaces)
                 }
+                guard let endpoint = lines.endpoint, let dashboard = lines.dashboard else { return nil }
+                return (endpoint, dashboard)
             }
-            return line.hasPrefix(dashboardPrefix)
-                ? String(line.dropFirst(dashboardPrefix.count)).trimmingCharacters(in: .whitespaces) : nil
-        }
-        guard let endpoint = seen.endpoint.withLock({ $0 }) else {
-            throw SpawnError(name: "coordinator", reason: "printed its dashboard before its endpoint")
         }
         dashboard.withLock { $0 = url }
         say("started coordinator (pid \(coordinator.pid)) listening on \(endpoint), dashboard on \(url)")
@@ -145,5 +144,5 @@ final class DemoCluster: Sendable {
 
 /// What the coordinator's first lines said, read in one pass.
 private final class LinesSeen: Sendable {
-    let endpoint = Mutex<String?>(nil)
+    let lines = Mutex<(endpoint: String?, dashboard: String?)>((nil, nil))
 }

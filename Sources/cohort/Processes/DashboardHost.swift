@@ -70,7 +70,7 @@ struct DashboardHost: Sendable {
             Console.err("cohort: WARNING: the dashboard cannot reach the coordinator (\(error)); it is off")
             return
         }
-        let server = DashboardServer(client: client, tokens: tokens, logger: logger)
+        let server = DashboardServer(client: client, tokens: tokens, readsNeedToken: keys != nil, logger: logger)
         do {
             try await server.run(
                 address: address,
