@@ -90,13 +90,24 @@ enum DashboardJSON {
                 .object([
                     "group": .string(holder.group), "child": .string(holder.child),
                     "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
-                    "groupHold": .bool(holder.attempt == 0),
+                    "groupHold": .bool(holder.attempt == 0), "heldSeconds": seconds(holder.heldFor),
                 ])
             } ?? .null,
             "waiters": .array(
-                lock.waiters.map { waiter in .object(["group": .string(waiter.group), "child": .string(waiter.child)]) }
+                lock.waiters.map { waiter in
+                    .object([
+                        "group": .string(waiter.group), "child": .string(waiter.child),
+                        "waitingSeconds": seconds(waiter.waitingFor),
+                    ])
+                }
             ),
         ])
+    }
+
+    /// A duration in seconds (`cohort locks --json`'s `heldSeconds`), null if unknown.
+    static func seconds(_ duration: Duration?) -> JSONValue {
+        guard let duration else { return .null }
+        return .double(Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
     }
 
     static func error(_ code: String, _ message: String) -> JSONValue {

@@ -132,6 +132,9 @@ struct DashboardAPITests {
             let locks = try #require(try await client.json("/api/locks")["locks"] as? [[String: Any]])
             let repo = try #require(locks.first { $0["category"] as? String == "repo" })
             #expect((repo["holder"] as? [String: Any])?["child"] as? String == "hold")
+            // How long it has held the category, as `cohort locks` shows it.
+            let held = try #require((repo["holder"] as? [String: Any])?["heldSeconds"] as? Double)
+            #expect(held >= 0 && held < 60, "held \(held) s")
             #expect((repo["token"] as? Int ?? 0) > 0)
             #expect((repo["waiters"] as? [[String: Any]])?.map { $0["child"] as? String } == ["wait"])
             try await fixture.client.cancel(id)

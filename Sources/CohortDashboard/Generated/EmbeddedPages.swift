@@ -562,9 +562,11 @@ function renderLocks(locks) {
     el("td", {}, String(lock.token)),
     el("td", {}, lock.holder
       ? [ref(lock.holder.group, lock.holder.child),
-        lock.holder.groupHold ? " (group hold)" : " (attempt " + lock.holder.attempt + (lock.holder.worker ? " on " + lock.holder.worker : ", waiting for a slot") + ")"]
+        lock.holder.groupHold ? " (group hold)" : " (attempt " + lock.holder.attempt + (lock.holder.worker ? " on " + lock.holder.worker : ", waiting for a slot") + ")",
+        lock.holder.heldSeconds == null ? "" : ", held " + lock.holder.heldSeconds.toFixed(1) + " s"]
       : el("span", { class: "muted" }, "free")),
-    el("td", {}, el("ol", {}, ...lock.waiters.map((waiter) => el("li", {}, ref(waiter.group, waiter.child))))))));
+    el("td", {}, el("ol", {}, ...lock.waiters.map((waiter) => el("li", {}, [ref(waiter.group, waiter.child),
+      waiter.waitingSeconds == null ? "" : " (waiting " + waiter.waitingSeconds.toFixed(1) + " s)"]))))))));
   if (locks.length === 0) body.append(el("tr", {}, el("td", { colspan: 4, class: "muted" }, "No locks held or waited for.")));
 }
 
