@@ -10,6 +10,8 @@ struct HistoryRead: Sendable {
     var routing: RoutingID
     var requestID: UInt64
     var query: GroupQuery
+    /// What the scheduler held that the query selects, when the list was asked for.
+    var held: [GroupSnapshot]
     var result: Result<[GroupSnapshot], JournalError>
 }
 
@@ -70,9 +72,13 @@ final class HistoryReader {
 /// What the scheduler holds (every unfinished group, and finished ones for
 /// `finishedGroupRetention`) is exact; the journal adds the finished groups it keeps (until
 /// `cohort prune` or the coordinator's `retention` drops them). Without a journal the list
-/// is the scheduler's alone. With one, the journal's part is read beside the loop
-/// (``HistoryReader``) and merged, once back, with what the scheduler holds then: a group
-/// both know is listed as the scheduler has it (it may have finished since its last commit).
+/// is the scheduler's alone. With one, what the scheduler holds is taken when the list is
+/// asked for, the journal's part is read beside the loop (``HistoryReader``, which sees at
+/// least every commit of that turn), and the two are merged once it is back
+/// (``GroupQuery/merge(held:journaled:)``): a group both know is listed as the scheduler had
+/// it, unless the journal has it finished and the scheduler had not. Taking both views at the
+/// same point means a group the scheduler forgets while the journal is read (its
+/// `finishedGroupRetention`) is still listed.
 extension CoordinatorLoop {
     func listGroups(_ filter: GroupFilter, requestID: UInt64, from routing: RoutingID) {
         let query: GroupQuery
@@ -85,10 +91,13 @@ extension CoordinatorLoop {
             let groups = scheduler.groupOverviews(matching: query)
             return outbox.send(CoordinatorReply(requestID: requestID, .groups(groups.map(\.wireSummary))), to: routing)
         }
+        // At most the limit: the merged list's first `limit` come from the first `limit` of each side.
+        let held = scheduler.groupOverviews(matching: query)
         let mailbox = self.mailbox
         history.read(query) { result in
             mailbox.post(
-                .historyRead(HistoryRead(routing: routing, requestID: requestID, query: query, result: result)))
+                .historyRead(
+                    HistoryRead(routing: routing, requestID: requestID, query: query, held: held, result: result)))
         }
     }
 
@@ -97,11 +106,7 @@ extension CoordinatorLoop {
         let reply: CoordinatorReply.Kind
         switch read.result {
         case .success(let journaled):
-            let held = scheduler.groupOverviews(
-                matching: GroupQuery(
-                    phases: read.query.phases, nameGlob: read.query.nameGlob, submittedSince: read.query.submittedSince)
-            )
-            reply = .groups(read.query.merge(held: held, journaled: journaled).map(\.wireSummary))
+            reply = .groups(read.query.merge(held: read.held, journaled: journaled).map(\.wireSummary))
         case .failure(let error):
             logger.error("cannot read the journal's history", metadata: ["error": "\(error)"])
             reply = .error(ProtocolError(code: .internal, message: "cannot read the journal's history: \(error)"))

@@ -155,6 +155,11 @@ final class CoordinatorLoop {
             flush(router)
         }
         if let journalWriter { finishJournal(router, journal: journalWriter) }
+        if let metrics {
+            // The last turns' counts (and what the stop sent), not left pending.
+            scheduler.drainObservations { metrics.record($0) }
+            metrics.finish()
+        }
         if let failure = journalWriter?.failure { throw failure }
         logger.info(
             "coordinator stopped",

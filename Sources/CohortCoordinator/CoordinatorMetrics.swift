@@ -26,9 +26,10 @@ final class CoordinatorMetrics {
     let refreshInterval: Duration = .milliseconds(500)
     var nextRefresh: Timestamp?
 
-    // Counters, by label values known in advance.
-    private let messagesIn: [Counter]
-    private let messagesOut: [Counter]
+    // Counters, by label values known in advance. Messages: by family index, nil for the
+    // families that do not go that way (a coordinator receives no replies).
+    private let messagesIn: [Counter?]
+    private let messagesOut: [Counter?]
     // Counts not yet added to their counters (``flush()``), by the same indexes.
     private var pendingIn = [Int](repeating: 0, count: WireFamily.allCases.count)
     private var pendingOut = [Int](repeating: 0, count: WireFamily.allCases.count)
@@ -112,9 +113,14 @@ final class CoordinatorMetrics {
         func gauge(_ name: String, _ dimensions: [(String, String)] = []) -> Gauge {
             Gauge(label: name, dimensions: dimensions, factory: factory)
         }
-        // Index = family's raw value − 1.
-        messagesIn = WireFamily.allCases.map { counter(Name.messagesReceived, [("family", $0.metricLabel)]) }
-        messagesOut = WireFamily.allCases.map { counter(Name.messagesSent, [("family", $0.metricLabel)]) }
+        // Index = family's raw value − 1. Only the series of the families each way
+        // (docs/operations.md lists three per direction).
+        messagesIn = WireFamily.allCases.map { family in
+            family.receivedByCoordinator ? counter(Name.messagesReceived, [("family", family.metricLabel)]) : nil
+        }
+        messagesOut = WireFamily.allCases.map { family in
+            family.sentByCoordinator ? counter(Name.messagesSent, [("family", family.metricLabel)]) : nil
+        }
         groupsSubmitted = counter(Name.groupsSubmitted)
         var finished: [GroupPhase: Counter] = [:]
         for phase in GroupPhase.allCases where phase.isFinished {
@@ -179,11 +185,11 @@ final class CoordinatorMetrics {
     /// Adds the counts kept on the loop's thread to their counters.
     func flush() {
         for index in pendingIn.indices where pendingIn[index] > 0 {
-            messagesIn[index].increment(by: pendingIn[index])
+            messagesIn[index]?.increment(by: pendingIn[index])
             pendingIn[index] = 0
         }
         for index in pendingOut.indices where pendingOut[index] > 0 {
-            messagesOut[index].increment(by: pendingOut[index])
+            messagesOut[index]?.increment(by: pendingOut[index])
             pendingOut[index] = 0
         }
         if pendingDispatched > 0 {
@@ -205,6 +211,13 @@ final class CoordinatorMetrics {
                 for nanoseconds in runs { runDuration.recordNanoseconds(nanoseconds) }
             }
         }
+    }
+
+    /// Adds what is still pending to the metrics and waits until the latencies are recorded:
+    /// the loop calls it once it stopped, so the last turns are not lost.
+    func finish() {
+        flush()
+        recorder.sync {}
     }
 
     /// An error answer went out: a refusal of what a peer sent.
@@ -315,6 +328,24 @@ extension WireFamily {
         case .coordinatorReply: "coordinator_reply"
         case .workerMessage: "worker_message"
         case .coordinatorToWorker: "coordinator_to_worker"
+        }
+    }
+}
+
+extension WireFamily {
+    /// Whether a coordinator receives messages of this family (from clients and workers).
+    var receivedByCoordinator: Bool {
+        switch self {
+        case .handshake, .clientRequest, .workerMessage: true
+        case .coordinatorReply, .coordinatorToWorker: false
+        }
+    }
+
+    /// Whether a coordinator sends messages of this family.
+    var sentByCoordinator: Bool {
+        switch self {
+        case .handshake, .coordinatorReply, .coordinatorToWorker: true
+        case .clientRequest, .workerMessage: false
         }
     }
 }

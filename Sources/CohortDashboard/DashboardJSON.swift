@@ -79,7 +79,7 @@ enum DashboardJSON {
             "labels": .array(worker.labels.map(JSONValue.string)),
             "kinds": .array(worker.kinds.map(JSONValue.string)), "slots": .int(Int64(worker.slots)),
             "running": .int(Int64(worker.running)), "state": .string("\(worker.state)"),
-            "lastHeardAt": time(heard(worker.lastHeardAgo)), "attempts": .array(attempts),
+            "lastHeardAt": time(worker.lastHeardAgo.map(heard)), "attempts": .array(attempts),
         ])
     }
 

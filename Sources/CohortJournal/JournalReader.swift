@@ -14,7 +14,7 @@ public final class JournalReader: Sendable {
     let database: DatabaseQueue
 
     /// The most groups one query returns (``finishedGroups(matching:)`` with no limit).
-    public static let maxGroups = 10_000
+    public static let maxGroups = GroupQuery.maxGroups
 
     /// Opens a read-only connection to the journal at `path` (which must exist).
     /// - Throws: ``JournalError`` `unusable` if it cannot be opened.
@@ -38,8 +38,8 @@ public final class JournalReader: Sendable {
         try? database.close()
     }
 
-    /// The finished groups `query` selects, newest submission first, at most its limit (at
-    /// most ``maxGroups``); without children. One indexed query: the journal's
+    /// The finished groups `query` selects, newest submission first, at most its
+    /// ``GroupQuery/effectiveLimit`` (its limit, at most ``maxGroups``); without children. One indexed query: the journal's
     /// `groups_by_submission` and `groups_by_state` indexes serve the order and the filters.
     /// - Throws: ``JournalError`` `damaged` if the journal cannot be read.
     public func finishedGroups(matching query: GroupQuery) throws(JournalError) -> [GroupSnapshot] {
@@ -95,7 +95,7 @@ public final class JournalReader: Sendable {
             conditions.append("name GLOB ?")
             arguments.append(glob.sqlitePattern)
         }
-        arguments.append(query.limit == 0 ? maxGroups : min(query.limit, maxGroups))
+        arguments.append(query.effectiveLimit)
         let sql = """
             SELECT id, name, state, submitted_at, finished_at, reason FROM groups
             WHERE \(conditions.joined(separator: " AND "))

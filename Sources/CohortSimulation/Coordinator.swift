@@ -78,6 +78,8 @@ extension Simulation {
     mutating func startCoordinator() {
         var scheduler = Scheduler(configuration: schedulerConfiguration())
         scheduler.emitsRecords = true
+        // As with metrics on: the observation bookkeeping runs (and is checked) under every fault.
+        scheduler.observes = true
         self.scheduler = scheduler
     }
 
@@ -105,6 +107,8 @@ extension Simulation {
         note("coordinator restart")
         var scheduler = Scheduler(configuration: schedulerConfiguration())
         scheduler.emitsRecords = true
+        // As with metrics on: the observation bookkeeping runs (and is checked) under every fault.
+        scheduler.observes = true
         let actions = scheduler.restore(
             journal.restoredGroups(), lastTokens: journal.lastTokens, grace: Self.restartGrace, now: now)
         self.scheduler = scheduler
@@ -129,6 +133,11 @@ extension Simulation {
             case .dispatch(let session, let order):
                 note("dispatch")
                 checkDispatch(order)
+                if let peer = sessions[session], operatorDrained.contains(peer.worker) {
+                    fail(
+                        .noDispatchToDrained,
+                        "\(order.ref) dispatched to session \(session) of w\(peer.worker), which an operator drained")
+                }
                 if let peer = sessions[session] { send(.dispatch(peer.connection, order), worker: peer.worker) }
             case .cancel(let session, let ref, let reason):
                 if let peer = sessions[session] { send(.cancel(peer.connection, ref, reason), worker: peer.worker) }

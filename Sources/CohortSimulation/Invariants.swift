@@ -33,6 +33,9 @@ struct Checker {
 }
 
 extension Simulation {
+    /// How often (in steps) ``checkObservationBookkeeping()`` runs.
+    static let summaryInterval = 100
+
     /// `exactly-one-outcome`: a child's outcome is journaled once and never followed by
     /// another record of the child. `outcome-of-current-attempt`: a child that succeeded has
     /// the output its latest attempt produced (not a superseded attempt's).
@@ -162,6 +165,10 @@ extension Simulation {
     /// does not depend on any one worker); two attempts with the same token are the same
     /// grant (a group's table, or a stale and a new attempt of one child under its group).
     mutating func checkAfterStep() {
+        if step % Self.summaryInterval == 0 {
+            checkObservationBookkeeping()
+            if failure != nil { return }
+        }
         var holders: [String: (token: UInt64, ref: AttemptRef, worker: Int)] = [:]
         // A paused worker whose lease ended cannot stop what it runs; its grants were
         // revoked, and what it would write is fenced by its tokens (docs/simulation.md).
@@ -184,6 +191,22 @@ extension Simulation {
                     holders[category] = (token, attempt.order.ref, worker.index)
                 }
             }
+        }
+    }
+
+    /// `bounded-observation-bookkeeping`: after ``Scheduler/summary()`` (which the coordinator
+    /// calls for its gauges), the scheduler keeps the times of no more lock requests than the
+    /// lock table has. Checked every ``summaryInterval`` steps (a summary walks every group).
+    mutating func checkObservationBookkeeping() {
+        guard var scheduler else { return }
+        _ = scheduler.summary()
+        self.scheduler = scheduler
+        let counts = scheduler.locks.requestCounts
+        if scheduler.lockTimingCount > counts.granted + counts.waiting {
+            fail(
+                .boundedObservations,
+                "the scheduler keeps the times of \(scheduler.lockTimingCount) lock requests after summary(), "
+                    + "the lock table has \(counts.granted) granted and \(counts.waiting) waiting")
         }
     }
 

@@ -105,6 +105,8 @@ public enum Invariant: String, Sendable, CaseIterable {
     case injectedIsProducerOutput = "injected-input-is-producer-output"
     case liveness = "liveness"
     case schedulerAccepts = "scheduler-accepts-valid-requests"
+    case noDispatchToDrained = "no-dispatch-to-drained"
+    case boundedObservations = "bounded-observation-bookkeeping"
 }
 
 /// An invariant that failed.
@@ -181,6 +183,8 @@ public struct Simulation {
 
     // What the invariants remember.
     var checker = Checker()
+    /// Observations drained from the scheduler (its metrics bookkeeping runs under every fault).
+    var observations = 0
 
     static let heartbeat: Duration = .seconds(1)
     static let liveness = 3
@@ -232,6 +236,7 @@ public struct Simulation {
         for index in operatorDrained.sorted() {
             count("operator undrain")
             log("quiet: operator undrains w\(index)")
+            operatorDrained.remove(index)
             withScheduler("undrain w\(index)") { scheduler, now throws(SchedulerError) in
                 try scheduler.workerUndrained("w\(index)", now: now)
             }
@@ -298,6 +303,8 @@ public struct Simulation {
             if !inFaultPhase { retryUnaccepted() }
             advance(by: .milliseconds(Int64(random.int(1...400))))
         }
+        // The coordinator drains the scheduler's observations (metrics) every turn.
+        scheduler?.drainObservations { _ in observations += 1 }
         if failure == nil { checkAfterStep() }
     }
 

@@ -62,6 +62,11 @@ import Testing
         #expect((MetricsText.value(text, #"cohort_messages_received_total{family="worker_message"}"#) ?? 0) >= 5)
         #expect((MetricsText.value(text, #"cohort_messages_sent_total{family="coordinator_to_worker"}"#) ?? 0) >= 1)
         #expect((MetricsText.value(text, #"cohort_messages_received_total{family="handshake"}"#) ?? 0) >= 3)
+        // Only the families that go each way have series (three per direction).
+        #expect(MetricsText.value(text, #"cohort_messages_received_total{family="coordinator_reply"}"#) == nil)
+        #expect(MetricsText.value(text, #"cohort_messages_received_total{family="coordinator_to_worker"}"#) == nil)
+        #expect(MetricsText.value(text, #"cohort_messages_sent_total{family="client_request"}"#) == nil)
+        #expect(MetricsText.value(text, #"cohort_messages_sent_total{family="worker_message"}"#) == nil)
         // The gauges follow the scheduler's state within their refresh interval.
         let gauges = await eventually {
             let text = registry.emitToString()

@@ -36,6 +36,11 @@ extension EndToEnd {
             #expect(try Self.listed(cluster, ["--name", "nightly-*"]) == [n1])
             #expect(try Self.listed(cluster, ["--limit", "1"]) == [r2])
             #expect(try Self.listed(cluster, ["--since", "1h", "--name", "release-?"]) == [r2, r1])
+            // --since excludes what was submitted before it: n1's own submission time (from
+            // `status --json`) keeps n1 and r2, and drops r1, submitted before n1.
+            let all = try JSON.array(try cluster.cli(["status", "--json"]).stdout)
+            let n1Submitted = try #require(all.first { $0["id"] as? String == n1 }?["submittedAt"] as? String)
+            #expect(try Self.listed(cluster, ["--since", n1Submitted]) == [r2, n1], "since \(n1Submitted)")
             let json = try cluster.cli(["status", "--json", "--limit", "1"])
             let first = try #require(try JSON.array(json.stdout).first)
             #expect(first["finishedAt"] is String && first["submittedAt"] is String, "\(json.stdout)")
@@ -57,6 +62,9 @@ extension EndToEnd {
             #expect(badLimit.status == 64 && badLimit.stderr.contains("--limit"), "\(badLimit)")
             let badSince = try cluster.cli(["status", "--since", "yesterday"])
             #expect(badSince.status == 64 && badSince.stderr.contains("--since"), "\(badSince)")
+            let negative = try cluster.cli(["status", "--since=-5m"])
+            #expect(
+                negative.status == 64 && negative.stderr.contains("\"-5m\" is a negative duration"), "\(negative)")
         }
 
         /// A drained worker takes no work until `cohort undrain`; then a new group runs on it.

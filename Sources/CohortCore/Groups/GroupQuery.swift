@@ -8,8 +8,16 @@ public struct GroupQuery: Hashable, Sendable {
     public var nameGlob: Glob?
     /// Submitted at or after this time; nil: any time.
     public var submittedSince: Timestamp?
-    /// At most this many groups, the newest; 0: every one.
+    /// At most this many groups, the newest; 0: every one (at most ``maxGroups``).
     public var limit: Int
+
+    /// The most groups one list holds, whatever its ``limit``: the journal's query returns at
+    /// most this many, and the merged list is cut to it.
+    public static let maxGroups = 10_000
+
+    /// The most groups this list holds: ``limit``, or ``maxGroups`` when the limit is 0 or
+    /// larger.
+    public var effectiveLimit: Int { limit == 0 ? Self.maxGroups : min(limit, Self.maxGroups) }
 
     public init(phases: Set<GroupPhase> = [], nameGlob: Glob? = nil, submittedSince: Timestamp? = nil, limit: Int = 0) {
         self.phases = phases
@@ -34,16 +42,42 @@ public struct GroupQuery: Hashable, Sendable {
         lhs.submittedAt != rhs.submittedAt ? lhs.submittedAt > rhs.submittedAt : lhs.id > rhs.id
     }
 
-    /// Merges what the scheduler holds with what the journal read: one entry per id (the
-    /// scheduler's, which is the newer), newest first, cut to ``limit``.
+    /// Merges what the scheduler holds with what the journal read (newest first, at most
+    /// ``effectiveLimit``, as ``JournalReader`` answers): one entry per id, newest first, cut
+    /// to ``effectiveLimit``.
+    ///
+    /// A group both know is listed as the scheduler has it (the newer), unless the journal's
+    /// entry is finished and the scheduler's is not: `held` is taken when the list is asked
+    /// for, and the journal may have committed the group's end since.
+    ///
+    /// When the journal returned a full page (``effectiveLimit`` rows), it did not read the
+    /// finished groups older than its last row, so the held groups older than that row are
+    /// dropped too: listing them would leave gaps (groups between them the journal did not
+    /// read), newest-first order would lie.
     public func merge(held: [GroupSnapshot], journaled: [GroupSnapshot]) -> [GroupSnapshot] {
-        var seen = Set<String>()
+        var indexByID: [String: Int] = [:]
         var merged: [GroupSnapshot] = []
         merged.reserveCapacity(held.count + journaled.count)
-        for group in held where matches(group) && seen.insert(group.id).inserted { merged.append(group) }
-        for group in journaled where matches(group) && seen.insert(group.id).inserted { merged.append(group) }
+        for group in held where matches(group) && indexByID[group.id] == nil {
+            indexByID[group.id] = merged.count
+            merged.append(group)
+        }
+        for group in journaled where matches(group) {
+            if let index = indexByID[group.id] {
+                if group.phase.isFinished && !merged[index].phase.isFinished { merged[index] = group }
+            } else {
+                indexByID[group.id] = merged.count
+                merged.append(group)
+            }
+        }
         merged.sort(by: Self.newerFirst)
-        if limit > 0, merged.count > limit { merged.removeLast(merged.count - limit) }
+        let limit = effectiveLimit
+        if journaled.count >= limit, let oldestRead = journaled.last,
+            let cut = merged.firstIndex(where: { Self.newerFirst(oldestRead, $0) })
+        {
+            merged.removeSubrange(cut...)
+        }
+        if merged.count > limit { merged.removeLast(merged.count - limit) }
         return merged
     }
 }

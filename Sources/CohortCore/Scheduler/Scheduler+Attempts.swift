@@ -47,11 +47,14 @@ extension Scheduler {
         let location = try current(ref, on: worker)
         membership.heard(worker, now: now)
         let (runIndex, leaf) = (location.runIndex, location.leaf)
+        // Started: it reported its start, or its result says when it started. One that never
+        // started (stopped or cancelled before) has no run time to observe.
+        let didStart = runs[runIndex]?.children[leaf].startedAt != nil || startedAt != nil
         if runs[runIndex]?.children[leaf].startedAt == nil {
             runs[runIndex]?.children[leaf].startedAt = min(startedAt ?? now, now)
         }
         let finished = finishedAt.map { max(min($0, now), runs[runIndex]?.children[leaf].startedAt ?? $0) }
-        if observes, let started = runs[runIndex]?.children[leaf].startedAt {
+        if observes, didStart, let started = runs[runIndex]?.children[leaf].startedAt {
             observe(.attemptFinished(ran: (finished ?? now) - started))
         }
         let cancelling = runs[runIndex]?.children[leaf].cancelling

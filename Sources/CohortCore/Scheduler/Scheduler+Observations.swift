@@ -46,6 +46,11 @@ extension Scheduler {
         return summary
     }
 
+    /// How many lock requests the scheduler keeps the times of (while ``observes`` is on).
+    /// Right after ``summary()`` it is at most the lock table's requests (granted and
+    /// waiting): the bookkeeping is bounded by the table (the simulation checks it).
+    public var lockTimingCount: Int { lockTimes.count }
+
     // MARK: Reporting, from the scheduler's events
 
     mutating func observe(_ observation: SchedulerObservation) {

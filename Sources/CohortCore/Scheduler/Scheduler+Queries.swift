@@ -10,7 +10,7 @@ extension Scheduler {
     }
 
     /// The groups held (running, and finished ones still kept) that `query` selects, newest
-    /// submission first, at most its limit; without children.
+    /// submission first, at most its ``GroupQuery/effectiveLimit``; without children.
     public func groupOverviews(matching query: GroupQuery) -> [GroupSnapshot] {
         query.merge(held: runs.values.map { overview($0) }.filter(query.matches), journaled: [])
     }

@@ -1235,11 +1235,20 @@ nonisolated struct Cohort_Wire_V1_WorkerInfo: Sendable {
   var drained: Bool = false
 
   /// how long ago the coordinator last heard from it, at the reply
-  var lastHeardNanos: UInt64 = 0
+  var lastHeardNanos: UInt64 {
+    get {_lastHeardNanos ?? 0}
+    set {_lastHeardNanos = newValue}
+  }
+  /// Returns true if `lastHeardNanos` has been explicitly set.
+  var hasLastHeardNanos: Bool {self._lastHeardNanos != nil}
+  /// Clears the value of `lastHeardNanos`. Subsequent reads from it will return its default value.
+  mutating func clearLastHeardNanos() {self._lastHeardNanos = nil}
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+
+  fileprivate var _lastHeardNanos: UInt64? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_WorkersReply: Sendable {
@@ -3179,13 +3188,17 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
       case 7: try { try decoder.decodeSingularEnumField(value: &self.state) }()
       case 8: try { try decoder.decodeRepeatedStringField(value: &self.kinds) }()
       case 40: try { try decoder.decodeSingularBoolField(value: &self.drained) }()
-      case 41: try { try decoder.decodeSingularUInt64Field(value: &self.lastHeardNanos) }()
+      case 41: try { try decoder.decodeSingularUInt64Field(value: &self._lastHeardNanos) }()
       default: break
       }
     }
   }
 
   func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.id.isEmpty {
       try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
     }
@@ -3213,9 +3226,9 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
     if self.drained != false {
       try visitor.visitSingularBoolField(value: self.drained, fieldNumber: 40)
     }
-    if self.lastHeardNanos != 0 {
-      try visitor.visitSingularUInt64Field(value: self.lastHeardNanos, fieldNumber: 41)
-    }
+    try { if let v = self._lastHeardNanos {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 41)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3229,7 +3242,7 @@ nonisolated extension Cohort_Wire_V1_WorkerInfo: SwiftProtobuf.Message, SwiftPro
     if lhs.state != rhs.state {return false}
     if lhs.kinds != rhs.kinds {return false}
     if lhs.drained != rhs.drained {return false}
-    if lhs.lastHeardNanos != rhs.lastHeardNanos {return false}
+    if lhs._lastHeardNanos != rhs._lastHeardNanos {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

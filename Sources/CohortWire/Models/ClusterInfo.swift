@@ -24,12 +24,13 @@ public struct WorkerInfo: Hashable, Sendable {
     public var kinds: [String]
     /// An operator drained it (`cohort drain`): it stays `draining` until `cohort undrain`.
     public var drained: Bool
-    /// How long before the reply the coordinator last heard from it.
-    public var lastHeardAgo: Duration
+    /// How long before the reply the coordinator last heard from it; nil when unknown (a
+    /// coordinator older than the field does not say).
+    public var lastHeardAgo: Duration?
 
     public init(
         id: String, name: String, host: String, labels: [String], slots: UInt32, running: UInt32, state: WorkerState,
-        kinds: [String] = [], drained: Bool = false, lastHeardAgo: Duration = .zero
+        kinds: [String] = [], drained: Bool = false, lastHeardAgo: Duration? = nil
     ) {
         self.kinds = kinds
         self.drained = drained

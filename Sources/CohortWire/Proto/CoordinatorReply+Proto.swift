@@ -289,7 +289,7 @@ extension WorkerInfo {
         self.init(
             id: proto.id, name: proto.name, host: proto.host, labels: proto.labels,
             slots: proto.slots, running: proto.running, state: state, kinds: proto.kinds, drained: proto.drained,
-            lastHeardAgo: .nanoseconds(Int64(clamping: proto.lastHeardNanos)))
+            lastHeardAgo: proto.hasLastHeardNanos ? .nanoseconds(Int64(clamping: proto.lastHeardNanos)) : nil)
     }
 
     var proto: Cohort_Wire_V1_WorkerInfo {
@@ -302,7 +302,7 @@ extension WorkerInfo {
         proto.running = running
         proto.kinds = kinds
         proto.drained = drained
-        proto.lastHeardNanos = lastHeardAgo.wireNanos
+        if let lastHeardAgo { proto.lastHeardNanos = lastHeardAgo.wireNanos }
         proto.state =
             switch state {
             case .joining: .joining

@@ -115,6 +115,10 @@ struct StatusCommand: AsyncParsableCommand {
             let back = try Duration(specString: text)
             let (seconds, attoseconds) = back.components
             return WireTimestamp(now.addingTimeInterval(-(Double(seconds) + Double(attoseconds) / 1e18)))
+        } catch SpecDurationError.negative {
+            throw ValidationError(
+                "--since: \"\(text)\" is a negative duration; give how far back to look, positive (30m: "
+                    + "groups submitted in the last 30 minutes), or an ISO 8601 time (2026-11-25T08:00:00Z)")
         } catch {
             throw ValidationError(
                 "--since: \"\(text)\" is neither a duration (90s, 30m, 2h, 1d) nor an ISO 8601 time "

@@ -96,7 +96,8 @@ enum JSONShapes {
                     "labels": .array(worker.labels.map(JSONValue.string)),
                     "kinds": .array(worker.kinds.map(JSONValue.string)), "slots": .int(Int64(worker.slots)),
                     "running": .int(Int64(worker.running)), "state": .string(worker.state.word),
-                    "drained": .bool(worker.drained), "lastHeardSeconds": .double(worker.lastHeardAgo.inSeconds),
+                    "drained": .bool(worker.drained),
+                    "lastHeardSeconds": worker.lastHeardAgo.map { .double($0.inSeconds) } ?? .null,
                 ])
             })
     }

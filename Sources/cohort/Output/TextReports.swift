@@ -45,7 +45,7 @@ enum TextReports {
                 worker.id, worker.name, worker.host, worker.labels.isEmpty ? "-" : worker.labels.joined(separator: ","),
                 worker.kinds.isEmpty ? "-" : worker.kinds.joined(separator: ","), "\(worker.slots)",
                 "\(worker.running)", worker.drained ? "\(worker.state.word) (drained)" : worker.state.word,
-                "last heard \(formatAge(worker.lastHeardAgo)) ago")
+                worker.lastHeardAgo.map { "last heard \(formatAge($0)) ago" } ?? "-")
         }
         return table.text
     }

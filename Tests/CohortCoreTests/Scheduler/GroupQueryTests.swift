@@ -43,6 +43,49 @@ import Testing
         #expect(GroupQuery(limit: 2).merge(held: held, journaled: journaled).map(\.id) == ["g3", "g2"])
     }
 
+    @Test(arguments: [0, GroupQuery.maxGroups, GroupQuery.maxGroups + 5_000])
+    func aFullJournalPageDropsHeldGroupsOlderThanItsLastRow(limit: Int) throws {
+        // The journal answered a full page: groups submitted at 100,001 … 110,000 s, newest
+        // first; older finished groups exist but were not read.
+        let page = GroupQuery.maxGroups
+        let journaled = (0..<page).map { index in
+            group("j\(page - index)", "n", .succeeded, at: 100_000 + Int64(page - index))
+        }
+        // Held: one newer than the page, one inside it, one older than its last row.
+        let held = [
+            group("new", "n", .running, at: 200_000), group("inside", "n", .running, at: 105_000),
+            group("old", "n", .running, at: 50),
+        ]
+        let list = GroupQuery(limit: limit).merge(held: held, journaled: journaled)
+        #expect(list.count == GroupQuery.maxGroups)
+        #expect(list.first?.id == "new")
+        #expect(list.contains { $0.id == "inside" })
+        #expect(!list.contains { $0.id == "old" })
+        #expect(zip(list, list.dropFirst()).allSatisfy { GroupQuery.newerFirst($0, $1) })
+    }
+
+    @Test func aShortJournalAnswerKeepsOlderHeldGroups() throws {
+        // The journal read everything it has (fewer rows than the limit): an older held group
+        // is no gap.
+        let journaled = [group("j2", "n", .failed, at: 20), group("j1", "n", .succeeded, at: 10)]
+        let held = [group("old", "n", .running, at: 5)]
+        #expect(GroupQuery(limit: 5).merge(held: held, journaled: journaled).map(\.id) == ["j2", "j1", "old"])
+        // A full page of 2 (limit 2) drops it, though it would be cut anyway.
+        #expect(GroupQuery(limit: 2).merge(held: held, journaled: journaled).map(\.id) == ["j2", "j1"])
+    }
+
+    @Test func theJournalsFinishedEntryWinsOverAnUnfinishedHeldOne() throws {
+        // Held was taken when the list was asked for (g2 running); the journal committed g2's
+        // end since. A held entry that is finished stays the scheduler's.
+        let held = [group("g2", "b", .running, at: 2), group("g1", "a", .succeeded, at: 1)]
+        let journaled = [group("g2", "b", .failed, at: 2), group("g1", "a", .failed, at: 1)]
+        let list = GroupQuery().merge(held: held, journaled: journaled)
+        #expect(list.map(\.id) == ["g2", "g1"])
+        #expect(list.map(\.phase) == [.failed, .succeeded])
+        // Filtered on failed: the held g2 (running) does not match, the journal's does.
+        #expect(GroupQuery(phases: [.failed]).merge(held: [], journaled: journaled).map(\.id) == ["g2", "g1"])
+    }
+
     @Test func everyFilterMustMatch() throws {
         let groups = [
             group("g1", "release-1", .succeeded, at: 10), group("g2", "release-2", .failed, at: 20),

@@ -52,6 +52,20 @@ import Testing
         #expect(list.contains(.attemptFinished(ran: .seconds(2))))
     }
 
+    @Test func anAttemptThatNeverStartedHasNoRunTime() throws {
+        var h = SchedulerHarness()
+        h.scheduler.observes = true
+        h.addWorker(1)
+        try h.submit(GroupSpec("g", children: [leaf("a")]), id: "g")
+        let order = try #require(h.attempt("a"))
+        h.now = h.now + .seconds(2)
+        // No start report, no start time in the result: it never ran.
+        try h.finish(order, .failed(error: "cannot start"))
+        let list = observed(&h)
+        #expect(!list.contains { if case .attemptFinished = $0 { true } else { false } })
+        #expect(list.contains(.childFinished(kind: "echo", .failed)))
+    }
+
     @Test func lockWaitAndHoldAreMeasuredPerCategory() throws {
         var h = SchedulerHarness()
         h.scheduler.observes = true
