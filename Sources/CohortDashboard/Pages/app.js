@@ -560,7 +560,7 @@ function renderLocks(locks) {
         lock.holder.heldSeconds == null ? "" : ", held " + lock.holder.heldSeconds.toFixed(1) + " s"]
       : el("span", { class: "muted" }, "free")),
     el("td", {}, el("ol", {}, ...lock.waiters.map((waiter) => el("li", {}, [ref(waiter.group, waiter.child),
-      waiter.waitingSeconds == null ? "" : " (waiting " + waiter.waitingSeconds.toFixed(1) + " s)"]))))))));
+      waiter.waitingSeconds == null ? "" : " (waiting " + waiter.waitingSeconds.toFixed(1) + " s)"])))))));
   if (locks.length === 0) body.append(el("tr", {}, el("td", { colspan: 4, class: "muted" }, "No locks held or waited for.")));
 }
 
