@@ -14,6 +14,8 @@ public typealias GroupFilter = CohortWire.GroupFilter
 public typealias GroupDetail = CohortWire.GroupDetail
 /// One child of a group: state, worker, attempt, error, times.
 public typealias ChildStatus = CohortWire.ChildStatus
+/// An earlier attempt of a child (``ChildStatus/earlierAttempts``): worker, times, outcome, error.
+public typealias AttemptSummary = CohortWire.AttemptSummary
 /// `pending`, `running`, `succeeded`, `failed`, `cancelled`.
 public typealias GroupState = CohortWire.GroupState
 /// A group's states plus `waiting` and `ready`.

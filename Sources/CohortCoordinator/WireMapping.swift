@@ -113,7 +113,16 @@ extension ChildSnapshot {
         ChildStatus(
             name: name, path: path, state: phase.wire, worker: workerName ?? worker?.description, attempt: attempt,
             error: error, startedAt: startedAt?.wire, finishedAt: finishedAt?.wire, waitingReason: waitingReason,
-            outputTruncated: outputTruncated, isGroup: isGroup, dependsOn: dependsOn, kind: kind)
+            outputTruncated: outputTruncated, isGroup: isGroup, dependsOn: dependsOn, kind: kind,
+            earlierAttempts: earlierAttempts.map(\.wire))
+    }
+}
+
+extension EndedAttempt {
+    var wire: AttemptSummary {
+        AttemptSummary(
+            attempt: attempt, worker: worker, startedAt: startedAt?.wire, finishedAt: finishedAt.wire,
+            outcome: ending.rawValue, error: error)
     }
 }
 

@@ -70,6 +70,16 @@ enum DashboardJSON {
             "worker": optional(child.worker), "attempt": .int(Int64(child.attempt)), "error": optional(child.error),
             "startedAt": time(child.startedAt), "finishedAt": time(child.finishedAt),
             "waitingReason": optional(child.waitingReason), "outputTruncated": .bool(child.outputTruncated),
+            "earlierAttempts": .array(child.earlierAttempts.map(earlierAttempt)),
+        ])
+    }
+
+    /// An earlier attempt of a child (`AttemptSummary`), with RFC 3339 times.
+    static func earlierAttempt(_ attempt: AttemptSummary) -> JSONValue {
+        .object([
+            "attempt": .int(Int64(attempt.attempt)), "worker": .string(attempt.worker),
+            "startedAt": time(attempt.startedAt), "finishedAt": time(attempt.finishedAt),
+            "outcome": .string(attempt.outcome), "error": .string(attempt.error),
         ])
     }
 

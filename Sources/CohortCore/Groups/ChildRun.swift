@@ -71,6 +71,9 @@ struct ChildRun: Sendable {
     /// The errors of its earlier attempts that ended in error, `attempt 1: exit code 2`; the
     /// final error names them all. Empty (no allocation) for a child that never retried.
     var attemptErrors: [String] = []
+    /// Its earlier attempts that reached a worker, oldest first (the last
+    /// ``EndedAttempt/kept``); nil (no allocation) for a child that never ran again.
+    var earlier: [EndedAttempt]?
 
     var isDone: Bool { stage == .done }
 

@@ -26,13 +26,17 @@ public struct ChildSnapshot: Hashable, Sendable {
     public var dependsOn: [String]
     /// A procedure's kind; empty for a nested group.
     public var kind: String
+    /// A procedure's earlier attempts that reached a worker, oldest first (at most the last
+    /// ``EndedAttempt/kept``); empty for one that ran once, and for a nested group.
+    public var earlierAttempts: [EndedAttempt]
 
     public init(
         name: String, path: String, isGroup: Bool = false, phase: ChildPhase, worker: SessionID? = nil,
         workerName: String? = nil, attempt: UInt32 = 0, error: String? = nil, startedAt: Timestamp? = nil,
         finishedAt: Timestamp? = nil, waitingReason: String? = nil, outputTruncated: Bool = false,
-        dependsOn: [String] = [], kind: String = ""
+        dependsOn: [String] = [], kind: String = "", earlierAttempts: [EndedAttempt] = []
     ) {
+        self.earlierAttempts = earlierAttempts
         self.dependsOn = dependsOn
         self.kind = kind
         self.outputTruncated = outputTruncated

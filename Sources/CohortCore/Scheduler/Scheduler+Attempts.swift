@@ -142,17 +142,41 @@ extension Scheduler {
                 at: finishedAt, now: now)
             return
         }
-        endAttempt(child.attemptID, now: now)
+        endForRetry(
+            runIndex, leaf, child.attemptID, reason == .timedOut ? .timedOut : .failed, message: message,
+            countsAsError: true, at: finishedAt, now: now)
         let delay = policy.delay(afterFailedAttempt: Int(child.counted), unitRandom: random.unit())
-        runs[runIndex]?.children[leaf].error = message
-        runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
         runs[runIndex]?.children[leaf].retryAt = now + delay
-        setStage(runIndex, leaf, .retryWait, .waiting, now: now)
         if delay <= .zero {
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))
         } else {
             attempts.timers.schedule(.retry(runIndex: runIndex, leaf: leaf, attempt: child.attempt), at: now + delay)
         }
+    }
+
+    /// Ends the child's current attempt `attemptID`, which another attempt will follow: the
+    /// child waits for its retry (`retryWait`) with `message` as its error, and the attempt is
+    /// kept among its earlier attempts (``EndedAttempt``) if it was sent to a worker. `countsAsError`: `message` is
+    /// one of the errors the child's final error names. `at`: when it ended (`now` if nil).
+    /// Every way an attempt ends before another (a retried failure or timeout, a lost worker,
+    /// an ended lease, an orphan nobody reported) goes through here.
+    mutating func endForRetry(
+        _ runIndex: Int, _ leaf: Int, _ attemptID: AttemptID, _ ending: EndedAttempt.Ending, message: String,
+        countsAsError: Bool, at finishedAt: Timestamp? = nil, now: Timestamp
+    ) {
+        guard let child = runs[runIndex]?.children[leaf] else { return }
+        if let worker = child.worker, child.sentAttempt == child.attempt, child.attempt > 0 {
+            runs[runIndex]?.children[leaf].keepEarlier(
+                EndedAttempt(
+                    attempt: child.attempt, worker: workerNames[worker] ?? worker.description,
+                    startedAt: child.startedAt, finishedAt: finishedAt ?? now, ending: ending, error: message))
+        }
+        endAttempt(attemptID, now: now)
+        runs[runIndex]?.children[leaf].error = message
+        if countsAsError {
+            runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
+        }
+        setStage(runIndex, leaf, .retryWait, .waiting, now: now)
     }
 
     /// The final error of a child whose attempt ended with `last`: `last` alone after a single

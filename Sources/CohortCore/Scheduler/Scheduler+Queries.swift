@@ -184,7 +184,8 @@ extension Scheduler {
                 ? child.error : child.cancelling.map { "cancelling: \($0.text)" },
             startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason,
             outputTruncated: child.outputTruncated,
-            dependsOn: ownDependencies(flatLeaf.waitsFor, parent: run.flat.groups[flatLeaf.group]), kind: flatLeaf.run)
+            dependsOn: ownDependencies(flatLeaf.waitsFor, parent: run.flat.groups[flatLeaf.group]), kind: flatLeaf.run,
+            earlierAttempts: child.earlier ?? [])
     }
 
     /// What a node waits for itself: `waitsFor` without what its enclosing group waits for

@@ -288,10 +288,7 @@ extension Scheduler {
                     runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: failure), now: now)
                 continue
             }
-            endAttempt(attemptID, now: now)
-            runs[runIndex]?.children[leaf].error = message
-            runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)")
-            setStage(runIndex, leaf, .retryWait, .waiting, now: now)
+            endForRetry(runIndex, leaf, attemptID, .lost, message: message, countsAsError: true, now: now)
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))
         }
     }

@@ -191,11 +191,8 @@ extension Scheduler {
         } else if run.isInCancelledGroup(leaf) {
             finishLeaf(runIndex, leaf, .failed, message: everyAttemptsError(runIndex, leaf, last: message), now: now)
         } else {
-            endAttempt(attemptID, now: now)
+            endForRetry(runIndex, leaf, attemptID, .lost, message: message, countsAsError: lost, now: now)
             if observes { observe(.attemptRerunAfterWorkerLoss) }
-            runs[runIndex]?.children[leaf].error = message
-            if lost { runs[runIndex]?.children[leaf].attemptErrors.append("attempt \(child.attempt): \(message)") }
-            setStage(runIndex, leaf, .retryWait, .waiting, now: now)
             work.append(.unblocked(runIndex: runIndex, leaf: leaf))
         }
     }

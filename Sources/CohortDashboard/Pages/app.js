@@ -421,6 +421,7 @@ async function renderDetail() {
     el("dl", { class: "facts" }, ...facts.flatMap(([key, value]) => [el("dt", {}, key), el("dd", {}, value)])),
   ];
   if (cohort.who.may.cancel && !finished) parts.push(el("p", {}, cancelButton(child.path)));
+  parts.push(...renderAttempts(child));
   box.replaceChildren(...parts);
   if (child.state === "succeeded" && !child.isGroup) {
     const link = "/api/groups/" + encodeURIComponent(groupPage.id) + "/result?child=" + encodeURIComponent(child.path);
@@ -438,6 +439,20 @@ async function renderDetail() {
       box.append(el("p", { class: "muted" }, "Output: " + error.message));
     }
   }
+}
+
+// A child's earlier attempts (those that reached a worker and were followed by another),
+// oldest first: a heading and a table, or nothing for a child that ran once.
+function renderAttempts(child) {
+  const earlier = child.earlierAttempts || [];
+  if (earlier.length === 0) return [];
+  const head = el("tr", {}, ...["attempt", "worker", "started", "finished", "took", "ended", "error"].map((name) => el("th", {}, name)));
+  const rows = earlier.map((attempt) => el("tr", {},
+    el("td", {}, String(attempt.attempt)), el("td", {}, attempt.worker),
+    el("td", {}, clock(attempt.startedAt)), el("td", {}, clock(attempt.finishedAt)),
+    el("td", {}, took(attempt.startedAt, attempt.finishedAt)), el("td", {}, attempt.outcome),
+    el("td", {}, attempt.error)));
+  return [el("h2", {}, "Earlier attempts"), el("table", { class: "attempts" }, el("thead", {}, head), el("tbody", {}, ...rows))];
 }
 
 function select(path) {

@@ -1022,6 +1022,9 @@ nonisolated struct Cohort_Wire_V1_ChildStatus: Sendable {
   /// injections, sequence order), not those its enclosing groups wait for
   var kind: String = String()
 
+  /// a procedure's earlier attempts that reached a worker,
+  var earlierAttempts: [Cohort_Wire_V1_AttemptSummary] = []
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -1029,6 +1032,34 @@ nonisolated struct Cohort_Wire_V1_ChildStatus: Sendable {
   fileprivate var _worker: String? = nil
   fileprivate var _error: String? = nil
   fileprivate var _waitingReason: String? = nil
+}
+
+/// An earlier attempt of a procedure child: it was sent to a worker and ended, and another
+/// attempt of the child followed.
+nonisolated struct Cohort_Wire_V1_AttemptSummary: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attempt: UInt32 = 0
+
+  /// the worker's name (its session id if the name is unknown)
+  var worker: String = String()
+
+  /// 0: it never reported starting
+  var startedAt: Int64 = 0
+
+  var finishedAt: Int64 = 0
+
+  /// "failed", "timed-out" or "lost" (its worker lost, its lease ended)
+  var outcome: String = String()
+
+  /// the failure's message, the timeout's reason, what happened to the worker
+  var error: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
 }
 
 nonisolated struct Cohort_Wire_V1_GroupDetail: Sendable {
@@ -2759,7 +2790,7 @@ nonisolated extension Cohort_Wire_V1_GroupList: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ChildStatus"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}path\0\u{1}state\0\u{1}worker\0\u{1}attempt\0\u{1}error\0\u{3}started_at\0\u{3}finished_at\0\u{3}waiting_reason\0\u{3}output_truncated\0\u{3}is_group\0\u{4}\u{1d}depends_on\0\u{1}kind\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}path\0\u{1}state\0\u{1}worker\0\u{1}attempt\0\u{1}error\0\u{3}started_at\0\u{3}finished_at\0\u{3}waiting_reason\0\u{3}output_truncated\0\u{3}is_group\0\u{4}\u{1d}depends_on\0\u{1}kind\0\u{4}\u{4}earlier_attempts\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2780,6 +2811,7 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
       case 11: try { try decoder.decodeSingularBoolField(value: &self.isGroup) }()
       case 40: try { try decoder.decodeRepeatedStringField(value: &self.dependsOn) }()
       case 41: try { try decoder.decodeSingularStringField(value: &self.kind) }()
+      case 45: try { try decoder.decodeRepeatedMessageField(value: &self.earlierAttempts) }()
       default: break
       }
     }
@@ -2829,6 +2861,9 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
     if !self.kind.isEmpty {
       try visitor.visitSingularStringField(value: self.kind, fieldNumber: 41)
     }
+    if !self.earlierAttempts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.earlierAttempts, fieldNumber: 45)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2846,6 +2881,62 @@ nonisolated extension Cohort_Wire_V1_ChildStatus: SwiftProtobuf.Message, SwiftPr
     if lhs.isGroup != rhs.isGroup {return false}
     if lhs.dependsOn != rhs.dependsOn {return false}
     if lhs.kind != rhs.kind {return false}
+    if lhs.earlierAttempts != rhs.earlierAttempts {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_AttemptSummary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AttemptSummary"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}worker\0\u{3}started_at\0\u{3}finished_at\0\u{1}outcome\0\u{1}error\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.worker) }()
+      case 3: try { try decoder.decodeSingularSFixed64Field(value: &self.startedAt) }()
+      case 4: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.outcome) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.error) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 1)
+    }
+    if !self.worker.isEmpty {
+      try visitor.visitSingularStringField(value: self.worker, fieldNumber: 2)
+    }
+    if self.startedAt != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.startedAt, fieldNumber: 3)
+    }
+    if self.finishedAt != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 4)
+    }
+    if !self.outcome.isEmpty {
+      try visitor.visitSingularStringField(value: self.outcome, fieldNumber: 5)
+    }
+    if !self.error.isEmpty {
+      try visitor.visitSingularStringField(value: self.error, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_AttemptSummary, rhs: Cohort_Wire_V1_AttemptSummary) -> Bool {
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.worker != rhs.worker {return false}
+    if lhs.startedAt != rhs.startedAt {return false}
+    if lhs.finishedAt != rhs.finishedAt {return false}
+    if lhs.outcome != rhs.outcome {return false}
+    if lhs.error != rhs.error {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

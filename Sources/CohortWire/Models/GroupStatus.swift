@@ -120,13 +120,17 @@ public struct ChildStatus: Hashable, Sendable {
     public var dependsOn: [String]
     /// A procedure's kind (`shell`); empty for a nested group.
     public var kind: String
+    /// A procedure's earlier attempts that reached a worker, oldest first (the coordinator
+    /// keeps the last 10); empty if it ran once, and for a nested group.
+    public var earlierAttempts: [AttemptSummary]
 
     public init(
         name: String, path: String, state: ChildState, worker: String? = nil, attempt: UInt32 = 0,
         error: String? = nil, startedAt: WireTimestamp? = nil, finishedAt: WireTimestamp? = nil,
         waitingReason: String? = nil, outputTruncated: Bool = false, isGroup: Bool = false,
-        dependsOn: [String] = [], kind: String = ""
+        dependsOn: [String] = [], kind: String = "", earlierAttempts: [AttemptSummary] = []
     ) {
+        self.earlierAttempts = earlierAttempts
         self.outputTruncated = outputTruncated
         self.isGroup = isGroup
         self.dependsOn = dependsOn
@@ -140,6 +144,37 @@ public struct ChildStatus: Hashable, Sendable {
         self.startedAt = startedAt
         self.finishedAt = finishedAt
         self.waitingReason = waitingReason
+    }
+}
+
+/// An earlier attempt of a procedure child: it was sent to a worker and ended, and another
+/// attempt of the child followed.
+public struct AttemptSummary: Hashable, Sendable {
+    /// How an attempt ended: ``outcome`` is one of these, or a value a newer coordinator added.
+    public static let outcomes = ["failed", "timed-out", "lost"]
+
+    /// The attempt's number (1 for the first).
+    public var attempt: UInt32
+    /// The worker it was sent to: its name, or its session id if the name is unknown.
+    public var worker: String
+    /// When it started; nil if it never reported starting.
+    public var startedAt: WireTimestamp?
+    public var finishedAt: WireTimestamp?
+    /// How it ended: `failed`, `timed-out`, or `lost` (its worker was lost or its lease ended).
+    public var outcome: String
+    /// The failure's message, the timeout's reason or what happened to the worker.
+    public var error: String
+
+    public init(
+        attempt: UInt32, worker: String, startedAt: WireTimestamp? = nil, finishedAt: WireTimestamp? = nil,
+        outcome: String, error: String
+    ) {
+        self.attempt = attempt
+        self.worker = worker
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.outcome = outcome
+        self.error = error
     }
 }
 

@@ -222,7 +222,8 @@ extension ChildStatus {
             finishedAt: .optional(proto.finishedAt),
             waitingReason: proto.hasWaitingReason ? proto.waitingReason : nil,
             outputTruncated: proto.outputTruncated,
-            isGroup: proto.isGroup, dependsOn: proto.dependsOn, kind: proto.kind)
+            isGroup: proto.isGroup, dependsOn: proto.dependsOn, kind: proto.kind,
+            earlierAttempts: proto.earlierAttempts.map(AttemptSummary.init(proto:)))
     }
 
     var proto: Cohort_Wire_V1_ChildStatus {
@@ -240,6 +241,26 @@ extension ChildStatus {
         proto.isGroup = isGroup
         proto.dependsOn = dependsOn
         proto.kind = kind
+        proto.earlierAttempts = earlierAttempts.map(\.proto)
+        return proto
+    }
+}
+
+extension AttemptSummary {
+    init(proto: Cohort_Wire_V1_AttemptSummary) {
+        self.init(
+            attempt: proto.attempt, worker: proto.worker, startedAt: .optional(proto.startedAt),
+            finishedAt: .optional(proto.finishedAt), outcome: proto.outcome, error: proto.error)
+    }
+
+    var proto: Cohort_Wire_V1_AttemptSummary {
+        var proto = Cohort_Wire_V1_AttemptSummary()
+        proto.attempt = attempt
+        proto.worker = worker
+        proto.startedAt = startedAt.wireValue
+        proto.finishedAt = finishedAt.wireValue
+        proto.outcome = outcome
+        proto.error = error
         return proto
     }
 }

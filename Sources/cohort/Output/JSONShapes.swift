@@ -69,6 +69,17 @@ enum JSONShapes {
             "worker": optional(child.worker), "attempt": .int(Int64(child.attempt)), "error": optional(child.error),
             "startedAt": optional(child.startedAt), "finishedAt": optional(child.finishedAt),
             "waitingReason": optional(child.waitingReason), "outputTruncated": .bool(child.outputTruncated),
+            "earlierAttempts": .array(child.earlierAttempts.map(earlierAttempt)),
+        ])
+    }
+
+    /// One earlier attempt of a child in `status GROUP --json`: `{"attempt", "worker",
+    /// "startedAt", "finishedAt", "outcome", "error"}`.
+    static func earlierAttempt(_ attempt: AttemptSummary) -> JSONValue {
+        .object([
+            "attempt": .int(Int64(attempt.attempt)), "worker": .string(attempt.worker),
+            "startedAt": optional(attempt.startedAt), "finishedAt": optional(attempt.finishedAt),
+            "outcome": .string(attempt.outcome), "error": .string(attempt.error),
         ])
     }
 

@@ -21,7 +21,8 @@ enum TextReports {
                 child.path, child.state.word, child.worker ?? "-", child.attempt == 0 ? "-" : "\(child.attempt)",
                 elapsed(child, now: now) ?? "-",
                 (child.error ?? child.waitingReason
-                    ?? (child.outputTruncated ? "output truncated (maxOutputBytes)" : "")).replacingNewlines())
+                    ?? (child.outputTruncated ? "output truncated (maxOutputBytes)" : earlier(child)))
+                    .replacingNewlines())
         }
         lines += table.lines
         let finished = group.children.count { $0.state.isFinished }
@@ -29,6 +30,14 @@ enum TextReports {
         let cancelled = group.children.count { $0.state == .cancelled }
         lines.append("\(finished)/\(group.children.count) finished, \(failed) failed, \(cancelled) cancelled")
         return lines.joined(separator: "\n")
+    }
+
+    /// A child's earlier attempts, the last one's end: `1 earlier: failed on w1: exit code 2`,
+    /// `3 earlier, last lost on w2: …`; empty if it ran once.
+    static func earlier(_ child: ChildStatus) -> String {
+        guard let last = child.earlierAttempts.last else { return "" }
+        let count = child.earlierAttempts.count
+        return "\(count) earlier\(count == 1 ? ":" : ", last") \(last.outcome) on \(last.worker): \(last.error)"
     }
 
     /// How long the child ran (or has run so far).

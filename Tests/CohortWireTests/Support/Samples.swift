@@ -13,6 +13,19 @@ enum Samples {
         name: "unit", path: "tests/unit", state: .waiting, worker: "w-2", attempt: 2,
         error: "exit 1", startedAt: t1, finishedAt: t2, waitingReason: "lock repo held by release/checkout")
 
+    /// A child on its third attempt, after a failure and a lost worker (one that never started).
+    static let retriedChild = ChildStatus(
+        name: "deploy", path: "deploy", state: .running, worker: "builder-3", attempt: 3, startedAt: t2,
+        dependsOn: ["tests/unit"], kind: "shell",
+        earlierAttempts: [
+            AttemptSummary(
+                attempt: 1, worker: "builder-1", startedAt: t1, finishedAt: t2, outcome: "failed",
+                error: "exit code 2"),
+            AttemptSummary(
+                attempt: 2, worker: "w-9", finishedAt: t2, outcome: "lost",
+                error: "worker builder-2 (w-9) was lost: connection closed"),
+        ])
+
     static let dispatchAttempt = AttemptDispatch(
         ref: task, kind: "shell", input: json, fencingTokens: ["repo": 41, "db": 7],
         timeout: .milliseconds(300_000), env: ["VERSION": "1.2.3"], holds: ["repo"])
@@ -112,7 +125,7 @@ enum Samples {
                             id: "g-7f3a", name: "release", state: .failed, submittedAt: t1, finishedAt: t2,
                             reason: "build failed",
                             children: [
-                                child, ChildStatus(name: "lint", path: "lint", state: .ready),
+                                child, retriedChild, ChildStatus(name: "lint", path: "lint", state: .ready),
                                 ChildStatus(name: "tests", path: "tests", state: .running, isGroup: true),
                             ]))))
         ),
