@@ -77,6 +77,15 @@ extension EndToEnd {
             let groups = (try JSONSerialization.jsonObject(with: data) as? [String: Any])?["groups"] as? [[String: Any]]
             #expect(
                 groups?.count == 1, "the dashboard shows the demo's group: \(String(decoding: data, as: UTF8.self))")
+            // Its metrics counted the demo's children (11, one cancelled on purpose).
+            let metricsPrefix = "cohort demo: metrics on "
+            let metrics = try demo.waitForLine(timeout: .seconds(1)) { line in
+                line.hasPrefix(metricsPrefix) ? String(line.dropFirst(metricsPrefix.count)) : nil
+            }
+            let (text, _) = try await URLSession.shared.data(from: URL(string: metrics)!)
+            #expect(
+                String(decoding: text, as: UTF8.self).contains("cohort_children_finished_total{"),
+                "\(String(decoding: text, as: UTF8.self).prefix(2000))")
 
             kill(demo.pid, SIGINT)
             let status = try demo.wait(timeout: .seconds(30))

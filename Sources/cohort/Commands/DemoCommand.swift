@@ -17,9 +17,10 @@ struct DemoCommand: AsyncParsableCommand {
             go to a temporary directory (printed at the start) that is removed when the demo \
             ends; when it fails, the last lines of each log are printed first.
 
-            The coordinator serves its dashboard on a free port (the URL is printed at the \
-            start). With --keep the cluster keeps running after the demo, with the dashboard's \
-            URL printed, until Ctrl-C (or SIGTERM) stops every process.
+            The coordinator serves its dashboard and its metrics on free ports (the dashboard's \
+            URL is printed at the start). With --keep the cluster keeps running after the demo, \
+            with the coordinator's endpoint and the dashboard's and metrics' URLs printed, until \
+            Ctrl-C (or SIGTERM) stops every process.
 
             Exit status 0 when everything behaved as expected, 1 otherwise.
 
@@ -97,7 +98,11 @@ struct DemoCommand: AsyncParsableCommand {
             case .failure(let error): "the demo failed: \(error)"
             }
         Console.out("cohort demo: \(outcome); the cluster keeps running (--keep)")
+        if let endpoint = cluster.endpoint {
+            Console.out("cohort demo: coordinator on \(endpoint) (e.g. cohort status --coordinator \(endpoint))")
+        }
         if let url = cluster.dashboardURL { Console.out("cohort demo: dashboard on \(url)") }
+        if let url = cluster.metricsURL { Console.out("cohort demo: metrics on \(url)") }
         Console.out("cohort demo: press Ctrl-C to stop it")
     }
 

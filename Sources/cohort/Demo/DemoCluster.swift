@@ -14,10 +14,14 @@ final class DemoCluster: Sendable {
     let logDirectory: String
     private let executable: String
     private let started = Mutex<[ChildProcess]>([])
-    private let dashboard = Mutex<String?>(nil)
+    private let addresses = Mutex<(endpoint: String?, dashboard: String?, metrics: String?)>((nil, nil, nil))
 
+    /// The coordinator's endpoint, once ``start(say:)`` has read it.
+    var endpoint: String? { addresses.withLock { $0.endpoint } }
     /// The coordinator's dashboard (`http://127.0.0.1:PORT/`), once ``start(say:)`` has read it.
-    var dashboardURL: String? { dashboard.withLock { $0 } }
+    var dashboardURL: String? { addresses.withLock { $0.dashboard } }
+    /// The coordinator's Prometheus metrics (`http://127.0.0.1:PORT/metrics`), once read.
+    var metricsURL: String? { addresses.withLock { $0.metrics } }
 
     init(executable: String, logDirectory: String) {
         self.executable = executable
@@ -40,11 +44,13 @@ final class DemoCluster: Sendable {
             "coordinator",
             [
                 "coordinator", "--endpoint", "tcp://127.0.0.1:*", "--state-dir", stateDirectory, "--log-level", "info",
-                "--http", "127.0.0.1:0",
+                "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0",
             ], log: "coordinator.log")
-        // `listening on ENDPOINT` and `dashboard on URL`, in either order: one pass reads both.
+        // `listening on ENDPOINT` and `dashboard on URL`, in either order: one pass reads both
+        // (and `metrics on URL`, printed before them both).
         let prefix = "cohort coordinator listening on "
         let dashboardPrefix = "cohort coordinator dashboard on "
+        let metricsPrefix = "cohort coordinator metrics on "
         let seen = LinesSeen()
         let (endpoint, url) = try await coordinator.firstLine(within: .seconds(20)) { line -> (String, String)? in
             seen.lines.withLock { lines in
@@ -52,12 +58,15 @@ final class DemoCluster: Sendable {
                     lines.endpoint = String(line.dropFirst(prefix.count)).trimmingCharacters(in: .whitespaces)
                 } else if line.hasPrefix(dashboardPrefix) {
                     lines.dashboard = String(line.dropFirst(dashboardPrefix.count)).trimmingCharacters(in: .whitespaces)
+                } else if line.hasPrefix(metricsPrefix) {
+                    lines.metrics = String(line.dropFirst(metricsPrefix.count)).trimmingCharacters(in: .whitespaces)
                 }
                 guard let endpoint = lines.endpoint, let dashboard = lines.dashboard else { return nil }
                 return (endpoint, dashboard)
             }
         }
-        dashboard.withLock { $0 = url }
+        let metrics = seen.lines.withLock { $0.metrics }
+        addresses.withLock { $0 = (endpoint, url, metrics) }
         say("started coordinator (pid \(coordinator.pid)) listening on \(endpoint), dashboard on \(url)")
 
         var workers: [(ChildProcess, String, String)] = []
@@ -144,5 +153,5 @@ final class DemoCluster: Sendable {
 
 /// What the coordinator's first lines said, read in one pass.
 private final class LinesSeen: Sendable {
-    let lines = Mutex<(endpoint: String?, dashboard: String?)>((nil, nil))
+    let lines = Mutex<(endpoint: String?, dashboard: String?, metrics: String?)>((nil, nil, nil))
 }
