@@ -69,30 +69,47 @@ extension GroupRun {
     func injectedInput(_ leaf: Int) -> Result<JSONValue, InjectionFailure> {
         var input = flat.leaves[leaf].input
         for injection in flat.leaves[leaf].inject {
-            let producer = children[injection.producer]
-            switch producer.phase {
-            case .succeeded: break
-            case .failed:
-                return .failure(InjectionFailure(.producerFailed(path: injection.producerPath)))
-            default:
-                return .failure(InjectionFailure(.producerCancelled(path: injection.producerPath)))
-            }
-            let output: JSONValue
-            do {
-                output = try JSONValue(jsonData: producer.output ?? Data("null".utf8))
-            } catch {
-                return .failure(
-                    .init(.failed, "producer \"\(injection.producerPath)\" returned output that is not JSON"))
-            }
-            guard let selected = output.select(injection.select) else {
-                return .failure(
-                    .init(
-                        .failed, "producer \"\(injection.producerPath)\" output has nothing at \"\(injection.select)\"")
-                )
+            let selected: JSONValue
+            if let producers = injection.gathers {
+                // A fan-out: each procedure's selected output, in order, as one list.
+                var list: [JSONValue] = []
+                list.reserveCapacity(producers.count)
+                for producer in producers {
+                    switch selectedOutput(of: producer, injection.select) {
+                    case .success(let value): list.append(value)
+                    case .failure(let failure): return .failure(failure)
+                    }
+                }
+                selected = .array(list)
+            } else {
+                switch selectedOutput(of: injection.producer, injection.select) {
+                case .success(let value): selected = value
+                case .failure(let failure): return .failure(failure)
+                }
             }
             input.set(injection.into, to: selected)
         }
         return .success(input)
+    }
+
+    /// What `select` picks from the output of `producer`, which must have succeeded.
+    private func selectedOutput(of producer: Int, _ select: JSONPath) -> Result<JSONValue, InjectionFailure> {
+        let path = flat.leaves[producer].path
+        switch children[producer].phase {
+        case .succeeded: break
+        case .failed: return .failure(InjectionFailure(.producerFailed(path: path)))
+        default: return .failure(InjectionFailure(.producerCancelled(path: path)))
+        }
+        let output: JSONValue
+        do {
+            output = try JSONValue(jsonData: children[producer].output ?? Data("null".utf8))
+        } catch {
+            return .failure(.init(.failed, "producer \"\(path)\" returned output that is not JSON"))
+        }
+        guard let selected = output.select(select) else {
+            return .failure(.init(.failed, "producer \"\(path)\" output has nothing at \"\(select)\""))
+        }
+        return .success(selected)
     }
 
     /// How group `group` ends once every procedure in it has: cancelled if it was cancelled,

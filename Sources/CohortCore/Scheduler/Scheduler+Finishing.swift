@@ -105,7 +105,7 @@ extension Scheduler {
             guard runs[runIndex]?.children[leaf].isDone == false else { continue }
             runs[runIndex]?.children[leaf].remaining -= 1
             if !succeeded {
-                if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
+                if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node && $0.gathers == nil }) {
                     cancelLeaf(
                         runIndex, leaf, reason: failed ? .producerFailed(path: path) : .producerCancelled(path: path),
                         cause: .propagated, now: now)

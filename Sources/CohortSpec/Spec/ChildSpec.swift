@@ -56,6 +56,11 @@ public struct ChildSpec: Sendable, Hashable {
     public var onWorkerLoss: WorkerLossPolicy
     /// Results of other children written into this one's input; each implies `after`.
     public var inject: [Injection]
+    /// Fan-out at submission: one procedure per combination (procedures only; see ``Matrix``).
+    public var matrix: Matrix?
+    /// What this nested group was expanded from, if the coordinator made it from a `matrix`
+    /// child; `nil` for everything written by hand. Not part of the document.
+    public internal(set) var fanOut: FanOut?
 
     public init(
         name: String,
@@ -66,7 +71,8 @@ public struct ChildSpec: Sendable, Hashable {
         timeout: Duration? = nil,
         retry: RetryPolicy? = nil,
         onWorkerLoss: WorkerLossPolicy = .retry,
-        inject: [Injection] = []
+        inject: [Injection] = [],
+        matrix: Matrix? = nil
     ) {
         self.name = name
         self.body = body
@@ -77,6 +83,7 @@ public struct ChildSpec: Sendable, Hashable {
         self.retry = retry
         self.onWorkerLoss = onWorkerLoss
         self.inject = inject
+        self.matrix = matrix
     }
 
     /// A procedure child: `ChildSpec("build", run: "shell", with: ["command": ["make"]], after: ["checkout"])`.
@@ -90,11 +97,13 @@ public struct ChildSpec: Sendable, Hashable {
         timeout: Duration? = nil,
         retry: RetryPolicy? = nil,
         onWorkerLoss: WorkerLossPolicy = .retry,
-        inject: [Injection] = []
+        inject: [Injection] = [],
+        matrix: Matrix? = nil
     ) {
         self.init(
             name: name, body: .procedure(Procedure(run: run, with: input)), after: after, exclusive: exclusive,
-            requires: requires, timeout: timeout, retry: retry, onWorkerLoss: onWorkerLoss, inject: inject)
+            requires: requires, timeout: timeout, retry: retry, onWorkerLoss: onWorkerLoss, inject: inject,
+            matrix: matrix)
     }
 
     /// A nested group child with a list of children.
@@ -160,4 +169,10 @@ extension ChildSpec {
         var seen = Set<String>()
         return (after + inject.map(\.from)).filter { seen.insert($0).inserted }
     }
+}
+
+/// How a nested group came from a fan-out.
+public enum FanOut: String, Sendable, Hashable {
+    /// A child's `matrix`, expanded at submission.
+    case matrix
 }

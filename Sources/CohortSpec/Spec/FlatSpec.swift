@@ -75,6 +75,8 @@ public struct FlatGroup: Sendable, Hashable {
     public var waitsFor: [String]
     /// `waitsFor` as sorted, merged ranges of leaf indexes.
     public var dependencies: [Range<Int>]
+    /// The fan-out it was made from (a child's `matrix`), or `nil` for a group written as one.
+    public var fanOut: FanOut?
 }
 
 /// A procedure in a `FlatSpec`: what the scheduler dispatches.
@@ -123,12 +125,23 @@ public struct FlatLeaf: Sendable, Hashable {
 
 /// An injection with its producer resolved.
 public struct FlatInjection: Sendable, Hashable {
-    /// The producer's index in `FlatSpec.leaves`.
+    /// The producer's index in `FlatSpec.leaves` (the first, for a fan-out).
     public var producer: Int
-    /// The producer's path (`build`, `tests/unit`).
+    /// The producer's path (`build`, `tests/unit`; the fan-out's group, `test`).
     public var producerPath: String
     public var select: JSONPath
     public var into: JSONPath
+    /// For a producer that is a fan-out (a matrix child): its procedures, whose selected
+    /// outputs are injected as one list, in order. `nil` for a single producer.
+    public var gathers: Range<Int>?
+
+    public init(producer: Int, producerPath: String, select: JSONPath, into: JSONPath, gathers: Range<Int>? = nil) {
+        self.producer = producer
+        self.producerPath = producerPath
+        self.select = select
+        self.into = into
+        self.gathers = gathers
+    }
 }
 
 extension GroupSpec {
@@ -137,7 +150,7 @@ extension GroupSpec {
     /// Meant for a validated spec: names that resolve to nothing, or to the child itself or its
     /// ancestors, are left out rather than reported.
     public func flattened() -> FlatSpec {
-        let tree = SpecTree(self)
+        let tree = SpecTree(expandingMatrices())
         var groups: [FlatGroup] = []
         var groupIndexByNode: [Int: Int] = [:]
         var leaves: [FlatLeaf] = []
@@ -174,16 +187,18 @@ extension GroupSpec {
                         acquires: (holds[nodeIndex] ?? []).filter { !held.contains($0) },
                         requires: unique(inheritedRequires + own.requires), leaves: node.leaves,
                         children: node.children.map { tree.nodes[$0].path }, waitsFor: waitsFor,
-                        dependencies: dependencies))
+                        dependencies: dependencies, fanOut: node.child?.fanOut))
             } else if let child = node.child, case .procedure(let procedure) = child.body {
                 let injections: [FlatInjection] = child.inject.compactMap { injection in
                     guard case .success(let producer) = tree.resolve(injection.from, from: nodeIndex),
-                        !tree.nodes[producer].isGroup, producer != nodeIndex
+                        producer != nodeIndex
                     else { return nil }
-                    let leafIndex = tree.nodes[producer].leaves.lowerBound
+                    let producerNode = tree.nodes[producer]
+                    let fanOut = producerNode.child?.fanOut != nil
+                    guard !producerNode.isGroup || fanOut else { return nil }
                     return FlatInjection(
-                        producer: leafIndex, producerPath: tree.nodes[producer].path, select: injection.select,
-                        into: injection.into)
+                        producer: producerNode.leaves.lowerBound, producerPath: producerNode.path,
+                        select: injection.select, into: injection.into, gathers: fanOut ? producerNode.leaves : nil)
                 }
                 leaves.append(
                     FlatLeaf(

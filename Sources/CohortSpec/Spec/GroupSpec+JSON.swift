@@ -60,6 +60,10 @@ extension ChildSpec {
                     return .object(entry)
                 })
         }
+        if let matrix {
+            object["matrix"] = .object(
+                Dictionary(uniqueKeysWithValues: matrix.axes.map { ($0.key, JSONValue.array($0.values)) }))
+        }
         return .object(object)
     }
 }

@@ -19,7 +19,7 @@ struct SpecReader {
     static let groupFields = ["name", "mode", "timeout", "onChildFailure", "exclusive", "requires", "children"]
     static let childFields = [
         "name", "run", "with", "group", "after", "exclusive", "requires", "timeout", "retry", "onWorkerLoss",
-        "inject",
+        "inject", "matrix",
     ]
     static let nestedGroupFields = ["mode", "onChildFailure", "children"]
     static let retryFields = ["attempts", "backoff", "strategy", "maxBackoff", "jitter"]
@@ -130,7 +130,42 @@ struct SpecReader {
         child.retry = retry(object["retry"], path: join(path, "retry"))
         child.onWorkerLoss = enumValue(object, "onWorkerLoss", path: join(path, "onWorkerLoss")) ?? .retry
         child.inject = injections(object["inject"], path: join(path, "inject"))
+        child.matrix = matrix(object["matrix"], path: join(path, "matrix"))
         return child
+    }
+
+    /// `matrix: { os: [linux, mac], shard: [1, 2] }`: each key a non-empty list of strings,
+    /// numbers or booleans. Key names, the number of combinations and where a matrix may go
+    /// are the validator's.
+    private mutating func matrix(_ value: JSONValue?, path: @autoclosure () -> String) -> Matrix? {
+        guard let value, value != .null else { return nil }
+        let path = path()
+        guard
+            let object = object(
+                value, path: path, what: "a matrix: each key a list of values, e.g. { os: [linux, mac] }")
+        else {
+            placeholders.insert(path)
+            return nil
+        }
+        var axes: [Matrix.Axis] = []
+        for key in object.keys.sorted() {
+            let keyPath = join(path, key)
+            guard case .array(let values) = object[key]! else {
+                wrongType(keyPath, expected: "\(aList) of values (strings, numbers or booleans)", got: object[key]!)
+                placeholders.insert(keyPath)
+                continue
+            }
+            for (index, element) in values.enumerated() {
+                switch element {
+                case .string, .int, .double, .bool: continue
+                default:
+                    wrongType("\(keyPath)[\(index)]", expected: "a string, number or boolean", got: element)
+                    placeholders.insert(keyPath)
+                }
+            }
+            axes.append(Matrix.Axis(key: key, values: values))
+        }
+        return Matrix(axes: axes)
     }
 
     private mutating func readNestedGroup(_ value: JSONValue, path: String) -> ChildSpec.Group {

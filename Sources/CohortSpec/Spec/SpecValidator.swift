@@ -21,10 +21,15 @@ struct SpecValidator {
         checkLabels(spec.requires, path: "requires")
 
         let tree = SpecTree(spec)
-        if tree.leafNodes.count > limits.maxTotalChildren {
+        // A matrix child is as many procedures as it has combinations.
+        let procedures = tree.leafNodes.reduce(0) { total, node in
+            let count = tree.nodes[node].child?.matrix.map { max($0.count, 1) } ?? 1
+            return total > Int.max - count ? Int.max : total + count
+        }
+        if procedures > limits.maxTotalChildren {
             fail(
                 .limitExceeded, "",
-                "the spec has \(tree.leafNodes.count) procedures; the limit is \(limits.maxTotalChildren) (limit maxTotalChildren)"
+                "the spec has \(procedures) procedures (matrices expanded); the limit is \(limits.maxTotalChildren) (limit maxTotalChildren)"
             )
         }
         for index in tree.nodes.indices {
@@ -87,9 +92,18 @@ struct SpecValidator {
             checkKind(procedure.run, path: "\(path).run")
             if let retry = child.retry { checkRetry(retry, path: "\(path).retry") }
             checkInjections(child.inject, node: node, in: tree, path: path)
-            BuiltinInputs.check(
-                kind: procedure.run, input: procedure.with, injections: child.inject, path: path, errors: &errors)
+            if let matrix = child.matrix {
+                checkMatrix(matrix, procedure, name: child.name, injections: child.inject, path: path)
+            } else {
+                BuiltinInputs.check(
+                    kind: procedure.run, input: procedure.with, injections: child.inject, path: path, errors: &errors)
+            }
         case .group:
+            if child.matrix != nil {
+                fail(
+                    .invalidValue, "\(path).matrix",
+                    "a matrix expands a procedure; a nested group cannot have one (put `matrix` on a procedure)")
+            }
             if child.retry != nil {
                 fail(
                     .invalidValue, "\(path).retry",
@@ -105,6 +119,79 @@ struct SpecValidator {
                     .invalidValue, "\(path).inject",
                     "a group has no input to inject into; put `inject` on the children that need the result")
             }
+        }
+    }
+
+    // MARK: Matrix
+
+    /// Keys, values, the number of combinations, the names they make, `${{ matrix.KEY }}`
+    /// references, and each combination's input as its kind sees it.
+    private mutating func checkMatrix(
+        _ matrix: Matrix, _ procedure: ChildSpec.Procedure, name base: String, injections: [Injection], path: String
+    ) {
+        let matrixPath = "\(path).matrix"
+        guard !matrix.axes.isEmpty else {
+            fail(.invalidValue, matrixPath, "a matrix needs at least one key with a list of values")
+            return
+        }
+        var valid = true
+        for axis in matrix.axes {
+            if let problem = Matrix.problem(withKey: axis.key) {
+                fail(.invalidValue, "\(matrixPath).\(axis.key)", problem)
+                valid = false
+            }
+            if axis.values.isEmpty {
+                fail(.invalidValue, "\(matrixPath).\(axis.key)", "needs at least one value")
+                valid = false
+            }
+            var seen = Set<String>()
+            for (index, value) in axis.values.enumerated() where !seen.insert(Matrix.text(of: value)).inserted {
+                fail(
+                    .invalidValue, "\(matrixPath).\(axis.key)[\(index)]",
+                    "\"\(Matrix.text(of: value))\" is listed twice; each value makes one child, and names must be unique"
+                )
+                valid = false
+            }
+        }
+        guard valid else { return }
+        guard matrix.count <= limits.maxChildrenPerGroup else {
+            let sizes = matrix.axes.map { "\($0.values.count)" }.joined(separator: " × ")
+            fail(
+                .limitExceeded, matrixPath,
+                "makes \(matrix.count) children (\(sizes)); a group may have at most \(limits.maxChildrenPerGroup) (limit maxChildrenPerGroup)"
+            )
+            return
+        }
+        if case .object(let members) = procedure.with, members["matrix"] != nil {
+            fail(
+                .conflictingFields, "\(path).with.matrix",
+                "`matrix` in the input is set by the child's matrix (each combination's values); use another field")
+        }
+        for key in Matrix.references(in: procedure.with) where !matrix.axes.contains(where: { $0.key == key }) {
+            let keys = matrix.axes.map(\.key)
+            fail(
+                .invalidValue, "\(path).with",
+                "refers to ${{ matrix.\(key) }}, but the matrix has no key \"\(key)\"\(Suggestion.didYouMean(key, in: keys)) (keys: \(keys.joined(separator: ", ")))"
+            )
+            return
+        }
+        var firstError: [String: Int] = [:]
+        for combination in matrix.combinations {
+            let name = Matrix.childName(base, combination)
+            if let problem = SpecNames.problem(withChildName: name, maxLength: limits.maxNameLength) {
+                fail(.invalidValue, matrixPath, "makes the child name \"\(name)\": \(problem)")
+                return
+            }
+            guard let input = try? Matrix.substitute(procedure.with, combination) else { continue }
+            var errors: [SpecError] = []
+            BuiltinInputs.check(kind: procedure.run, input: input, injections: injections, path: path, errors: &errors)
+            for var error in errors where firstError[error.path] == nil {
+                firstError[error.path] = self.errors.count
+                if input != procedure.with { error.message += " (in \(name))" }
+                self.errors.append(error)
+            }
+            // Without references every combination's input is the same: one check says it all.
+            if input == procedure.with { break }
         }
     }
 

@@ -49,12 +49,22 @@ struct BuiltinInput {
                     "the input of \(kind) is an object (\(fields.sorted().joined(separator: ", "))), not \(value.typeName)"
             )
         }
-        for key in members.keys.sorted() where !fields.contains(key) {
+        // `matrix` is the coordinator's: a matrix child's combination (docs/spec.md).
+        for key in members.keys.sorted() where !fields.contains(key) && key != "matrix" {
             throw ProcedureInputError(
                 field: "with.\(key)",
                 message: "\(kind) has no input \"\(key)\" (inputs: \(fields.sorted().joined(separator: ", ")))")
         }
         self.members = members
+    }
+
+    /// A matrix child's combination, `COHORT_MATRIX_OS=linux` for `matrix: { os: linux }`:
+    /// strings as they are, numbers and booleans as JSON writes them. Empty for other children.
+    var matrixVariables: [String: String] {
+        guard case .object(let values)? = members["matrix"] else { return [:] }
+        var variables: [String: String] = [:]
+        for (key, value) in values { variables[Matrix.environmentVariable(for: key)] = Matrix.text(of: value) }
+        return variables
     }
 
     /// The string at `key`; nil if absent or null.
