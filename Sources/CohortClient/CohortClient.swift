@@ -117,6 +117,19 @@ public final class CohortClient: Sendable {
                 strict: configuration.strict))
     }
 
+    /// Re-runs what failed: submits the spec of finished group `group` again as a new group
+    /// (`id`, or one the coordinator chooses). Each procedure that succeeded in `group`, and
+    /// waits for nothing that runs again, starts succeeded with its recorded output
+    /// (``SubmitReceipt/reused`` counts them); the others, and what comes after them, run.
+    /// - Throws: ``ClientError`` `notFound` for a group the coordinator's journal does not have;
+    ///   `invalidRequest` for a group still running, one with nothing to run again, or a
+    ///   coordinator without a journal.
+    public func rerun(_ group: String, id: String? = nil) async throws(ClientError) -> SubmitReceipt {
+        let reply = try await connection.request(.rerun(group: group, id: id))
+        guard case .submitted(let receipt) = reply else { throw unexpected(reply, for: "rerun") }
+        return receipt
+    }
+
     func send(_ submission: Submission) async throws(ClientError) -> SubmitReceipt {
         let reply = try await connection.request(.submit(submission))
         guard case .submitted(let receipt) = reply else { throw unexpected(reply, for: "submit") }

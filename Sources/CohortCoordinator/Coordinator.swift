@@ -219,4 +219,6 @@ enum LoopCommand: Sendable {
     case journalCommitted
     /// The journal's part of a `cohort status` list was read beside the loop: answer it.
     case historyRead(HistoryRead)
+    /// The journal's record of a group to re-run was read beside the loop: submit it again.
+    case rerunRead(RerunRead)
 }

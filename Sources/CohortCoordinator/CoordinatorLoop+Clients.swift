@@ -110,6 +110,9 @@ extension CoordinatorLoop {
             }
             logger.info("worker undrained", metadata: ["worker": "\(name)", "reason": "asked by a client"])
             reply(.acknowledged)
+
+        case .rerun(let group, let newID):
+            rerun(group, id: newID, requestID: id, from: routing)
         }
     }
 

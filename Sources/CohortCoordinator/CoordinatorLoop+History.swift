@@ -30,7 +30,7 @@ final class HistoryReader {
     let reader: JournalReader
     private let queue = DispatchQueue(label: "cohort.journal.history")
     /// Reads asked for this turn, launched at its end.
-    private var pending: [(query: GroupQuery, done: @Sendable (Result<[GroupSnapshot], JournalError>) -> Void)] = []
+    private var pending: [@Sendable (JournalReader) -> Void] = []
 
     init(reader: JournalReader) {
         self.reader = reader
@@ -38,7 +38,18 @@ final class HistoryReader {
 
     /// Runs `query` once this turn's records are committed; `done` gets the result on the queue.
     func read(_ query: GroupQuery, done: @escaping @Sendable (Result<[GroupSnapshot], JournalError>) -> Void) {
-        pending.append((query, done))
+        read { reader in
+            do throws(JournalError) {
+                done(.success(try reader.finishedGroups(matching: query)))
+            } catch {
+                done(.failure(error))
+            }
+        }
+    }
+
+    /// Runs `work` on the queue once this turn's records are committed.
+    func read(_ work: @escaping @Sendable (JournalReader) -> Void) {
+        pending.append(work)
     }
 
     /// Waits for the reads under way, then closes the connection (before the journal: see
@@ -53,14 +64,10 @@ final class HistoryReader {
     func launch(upTo sequence: UInt64, committer: JournalCommitter) {
         guard !pending.isEmpty else { return }
         let reader = self.reader
-        for (query, done) in pending {
+        for work in pending {
             queue.async {
                 committer.waitUntilCommitted(sequence)
-                do throws(JournalError) {
-                    done(.success(try reader.finishedGroups(matching: query)))
-                } catch {
-                    done(.failure(error))
-                }
+                work(reader)
             }
         }
         pending.removeAll()

@@ -146,6 +146,7 @@ final class CoordinatorLoop {
                     case .reloadKeys: reloadAuthorizedKeys()
                     case .journalCommitted: break  // the turn's end sends what it made sendable
                     case .historyRead(let read): answerHistory(read)
+                    case .rerunRead(let read): answerRerun(read)
                     }
                 }
             }

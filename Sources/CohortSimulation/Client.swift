@@ -380,7 +380,7 @@ func describe(_ kind: ClientRequest.Kind) -> String {
     case .unwatch(let group): "unwatch \(group)"
     case .workers: "workers"
     case .disconnect: "disconnect"
-    case .status, .result, .locks, .drain, .undrain: "other"
+    case .status, .result, .locks, .drain, .undrain, .rerun: "other"
     }
 }
 

@@ -24,7 +24,7 @@ struct Cohort: AsyncParsableCommand {
         subcommands: [
             CoordinatorCommand.self, WorkerCommand.self, SubmitCommand.self, StatusCommand.self,
             ResultCommand.self, CancelCommand.self, WorkersCommand.self, LocksCommand.self, DrainCommand.self,
-            UndrainCommand.self,
+            UndrainCommand.self, RerunCommand.self,
             KeygenCommand.self, PruneCommand.self,
             DemoCommand.self,
         ]

@@ -32,7 +32,7 @@ import Testing
         "submit": (.clientRequest, 1), "status": (.clientRequest, 2), "result": (.clientRequest, 3),
         "cancel": (.clientRequest, 4), "watch": (.clientRequest, 5), "unwatch": (.clientRequest, 6),
         "workers": (.clientRequest, 7), "locks": (.clientRequest, 8), "disconnect": (.clientRequest, 9),
-        "drain": (.clientRequest, 10), "undrain": (.clientRequest, 11),
+        "drain": (.clientRequest, 10), "undrain": (.clientRequest, 11), "rerun": (.clientRequest, 14),
         "submitted": (.coordinatorReply, 1), "groups": (.coordinatorReply, 2), "group": (.coordinatorReply, 3),
         "result reply": (.coordinatorReply, 4), "cancel accepted": (.coordinatorReply, 5),
         "watch events": (.coordinatorReply, 6), "workers reply": (.coordinatorReply, 7),

@@ -72,6 +72,7 @@ enum RequestPolicy {
     static func permission(for kind: ClientRequest.Kind) -> (Permission, String)? {
         switch kind {
         case .submit: (.submit, "submit a group")
+        case .rerun: (.submit, "re-run a group")
         case .status, .result, .watch, .unwatch: (.read, "read groups")
         case .workers: (.read, "list workers")
         case .locks: (.read, "list locks")

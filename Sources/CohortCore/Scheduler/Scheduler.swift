@@ -101,10 +101,17 @@ public struct Scheduler: Sendable {
     /// `flat` is `spec.flattened()` if the caller already has it (computed off the hot path).
     /// `owner` is the CURVE key (Z85) of the client that submitted it, `nil` without CURVE:
     /// a client key may cancel only groups it owns.
+    ///
+    /// `reusing` is for `cohort rerun`: the outputs (by path) of the procedures that succeeded
+    /// in an earlier run of the same spec. Each of them starts succeeded with that output,
+    /// unless something it waits for (all levels) runs again: a procedure the earlier run did
+    /// not finish successfully runs again, and so does everything after it
+    /// (``Acceptance/reused`` counts the others).
     /// - Throws: ``SchedulerError`` `conflict` for an id reused with another spec,
     ///   `invalidRequest` for an id that is empty, too long or has spaces or control characters.
     public mutating func submit(
-        _ spec: GroupSpec, id: String? = nil, flat: FlatSpec? = nil, owner: String? = nil, now: Timestamp
+        _ spec: GroupSpec, id: String? = nil, flat: FlatSpec? = nil, owner: String? = nil,
+        reusing outputs: [String: Data] = [:], now: Timestamp
     ) throws(SchedulerError)
         -> Acceptance
     {
@@ -124,9 +131,46 @@ public struct Scheduler: Sendable {
             submittedAt: now)
         let warnings = placement.warnings(for: plan.placement, membership: membership)
         if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
+        let reused = outputs.isEmpty ? 0 : reuse(outputs, in: plan, now: now)
         settle(now: now)
         return Acceptance(
-            id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions())
+            id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions(),
+            reused: reused)
+    }
+
+    /// Finishes, succeeded with their earlier output, the procedures of a new run that
+    /// `outputs` has and that wait (all levels: their own dependencies, their groups', sequence
+    /// order) for nothing that runs again; returns how many. Before the run's first turn, so
+    /// none of them has started.
+    private mutating func reuse(_ outputs: [String: Data], in plan: GroupPlan, now: Timestamp) -> Int {
+        let leaves = plan.flat.leaves
+        var runsAgain = [Bool](repeating: false, count: leaves.count)
+        var groupRunsAgain = [Bool](repeating: false, count: plan.flat.groups.count)
+        var pending: [Int] = []
+        for leaf in leaves.indices where outputs[leaves[leaf].path] == nil {
+            runsAgain[leaf] = true
+            pending.append(leaf)
+        }
+        // What waits for a procedure that runs again (or for a group holding one) runs again.
+        while let leaf = pending.popLast() {
+            var nodes = [leaf]
+            for group in leaves[leaf].ancestors where !groupRunsAgain[group] {
+                groupRunsAgain[group] = true
+                nodes.append(leaves.count + group)
+            }
+            for node in nodes {
+                for dependent in plan.dependents[node] where !runsAgain[Int(dependent)] {
+                    runsAgain[Int(dependent)] = true
+                    pending.append(Int(dependent))
+                }
+            }
+        }
+        var reused = 0
+        for leaf in leaves.indices where !runsAgain[leaf] {
+            finishLeaf(plan.runIndex, leaf, .succeeded, output: outputs[leaves[leaf].path], now: now)
+            reused += 1
+        }
+        return reused
     }
 
     /// Adds a run and queues the propagation work of the leaves that wait for nothing; the

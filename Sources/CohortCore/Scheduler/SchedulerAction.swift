@@ -82,6 +82,8 @@ public struct Acceptance: Hashable, Sendable {
     public var alreadySubmitted: Bool
     /// What to do now (dispatches of the children that can start at once…).
     public var actions: [SchedulerAction]
+    /// Procedures that start succeeded with an earlier run's output (``Scheduler/submit(_:id:flat:owner:reusing:now:)``).
+    public var reused: Int = 0
 }
 
 /// Tunables of the scheduler.

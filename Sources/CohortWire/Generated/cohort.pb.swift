@@ -908,6 +908,26 @@ nonisolated struct Cohort_Wire_V1_UndrainRequest: Sendable {
   init() {}
 }
 
+/// Submit again the spec of a finished group, reusing the outputs of its
+/// procedures that succeeded (`cohort rerun`); answered by Submitted.
+nonisolated struct Cohort_Wire_V1_RerunRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  /// the earlier group's id
+  var group: String = String()
+
+  /// the new group's id; empty: the coordinator chooses
+  var groupID: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 nonisolated struct Cohort_Wire_V1_Submitted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -923,6 +943,12 @@ nonisolated struct Cohort_Wire_V1_Submitted: Sendable {
 
   /// the id was known: nothing new was accepted
   var alreadySubmitted: Bool = false
+
+  /// a rerun: procedures that start succeeded with the earlier output
+  var reused: UInt32 = 0
+
+  /// a rerun: the earlier group's id
+  var rerunOf: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2653,9 +2679,49 @@ nonisolated extension Cohort_Wire_V1_UndrainRequest: SwiftProtobuf.Message, Swif
   }
 }
 
+nonisolated extension Cohort_Wire_V1_RerunRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".RerunRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{3}group_id\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.groupID) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.groupID.isEmpty {
+      try visitor.visitSingularStringField(value: self.groupID, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_RerunRequest, rhs: Cohort_Wire_V1_RerunRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.groupID != rhs.groupID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Submitted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}warnings\0\u{3}already_submitted\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}warnings\0\u{3}already_submitted\0\u{2}K\u{1}reused\0\u{3}rerun_of\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2668,6 +2734,8 @@ nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProt
       case 3: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.warnings) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.alreadySubmitted) }()
+      case 80: try { try decoder.decodeSingularUInt32Field(value: &self.reused) }()
+      case 81: try { try decoder.decodeSingularStringField(value: &self.rerunOf) }()
       default: break
       }
     }
@@ -2689,6 +2757,12 @@ nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProt
     if self.alreadySubmitted != false {
       try visitor.visitSingularBoolField(value: self.alreadySubmitted, fieldNumber: 5)
     }
+    if self.reused != 0 {
+      try visitor.visitSingularUInt32Field(value: self.reused, fieldNumber: 80)
+    }
+    if !self.rerunOf.isEmpty {
+      try visitor.visitSingularStringField(value: self.rerunOf, fieldNumber: 81)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2698,6 +2772,8 @@ nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProt
     if lhs.name != rhs.name {return false}
     if lhs.warnings != rhs.warnings {return false}
     if lhs.alreadySubmitted != rhs.alreadySubmitted {return false}
+    if lhs.reused != rhs.reused {return false}
+    if lhs.rerunOf != rhs.rerunOf {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -38,6 +38,12 @@ public struct ClientRequest: Hashable, Sendable {
         /// admin key with CURVE. Answered by `acknowledged`; `notFound` for a worker neither
         /// connected nor drained, `invalidRequest` for one not drained or stopping itself.
         case undrain(worker: String)
+        /// Submit again the spec of finished group `group` as a new group (`id`, or one the
+        /// coordinator chooses), reusing the outputs of its procedures that succeeded (and
+        /// waited for nothing that runs again). Answered by `submitted`; `notFound` for a group
+        /// the coordinator's journal does not have, `invalidRequest` for one still running or
+        /// with nothing to run again, or a coordinator without a journal.
+        case rerun(group: String, id: String?)
     }
 }
 

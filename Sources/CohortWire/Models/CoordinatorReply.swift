@@ -43,12 +43,21 @@ public struct SubmitReceipt: Hashable, Sendable {
     public var warnings: [String]
     /// The id was already known with the same spec: nothing new was accepted.
     public var alreadySubmitted: Bool
+    /// A rerun's procedures that start succeeded with the earlier run's output.
+    public var reused: Int
+    /// A rerun's earlier group; nil for a submission.
+    public var rerunOf: String?
 
-    public init(id: String, name: String, warnings: [String] = [], alreadySubmitted: Bool = false) {
+    public init(
+        id: String, name: String, warnings: [String] = [], alreadySubmitted: Bool = false, reused: Int = 0,
+        rerunOf: String? = nil
+    ) {
         self.id = id
         self.name = name
         self.warnings = warnings
         self.alreadySubmitted = alreadySubmitted
+        self.reused = reused
+        self.rerunOf = rerunOf
     }
 }
 

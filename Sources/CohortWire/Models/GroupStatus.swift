@@ -124,6 +124,10 @@ public struct ChildStatus: Hashable, Sendable {
     /// keeps the last 10); empty if it ran once, and for a nested group.
     public var earlierAttempts: [AttemptSummary]
 
+    /// A procedure of a rerun (`cohort rerun`) that did not run: it succeeded with the output
+    /// it had in the earlier run. Nothing else succeeds without an attempt.
+    public var isReused: Bool { !isGroup && state == .succeeded && attempt == 0 }
+
     public init(
         name: String, path: String, state: ChildState, worker: String? = nil, attempt: UInt32 = 0,
         error: String? = nil, startedAt: WireTimestamp? = nil, finishedAt: WireTimestamp? = nil,

@@ -1,5 +1,5 @@
 // Client-request family <-> Submit (kind 1) … ClientDisconnect (kind 9), DrainRequest (kind 10),
-// UndrainRequest (kind 11).
+// UndrainRequest (kind 11), RerunRequest (kind 14).
 // Every body carries the request id as field 1.
 
 extension ClientRequest: WireBody {
@@ -8,6 +8,7 @@ extension ClientRequest: WireBody {
     enum WireKind: UInt8 {
         case submit = 1
         case status, result, cancel, watch, unwatch, workers, locks, disconnect, drain, undrain
+        case rerun = 14
     }
 
     var wireKind: UInt8 {
@@ -24,6 +25,7 @@ extension ClientRequest: WireBody {
             case .disconnect: .disconnect
             case .drain: .drain
             case .undrain: .undrain
+            case .rerun: .rerun
             }
         return kind.rawValue
     }
@@ -98,6 +100,12 @@ extension ClientRequest: WireBody {
             proto.requestID = requestID
             proto.worker = worker
             return try serialize(proto)
+        case .rerun(let group, let id):
+            var proto = Cohort_Wire_V1_RerunRequest()
+            proto.requestID = requestID
+            proto.group = group
+            if let id { proto.groupID = id }
+            return try serialize(proto)
         }
     }
 
@@ -158,6 +166,10 @@ extension ClientRequest: WireBody {
         case .undrain:
             let proto = try body.decode(Cohort_Wire_V1_UndrainRequest.self)
             return ClientRequest(requestID: proto.requestID, .undrain(worker: proto.worker))
+        case .rerun:
+            let proto = try body.decode(Cohort_Wire_V1_RerunRequest.self)
+            return ClientRequest(
+                requestID: proto.requestID, .rerun(group: proto.group, id: proto.groupID.isEmpty ? nil : proto.groupID))
         case nil:
             throw .unknownKind
         }

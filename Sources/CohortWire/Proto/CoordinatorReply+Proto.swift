@@ -35,6 +35,8 @@ extension CoordinatorReply: WireBody {
             proto.name = submitted.name
             proto.warnings = submitted.warnings
             proto.alreadySubmitted = submitted.alreadySubmitted
+            proto.reused = UInt32(clamping: submitted.reused)
+            if let rerunOf = submitted.rerunOf { proto.rerunOf = rerunOf }
             return try serialize(proto)
         case .groups(let groups):
             var proto = Cohort_Wire_V1_GroupList()
@@ -105,7 +107,8 @@ extension CoordinatorReply: WireBody {
                 .submitted(
                     SubmitReceipt(
                         id: proto.id, name: proto.name, warnings: proto.warnings,
-                        alreadySubmitted: proto.alreadySubmitted)))
+                        alreadySubmitted: proto.alreadySubmitted, reused: Int(proto.reused),
+                        rerunOf: proto.rerunOf.isEmpty ? nil : proto.rerunOf)))
         case .groupList:
             let proto = try body.decode(Cohort_Wire_V1_GroupList.self)
             var groups: [GroupSummary] = []

@@ -34,11 +34,16 @@ private func optional(_ time: WireTimestamp?) -> JSONValue { time.map { .string(
 enum JSONShapes {
     /// `cohort submit FILE --json` without `--wait`: `{"id", "name"}` (plus `warnings`).
     static func receipt(_ receipt: SubmitReceipt) -> JSONValue {
-        .object([
+        var object: [String: JSONValue] = [
             "id": .string(receipt.id), "name": .string(receipt.name),
             "warnings": .array(receipt.warnings.map(JSONValue.string)),
             "alreadySubmitted": .bool(receipt.alreadySubmitted),
-        ])
+        ]
+        if let rerunOf = receipt.rerunOf {
+            object["rerunOf"] = .string(rerunOf)
+            object["reused"] = .int(Int64(receipt.reused))
+        }
+        return .object(object)
     }
 
     /// `cohort status --json`: `[{"id", "name", "state", "submittedAt"}]`.
@@ -70,6 +75,7 @@ enum JSONShapes {
             "startedAt": optional(child.startedAt), "finishedAt": optional(child.finishedAt),
             "waitingReason": optional(child.waitingReason), "outputTruncated": .bool(child.outputTruncated),
             "earlierAttempts": .array(child.earlierAttempts.map(earlierAttempt)),
+            "reused": .bool(child.isReused),
         ])
     }
 

@@ -21,7 +21,9 @@ enum TextReports {
                 child.path, child.state.word, child.worker ?? "-", child.attempt == 0 ? "-" : "\(child.attempt)",
                 elapsed(child, now: now) ?? "-",
                 (child.error ?? child.waitingReason
-                    ?? (child.outputTruncated ? "output truncated (maxOutputBytes)" : earlier(child)))
+                    ?? (child.outputTruncated
+                        ? "output truncated (maxOutputBytes)"
+                        : child.isReused ? "reused (the earlier run's output)" : earlier(child)))
                     .replacingNewlines())
         }
         lines += table.lines

@@ -82,6 +82,8 @@ enum Samples {
         ("disconnect", .clientRequest(ClientRequest(requestID: 11, .disconnect(reason: "bye")))),
         ("drain", .clientRequest(ClientRequest(requestID: 12, .drain(worker: "build-1")))),
         ("undrain", .clientRequest(ClientRequest(requestID: 13, .undrain(worker: "build-1")))),
+        ("rerun", .clientRequest(ClientRequest(requestID: 15, .rerun(group: "release-7", id: "release-7-again")))),
+        ("rerun bare", .clientRequest(ClientRequest(requestID: 16, .rerun(group: "release-7", id: nil)))),
         (
             "status filtered",
             .clientRequest(
@@ -104,6 +106,13 @@ enum Samples {
                         SubmitReceipt(
                             id: "g-7f3a", name: "release", warnings: [#"no connected worker offers kind "resize""#],
                             alreadySubmitted: true))))
+        ),
+        (
+            "submitted rerun",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 15,
+                    .submitted(SubmitReceipt(id: "release-8", name: "release", reused: 12, rerunOf: "release-7"))))
         ),
         (
             "groups",
@@ -352,6 +361,7 @@ enum Samples {
             case .disconnect: "disconnect"
             case .drain: "drain"
             case .undrain: "undrain"
+            case .rerun: "rerun"
             }
         case .coordinatorReply(let reply):
             switch reply.kind {
@@ -392,5 +402,5 @@ enum Samples {
     }
 
     /// The number of message kinds `kind(of:)` distinguishes.
-    static let kindCount = 3 + 11 + 10 + 9 + 7
+    static let kindCount = 3 + 12 + 10 + 9 + 7
 }
