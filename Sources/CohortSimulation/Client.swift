@@ -85,6 +85,7 @@ extension Simulation {
         let id = "c\(client)-\(clients[client].submitted)"
         let spec = randomSpec(name: "g")
         guard (try? spec.validate()) != nil else { return note("invalid spec skipped") }
+        if spec.expandingMatrices() != spec { note("submit with a matrix") }
         submit(spec, id: id, client: client)
     }
 
@@ -316,8 +317,8 @@ extension Simulation {
     }
 
     /// A random valid spec: nested groups and sequences, `after` and `inject` to earlier
-    /// siblings, `exclusive` at group and child level from the shared categories, retries and
-    /// timeouts.
+    /// siblings, `exclusive` at group and child level from the shared categories, retries,
+    /// timeouts, and matrix fan-outs (injected from as lists).
     mutating func randomSpec(name: String) -> GroupSpec {
         var counter = 0
         func categories() -> [String] { Self.categories.filter { _ in random.int(0...5) == 0 } }
@@ -335,7 +336,15 @@ extension Simulation {
                             exclusive: random.int(0...2) == 0 ? categories() : [],
                             children: children(depth: depth + 1)))
                 } else {
-                    let producers = list.filter { !$0.isGroup }.map(\.name).filter { _ in random.int(0...3) == 0 }
+                    let producers = list.filter { !$0.isGroup }.map(\.name)
+                        .filter { _ in random.int(0...3) == 0 }
+                    // One procedure in six fans out over a small matrix (docs/spec.md, "Fan-out").
+                    let matrix =
+                        random.int(0...5) == 0
+                        ? Matrix(
+                            axes: (0..<random.int(1...2)).map { axis in
+                                Matrix.Axis(key: "k\(axis)", values: (0..<random.int(1...3)).map { .int(Int64($0)) })
+                            }) : nil
                     list.append(
                         ChildSpec(
                             childName, run: Self.kind, after: after, exclusive: categories(),
@@ -345,7 +354,7 @@ extension Simulation {
                             onWorkerLoss: random.int(0...9) == 0 ? .fail : .retry,
                             inject: producers.map {
                                 Injection(from: $0, select: "n", into: JSONPath([.key("from_\($0)")]))
-                            }))
+                            }, matrix: matrix))
                 }
             }
             return list

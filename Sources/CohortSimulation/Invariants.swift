@@ -116,18 +116,26 @@ extension Simulation {
         guard !leaf.inject.isEmpty else { return }
         let input = (try? JSONValue(jsonData: order.input))?.objectValue ?? [:]
         for injection in leaf.inject {
-            let producer = "\(group)/\(injection.producerPath)"
             let name = injection.producerPath.split(separator: "/").last.map(String.init) ?? injection.producerPath
-            guard let output = checker.outputs[producer],
-                let value = (try? JSONValue(jsonData: output))?.objectValue?["n"]
-            else {
-                return fail(
-                    .injectedIsProducerOutput, "\(order.ref) dispatched, producer \(producer) has no journaled output")
+            // A fan-out (matrix) producer gives the list of its procedures' values, in order.
+            let producers = injection.gathers.map { Array($0) } ?? [injection.producer]
+            var values: [JSONValue] = []
+            for index in producers {
+                let producer = "\(group)/\(flat.leaves[index].path)"
+                guard let output = checker.outputs[producer],
+                    let value = (try? JSONValue(jsonData: output))?.objectValue?["n"]
+                else {
+                    return fail(
+                        .injectedIsProducerOutput,
+                        "\(order.ref) dispatched, producer \(producer) has no journaled output")
+                }
+                values.append(value)
             }
-            if input["from_\(name)"] != value {
+            let expected = injection.gathers == nil ? values[0] : .array(values)
+            if input["from_\(name)"] != expected {
                 return fail(
                     .injectedIsProducerOutput,
-                    "\(order.ref) input \(String(decoding: order.input, as: UTF8.self)) got \(String(describing: input["from_\(name)"])) from \(producer), which output \(value)"
+                    "\(order.ref) input \(String(decoding: order.input, as: UTF8.self)) got \(String(describing: input["from_\(name)"])) from \(injection.producerPath), which output \(expected)"
                 )
             }
         }

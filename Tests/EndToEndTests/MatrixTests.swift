@@ -55,6 +55,25 @@ extension EndToEnd {
             }
         }
 
+        /// examples/matrix.yaml runs as its comment says.
+        @Test func theExampleRunsOnACluster() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorkers(2, slots: 2)
+            let file = "\(Binaries.repositoryRoot)/examples/matrix.yaml"
+            let submitted = try cluster.cli(["submit", file, "--wait", "--json"])
+            #expect(submitted.status == 0, "\(submitted)")
+            let final = try JSON.object(submitted.stdout)
+            let group = try #require(final["id"] as? String)
+            let summary = try JSON.object(try cluster.cli(["result", group, "summary", "--json"]).stdout)
+            #expect(
+                summary["results"] as? [String] == [
+                    "tested linux shard 1 of 2\n", "tested linux shard 2 of 2\n", "tested mac shard 1 of 2\n",
+                    "tested mac shard 2 of 2\n",
+                ])
+            #expect(summary["version"] as? String == "1.4.2")
+        }
+
         /// One failing combination fails the fan-out, and the dependent that injects from it
         /// is cancelled naming it; the other combinations still run.
         @Test func aFailingCombinationCancelsTheDependentNamingTheFanOut() throws {

@@ -22,7 +22,9 @@ import Testing
     static let invalidFiles = specFiles(in: examples.appendingPathComponent("invalid"))
 
     @Test func examplesFolderHasTheRequiredSpecs() {
-        for required in ["release.yaml", "fan-out.yaml", "exclusive.yaml", "cancellation.yaml"] {
+        for required in [
+            "release.yaml", "fan-out.yaml", "exclusive.yaml", "cancellation.yaml", "matrix.yaml",
+        ] {
             #expect(Self.validFiles.contains(required), "missing examples/\(required)")
         }
         #expect(Self.invalidFiles.count >= 10)
