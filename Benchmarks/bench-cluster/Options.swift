@@ -17,13 +17,16 @@ struct Options {
     /// Compare no-op throughput with metrics off and on (this many runs of each, alternating)
     /// instead of the usual measurements; 0: not.
     var metricsRuns = 0
+    /// Compare `--noops` children written as a matrix with the same written as a list (this
+    /// many runs of each, alternating) instead of the usual measurements; 0: not.
+    var matrixRuns = 0
     /// Directory holding `cohort` and `bench-zeromq` (default: this executable's).
     var binaries: String = Options.ownDirectory
 
     static let usage = """
         usage: bench-cluster [--json] [--noops N] [--round-trips N] [--chain N] [--cancel N] [--cancel-runs N]
                              [--handoffs N] [--no-baseline] [--no-journal] [--curve] [--metrics-comparison N]
-                             [--binaries DIR]
+                             [--matrix-comparison N] [--binaries DIR]
         Starts real `cohort` processes on 127.0.0.1 (a coordinator and 2 workers; 4 for the cancel
         measurement) and measures, in one run, against the raw ZeroMQ relay of `bench-zeromq --processes`:
           throughput   N no-op (echo) children in one group, submit to finished (procedures/s), journal on;
@@ -39,6 +42,9 @@ struct Options {
         times with them on (coordinator and workers serving Prometheus metrics, --metrics 127.0.0.1:0), alternating
         off/on and on/off, and prints each run, the medians and the cost of metrics (1 − on/off), target < 5 %;
         journal on unless --no-journal.
+        --matrix-comparison N instead runs, on one cluster, --noops no-op children written as one `matrix` child
+        (expanded by the coordinator) and the same number written out as a list, N times each, alternating, and
+        prints each run, the medians and the matrix/listed ratio.
         Build in release mode (one product per call): for p in cohort bench-zeromq bench-cluster; do swift build -c release --product $p; done
         """
 
@@ -70,6 +76,7 @@ struct Options {
             case "--no-journal": options.noJournal = true
             case "--curve": options.curve = true
             case "--metrics-comparison": options.metricsRuns = number(flag)
+            case "--matrix-comparison": options.matrixRuns = number(flag)
             case "--binaries":
                 guard let directory = rest.popFirst() else { fail("--binaries takes a directory") }
                 options.binaries = directory

@@ -133,6 +133,15 @@ if options.metricsRuns > 0 {
         exit(70)
     }
 }
+if options.matrixRuns > 0 {
+    do {
+        try await MatrixComparison.run(options)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("bench-cluster: \(error)\n".utf8))
+        exit(70)
+    }
+}
 if options.curve {
     do {
         try await CurveComparison.run(options)
