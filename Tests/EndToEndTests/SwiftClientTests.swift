@@ -95,5 +95,49 @@ extension EndToEnd {
                 #expect(try await client.status(receipt.id).state == .succeeded)
             }
         }
+
+        /// A matrix built in Swift fans out on the cluster, and `rerun` runs again only what
+        /// failed (the Swift API of issue 14's fan-out and rerun).
+        @Test func aSwiftMatrixFansOutAndRerunRunsOnlyWhatFailed() async throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorkers(1, slots: 4)
+            let marker = Scratch.file("fixed")
+            try await CohortClient.withClient(ClientConfiguration(coordinator: cluster.endpoint)) { client in
+                let spec = GroupSpec(
+                    "swift-matrix",
+                    children: [
+                        ChildSpec(
+                            "square", run: "echo", with: ["n": "${{ matrix.n }}"], matrix: Matrix(["n": [1, 2, 3]])),
+                        ChildSpec(
+                            "gather", run: "echo",
+                            inject: [CohortSpec.Injection(from: "square", select: "n", into: "all")]),
+                        ChildSpec(
+                            "check", run: "shell", with: ["command": ["sh", "-c", .string("test -e '\(marker)'")]],
+                            after: ["gather"]),
+                    ])
+                let first = try await client.submit(spec)
+                let failed = try await client.wait(first.id)
+                #expect(failed.state == .failed)
+                #expect(
+                    failed.children.filter { $0.path.hasPrefix("square/") }.map(\.name) == [
+                        "square[n=1]", "square[n=2]", "square[n=3]",
+                    ])
+                #expect(FileManager.default.createFile(atPath: marker, contents: Data()))
+                let again = try await client.rerun(first.id)
+                #expect(again.reused == 4 && again.rerunOf == first.id)
+                let final = try await client.wait(again.id)
+                #expect(final.state == .succeeded)
+                #expect(
+                    final.children.filter(\.isReused).map(\.name) == [
+                        "square[n=1]", "square[n=2]", "square[n=3]", "gather",
+                    ])
+                guard case .succeeded(let output) = try await client.result(again.id, child: "gather") else {
+                    Issue.record("gather has no output")
+                    return
+                }
+                #expect(output["all"] == [1, 2, 3])
+            }
+        }
     }
 }
