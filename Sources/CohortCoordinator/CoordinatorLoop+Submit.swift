@@ -55,7 +55,8 @@ extension CoordinatorLoop {
                     accept(
                         ParsedSubmission(
                             routing: routing, requestID: requestID, groupID: groupID,
-                            result: .success((spec, spec.flattened())), strict: submission.strict, priority: submission.priority))
+                            result: .success((spec, spec.flattened())), strict: submission.strict,
+                            priority: submission.priority))
                     return
                 }
             } catch {

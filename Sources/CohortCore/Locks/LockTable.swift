@@ -63,7 +63,9 @@ public struct LockTable: Sendable {
     /// spec declares. Set before the first request.
     public var configuredLimits: [String: Int] = [:] {
         didSet {
-            for (category, limit) in configuredLimits { tables[.cluster, default: ExclusivityTable()].limits[category] = limit }
+            for (category, limit) in configuredLimits {
+                tables[.cluster, default: ExclusivityTable()].limits[category] = limit
+            }
         }
     }
 

@@ -62,8 +62,10 @@ extension Scheduler {
         let levels = plan.lockLevels(for: plan.flat.groups[group].holds, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
         runs[runIndex]?.groups[group].hold = .requested
-        guard let grant = requestLock(
-            .group(run: runIndex, group: group), levels: levels, owner: owner, rank: rank(runIndex, now: now), now: now)
+        guard
+            let grant = requestLock(
+                .group(run: runIndex, group: group), levels: levels, owner: owner, rank: rank(runIndex, now: now),
+                now: now)
         else {
             return false
         }
@@ -118,7 +120,8 @@ extension Scheduler {
             let owner = LockOwner(
                 group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]?.children[leaf].attempt ?? 0)
             if requestLock(
-                .attempt(attemptID), levels: levels, owner: owner, rank: rank(runIndex, now: now), now: now) == nil {
+                .attempt(attemptID), levels: levels, owner: owner, rank: rank(runIndex, now: now), now: now) == nil
+            {
                 setStage(runIndex, leaf, .locking, .waiting, now: now)
                 return
             }

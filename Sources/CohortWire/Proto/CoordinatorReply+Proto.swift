@@ -347,7 +347,8 @@ extension LockInfo {
                 token: message.hasToken ? message.token : nil)
         }
         // An older coordinator sends only `holder`.
-        let holders = proto.holders.isEmpty ? (proto.hasHolder ? [holder(proto.holder)] : []) : proto.holders.map(holder)
+        let holders =
+            proto.holders.isEmpty ? (proto.hasHolder ? [holder(proto.holder)] : []) : proto.holders.map(holder)
         self.init(
             category: proto.category, token: proto.token, limit: max(proto.limit, 1), holders: holders,
             waiters: proto.waiters.map {

@@ -166,11 +166,13 @@ struct SettingsSource {
             }
         case .node(let node, let file):
             guard let mapping = node.mapping else {
-                throw ConfigError(origin: file, key: key, message: "expected a mapping of names to numbers (api-quota: 4)")
+                throw ConfigError(
+                    origin: file, key: key, message: "expected a mapping of names to numbers (api-quota: 4)")
             }
             for (name, value) in mapping {
                 guard let name = name.string, let scalar = value.scalar else {
-                    throw ConfigError(origin: file, key: key, message: "expected a mapping of names to numbers (api-quota: 4)")
+                    throw ConfigError(
+                        origin: file, key: key, message: "expected a mapping of names to numbers (api-quota: 4)")
                 }
                 pairs.append((name, scalar.string))
             }

@@ -16,7 +16,8 @@ enum TextReports {
     /// The group's line and a row per child: state, worker, attempt, elapsed, error or reason.
     static func group(_ group: GroupDetail, now: WireTimestamp = .now) -> String {
         var lines = [
-            "\(group.name) (\(group.id)): \(group.state.word)" + (group.priority == 0 ? "" : ", priority \(group.priority)")
+            "\(group.name) (\(group.id)): \(group.state.word)"
+                + (group.priority == 0 ? "" : ", priority \(group.priority)")
                 + (group.reason.map { " — \($0)" } ?? "")
         ]
         var table = Table("CHILD", "STATE", "WORKER", "ATTEMPT", "ELAPSED", "DETAIL")

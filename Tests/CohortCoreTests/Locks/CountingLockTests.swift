@@ -33,7 +33,8 @@ import Testing
         table.tokenFloor = 100
         var tokens: [UInt64] = []
         for holder in 1...2 {
-            tokens.append(table.request(.attempt(AttemptID(UInt64(holder))), levels: cluster("quota"))?.tokens["quota"] ?? 0)
+            tokens.append(
+                table.request(.attempt(AttemptID(UInt64(holder))), levels: cluster("quota"))?.tokens["quota"] ?? 0)
         }
         #expect(table.request(.attempt(3), levels: cluster("quota")) == nil)
         tokens.append(table.remove(.attempt(1)).first?.tokens["quota"] ?? 0)

@@ -6,7 +6,8 @@ import Testing
 @Suite struct LimitsAndPrioritySpecTests {
     @Test func limitsAndPriorityAreRead() throws {
         let spec = try parseSpec(
-            "name: g\npriority: -7\nlimits: {api-quota: 4, db: 1}\nchildren: [{name: a, run: echo, exclusive: [api-quota]}]")
+            "name: g\npriority: -7\nlimits: {api-quota: 4, db: 1}\nchildren: [{name: a, run: echo, exclusive: [api-quota]}]"
+        )
         #expect(spec.limits == ["api-quota": 4, "db": 1])
         #expect(spec.priority == -7)
     }
@@ -50,7 +51,8 @@ import Testing
 
     @Test(arguments: [("1001", "1001 is out of range"), ("-1001", "-1001 is out of range")])
     func aPriorityOutOfRangeIsRefused(_ value: String, _ message: String) {
-        expectSpecError("name: g\npriority: \(value)\nchildren: [{name: a, run: echo}]", at: "priority", containing: message)
+        expectSpecError(
+            "name: g\npriority: \(value)\nchildren: [{name: a, run: echo}]", at: "priority", containing: message)
     }
 
     @Test func aPriorityMustBeAWholeNumber() {

@@ -61,7 +61,8 @@ struct Placement: Sendable {
 
     /// Queues an attempt whose locks are held, by `rank` (smaller first; `prioritized`: its
     /// group's priority is not 0).
-    mutating func enqueue(runIndex: Int, leaf: Int, attemptID: AttemptID, rank: Int64, prioritized: Bool, in index: Int) {
+    mutating func enqueue(runIndex: Int, leaf: Int, attemptID: AttemptID, rank: Int64, prioritized: Bool, in index: Int)
+    {
         let entry = QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: attemptID, rank: rank)
         if prioritized { ranksAcrossClasses = true }
         if let last = queues[index].last, rank < last.rank {
