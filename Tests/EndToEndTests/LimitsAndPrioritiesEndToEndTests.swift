@@ -170,5 +170,46 @@ extension EndToEnd {
                     || Array(starts.prefix(3)) == [starts[0], "high2", "high1"], "\(starts)")
             #expect(starts[0].hasPrefix("low"), "\(starts)")
         }
+
+        /// A coordinator killed and started again restores the limit in force (from the
+        /// journaled spec) and the group's priority: the two holders keep their units, the
+        /// third child still waits, and a spec declaring another limit is still refused.
+        @Test func theLimitInForceAndThePrioritySurviveARestart() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1", slots: 4)
+            let group = try cluster.submit(
+                """
+                name: held
+                priority: 7
+                limits: { api-quota: 2 }
+                children:
+                  - { name: a, run: sleep, exclusive: [api-quota], with: { seconds: 60 } }
+                  - { name: b, run: sleep, exclusive: [api-quota], with: { seconds: 60 } }
+                  - { name: c, run: sleep, exclusive: [api-quota], with: { seconds: 60 } }
+                """, name: "held.yaml")
+            try cluster.waitForStatus(group) { status in
+                ["a", "b", "c"].filter { status.child($0)?.state == "running" }.count == 2
+            }
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            let status = try cluster.waitForStatus(group) { status in
+                ["a", "b", "c"].filter { status.child($0)?.state == "running" }.count == 2
+            }
+            #expect(status["priority"] as? Int == 7)
+            let json = try JSON.array(try cluster.cli(["locks", "--json"]).stdout)
+            let quota = try #require(json.first { $0["category"] as? String == "api-quota" }, "\(json)")
+            #expect(quota["limit"] as? Int == 2, "\(quota)")
+            #expect((quota["holders"] as? [[String: Any]])?.count == 2, "\(quota)")
+            let file = try Scratch.write(
+                "name: other\nlimits: { api-quota: 3 }\nchildren:\n  - { name: d, run: echo, exclusive: [api-quota] }\n",
+                name: "other.yaml")
+            let refused = try cluster.cli(["submit", file])
+            #expect(refused.status != 0)
+            #expect(
+                refused.stderr.contains("limits.api-quota is 3") && refused.stderr.contains("limit 2"),
+                "\(refused.stderr)")
+            #expect(try cluster.cli(["cancel", group]).status == 0)
+        }
     }
 }
