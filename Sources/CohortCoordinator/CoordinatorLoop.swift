@@ -63,6 +63,8 @@ final class CoordinatorLoop {
         settings.finishedGroupRetention = configuration.finishedGroupRetention
         settings.maxWorkerLosses = configuration.maxWorkerLosses
         settings.tokenFloor = configuration.tokenFloor
+        settings.lockLimits = configuration.lockLimits
+        settings.priorityAging = configuration.priorityAging
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
         self.scheduler = Scheduler(configuration: settings)
         self.scheduler.observes = metrics != nil

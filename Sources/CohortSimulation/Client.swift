@@ -317,8 +317,10 @@ extension Simulation {
     }
 
     /// A random valid spec: nested groups and sequences, `after` and `inject` to earlier
-    /// siblings, `exclusive` at group and child level from the shared categories, retries,
-    /// timeouts, and matrix fan-outs (injected from as lists).
+    /// siblings, `exclusive` at group and child level from the shared categories (some of
+    /// them counting locks: ``declaredLimits``, ``configuredLimits``), retries, timeouts,
+    /// matrix fan-outs (injected from as lists), and a priority (derived from the spec's size
+    /// rather than drawn).
     mutating func randomSpec(name: String) -> GroupSpec {
         var counter = 0
         func categories() -> [String] { Self.categories.filter { _ in random.int(0...5) == 0 } }
@@ -359,12 +361,15 @@ extension Simulation {
             }
             return list
         }
-        return GroupSpec(
+        var spec = GroupSpec(
             name, mode: random.int(0...2) == 0 ? .sequence : .parallel,
             timeout: random.int(0...7) == 0 ? .seconds(Int64(random.int(5...60))) : nil,
             onChildFailure: ChildFailurePolicy.allCases[random.int(0...2)],
             exclusive: random.int(0...5) == 0 ? [Self.categories[random.int(0...2)]] : [],
             children: children(depth: 0))
+        spec.limits = Self.declaredLimits
+        spec.priority = [0, 0, 3, -2, 0, 1][counter % 6]
+        return spec
     }
 }
 

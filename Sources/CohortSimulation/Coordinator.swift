@@ -68,6 +68,8 @@ extension Simulation {
         configuration.heartbeatInterval = Self.heartbeat
         configuration.liveness = Self.liveness
         configuration.tokenFloor = epoch << 32
+        configuration.lockLimits = Self.configuredLimits
+        configuration.priorityAging = .seconds(5)
         configuration.randomSeed = configuration.randomSeed ^ epoch
         #if DEBUG
             if let mutation = self.configuration.mutation?.schedulerMutation { configuration.mutations = [mutation] }

@@ -16,6 +16,8 @@ struct Checker {
     var outputs: [String: Data] = [:]
     /// The largest token seen per category, over every incarnation of the coordinator.
     var maxToken: [String: UInt64] = [:]
+    /// Counting locks: the attempt each token was dispatched with, per category.
+    var tokenAttempts: [String: [UInt64: AttemptID]] = [:]
     /// Attempts a worker received a cancel for while it held them waiting: they must never start.
     var cancelledAtWorker: Set<AttemptID> = []
     /// Cancels a client was told were accepted (it received the acknowledgement): group →
@@ -106,6 +108,24 @@ extension Simulation {
             guard let token = order.tokens[category] else {
                 return fail(.tokensIncrease, "\(order.ref) dispatched without a token for \(category)")
             }
+            // A counting lock's holders may be dispatched in another order than they were
+            // granted: each has a token of its own, never another attempt's, and above every
+            // token of an earlier incarnation of the coordinator (the epoch's high bits).
+            if Self.limit(of: category) > 1 {
+                if let other = checker.tokenAttempts[category]?[token], other != order.ref.id {
+                    return fail(
+                        .tokensIncrease, "\(order.ref) got token \(token) for \(category), already attempt \(other)'s")
+                }
+                let last = checker.maxToken[category, default: 0]
+                if token >> 32 < last >> 32 {
+                    return fail(
+                        .tokensIncrease,
+                        "\(order.ref) got token \(token) for \(category), from an earlier epoch than \(last)")
+                }
+                checker.tokenAttempts[category, default: [:]][token] = order.ref.id
+                checker.maxToken[category] = max(last, token)
+                continue
+            }
             if token <= checker.maxToken[category, default: 0] {
                 return fail(
                     .tokensIncrease,
@@ -163,21 +183,23 @@ extension Simulation {
         }
     }
 
-    /// After every step: `no-two-live-holders`.
+    /// After every step: `no-two-live-holders` — never more live holders of a category than
+    /// its limit (1 for an exclusive lock; ``Simulation/limit(of:)`` for a counting lock).
     ///
     /// A *live holder* of category C is an attempt that a worker which is up has started and
     /// not ended (finished, cancelled, or killed when its lease ended), whose dispatch lists C
-    /// in `holds` (categories it holds itself). Two live holders of C with different fencing
-    /// tokens are a violation. Attempts that only run under a group's hold carry the group's
-    /// token and are not holders themselves (docs/scheduling.md, "Leases": the group's grant
-    /// does not depend on any one worker); two attempts with the same token are the same
-    /// grant (a group's table, or a stale and a new attempt of one child under its group).
+    /// in `holds` (categories it holds itself). More distinct fencing tokens of C among live
+    /// holders than C's limit are a violation. Attempts that only run under a group's hold
+    /// carry the group's token and are not holders themselves (docs/scheduling.md, "Leases":
+    /// the group's grant does not depend on any one worker); two attempts with the same token
+    /// are the same grant (a group's table, or a stale and a new attempt of one child under
+    /// its group).
     mutating func checkAfterStep() {
         if step % Self.summaryInterval == 0 {
             checkObservationBookkeeping()
             if failure != nil { return }
         }
-        var holders: [String: (token: UInt64, ref: AttemptRef, worker: Int)] = [:]
+        var holders: [String: [UInt64: (ref: AttemptRef, worker: Int)]] = [:]
         // A paused worker whose lease ended cannot stop what it runs; its grants were
         // revoked, and what it would write is fenced by its tokens (docs/simulation.md).
         for worker in workers where worker.up && !(worker.paused && !worker.machine.session.holdsLease(at: now)) {
@@ -189,14 +211,14 @@ extension Simulation {
                     held += tokens.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
                 }
                 for (category, token) in held {
-                    if let other = holders[category], other.token != token {
-                        return fail(
-                            .exclusiveHolders,
-                            "\(category) held by \(other.ref) id=\(other.ref.id) on w\(other.worker) (token \(other.token)) "
-                                + "and \(attempt.order.ref) id=\(attempt.order.ref.id) on w\(worker.index) (token \(token))"
-                        )
+                    holders[category, default: [:]][token] = (attempt.order.ref, worker.index)
+                    guard let live = holders[category], live.count > Self.limit(of: category) else { continue }
+                    let list = live.sorted { $0.key < $1.key }.map { token, holder in
+                        "\(holder.ref) id=\(holder.ref.id) on w\(holder.worker) (token \(token))"
                     }
-                    holders[category] = (token, attempt.order.ref, worker.index)
+                    return fail(
+                        .exclusiveHolders,
+                        "\(category) (limit \(Self.limit(of: category))) held by \(list.joined(separator: " and "))")
                 }
             }
         }

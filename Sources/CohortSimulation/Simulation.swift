@@ -190,6 +190,17 @@ public struct Simulation {
     static let liveness = 3
     static let kind = "sim"
     static let categories = ["db", "repo", "prod"]
+    /// Counting locks: `repo` is declared with limit 2 by every generated spec (so no
+    /// submission disagrees with the limit in force), `prod` has limit 3 from the
+    /// coordinator's configuration; `db` stays an exclusive lock (limit 1).
+    static let declaredLimits = ["repo": 2]
+    static let configuredLimits = ["prod": 3]
+
+    /// How many live holders `category` may have: its configured limit, else its declared
+    /// one, else 1.
+    static func limit(of category: String) -> Int {
+        configuredLimits[category] ?? declaredLimits[category] ?? 1
+    }
 
     public init(_ configuration: SimulationConfiguration) {
         self.configuration = configuration

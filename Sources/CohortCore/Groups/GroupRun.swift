@@ -16,6 +16,10 @@ final class GroupPlan: Sendable {
     let sequence: UInt64
     /// The CURVE key (Z85) of the client that submitted it; `nil` without CURVE.
     let owner: String?
+    /// The spec's `priority` (docs/scheduling.md, "Priorities").
+    let priority: Int
+    /// The spec's `limits`, declared to the lock table while the run is unfinished.
+    let limits: [String: Int]
     let flat: FlatSpec
     /// For each node, the leaves that wait for it.
     let dependents: [[Int32]]
@@ -42,6 +46,8 @@ final class GroupPlan: Sendable {
         self.submittedAt = now
         self.sequence = sequence
         self.owner = owner
+        self.priority = spec.priority
+        self.limits = spec.limits
         self.placement = placement
         var flat = original
         let leafCount = flat.leaves.count

@@ -160,6 +160,7 @@ extension Scheduler {
             case .failed: state.firstFailure
             default: nil
             }
+        if let limits = runs[runIndex]?.plan.limits, !limits.isEmpty { locks.undeclare(limits) }
         runs[runIndex]?.phase = phase
         runs[runIndex]?.reason = reason
         runs[runIndex]?.finishedAt = now

@@ -62,7 +62,10 @@ extension Scheduler {
         let levels = plan.lockLevels(for: plan.flat.groups[group].holds, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
         runs[runIndex]?.groups[group].hold = .requested
-        guard let grant = requestLock(.group(run: runIndex, group: group), levels: levels, owner: owner, now: now)
+        guard
+            let grant = requestLock(
+                .group(run: runIndex, group: group), levels: levels, owner: owner, rank: rank(runIndex, now: now),
+                now: now)
         else {
             return false
         }
@@ -116,7 +119,9 @@ extension Scheduler {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
             let owner = LockOwner(
                 group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]?.children[leaf].attempt ?? 0)
-            if requestLock(.attempt(attemptID), levels: levels, owner: owner, now: now) == nil {
+            if requestLock(
+                .attempt(attemptID), levels: levels, owner: owner, rank: rank(runIndex, now: now), now: now) == nil
+            {
                 setStage(runIndex, leaf, .locking, .waiting, now: now)
                 return
             }
@@ -138,7 +143,9 @@ extension Scheduler {
         guard let placementClass = runs[runIndex]?.placement[leaf],
             let attemptID = runs[runIndex]?.children[leaf].attemptID
         else { return }
-        placement.enqueue(runIndex: runIndex, leaf: leaf, attemptID: attemptID, in: Int(placementClass))
+        placement.enqueue(
+            runIndex: runIndex, leaf: leaf, attemptID: attemptID, rank: rank(runIndex, now: now),
+            prioritized: runs[runIndex]?.plan.priority != 0, in: Int(placementClass))
         setStage(runIndex, leaf, .queued, .ready, now: now)
     }
 

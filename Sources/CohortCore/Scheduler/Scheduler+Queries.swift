@@ -122,9 +122,11 @@ extension Scheduler {
     // MARK: Building snapshots
 
     private func overview(_ run: GroupRun) -> GroupSnapshot {
-        GroupSnapshot(
+        var snapshot = GroupSnapshot(
             id: run.id, name: run.name, phase: run.phase, submittedAt: run.submittedAt, startedAt: run.startedAt,
             finishedAt: run.finishedAt, reason: run.reason, children: [])
+        snapshot.priority = run.plan.priority
+        return snapshot
     }
 
     private func appendChildren(of group: Int, in run: GroupRun, to list: inout [ChildSnapshot]) {

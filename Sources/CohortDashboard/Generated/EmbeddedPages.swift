@@ -572,17 +572,20 @@ function renderLocks(locks) {
   const body = document.querySelector("#locks tbody");
   const ref = (group, child) => el("span", {},
     el("a", { href: "/group?id=" + encodeURIComponent(group) }, group), child ? " / " + child : "");
+  const holders = (lock) => lock.holders || (lock.holder ? [lock.holder] : []);
   body.replaceChildren(...locks.map((lock) => el("tr", { dataset: { category: lock.category } },
     el("td", {}, lock.category),
+    el("td", { class: "held" }, holders(lock).length + "/" + (lock.limit || 1)),
     el("td", {}, String(lock.token)),
-    el("td", {}, lock.holder
-      ? [ref(lock.holder.group, lock.holder.child),
-        lock.holder.groupHold ? " (group hold)" : " (attempt " + lock.holder.attempt + (lock.holder.worker ? " on " + lock.holder.worker : ", waiting for a slot") + ")",
-        lock.holder.heldSeconds == null ? "" : ", held " + lock.holder.heldSeconds.toFixed(1) + " s"]
+    el("td", {}, holders(lock).length
+      ? el("ul", {}, ...holders(lock).map((holder) => el("li", {}, [ref(holder.group, holder.child),
+        holder.groupHold ? " (group hold" : " (attempt " + holder.attempt + (holder.worker ? " on " + holder.worker : ", waiting for a slot"),
+        holder.token == null ? "" : ", token " + holder.token,
+        holder.heldSeconds == null ? ")" : ", held " + holder.heldSeconds.toFixed(1) + " s)"])))
       : el("span", { class: "muted" }, "free")),
     el("td", {}, el("ol", {}, ...lock.waiters.map((waiter) => el("li", {}, [ref(waiter.group, waiter.child),
       waiter.waitingSeconds == null ? "" : " (waiting " + waiter.waitingSeconds.toFixed(1) + " s)"])))))));
-  if (locks.length === 0) body.append(el("tr", {}, el("td", { colspan: 4, class: "muted" }, "No locks held or waited for.")));
+  if (locks.length === 0) body.append(el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No locks held or waited for.")));
 }
 
 async function drain(name) {
@@ -788,7 +791,7 @@ pre.output { background: #0f1420; color: #d6deeb; padding: .6em; border-radius: 
 </table>
 <h2>Locks</h2>
 <table id="locks">
-  <thead><tr><th>Category</th><th>Token</th><th>Holder</th><th>Waiters (in order)</th></tr></thead>
+  <thead><tr><th>Category</th><th>Held/limit</th><th>Last token</th><th>Holders</th><th>Waiters (in order)</th></tr></thead>
   <tbody></tbody>
 </table>
 </main>

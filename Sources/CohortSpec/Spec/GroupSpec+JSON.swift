@@ -10,6 +10,8 @@ extension GroupSpec {
         if onChildFailure != .cancelDependents { object["onChildFailure"] = .string(onChildFailure.rawValue) }
         if !exclusive.isEmpty { object["exclusive"] = .strings(exclusive) }
         if !requires.isEmpty { object["requires"] = .strings(requires) }
+        if !limits.isEmpty { object["limits"] = .object(limits.mapValues { .int(Int64($0)) }) }
+        if priority != 0 { object["priority"] = .int(Int64(priority)) }
         object["children"] = .array(children.map(\.specJSON))
         return .object(object)
     }

@@ -16,7 +16,9 @@ struct SpecReader {
         self.format = format
     }
 
-    static let groupFields = ["name", "mode", "timeout", "onChildFailure", "exclusive", "requires", "children"]
+    static let groupFields = [
+        "name", "mode", "timeout", "onChildFailure", "exclusive", "requires", "limits", "priority", "children",
+    ]
     static let childFields = [
         "name", "run", "with", "group", "after", "exclusive", "requires", "timeout", "retry", "onWorkerLoss",
         "inject", "matrix",
@@ -61,8 +63,27 @@ struct SpecReader {
         spec.onChildFailure = enumValue(object, "onChildFailure", path: "onChildFailure") ?? .cancelDependents
         spec.exclusive = stringList(object, "exclusive", path: "exclusive")
         spec.requires = stringList(object, "requires", path: "requires")
+        spec.limits = limits(object["limits"], path: "limits")
+        if let value = object["priority"], value != .null {
+            if let number = wholeNumber(value, path: "priority") { spec.priority = number }
+        }
         spec.children = children(object, path: "children")
         return spec
+    }
+
+    /// `limits: { api-quota: 4 }`: category → a whole number (checked by the validator).
+    private mutating func limits(_ value: JSONValue?, path: String) -> [String: Int] {
+        guard let value, value != .null else { return [:] }
+        guard case .object(let object) = value else {
+            wrongType(path, expected: "a mapping of categories to limits (`api-quota: 4`)", got: value)
+            placeholders.insert(path)
+            return [:]
+        }
+        var limits: [String: Int] = [:]
+        for (category, entry) in object {
+            if let number = wholeNumber(entry, path: join(path, category)) { limits[category] = number }
+        }
+        return limits
     }
 
     private mutating func children(_ object: [String: JSONValue], path: String) -> [ChildSpec] {

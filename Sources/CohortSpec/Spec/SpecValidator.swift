@@ -19,6 +19,13 @@ struct SpecValidator {
         checkTimeout(spec.timeout, path: "timeout")
         checkCategories(spec.exclusive, path: "exclusive")
         checkLabels(spec.requires, path: "requires")
+        checkLockLimits(spec.limits, path: "limits")
+        if !GroupSpec.priorityRange.contains(spec.priority) {
+            fail(
+                .invalidValue, "priority",
+                "\(spec.priority) is out of range; a priority is a whole number from \(GroupSpec.priorityRange.lowerBound) "
+                    + "to \(GroupSpec.priorityRange.upperBound) (default 0, higher goes first)")
+        }
 
         let tree = SpecTree(spec)
         // A matrix child is as many procedures as it has combinations.
@@ -318,6 +325,20 @@ struct SpecValidator {
                     "\"\(category)\" and \"\(other)\" would share the fencing variable \(fence); rename one")
             }
             fences[fence] = category
+        }
+    }
+
+    private mutating func checkLockLimits(_ lockLimits: [String: Int], path: String) {
+        for (category, limit) in lockLimits.sorted(by: { $0.key < $1.key }) {
+            let entry = "\(path).\(category)"
+            if let problem = SpecNames.problem(withCategory: category, maxLength: limits.maxNameLength) {
+                fail(.invalidValue, entry, problem)
+            } else if !GroupSpec.lockLimitRange.contains(limit) {
+                fail(
+                    .invalidValue, entry,
+                    "\(limit) is out of range; a category's limit is how many holders it may have at once, "
+                        + "\(GroupSpec.lockLimitRange.lowerBound) to \(GroupSpec.lockLimitRange.upperBound)")
+            }
         }
     }
 

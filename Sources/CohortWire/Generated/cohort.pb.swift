@@ -704,12 +704,23 @@ nonisolated struct Cohort_Wire_V1_Submit: Sendable {
   /// warnings when no connected worker offers one of its kinds with the labels it requires.
   var strict: Bool = false
 
+  /// Overrides the spec's `priority` (-1000..1000); absent: the spec's (default 0).
+  var priority: Int32 {
+    get {_priority ?? 0}
+    set {_priority = newValue}
+  }
+  /// Returns true if `priority` has been explicitly set.
+  var hasPriority: Bool {self._priority != nil}
+  /// Clears the value of `priority`. Subsequent reads from it will return its default value.
+  mutating func clearPriority() {self._priority = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _groupID: String? = nil
   fileprivate var _sourceName: String? = nil
+  fileprivate var _priority: Int32? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_StatusRequest: Sendable {
@@ -971,6 +982,9 @@ nonisolated struct Cohort_Wire_V1_GroupSummary: Sendable {
   /// 0: not finished
   var finishedAt: Int64 = 0
 
+  /// the spec's `priority` (default 0)
+  var priority: Int32 = 0
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -1116,6 +1130,9 @@ nonisolated struct Cohort_Wire_V1_GroupDetail: Sendable {
   mutating func clearReason() {self._reason = nil}
 
   var children: [Cohort_Wire_V1_ChildStatus] = []
+
+  /// the spec's `priority` (default 0)
+  var priority: Int32 = 0
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1347,11 +1364,22 @@ nonisolated struct Cohort_Wire_V1_LockHolderStatus: Sendable {
   /// Clears the value of `heldNanos`. Subsequent reads from it will return its default value.
   mutating func clearHeldNanos() {self._heldNanos = nil}
 
+  /// this holder's fencing token (absent from older coordinators)
+  var token: UInt64 {
+    get {_token ?? 0}
+    set {_token = newValue}
+  }
+  /// Returns true if `token` has been explicitly set.
+  var hasToken: Bool {self._token != nil}
+  /// Clears the value of `token`. Subsequent reads from it will return its default value.
+  mutating func clearToken() {self._token = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _heldNanos: UInt64? = nil
+  fileprivate var _token: UInt64? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_LockWaiter: Sendable {
@@ -1399,8 +1427,14 @@ nonisolated struct Cohort_Wire_V1_LockInfo: Sendable {
   /// Clears the value of `holder`. Subsequent reads from it will return its default value.
   mutating func clearHolder() {self._holder = nil}
 
-  /// FIFO order
+  /// in the order they will be granted
   var waiters: [Cohort_Wire_V1_LockWaiter] = []
+
+  /// A counting lock's limit: at most this many holders at once (0 from an older coordinator: 1).
+  var limit: UInt32 = 0
+
+  /// Every holder, first granted first (`holder` is the first of them, for older clients).
+  var holders: [Cohort_Wire_V1_LockHolderStatus] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2235,7 +2269,7 @@ nonisolated extension Cohort_Wire_V1_HandshakeError: SwiftProtobuf.Message, Swif
 
 nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Submit"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}group_id\0\u{1}document\0\u{1}format\0\u{3}source_name\0\u{1}strict\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}group_id\0\u{1}document\0\u{1}format\0\u{3}source_name\0\u{1}strict\0\u{2}6priority\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2249,6 +2283,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
       case 4: try { try decoder.decodeSingularEnumField(value: &self.format) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self._sourceName) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.strict) }()
+      case 60: try { try decoder.decodeSingularSInt32Field(value: &self._priority) }()
       default: break
       }
     }
@@ -2277,6 +2312,9 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
     if self.strict != false {
       try visitor.visitSingularBoolField(value: self.strict, fieldNumber: 6)
     }
+    try { if let v = self._priority {
+      try visitor.visitSingularSInt32Field(value: v, fieldNumber: 60)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2287,6 +2325,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
     if lhs.format != rhs.format {return false}
     if lhs._sourceName != rhs._sourceName {return false}
     if lhs.strict != rhs.strict {return false}
+    if lhs._priority != rhs._priority {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2781,7 +2820,7 @@ nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".GroupSummary"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{4}$finished_at\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{4}$finished_at\0\u{2}\u{14}priority\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2794,6 +2833,7 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
       case 3: try { try decoder.decodeSingularEnumField(value: &self.state) }()
       case 4: try { try decoder.decodeSingularSFixed64Field(value: &self.submittedAt) }()
       case 40: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
+      case 60: try { try decoder.decodeSingularSInt32Field(value: &self.priority) }()
       default: break
       }
     }
@@ -2815,6 +2855,9 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
     if self.finishedAt != 0 {
       try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 40)
     }
+    if self.priority != 0 {
+      try visitor.visitSingularSInt32Field(value: self.priority, fieldNumber: 60)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2824,6 +2867,7 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
     if lhs.state != rhs.state {return false}
     if lhs.submittedAt != rhs.submittedAt {return false}
     if lhs.finishedAt != rhs.finishedAt {return false}
+    if lhs.priority != rhs.priority {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3020,7 +3064,7 @@ nonisolated extension Cohort_Wire_V1_AttemptSummary: SwiftProtobuf.Message, Swif
 
 nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".GroupDetail"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{3}finished_at\0\u{1}reason\0\u{1}children\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{3}finished_at\0\u{1}reason\0\u{1}children\0\u{2}4priority\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3036,6 +3080,7 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
       case 6: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self._reason) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.children) }()
+      case 60: try { try decoder.decodeSingularSInt32Field(value: &self.priority) }()
       default: break
       }
     }
@@ -3070,6 +3115,9 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
     if !self.children.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.children, fieldNumber: 8)
     }
+    if self.priority != 0 {
+      try visitor.visitSingularSInt32Field(value: self.priority, fieldNumber: 60)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3082,6 +3130,7 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
     if lhs.finishedAt != rhs.finishedAt {return false}
     if lhs._reason != rhs._reason {return false}
     if lhs.children != rhs.children {return false}
+    if lhs.priority != rhs.priority {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3452,7 +3501,7 @@ nonisolated extension Cohort_Wire_V1_WorkersReply: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LockHolderStatus"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0\u{1}attempt\0\u{1}worker\0\u{4}$held_nanos\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0\u{1}attempt\0\u{1}worker\0\u{4}$held_nanos\0\u{2}\u{14}token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3465,6 +3514,7 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.worker) }()
       case 40: try { try decoder.decodeSingularUInt64Field(value: &self._heldNanos) }()
+      case 60: try { try decoder.decodeSingularUInt64Field(value: &self._token) }()
       default: break
       }
     }
@@ -3490,6 +3540,9 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
     try { if let v = self._heldNanos {
       try visitor.visitSingularUInt64Field(value: v, fieldNumber: 40)
     } }()
+    try { if let v = self._token {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 60)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3499,6 +3552,7 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
     if lhs.attempt != rhs.attempt {return false}
     if lhs.worker != rhs.worker {return false}
     if lhs._heldNanos != rhs._heldNanos {return false}
+    if lhs._token != rhs._token {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3550,7 +3604,7 @@ nonisolated extension Cohort_Wire_V1_LockWaiter: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LockInfo"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}category\0\u{1}token\0\u{1}holder\0\u{1}waiters\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}category\0\u{1}token\0\u{1}holder\0\u{1}waiters\0\u{2}8limit\0\u{1}holders\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3562,6 +3616,8 @@ nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProto
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._holder) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.waiters) }()
+      case 60: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 61: try { try decoder.decodeRepeatedMessageField(value: &self.holders) }()
       default: break
       }
     }
@@ -3584,6 +3640,12 @@ nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProto
     if !self.waiters.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.waiters, fieldNumber: 4)
     }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 60)
+    }
+    if !self.holders.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.holders, fieldNumber: 61)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3592,6 +3654,8 @@ nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProto
     if lhs.token != rhs.token {return false}
     if lhs._holder != rhs._holder {return false}
     if lhs.waiters != rhs.waiters {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.holders != rhs.holders {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -60,10 +60,14 @@ public struct Submission: Hashable, Sendable {
     /// Refuse the group, instead of accepting it with warnings, when no connected worker
     /// offers one of its kinds (with the labels it requires).
     public var strict: Bool
+    /// Overrides the spec's `priority` (`cohort submit --priority`); nil: the spec's.
+    public var priority: Int32?
 
     public init(
-        groupID: String? = nil, document: String, format: SpecFormat, sourceName: String? = nil, strict: Bool = false
+        groupID: String? = nil, document: String, format: SpecFormat, sourceName: String? = nil, strict: Bool = false,
+        priority: Int32? = nil
     ) {
+        self.priority = priority
         self.groupID = groupID
         self.document = document
         self.format = format

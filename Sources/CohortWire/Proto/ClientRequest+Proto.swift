@@ -37,6 +37,7 @@ extension ClientRequest: WireBody {
             proto.requestID = requestID
             if let groupID = submission.groupID { proto.groupID = groupID }
             proto.strict = submission.strict
+            if let priority = submission.priority { proto.priority = priority }
             proto.document = submission.document
             proto.format =
                 switch submission.format {
@@ -126,7 +127,8 @@ extension ClientRequest: WireBody {
                         groupID: proto.hasGroupID ? proto.groupID : nil,
                         document: proto.document,
                         format: format,
-                        sourceName: proto.hasSourceName ? proto.sourceName : nil, strict: proto.strict)))
+                        sourceName: proto.hasSourceName ? proto.sourceName : nil, strict: proto.strict,
+                        priority: proto.hasPriority ? proto.priority : nil)))
         case .status:
             let proto = try body.decode(Cohort_Wire_V1_StatusRequest.self)
             var states = Set<GroupState>()

@@ -20,6 +20,8 @@ enum CoordinatorSettings {
             .int("maxBatch", \.maxBatch),
             .int("finishedGroupRetention", \.finishedGroupRetention),
             .int("maxWorkerLosses", \.maxWorkerLosses),
+            .custom("limits"),
+            .duration("priorityAging", \.priorityAging),
             .string("coordinatorID", \.coordinatorID),
             .custom("secretKeyFile"),
             .custom("authorizedKeysDir"),
@@ -80,6 +82,7 @@ enum CoordinatorSettings {
             if configuration.stateDirectory == nil {
                 configuration.stateDirectory = StateDirectory.defaultPath(environment: environment)
             }
+            if let limits = try source.countMapping("limits") { configuration.lockLimits = limits }
             if let value = try source.string("journalSynchronous") {
                 guard let mode = JournalSynchronous(rawValue: value.lowercased()) else {
                     throw ConfigError(
