@@ -92,7 +92,7 @@ extension GroupState: CustomStringConvertible {
 }
 
 extension ChildState: CustomStringConvertible {
-    /// A group's states plus `waiting` and `ready`: as in `cohort status GROUP`.
+    /// A group's states plus `waiting`, `ready` and `skipped`: as in `cohort status GROUP`.
     public var description: String {
         switch self {
         case .pending: "pending"
@@ -102,6 +102,7 @@ extension ChildState: CustomStringConvertible {
         case .succeeded: "succeeded"
         case .failed: "failed"
         case .cancelled: "cancelled"
+        case .skipped: "skipped"
         }
     }
 }

@@ -30,6 +30,12 @@ final class GroupPlan: Sendable {
     let holdWaits: [Int: [Int32]]
     /// Per group: how many such outside nodes its hold waits for at the start.
     let holdRemaining: [Int32]
+    /// Whether any child has an `if:` or `require:` (else nothing evaluates conditions).
+    let hasConditions: Bool
+    /// Leaf → the nodes it waits for whose failure, cancellation or skip does not cancel or
+    /// skip it, because an `if:` decides instead: those that only the leaf or enclosing
+    /// groups with an `if:` wait for. Sparse: only leaves under an `if:`.
+    let decidedByCondition: [Int: Set<Int>]
 
     init(
         runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
@@ -87,6 +93,11 @@ final class GroupPlan: Sendable {
         for index in flat.groups.indices {
             flat.groups[index].dependencies = []
         }
+        let hasConditions =
+            flat.groups.contains { $0.condition != nil || $0.requirement != nil }
+            || flat.leaves.contains { $0.condition != nil || $0.requirement != nil }
+        self.hasConditions = hasConditions
+        self.decidedByCondition = hasConditions ? Self.decidedByCondition(flat, nodeByPath: nodeByPath) : [:]
         self.flat = flat
         self.dependents = dependents
         self.nodeByPath = nodeByPath
@@ -163,6 +174,40 @@ struct GroupRun: Sendable {
 }
 
 extension GroupPlan {
+    /// See ``decidedByCondition``: a dependency is decided by conditions when every node that
+    /// waits for it itself (the leaf, or an enclosing nested group) has an `if:`.
+    static func decidedByCondition(_ flat: FlatSpec, nodeByPath: [String: Int]) -> [Int: Set<Int>] {
+        var result: [Int: Set<Int>] = [:]
+        for leaf in flat.leaves {
+            let groups = leaf.ancestors.filter { $0 != 0 }
+            guard leaf.condition != nil || groups.contains(where: { flat.groups[$0].condition != nil }) else {
+                continue
+            }
+            var decided = Set<Int>()
+            for path in leaf.waitsFor {
+                var owned = false
+                var allConditioned = true
+                if leaf.waitsFor.prefix(leaf.ownWaitsForCount).contains(path) {
+                    owned = true
+                    allConditioned = leaf.condition != nil
+                }
+                for group in groups where flat.groups[group].waitsFor.prefix(flat.groups[group].ownWaitsForCount).contains(path) {
+                    owned = true
+                    if flat.groups[group].condition == nil { allConditioned = false }
+                }
+                if owned, allConditioned, let node = nodeByPath[path] { decided.insert(node) }
+            }
+            if !decided.isEmpty { result[leaf.index] = decided }
+        }
+        return result
+    }
+
+    /// Whether `leaf`'s `if:` (or an enclosing group's) decides what the end of `node` means
+    /// for it, instead of the default (a failure cancels, a skip skips).
+    func conditionDecides(_ leaf: Int, after node: Int) -> Bool {
+        hasConditions && decidedByCondition[leaf]?.contains(node) == true
+    }
+
     /// The path of a node (leaf or group).
     func path(ofNode node: Int) -> String {
         node < flat.leaves.count ? flat.leaves[node].path : flat.groups[node - flat.leaves.count].path

@@ -90,6 +90,15 @@ extension Scheduler {
                 runs[plan.runIndex]?.children[leaf].startedAt = record.startedAt
                 switch record.state {
                 case .inFlight:
+                    if plan.flat.leaves[leaf].repeating != nil {
+                        // The runs before this attempt are not journaled: every earlier
+                        // attempt that did not count against the run's retry budget and was
+                        // not lost is taken for a run, so `max` is never exceeded (a restart
+                        // after retries may stop the repeat early).
+                        let earlier = Int(record.attempt) - 1 - Int(record.counted ?? 0) - Int(record.losses)
+                        runs[plan.runIndex]?.children[leaf].repeatedRuns = UInt32(max(earlier, 0))
+                    }
+                    runs[plan.runIndex]?.children[leaf].conditionsChecked = true
                     restoreOrphan(plan, leaf, record, now: now)
                 case .finished(let phase):
                     finishes.append((plan.runIndex, leaf, record, phase))
@@ -103,8 +112,9 @@ extension Scheduler {
         for finish in finishes {
             runs[finish.runIndex]?.children[finish.leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
-                finish.runIndex, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
-                now: finish.record.finishedAt ?? now)
+                finish.runIndex, finish.leaf, finish.phase, message: finish.record.error,
+                reason: finish.phase == .skipped ? .skipped(finish.record.error ?? "skipped") : nil,
+                output: finish.record.output, now: finish.record.finishedAt ?? now)
             drainWork(now: finish.record.finishedAt ?? now)
         }
         for cancel in cancels {

@@ -41,7 +41,7 @@ enum EventLines {
                 + (child.attempt > 1 ? " (attempt \(child.attempt))" : "")
         case .waiting:
             return "waiting" + (child.waitingReason.map { ": \($0)" } ?? "")
-        case .failed, .cancelled:
+        case .failed, .cancelled, .skipped:
             return child.state.word + (child.error.map { ": \($0.replacingNewlines())" } ?? "")
         case .succeeded:
             return "succeeded" + (child.worker.map { " on \($0)" } ?? "")
