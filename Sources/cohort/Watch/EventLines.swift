@@ -19,8 +19,10 @@ enum EventLines {
             return "\(stamp(at, model)) \(child.path): \(describe(child))"
         case .finished(let state, let reason, let at):
             let why = reason.map { ": \($0)" } ?? ""
+            let skipped = model.count(.skipped)
             let counts =
                 "\(model.count(.succeeded)) succeeded, \(model.count(.failed)) failed, \(model.count(.cancelled)) cancelled"
+                + (skipped > 0 ? ", \(skipped) skipped" : "")
             return "\(stamp(at, model)) \(model.name) (\(model.id)) \(state.word)\(why) [\(counts)]"
         }
     }
