@@ -85,7 +85,9 @@ extension Simulation {
         checker.repeatRuns[key, default: 0] += 1
         note("repeat run")
         if checker.repeatRuns[key]! > repeating.max {
-            fail(.repeatBounded, "child \(key) ran \(checker.repeatRuns[key]!) times, more than its max \(repeating.max)")
+            fail(
+                .repeatBounded, "child \(key) ran \(checker.repeatRuns[key]!) times, more than its max \(repeating.max)"
+            )
         }
     }
 

@@ -16,7 +16,8 @@ extension EndToEnd {
             let cluster = try Cluster()
             defer { cluster.stop() }
             try cluster.addWorker(name: "w1")
-            let (status, final) = try cluster.submitAndWait(try Self.example("conditions.yaml"), name: "conditions.yaml")
+            let (status, final) = try cluster.submitAndWait(
+                try Self.example("conditions.yaml"), name: "conditions.yaml")
             #expect(status == 1, "\(final)")
             #expect(final.state == "failed")
             let states = Dictionary(

@@ -191,7 +191,8 @@ extension GroupPlan {
                     owned = true
                     allConditioned = leaf.condition != nil
                 }
-                for group in groups where flat.groups[group].waitsFor.prefix(flat.groups[group].ownWaitsForCount).contains(path) {
+                for group in groups
+                where flat.groups[group].waitsFor.prefix(flat.groups[group].ownWaitsForCount).contains(path) {
                     owned = true
                     if flat.groups[group].condition == nil { allConditioned = false }
                 }

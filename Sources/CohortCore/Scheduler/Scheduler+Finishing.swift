@@ -111,7 +111,8 @@ extension Scheduler {
                 if skipped {
                     // GitHub Actions' rule: a dependent of a skipped child is skipped too,
                     // unless its own `if:` decides (then it is exempt above).
-                    finishLeaf(runIndex, leaf, .skipped, reason: .skipped("dependency \"\(path)\" was skipped"), now: now)
+                    finishLeaf(
+                        runIndex, leaf, .skipped, reason: .skipped("dependency \"\(path)\" was skipped"), now: now)
                     continue
                 }
                 if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {

@@ -13,7 +13,8 @@ struct ExpressionParser {
     static let stateFunctions: [String: ExpressionChildState] = [
         "succeeded": .succeeded, "failed": .failed, "cancelled": .cancelled, "skipped": .skipped,
     ]
-    static let knownNames = ["succeeded", "failed", "cancelled", "skipped", "always", "contains", "outputs", "output"]
+    static let knownNames =
+        ["succeeded", "failed", "cancelled", "skipped", "always", "contains", "outputs", "output"]
         + ["true", "false", "null"]
 
     init(text: String, allowsOutput: Bool) {
@@ -148,7 +149,8 @@ struct ExpressionParser {
             guard allowsOutput else {
                 position = start
                 throw error(
-                    "`output` (the child's own output) exists only in `repeat.until`; use `outputs.NAME` for a sibling's")
+                    "`output` (the child's own output) exists only in `repeat.until`; use `outputs.NAME` for a sibling's"
+                )
             }
             return .ownOutput(try readPath())
         default:
@@ -286,7 +288,8 @@ struct ExpressionParser {
         if peek() == "-" { position += 1 }
         while let character = peek(), character.isASCII,
             character.isNumber || character == "." || character == "e" || character == "E"
-                || ((character == "+" || character == "-") && (characters[position - 1] == "e" || characters[position - 1] == "E"))
+                || ((character == "+" || character == "-")
+                    && (characters[position - 1] == "e" || characters[position - 1] == "E"))
         {
             position += 1
         }

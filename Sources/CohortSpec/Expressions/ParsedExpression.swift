@@ -10,13 +10,6 @@ public struct ParsedExpression: Sendable, Hashable {
     /// The names it reads an output of (`outputs.NAME`): each must name a procedure.
     public let outputReferences: [String]
 
-    init(text: String, root: ExpressionNode, references: [String], outputReferences: [String]) {
-        self.text = text
-        self.root = root
-        self.references = references
-        self.outputReferences = outputReferences
-    }
-
     /// Evaluates it to a value.
     /// - Throws: ``ExpressionEvaluationError`` for a missing output or path, a comparison of
     ///   values that do not compare, or more than ``ExpressionLimits/maxSteps`` steps.

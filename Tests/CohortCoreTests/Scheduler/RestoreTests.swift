@@ -713,7 +713,9 @@ import Testing
         var journal = RestoreTests.Journal()
         harness.addWorker(1, slots: 4)
         let spec = try SpecParser.parse(
-            text: "name: g\nchildren:\n  - { name: poll, run: echo, repeat: { until: \"output.done\", max: 2, every: 1m } }\n")
+            text:
+                "name: g\nchildren:\n  - { name: poll, run: echo, repeat: { until: \"output.done\", max: 2, every: 1m } }\n"
+        )
         try harness.submit(spec, id: "g")
         journal.specs["g"] = spec
         journal.absorb(&harness)

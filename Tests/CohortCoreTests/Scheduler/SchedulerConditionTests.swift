@@ -194,7 +194,8 @@ import Testing
         #expect(h.running.isEmpty)
         let waiting = try h.child("g", "poll")
         #expect(waiting.phase == .waiting)
-        #expect(waiting.waitingReason == "repeating after run 1 of at most 5: until \"output.healthy == true\" was false")
+        #expect(
+            waiting.waitingReason == "repeating after run 1 of at most 5: until \"output.healthy == true\" was false")
         #expect(waiting.earlierAttempts.map(\.ending) == [.repeated])
         h.advance(.seconds(4))
         #expect(h.running.isEmpty)
@@ -204,7 +205,9 @@ import Testing
         let poll = try h.child("g", "poll")
         #expect(poll.phase == .succeeded)
         #expect(poll.attempt == 2)
-        #expect(try h.scheduler.result("g", path: "poll") == .succeeded(output: (["healthy": true, "run": 2] as JSONValue).jsonData()))
+        #expect(
+            try h.scheduler.result("g", path: "poll")
+                == .succeeded(output: (["healthy": true, "run": 2] as JSONValue).jsonData()))
         #expect(h.runningPaths == ["next"])
     }
 

@@ -32,16 +32,17 @@ struct FakeContext: ExpressionContext {
         }
     }
 
-    @Test(arguments: [
-        ("true", true), ("false", false), ("null", nil), ("1 == 1.0", true), ("'a' == \"a\"", true),
-        ("1 != 2", true), ("2 < 10", true), ("'b' > 'a'", true), ("3 >= 3", true), ("-1.5 <= -1", true),
-        ("[1, 'a'] == [1, 'a']", true), ("!false", true), ("!!true", true), ("!0", true), ("!''", true),
-        // && binds tighter than ||; comparison tighter than &&; ! tighter than ==.
-        ("true || false && false", true), ("(true || false) && false", false),
-        ("1 < 2 == true", true), ("!true == false", true), ("1 == 1 && 2 == 2", true),
-        ("contains([1, 2, 3], 2)", true), ("contains('release-1.2', '1.2')", true),
-        ("contains(['a'], 'b')", false), ("always()", true),
-    ] as [(String, Bool?)])
+    @Test(
+        arguments: [
+            ("true", true), ("false", false), ("null", nil), ("1 == 1.0", true), ("'a' == \"a\"", true),
+            ("1 != 2", true), ("2 < 10", true), ("'b' > 'a'", true), ("3 >= 3", true), ("-1.5 <= -1", true),
+            ("[1, 'a'] == [1, 'a']", true), ("!false", true), ("!!true", true), ("!0", true), ("!''", true),
+            // && binds tighter than ||; comparison tighter than &&; ! tighter than ==.
+            ("true || false && false", true), ("(true || false) && false", false),
+            ("1 < 2 == true", true), ("!true == false", true), ("1 == 1 && 2 == 2", true),
+            ("contains([1, 2, 3], 2)", true), ("contains('release-1.2', '1.2')", true),
+            ("contains(['a'], 'b')", false), ("always()", true),
+        ] as [(String, Bool?)])
     func evaluatesWithPrecedence(_ text: String, _ expected: Bool?) throws {
         let result = try value(text)
         if let expected {
@@ -122,7 +123,8 @@ struct FakeContext: ExpressionContext {
 
     @Test func comparingUnlikeValuesIsAnEvaluationError() {
         #expect(
-            throws: ExpressionEvaluationError("< compares two numbers or two strings, not a number (1) and a string (\"a\")")
+            throws: ExpressionEvaluationError(
+                "< compares two numbers or two strings, not a number (1) and a string (\"a\")")
         ) { try value("1 < 'a'") }
         #expect(throws: ExpressionEvaluationError.self) { try value("contains(1, 1)") }
     }

@@ -508,7 +508,8 @@ import Testing
 
 /// `if:`, `require:` and `repeat:` in specs.
 @Suite struct ConditionSpecTests {
-    let base = "name: g\nchildren:\n  - { name: build, run: echo }\n  - { name: nested, group: { children: [{ name: x, run: echo }] } }\n"
+    let base =
+        "name: g\nchildren:\n  - { name: build, run: echo }\n  - { name: nested, group: { children: [{ name: x, run: echo }] } }\n"
 
     @Test func anExpressionThatDoesNotParseNamesItsPathAndColumn() {
         expectSpecError(
@@ -518,7 +519,8 @@ import Testing
             base + "  - { name: c, run: echo, require: \"outputs.build.ok = 1\" }", at: "children[2].require",
             containing: "at column 18")
         expectSpecError(
-            base + "  - { name: c, run: echo, repeat: { until: \"output.ok ==\", max: 3 } }", at: "children[2].repeat.until",
+            base + "  - { name: c, run: echo, repeat: { until: \"output.ok ==\", max: 3 } }",
+            at: "children[2].repeat.until",
             containing: "at column 13")
     }
 
@@ -546,7 +548,8 @@ import Testing
             base + "  - { name: c, run: echo, if: \"output.ok\" }", at: "children[2].if",
             containing: "exists only in `repeat.until`")
         expectSpecError(
-            base + "  - { name: c, repeat: { until: \"true\", max: 2 }, group: { children: [{ name: y, run: echo }] } }",
+            base
+                + "  - { name: c, repeat: { until: \"true\", max: 2 }, group: { children: [{ name: y, run: echo }] } }",
             at: "children[2].repeat", containing: "repeat applies to procedures only")
     }
 
@@ -555,7 +558,8 @@ import Testing
             base + "  - { name: c, run: echo, repeat: { until: \"true\" } }", at: "children[2].repeat.max",
             containing: "missing")
         expectSpecError(
-            base + "  - { name: c, run: echo, repeat: { max: 2 } }", at: "children[2].repeat.until", containing: "missing")
+            base + "  - { name: c, run: echo, repeat: { max: 2 } }", at: "children[2].repeat.until",
+            containing: "missing")
         expectSpecError(
             base + "  - { name: c, run: echo, repeat: { until: \"true\", max: 0 } }", at: "children[2].repeat.max",
             containing: "at least 1")
