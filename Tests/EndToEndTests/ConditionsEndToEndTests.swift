@@ -1,3 +1,5 @@
+import CohortClient
+import CohortSpec
 import Foundation
 import Testing
 
@@ -133,6 +135,38 @@ extension EndToEnd {
             let final = try cluster.waitForStatus(group) { ($0.state ?? "") == "succeeded" }
             #expect(final.child("after-cleanup")?.state == "skipped", "\(final)")
             #expect(!FileManager.default.fileExists(atPath: marker))
+        }
+
+        /// The Swift API: `condition:`, `requirement:` and `repeating:` on `ChildSpec`, and
+        /// `.skipped` in the client's status.
+        @Test func theSwiftAPISubmitsConditionsAndRepeats() async throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            try await CohortClient.withClient(ClientConfiguration(coordinator: cluster.endpoint)) { client in
+                let spec = GroupSpec(
+                    "swift-conditions",
+                    children: [
+                        ChildSpec("check", run: "echo", with: ["ok": true, "count": 3]),
+                        ChildSpec("cleanup", run: "echo", condition: "failed(check)"),
+                        ChildSpec("deploy", run: "echo", requirement: "outputs.check.ok == true"),
+                        ChildSpec(
+                            "poll", run: "echo", with: ["ready": false], after: ["deploy"],
+                            repeating: RepeatPolicy(until: "output.ready", max: 2, every: .milliseconds(50))),
+                    ])
+                try spec.validate()
+                let receipt = try await client.submit(spec)
+                let final = try await client.wait(receipt.id)
+                #expect(final.state == .failed)
+                let states = Dictionary(uniqueKeysWithValues: final.children.map { ($0.path, $0.state) })
+                #expect(
+                    states == ["check": .succeeded, "cleanup": .skipped, "deploy": .succeeded, "poll": .failed],
+                    "\(final.children)")
+                #expect(final.children.first { $0.path == "poll" }?.attempt == 2)
+                #expect(
+                    try await client.result(receipt.id, child: "cleanup")
+                        == .cancelled("if \"failed(check)\" was false"))
+            }
         }
     }
 }
