@@ -100,6 +100,30 @@ public struct FlatExpression: Sendable, Hashable {
     public var text: String { expression.text }
 }
 
+/// A procedure's `if:`, `require:` and `repeat:` in a `FlatSpec`, kept apart from `FlatLeaf`
+/// so that a leaf without them costs one word.
+public final class FlatLeafExpressions: Sendable, Hashable {
+    public let condition: FlatExpression?
+    public let requirement: FlatExpression?
+    public let repeating: FlatRepeat?
+
+    public init(condition: FlatExpression?, requirement: FlatExpression?, repeating: FlatRepeat?) {
+        self.condition = condition
+        self.requirement = requirement
+        self.repeating = repeating
+    }
+
+    public static func == (lhs: FlatLeafExpressions, rhs: FlatLeafExpressions) -> Bool {
+        lhs.condition == rhs.condition && lhs.requirement == rhs.requirement && lhs.repeating == rhs.repeating
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(condition)
+        hasher.combine(requirement)
+        hasher.combine(repeating)
+    }
+}
+
 /// A procedure's `repeat:` in a `FlatSpec`.
 public struct FlatRepeat: Sendable, Hashable {
     public var until: FlatExpression
@@ -147,12 +171,15 @@ public struct FlatLeaf: Sendable, Hashable {
     /// How many of `waitsFor`, from the start, the leaf waits for itself (its own `after`,
     /// `inject`, expressions and sequence order); the rest are its enclosing groups'.
     public var ownWaitsForCount: Int = 0
+    /// The procedure's `if:`, `require:` and `repeat:`, boxed: nil (one word) for the many
+    /// leaves without any.
+    public var expressions: FlatLeafExpressions?
     /// The procedure's `if:`, resolved; nil for none.
-    public var condition: FlatExpression?
+    public var condition: FlatExpression? { expressions?.condition }
     /// The procedure's `require:`, resolved.
-    public var requirement: FlatExpression?
+    public var requirement: FlatExpression? { expressions?.requirement }
     /// The procedure's `repeat:`, resolved.
-    public var repeating: FlatRepeat?
+    public var repeating: FlatRepeat? { expressions?.repeating }
 
     /// Every leaf index this leaf waits for, ascending.
     public var dependencyIndices: [Int] {
@@ -238,16 +265,25 @@ extension GroupSpec {
                         heldByAncestors: held, acquires: exclusiveOwn.filter { !held.contains($0) },
                         timeout: own.timeout, retry: child.retry, onWorkerLoss: child.onWorkerLoss, inject: injections,
                         waitsFor: waitsFor,
-                        dependencies: dependencies, ownWaitsForCount: ownWaitsForCount, condition: condition,
-                        requirement: requirement,
-                        repeating: child.repeating.flatMap { policy in
-                            flat(policy.until, allowsOutput: true, at: nodeIndex, in: tree).map {
-                                FlatRepeat(until: $0, max: policy.max, every: policy.every)
-                            }
-                        }))
+                        dependencies: dependencies, ownWaitsForCount: ownWaitsForCount,
+                        expressions: expressions(condition, requirement, child.repeating, at: nodeIndex, in: tree)))
             }
         }
         return FlatSpec(groups: groups, leaves: leaves)
+    }
+
+    /// A leaf's boxed expressions; nil if it has none.
+    private func expressions(
+        _ condition: FlatExpression?, _ requirement: FlatExpression?, _ repeating: RepeatPolicy?, at node: Int,
+        in tree: SpecTree
+    ) -> FlatLeafExpressions? {
+        let repeating = repeating.flatMap { policy in
+            flat(policy.until, allowsOutput: true, at: node, in: tree).map {
+                FlatRepeat(until: $0, max: policy.max, every: policy.every)
+            }
+        }
+        guard condition != nil || requirement != nil || repeating != nil else { return nil }
+        return FlatLeafExpressions(condition: condition, requirement: requirement, repeating: repeating)
     }
 
     /// An expression parsed, its names resolved from `node`; nil if it does not parse (a
