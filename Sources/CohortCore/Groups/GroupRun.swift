@@ -209,6 +209,33 @@ extension GroupPlan {
         hasConditions && decidedByCondition[leaf]?.contains(node) == true
     }
 
+    /// Whether a skip of `node` reaches `leaf` only through sequence order: in a sequence, a
+    /// skipped child does not skip the next one (skipped is neither a failure nor a cancel, so
+    /// the sequence goes on). True when every node that waits for `node` itself (the leaf or
+    /// an enclosing nested group) does so as `node`'s next sibling in a sequence. Only asked
+    /// when a dependency was skipped.
+    func skipPassesBySequence(_ leaf: Int, after node: Int) -> Bool {
+        let target = path(ofNode: node)
+        let flatLeaf = flat.leaves[leaf]
+        var owners: [(path: String, parent: Int, own: ArraySlice<String>)] = [
+            (flatLeaf.path, flatLeaf.group, flatLeaf.waitsFor.prefix(flatLeaf.ownWaitsForCount))
+        ]
+        for group in flatLeaf.ancestors where group != 0 {
+            let flatGroup = flat.groups[group]
+            owners.append(
+                (flatGroup.path, flatGroup.parent ?? 0, flatGroup.waitsFor.prefix(flatGroup.ownWaitsForCount)))
+        }
+        var found = false
+        for owner in owners where owner.own.contains(target) {
+            let parent = flat.groups[owner.parent]
+            guard parent.mode == .sequence, let index = parent.children.firstIndex(of: owner.path), index > 0,
+                parent.children[index - 1] == target
+            else { return false }
+            found = true
+        }
+        return found
+    }
+
     /// The path of a node (leaf or group).
     func path(ofNode node: Int) -> String {
         node < flat.leaves.count ? flat.leaves[node].path : flat.groups[node - flat.leaves.count].path

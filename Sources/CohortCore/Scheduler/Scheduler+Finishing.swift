@@ -110,18 +110,20 @@ extension Scheduler {
             if !succeeded, !plan.conditionDecides(leaf, after: node) {
                 if skipped {
                     // GitHub Actions' rule: a dependent of a skipped child is skipped too,
-                    // unless its own `if:` decides (then it is exempt above).
-                    finishLeaf(
-                        runIndex, leaf, .skipped, reason: .skipped("dependency \"\(path)\" was skipped"), now: now)
-                    continue
-                }
-                if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
+                    // unless its own `if:` decides (then it is exempt above), or it only
+                    // follows the skipped child in a sequence (which goes on).
+                    if !plan.skipPassesBySequence(leaf, after: node) {
+                        finishLeaf(
+                            runIndex, leaf, .skipped, reason: .skipped("dependency \"\(path)\" was skipped"), now: now)
+                        continue
+                    }
+                } else if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
                     cancelLeaf(
                         runIndex, leaf, reason: failed ? .producerFailed(path: path) : .producerCancelled(path: path),
                         cause: .propagated, now: now)
                     continue
                 }
-                if policy == .cancelDependents {
+                if !skipped, policy == .cancelDependents {
                     cancelLeaf(
                         runIndex, leaf, reason: .dependencyFailed(path: path, cancelled: !failed, policy: policy),
                         cause: .propagated, now: now)

@@ -245,3 +245,27 @@ import Testing
         #expect(try h.child("g", "poll").attempt == 4)
     }
 }
+
+extension SchedulerConditionTests {
+    /// In a sequence a skipped child does not skip the next one; a named dependency still does.
+    @Test func aSequenceGoesOnPastASkippedChild() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 4)
+        try h.submit(
+            yaml: """
+                name: g
+                mode: sequence
+                children:
+                  - { name: build, run: echo }
+                  - { name: lint, run: echo, if: "failed(build)" }
+                  - { name: test, run: echo }
+                  - { name: report, run: echo, after: [lint] }
+                """, id: "g")
+        try h.succeed("build")
+        #expect(try h.child("g", "lint").phase == .skipped)
+        #expect(h.runningPaths == ["test"])
+        try h.succeed("test")
+        #expect(try h.child("g", "report").phase == .skipped)
+        #expect(h.finished["g"]?.phase == .succeeded)
+    }
+}
