@@ -50,7 +50,7 @@ extension ChildStatus: CustomStringConvertible {
 extension GroupDetail: CustomStringConvertible {
     /// `release (release-1): failed, 8 of 8 children finished: child build failed`.
     public var description: String {
-        let finished = children.filter { [.succeeded, .failed, .cancelled].contains($0.state) }.count
+        let finished = children.filter { [.succeeded, .failed, .cancelled, .skipped].contains($0.state) }.count
         let count = "\(finished) of \(children.count) \(children.count == 1 ? "child" : "children") finished"
         return "\(name) (\(id)): \(state), \(count)\(reason.map { ": \($0)" } ?? "")"
     }

@@ -92,10 +92,11 @@ extension Scheduler {
                 case .inFlight:
                     if plan.flat.leaves[leaf].repeating != nil {
                         // The runs before this attempt are not journaled: every earlier
-                        // attempt that did not count against the run's retry budget and was
-                        // not lost is taken for a run, so `max` is never exceeded (a restart
-                        // after retries may stop the repeat early).
-                        let earlier = Int(record.attempt) - 1 - Int(record.counted ?? 0) - Int(record.losses)
+                        // attempt that did not count against the current run's retry budget
+                        // is taken for a run (a lost one too: an attempt a restart gave up on
+                        // may have been a run), so `max` is never exceeded (a restart after
+                        // retries or losses may stop the repeat early; simulation, seed 47).
+                        let earlier = Int(record.attempt) - 1 - Int(record.counted ?? 0)
                         runs[plan.runIndex]?.children[leaf].repeatedRuns = UInt32(max(earlier, 0))
                     }
                     runs[plan.runIndex]?.children[leaf].conditionsChecked = true
