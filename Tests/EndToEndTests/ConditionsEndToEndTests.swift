@@ -44,7 +44,8 @@ extension EndToEnd {
             #expect(announce.contains("skipped"), "\(text.stdout)")
         }
 
-        /// A false `require:` fails the child with the expression; `--watch` shows `skipped`.
+        /// A false `require:` fails the child with the expression; `--watch` shows `skipped` (a first
+        /// child sleeps so that the watch begins before the rest happens).
         @Test func aFalseRequireFailsTheChildAndWatchShowsSkipped() throws {
             let cluster = try Cluster()
             defer { cluster.stop() }
@@ -53,7 +54,8 @@ extension EndToEnd {
                 """
                 name: gated
                 children:
-                  - { name: check, run: echo, with: { ok: false } }
+                  - { name: first, run: sleep, with: { seconds: 1 } }
+                  - { name: check, run: echo, with: { ok: false }, after: [first] }
                   - { name: deploy, run: echo, require: "outputs.check.ok == true" }
                   - { name: notify, run: echo, if: "succeeded(deploy)" }
 
