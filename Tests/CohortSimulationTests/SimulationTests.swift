@@ -59,24 +59,24 @@ import Testing
         var catches: [Catch] = []
         #if DEBUG
             catches += [
-                Catch(mutation: .ignoreLease, seed: 5, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+                Catch(mutation: .ignoreLease, seed: 7, steps: 2000, invariant: .exclusiveHolders, by: 2000),
                 Catch(mutation: .ignoreLease, seed: 8, steps: 1000, invariant: .exclusiveHolders, by: 1000),
                 Catch(
-                    mutation: .startCancelled, seed: 6, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
+                    mutation: .startCancelled, seed: 5, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(
-                    mutation: .startCancelled, seed: 4, steps: 2000, invariant: .noStartAfterCancelReceived, by: 2000),
+                    mutation: .startCancelled, seed: 8, steps: 2000, invariant: .noStartAfterCancelReceived, by: 2000),
                 Catch(mutation: .deadlockHolds, seed: 4, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .deadlockHolds, seed: 2, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .deadlockHolds, seed: 7, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .keepLostWorkerGrants, seed: 12, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .keepLostWorkerGrants, seed: 9, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 1, steps: 1000, invariant: .tokensIncrease, by: 1000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 12, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 4, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 6, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 9, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 13, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 8, steps: 2000, invariant: .outcomeOfCurrentAttempt,
-                    by: 2000),
+                    mutation: .acceptSupersededResult, seed: 16, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    by: 1000),
             ]
         #endif
         return catches
