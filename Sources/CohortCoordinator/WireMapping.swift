@@ -48,6 +48,7 @@ extension CancellationReason {
         case .groupFinished: self = .groupFinished
         case .workerLost: self = .workerLost(text)
         case .handedBack: self = .handedBack(text)
+        case .skipped: self = .skipped(text)
         case .shutdown: self = .shutdown(text)
         case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed:
             self = .custom(text)
@@ -67,6 +68,7 @@ extension CancellationReason {
         case .workerLost: .workerLost
         case .handedBack: .handedBack
         case .shutdown: .shutdown
+        case .skipped: .skipped
         case .custom: .custom
         }
     }
@@ -94,6 +96,7 @@ extension ChildPhase {
         case .succeeded: .succeeded
         case .failed: .failed
         case .cancelled: .cancelled
+        case .skipped: .skipped
         }
     }
 }

@@ -39,7 +39,7 @@ enum DashboardJSON {
 
     static func progress(_ detail: GroupDetail) -> JSONValue {
         let procedures = detail.children.filter { !$0.isGroup }
-        let finished = procedures.filter { [.succeeded, .failed, .cancelled].contains($0.state) }.count
+        let finished = procedures.filter { [.succeeded, .failed, .cancelled, .skipped].contains($0.state) }.count
         return ["finished": .int(Int64(finished)), "total": .int(Int64(procedures.count))]
     }
 

@@ -229,10 +229,14 @@ extension Simulation {
                 try scheduler.attemptStarted(ref, worker: session, now: now)
             }
         case .finished(_, let ref, let outcome, let startedAt, let finishedAt):
+            var accepted = false
             withScheduler("result \(ref)", expected: [.superseded]) { scheduler, now throws(SchedulerError) in
-                try scheduler.attemptFinished(
+                let actions = try scheduler.attemptFinished(
                     ref, outcome: outcome, worker: session, startedAt: startedAt, finishedAt: finishedAt, now: now)
+                accepted = true
+                return actions
             }
+            if accepted, case .succeeded = outcome { checkRepeatRun(ref) }
         case .lockRequest(_, let request):
             withScheduler("lock request \(request.requestID)") { scheduler, now in
                 scheduler.lockRequested(

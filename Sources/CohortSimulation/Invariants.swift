@@ -28,6 +28,10 @@ struct Checker {
     /// Attempt id → the outputs workers decided for it when they started it (more than one
     /// if a duplicated dispatch ran it again).
     var startedOutputs: [AttemptID: [Data]] = [:]
+    /// `group/path` of every child an attempt of which was dispatched (journaled).
+    var dispatchedChildren: Set<String> = []
+    /// `group/path` → successful runs of a repeating child the coordinator accepted.
+    var repeatRuns: [String: Int] = [:]
 
     func cancelAcknowledged(group: String, path: String) -> Bool {
         (acknowledgedCancels[group] ?? []).contains { $0.isEmpty || path == $0 || path.hasPrefix($0 + "/") }
@@ -50,6 +54,10 @@ extension Simulation {
                 return fail(.oneOutcome, "child \(key) finished twice: \(earlier), then \(phase)")
             }
             checker.childOutcomes[key] = phase
+            if phase == .skipped { note("child skipped") }
+            if phase == .skipped, checker.dispatchedChildren.contains(key) {
+                fail(.skippedNeverRan, "child \(key) ended skipped after an attempt of it was dispatched")
+            }
             if let output = child.output { checker.outputs[key] = output }
             if phase == .succeeded, let output = child.output, let latest = checker.latestAttempt[key],
                 !(checker.startedOutputs[latest] ?? []).contains(output)
@@ -62,11 +70,26 @@ extension Simulation {
         case .dispatched(let child):
             let key = "\(child.group)/\(child.path)"
             checker.latestAttempt[key] = child.attemptID
+            checker.dispatchedChildren.insert(key)
             if let earlier = checker.childOutcomes[key] {
                 fail(.oneOutcome, "child \(key) dispatched (attempt \(child.attempt)) after it finished \(earlier)")
             }
         default:
             break
+        }
+    }
+
+    /// `repeat-bounded`: a repeating child never has more successful runs than its `max`
+    /// (counted as the coordinator accepts them, across restarts).
+    mutating func checkRepeatRun(_ ref: AttemptRef) {
+        guard let leaf = checker.known[ref.group]?.leaf(at: ref.path), let repeating = leaf.repeating else { return }
+        let key = "\(ref.group)/\(ref.path)"
+        checker.repeatRuns[key, default: 0] += 1
+        note("repeat run")
+        if checker.repeatRuns[key]! > repeating.max {
+            fail(
+                .repeatBounded, "child \(key) ran \(checker.repeatRuns[key]!) times, more than its max \(repeating.max)"
+            )
         }
     }
 

@@ -107,6 +107,8 @@ public enum Invariant: String, Sendable, CaseIterable {
     case schedulerAccepts = "scheduler-accepts-valid-requests"
     case noDispatchToDrained = "no-dispatch-to-drained"
     case boundedObservations = "bounded-observation-bookkeeping"
+    case skippedNeverRan = "skipped-never-ran"
+    case repeatBounded = "repeat-bounded"
 }
 
 /// An invariant that failed.

@@ -31,4 +31,18 @@ import Testing
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.events["outcome journaled at restore", default: 0] > 0)
     }
+
+    /// Seed 4 (5,000 steps) found it: a repeating child's run succeeded with `until` false
+    /// just before a coordinator crash; the journal still held that attempt as in flight, the
+    /// restarted coordinator ran it again as its first run, and the child had more successful
+    /// runs than its `max` (`repeat-bounded`). An unreported restored attempt of a repeating
+    /// child now counts as a run (ConditionRestoreTests checks the mechanism).
+    @Test func aRepeatRunLostInACrashStillCountsTowardsMax() {
+        var simulation = Simulation(SimulationConfiguration(seed: 4, steps: 5_000))
+        let report = simulation.run()
+        #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
+        #expect(report.events["repeat run", default: 0] > 0)
+        #expect(report.events["child skipped", default: 0] > 0)
+        #expect(report.events["coordinator restart", default: 0] > 0)
+    }
 }

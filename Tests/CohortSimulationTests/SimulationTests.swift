@@ -73,7 +73,7 @@ import Testing
                 Catch(mutation: .noTokenRaiseAfterRestart, seed: 3, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(mutation: .noTokenRaiseAfterRestart, seed: 6, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 9, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 13, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
                 Catch(
                     mutation: .acceptSupersededResult, seed: 6, steps: 1000, invariant: .outcomeOfCurrentAttempt,

@@ -34,6 +34,12 @@ final class GroupPlan: Sendable {
     let holdWaits: [Int: [Int32]]
     /// Per group: how many such outside nodes its hold waits for at the start.
     let holdRemaining: [Int32]
+    /// Whether any child has an `if:` or `require:` (else nothing evaluates conditions).
+    let hasConditions: Bool
+    /// Leaf → the nodes it waits for whose failure, cancellation or skip does not cancel or
+    /// skip it, because an `if:` decides instead: those that only the leaf or enclosing
+    /// groups with an `if:` wait for. Sparse: only leaves under an `if:`.
+    let decidedByCondition: [Int: Set<Int>]
 
     init(
         runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
@@ -93,6 +99,11 @@ final class GroupPlan: Sendable {
         for index in flat.groups.indices {
             flat.groups[index].dependencies = []
         }
+        let hasConditions =
+            flat.groups.contains { $0.condition != nil || $0.requirement != nil }
+            || flat.leaves.contains { $0.condition != nil || $0.requirement != nil }
+        self.hasConditions = hasConditions
+        self.decidedByCondition = hasConditions ? Self.decidedByCondition(flat, nodeByPath: nodeByPath) : [:]
         self.flat = flat
         self.dependents = dependents
         self.nodeByPath = nodeByPath
@@ -169,6 +180,68 @@ struct GroupRun: Sendable {
 }
 
 extension GroupPlan {
+    /// See ``decidedByCondition``: a dependency is decided by conditions when every node that
+    /// waits for it itself (the leaf, or an enclosing nested group) has an `if:`.
+    static func decidedByCondition(_ flat: FlatSpec, nodeByPath: [String: Int]) -> [Int: Set<Int>] {
+        var result: [Int: Set<Int>] = [:]
+        for leaf in flat.leaves {
+            let groups = leaf.ancestors.filter { $0 != 0 }
+            guard leaf.condition != nil || groups.contains(where: { flat.groups[$0].condition != nil }) else {
+                continue
+            }
+            var decided = Set<Int>()
+            for path in leaf.waitsFor {
+                var owned = false
+                var allConditioned = true
+                if leaf.waitsFor.prefix(leaf.ownWaitsForCount).contains(path) {
+                    owned = true
+                    allConditioned = leaf.condition != nil
+                }
+                for group in groups
+                where flat.groups[group].waitsFor.prefix(flat.groups[group].ownWaitsForCount).contains(path) {
+                    owned = true
+                    if flat.groups[group].condition == nil { allConditioned = false }
+                }
+                if owned, allConditioned, let node = nodeByPath[path] { decided.insert(node) }
+            }
+            if !decided.isEmpty { result[leaf.index] = decided }
+        }
+        return result
+    }
+
+    /// Whether `leaf`'s `if:` (or an enclosing group's) decides what the end of `node` means
+    /// for it, instead of the default (a failure cancels, a skip skips).
+    func conditionDecides(_ leaf: Int, after node: Int) -> Bool {
+        hasConditions && decidedByCondition[leaf]?.contains(node) == true
+    }
+
+    /// Whether a skip of `node` reaches `leaf` only through sequence order: in a sequence, a
+    /// skipped child does not skip the next one (skipped is neither a failure nor a cancel, so
+    /// the sequence goes on). True when every node that waits for `node` itself (the leaf or
+    /// an enclosing nested group) does so as `node`'s next sibling in a sequence. Only asked
+    /// when a dependency was skipped.
+    func skipPassesBySequence(_ leaf: Int, after node: Int) -> Bool {
+        let target = path(ofNode: node)
+        let flatLeaf = flat.leaves[leaf]
+        var owners: [(path: String, parent: Int, own: ArraySlice<String>)] = [
+            (flatLeaf.path, flatLeaf.group, flatLeaf.waitsFor.prefix(flatLeaf.ownWaitsForCount))
+        ]
+        for group in flatLeaf.ancestors where group != 0 {
+            let flatGroup = flat.groups[group]
+            owners.append(
+                (flatGroup.path, flatGroup.parent ?? 0, flatGroup.waitsFor.prefix(flatGroup.ownWaitsForCount)))
+        }
+        var found = false
+        for owner in owners where owner.own.contains(target) {
+            let parent = flat.groups[owner.parent]
+            guard parent.mode == .sequence, let index = parent.children.firstIndex(of: owner.path), index > 0,
+                parent.children[index - 1] == target
+            else { return false }
+            found = true
+        }
+        return found
+    }
+
     /// The path of a node (leaf or group).
     func path(ofNode node: Int) -> String {
         node < flat.leaves.count ? flat.leaves[node].path : flat.groups[node - flat.leaves.count].path

@@ -21,6 +21,8 @@ extension Scheduler {
         default: return
         }
         guard let plan = runs[runIndex]?.plan else { return }
+        // `if:` and `require:` (its own and its enclosing groups'), once, before anything else.
+        if plan.hasConditions, !child.conditionsChecked, !passConditions(runIndex, leaf, now: now) { return }
 
         if !child.injected, !plan.flat.leaves[leaf].inject.isEmpty {
             switch runs[runIndex]?.injectedInput(leaf) ?? .failure(InjectionFailure(.groupFinished)) {
@@ -29,6 +31,10 @@ extension Scheduler {
                 runs[runIndex]?.children[leaf].injected = true
             case .failure(let failure):
                 if failure.phase == .cancelled { runs[runIndex]?.children[leaf].cancelCause = .propagated }
+                if case .skipped = failure.reason {
+                    finishLeaf(runIndex, leaf, .skipped, reason: failure.reason, now: now)
+                    return
+                }
                 finishLeaf(runIndex, leaf, failure.phase, message: failure.message, reason: failure.reason, now: now)
                 return
             }
@@ -135,6 +141,7 @@ extension Scheduler {
         runs[runIndex]?.children[leaf].attempt += 1
         runs[runIndex]?.children[leaf].attemptID = attemptID
         runs[runIndex]?.children[leaf].retryAt = nil
+        runs[runIndex]?.children[leaf].repeatWait = false
         return attemptID
     }
 

@@ -90,6 +90,16 @@ extension Scheduler {
                 runs[plan.runIndex]?.children[leaf].startedAt = record.startedAt
                 switch record.state {
                 case .inFlight:
+                    if plan.flat.leaves[leaf].repeating != nil {
+                        // The runs before this attempt are not journaled: every earlier
+                        // attempt that did not count against the current run's retry budget
+                        // is taken for a run (a lost one too: an attempt a restart gave up on
+                        // may have been a run), so `max` is never exceeded (a restart after
+                        // retries or losses may stop the repeat early; simulation, seed 47).
+                        let earlier = Int(record.attempt) - 1 - Int(record.counted ?? 0)
+                        runs[plan.runIndex]?.children[leaf].repeatedRuns = UInt32(max(earlier, 0))
+                    }
+                    runs[plan.runIndex]?.children[leaf].conditionsChecked = true
                     restoreOrphan(plan, leaf, record, now: now)
                 case .finished(let phase):
                     finishes.append((plan.runIndex, leaf, record, phase))
@@ -103,8 +113,9 @@ extension Scheduler {
         for finish in finishes {
             runs[finish.runIndex]?.children[finish.leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
-                finish.runIndex, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
-                now: finish.record.finishedAt ?? now)
+                finish.runIndex, finish.leaf, finish.phase, message: finish.record.error,
+                reason: finish.phase == .skipped ? .skipped(finish.record.error ?? "skipped") : nil,
+                output: finish.record.output, now: finish.record.finishedAt ?? now)
             drainWork(now: finish.record.finishedAt ?? now)
         }
         for cancel in cancels {
@@ -207,6 +218,7 @@ extension Scheduler {
                 .attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens, at: now)
         }
         guard restored else {
+            guard countUnreportedRun(runIndex, leaf, now: now) else { return }
             // Its locks cannot be held again as they were (a journal of an earlier release,
             // whose group holds covered less, now crosses another grant): the attempt is not
             // restored (a worker that reports it is told it was superseded) and the child
@@ -226,6 +238,25 @@ extension Scheduler {
         // Its input is not journaled: a next attempt injects it again from the producers'
         // journaled outputs (`injected` stays false).
         attempts.restore(record.attemptID, runIndex: runIndex, leaf: leaf, on: worker)
+    }
+
+    /// A restored attempt of a repeating leaf that will not be reported (its grace ended, or
+    /// its locks could not be restored) is taken for a run: the journal cannot tell an attempt
+    /// in flight from a run that succeeded (with `until` false) just before the coordinator
+    /// stopped, so `max` is never exceeded (found by the simulation, seed 4). Returns false if
+    /// that was the last run (the leaf has failed).
+    private mutating func countUnreportedRun(_ runIndex: Int, _ leaf: Int, now: Timestamp) -> Bool {
+        guard let repeating = runs[runIndex]?.flat.leaves[leaf].repeating, let child = runs[runIndex]?.children[leaf]
+        else { return true }
+        let runsDone = Int(child.repeatedRuns) + 1
+        runs[runIndex]?.children[leaf].repeatedRuns = UInt32(runsDone)
+        guard runsDone >= repeating.max else { return true }
+        finishLeaf(
+            runIndex, leaf, .failed,
+            message: "repeat: until \"\(repeating.until.text)\" was not found true within \(repeating.max) runs "
+                + "(max \(repeating.max)); the last run's result was lost when the coordinator restarted",
+            now: now)
+        return false
     }
 
     /// A worker reports a restored attempt by its result (or start) without having listed it in
@@ -279,6 +310,7 @@ extension Scheduler {
             }
             // Its worker is gone as far as anyone can tell: a worker loss, like any other.
             let message = "attempt \(child.attempt) was not reported by any worker after the coordinator restarted"
+            guard countUnreportedRun(runIndex, leaf, now: now) else { continue }
             let losses = Int(child.losses) + 1
             runs[runIndex]?.children[leaf].losses = UInt8(clamping: losses)
             if let failure = lossFailure(

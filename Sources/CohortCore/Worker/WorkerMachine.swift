@@ -45,8 +45,8 @@ public protocol WorkerVocabulary {
 ///
 /// **Starting.** Dispatched attempts wait in FIFO order and start (``Action/start(_:)``, the
 /// engine runs it) while fewer than `slots` run, the session is ready, the worker holds a
-/// lease, the coordinator has answered its READY (until then, an attempt it held may be
-/// one the coordinator cancels) and it is not stopping. A cancel of a waiting attempt
+/// lease, the coordinator has answered its READY (its first message that is not a cancel;
+/// until then, an attempt it held may be one the coordinator cancels) and it is not stopping. A cancel of a waiting attempt
 /// removes it and reports it cancelled at once; of a running one, asks the engine to
 /// cancel it (its result comes from the engine).
 ///
@@ -269,9 +269,12 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         case .session, .other:
             break
         }
-        // The coordinator's first message after READY came after its cancels of what it did
-        // not adopt: what waited may start.
-        holdingForAdoption = false
+        // The coordinator's first message after READY that is not a cancel came after its
+        // cancels of what it did not adopt: what waited may start. A cancel does not end the
+        // wait: the answer's cancels may come as several messages, and an attempt started on
+        // the first could be one the next cancels, whose category the coordinator granted to
+        // someone else (found by the simulation, seed 47: `no-two-live-holders`).
+        if case .cancel = message {} else { holdingForAdoption = false }
         return actions + startWhatFits()
     }
 

@@ -374,13 +374,13 @@ function renderHeader() {
   state.className = "badge s-" + group.state;
   state.dataset.state = group.state;
   const procedures = group.children.filter((c) => !c.isGroup);
-  const finished = procedures.filter((c) => ["succeeded", "failed", "cancelled"].includes(c.state)).length;
+  const finished = procedures.filter((c) => ["succeeded", "failed", "cancelled", "skipped"].includes(c.state)).length;
   document.getElementById("group-progress").textContent = finished + "/" + procedures.length + " finished";
   document.getElementById("group-id").textContent = group.id;
   document.getElementById("group-submitted").textContent = clock(group.submittedAt);
   document.getElementById("group-finished").textContent = group.finishedAt ? "· finished " + clock(group.finishedAt) : "";
   document.getElementById("group-reason").textContent = group.reason ? "· " + group.reason : "";
-  const finishedGroup = ["succeeded", "failed", "cancelled"].includes(group.state);
+  const finishedGroup = ["succeeded", "failed", "cancelled", "skipped"].includes(group.state);
   document.getElementById("cancel-group").hidden = !cohort.who.may.cancel || finishedGroup;
 }
 
@@ -394,7 +394,7 @@ function cancelButton(path) {
 function renderTable() {
   const body = document.querySelector("#children tbody");
   body.replaceChildren(...groupPage.group.children.map((child) => {
-    const finished = ["succeeded", "failed", "cancelled"].includes(child.state);
+    const finished = ["succeeded", "failed", "cancelled", "skipped"].includes(child.state);
     return el("tr", { dataset: { path: child.path, state: child.state }, onclick: () => select(child.path) },
       el("td", {}, child.path),
       el("td", { class: "muted" }, child.isGroup ? "group" : child.kind),
@@ -421,7 +421,7 @@ async function renderDetail() {
     ["took", took(child.startedAt, child.finishedAt)],
     ["waiting for", child.waitingReason || ""], ["error", child.error || ""],
   ].filter(([, value]) => value !== "");
-  const finished = ["succeeded", "failed", "cancelled"].includes(child.state);
+  const finished = ["succeeded", "failed", "cancelled", "skipped"].includes(child.state);
   const parts = [
     el("h2", {}, child.name),
     el("dl", { class: "facts" }, ...facts.flatMap(([key, value]) => [el("dt", {}, key), el("dd", {}, value)])),
@@ -733,7 +733,7 @@ th { background: #eef0f4; font-weight: 600; font-size: 13px; }
 .s-pending { background: var(--pending); } .s-waiting { background: var(--waiting); color: #3b3000; }
 .s-ready { background: var(--ready); color: #00324a; } .s-running { background: var(--running); }
 .s-succeeded { background: var(--succeeded); } .s-failed { background: var(--failed); }
-.s-cancelled { background: var(--cancelled); } .s-draining { background: var(--waiting); color: #3b3000; }
+.s-cancelled { background: var(--cancelled); } .s-skipped { background: var(--pending); } .s-draining { background: var(--waiting); color: #3b3000; }
 .s-lost { background: var(--failed); } .s-joining { background: var(--pending); }
 .bar { display: inline-block; width: 8em; height: 8px; background: #e4e7ec; border-radius: 4px; overflow: hidden; vertical-align: middle; }
 .bar > span { display: block; height: 100%; background: var(--succeeded); }
@@ -756,7 +756,7 @@ svg .box.selected > rect { stroke: #344054; stroke-width: 2; }
 svg .edge { stroke: #667085; stroke-width: 1.2; fill: none; marker-end: url(#arrow); }
 svg [data-state="pending"] > rect.fill { fill: var(--pending); } svg [data-state="waiting"] > rect.fill { fill: var(--waiting); }
 svg [data-state="ready"] > rect.fill { fill: var(--ready); } svg [data-state="running"] > rect.fill { fill: var(--running); }
-svg [data-state="succeeded"] > rect.fill { fill: var(--succeeded); } svg [data-state="failed"] > rect.fill { fill: var(--failed); }
+svg [data-state="skipped"] > rect.fill { fill: var(--pending); } svg [data-state="succeeded"] > rect.fill { fill: var(--succeeded); } svg [data-state="failed"] > rect.fill { fill: var(--failed); }
 svg [data-state="cancelled"] > rect.fill { fill: var(--cancelled); }
 svg .node text.label { fill: #fff; font-weight: 600; } svg .node text.sub { fill: #f0f3f8; font-size: 10px; }
 dl.facts { display: grid; grid-template-columns: 8em 1fr; gap: .2em .6em; margin: 0; }

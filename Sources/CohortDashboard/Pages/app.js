@@ -368,13 +368,13 @@ function renderHeader() {
   state.className = "badge s-" + group.state;
   state.dataset.state = group.state;
   const procedures = group.children.filter((c) => !c.isGroup);
-  const finished = procedures.filter((c) => ["succeeded", "failed", "cancelled"].includes(c.state)).length;
+  const finished = procedures.filter((c) => ["succeeded", "failed", "cancelled", "skipped"].includes(c.state)).length;
   document.getElementById("group-progress").textContent = finished + "/" + procedures.length + " finished";
   document.getElementById("group-id").textContent = group.id;
   document.getElementById("group-submitted").textContent = clock(group.submittedAt);
   document.getElementById("group-finished").textContent = group.finishedAt ? "· finished " + clock(group.finishedAt) : "";
   document.getElementById("group-reason").textContent = group.reason ? "· " + group.reason : "";
-  const finishedGroup = ["succeeded", "failed", "cancelled"].includes(group.state);
+  const finishedGroup = ["succeeded", "failed", "cancelled", "skipped"].includes(group.state);
   document.getElementById("cancel-group").hidden = !cohort.who.may.cancel || finishedGroup;
 }
 
@@ -388,7 +388,7 @@ function cancelButton(path) {
 function renderTable() {
   const body = document.querySelector("#children tbody");
   body.replaceChildren(...groupPage.group.children.map((child) => {
-    const finished = ["succeeded", "failed", "cancelled"].includes(child.state);
+    const finished = ["succeeded", "failed", "cancelled", "skipped"].includes(child.state);
     return el("tr", { dataset: { path: child.path, state: child.state }, onclick: () => select(child.path) },
       el("td", {}, child.path),
       el("td", { class: "muted" }, child.isGroup ? "group" : child.kind),
@@ -415,7 +415,7 @@ async function renderDetail() {
     ["took", took(child.startedAt, child.finishedAt)],
     ["waiting for", child.waitingReason || ""], ["error", child.error || ""],
   ].filter(([, value]) => value !== "");
-  const finished = ["succeeded", "failed", "cancelled"].includes(child.state);
+  const finished = ["succeeded", "failed", "cancelled", "skipped"].includes(child.state);
   const parts = [
     el("h2", {}, child.name),
     el("dl", { class: "facts" }, ...facts.flatMap(([key, value]) => [el("dt", {}, key), el("dd", {}, value)])),

@@ -66,6 +66,18 @@ extension ChildSpec {
             object["matrix"] = .object(
                 Dictionary(uniqueKeysWithValues: matrix.axes.map { ($0.key, JSONValue.array($0.values)) }))
         }
+        if let condition { object["if"] = .string(condition.text) }
+        if let requirement { object["require"] = .string(requirement.text) }
+        if let repeating { object["repeat"] = repeating.specJSON }
+        return .object(object)
+    }
+}
+
+extension RepeatPolicy {
+    /// This policy in the spec format (`every` omitted when zero).
+    public var specJSON: JSONValue {
+        var object: [String: JSONValue] = ["until": .string(until.text), "max": .int(Int64(max))]
+        if every != .zero { object["every"] = .string(every.specString) }
         return .object(object)
     }
 }

@@ -191,9 +191,10 @@ extension Substring {
 
 extension GroupSpec {
     /// The spec with every `matrix` child replaced by a nested group of the same name holding
-    /// one procedure per combination (see ``Matrix``). The group takes the child's `after`;
-    /// each procedure takes the rest (`run`, `exclusive`, `requires`, `timeout`, `retry`,
-    /// `onWorkerLoss`, `inject`) and its own input. Meant for a validated spec; a matrix that
+    /// one procedure per combination (see ``Matrix``). The group takes the child's `after`,
+    /// `if` and `require` (decided once for the whole fan-out); each procedure takes the rest
+    /// (`run`, `exclusive`, `requires`, `timeout`, `retry`, `onWorkerLoss`, `inject`, `repeat`)
+    /// and its own input. Meant for a validated spec; a matrix that
     /// refers to a key it lacks keeps the reference as written.
     public func expandingMatrices() -> GroupSpec {
         guard containsMatrix(children) else { return self }
@@ -234,9 +235,12 @@ extension ChildSpec {
             return ChildSpec(
                 Matrix.childName(child.name, combination), run: procedure.run, with: input,
                 exclusive: child.exclusive, requires: child.requires, timeout: child.timeout, retry: child.retry,
-                onWorkerLoss: child.onWorkerLoss, inject: child.inject)
+                onWorkerLoss: child.onWorkerLoss, inject: child.inject, repeating: child.repeating)
         }
         var group = ChildSpec(child.name, after: child.after, children: leaves)
+        // Decided once for the whole fan-out, as for any nested group.
+        group.condition = child.condition
+        group.requirement = child.requirement
         group.fanOut = .matrix
         return group
     }

@@ -94,10 +94,17 @@ struct SpecValidator {
         for (offset, reference) in child.after.enumerated() {
             _ = checkReference(reference, from: node, in: tree, path: "\(path).after[\(offset)]")
         }
+        if let condition = child.condition {
+            checkExpression(condition, allowsOutput: false, node: node, in: tree, path: "\(path).if")
+        }
+        if let requirement = child.requirement {
+            checkExpression(requirement, allowsOutput: false, node: node, in: tree, path: "\(path).require")
+        }
         switch child.body {
         case .procedure(let procedure):
             checkKind(procedure.run, path: "\(path).run")
             if let retry = child.retry { checkRetry(retry, path: "\(path).retry") }
+            if let repeating = child.repeating { checkRepeat(repeating, node: node, in: tree, path: "\(path).repeat") }
             checkInjections(child.inject, node: node, in: tree, path: path)
             if let matrix = child.matrix {
                 checkMatrix(matrix, procedure, name: child.name, injections: child.inject, path: path)
@@ -126,6 +133,47 @@ struct SpecValidator {
                     .invalidValue, "\(path).inject",
                     "a group has no input to inject into; put `inject` on the children that need the result")
             }
+            if child.repeating != nil {
+                fail(
+                    .invalidValue, "\(path).repeat",
+                    "repeat applies to procedures only; a group is not repeated (put `repeat` on its children)")
+            }
+        }
+    }
+
+    /// Checks an `if:`, `require:` or `repeat.until`: it parses, and every name it uses names a
+    /// sibling (or a sibling of an enclosing group) it may wait for; `outputs.NAME` a procedure.
+    private mutating func checkExpression(
+        _ expression: SpecExpression, allowsOutput: Bool, node: Int, in tree: SpecTree, path: String
+    ) {
+        let parsed: ParsedExpression
+        do {
+            parsed = try expression.parse(allowsOutput: allowsOutput)
+        } catch {
+            fail(.invalidExpression, path, error.description)
+            return
+        }
+        for name in parsed.references {
+            guard let target = checkReference(name, from: node, in: tree, path: path) else { continue }
+            if parsed.outputReferences.contains(name), tree.nodes[target].isGroup {
+                fail(
+                    .invalidValue, path,
+                    "outputs.\(name): \"\(name)\" is a group and has no output; read one of its children's")
+            }
+        }
+    }
+
+    private mutating func checkRepeat(_ repeating: RepeatPolicy, node: Int, in tree: SpecTree, path: String) {
+        checkExpression(repeating.until, allowsOutput: true, node: node, in: tree, path: "\(path).until")
+        if repeating.max < 1 {
+            fail(.invalidValue, "\(path).max", "must be at least 1 (max counts every run, the first included)")
+        } else if repeating.max > RepeatPolicy.maxRuns {
+            fail(
+                .limitExceeded, "\(path).max",
+                "\(repeating.max) runs; the limit is \(RepeatPolicy.maxRuns) (RepeatPolicy.maxRuns)")
+        }
+        if repeating.every < .zero {
+            fail(.invalidDuration, "\(path).every", SpecDurationError.negative.description)
         }
     }
 

@@ -198,6 +198,9 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
   case succeeded // = 5
   case failed // = 6
   case cancelled // = 7
+
+  /// finished without running: its `if:` was false, or a dependency was skipped
+  case skipped // = 8
   case UNRECOGNIZED(Int)
 
   init() {
@@ -214,6 +217,7 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
     case 5: self = .succeeded
     case 6: self = .failed
     case 7: self = .cancelled
+    case 8: self = .skipped
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -228,6 +232,7 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
     case .succeeded: return 5
     case .failed: return 6
     case .cancelled: return 7
+    case .skipped: return 8
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -242,6 +247,7 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
     .succeeded,
     .failed,
     .cancelled,
+    .skipped,
   ]
 
 }
@@ -284,6 +290,9 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// its worker or the coordinator is stopping
   case shutdown // = 11
+
+  /// skipped, not run: its `if:` was false or a dependency was skipped
+  case skipped // = 20
   case UNRECOGNIZED(Int)
 
   init() {
@@ -304,6 +313,7 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     case 9: self = .workerLost
     case 10: self = .handedBack
     case 11: self = .shutdown
+    case 20: self = .skipped
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -322,6 +332,7 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     case .workerLost: return 9
     case .handedBack: return 10
     case .shutdown: return 11
+    case .skipped: return 20
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -340,6 +351,7 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     .workerLost,
     .handedBack,
     .shutdown,
+    .skipped,
   ]
 
 }
@@ -1091,10 +1103,10 @@ nonisolated struct Cohort_Wire_V1_AttemptSummary: Sendable {
 
   var finishedAt: Int64 = 0
 
-  /// "failed", "timed-out" or "lost" (its worker lost, its lease ended)
+  /// "failed", "timed-out", "lost" (its worker lost, its lease ended) or
   var outcome: String = String()
 
-  /// the failure's message, the timeout's reason, what happened to the worker
+  /// "repeated" (it succeeded and `repeat.until` was false: the child ran again)
   var error: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1970,11 +1982,11 @@ nonisolated extension Cohort_Wire_V1_GroupState: SwiftProtobuf._ProtoNameProvidi
 }
 
 nonisolated extension Cohort_Wire_V1_ChildState: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHILD_STATE_UNSPECIFIED\0\u{1}CHILD_STATE_PENDING\0\u{1}CHILD_STATE_WAITING\0\u{1}CHILD_STATE_READY\0\u{1}CHILD_STATE_RUNNING\0\u{1}CHILD_STATE_SUCCEEDED\0\u{1}CHILD_STATE_FAILED\0\u{1}CHILD_STATE_CANCELLED\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHILD_STATE_UNSPECIFIED\0\u{1}CHILD_STATE_PENDING\0\u{1}CHILD_STATE_WAITING\0\u{1}CHILD_STATE_READY\0\u{1}CHILD_STATE_RUNNING\0\u{1}CHILD_STATE_SUCCEEDED\0\u{1}CHILD_STATE_FAILED\0\u{1}CHILD_STATE_CANCELLED\0\u{1}CHILD_STATE_SKIPPED\0")
 }
 
 nonisolated extension Cohort_Wire_V1_CancelCode: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CANCEL_CODE_UNSPECIFIED\0\u{1}CANCEL_CODE_CUSTOM\0\u{1}CANCEL_CODE_TIMED_OUT\0\u{1}CANCEL_CODE_CANCELLED_BY_CLIENT\0\u{1}CANCEL_CODE_SUPERSEDED\0\u{1}CANCEL_CODE_PRODUCER_FAILED\0\u{1}CANCEL_CODE_PRODUCER_CANCELLED\0\u{1}CANCEL_CODE_GROUP_FINISHED\0\u{1}CANCEL_CODE_DEPENDENCY_FAILED\0\u{1}CANCEL_CODE_WORKER_LOST\0\u{1}CANCEL_CODE_HANDED_BACK\0\u{1}CANCEL_CODE_SHUTDOWN\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CANCEL_CODE_UNSPECIFIED\0\u{1}CANCEL_CODE_CUSTOM\0\u{1}CANCEL_CODE_TIMED_OUT\0\u{1}CANCEL_CODE_CANCELLED_BY_CLIENT\0\u{1}CANCEL_CODE_SUPERSEDED\0\u{1}CANCEL_CODE_PRODUCER_FAILED\0\u{1}CANCEL_CODE_PRODUCER_CANCELLED\0\u{1}CANCEL_CODE_GROUP_FINISHED\0\u{1}CANCEL_CODE_DEPENDENCY_FAILED\0\u{1}CANCEL_CODE_WORKER_LOST\0\u{1}CANCEL_CODE_HANDED_BACK\0\u{1}CANCEL_CODE_SHUTDOWN\0\u{2}\u{9}CANCEL_CODE_SKIPPED\0")
 }
 
 nonisolated extension Cohort_Wire_V1_PeerRole: SwiftProtobuf._ProtoNameProviding {

@@ -26,4 +26,6 @@ public enum CancelCode: Hashable, Sendable, CaseIterable {
     case handedBack
     /// Its worker or the coordinator is stopping.
     case shutdown
+    /// It was skipped, not run: its `if:` was false, or a dependency was skipped.
+    case skipped
 }

@@ -11,10 +11,11 @@ public enum GroupState: Hashable, Sendable, CaseIterable {
     }
 }
 
-/// A child's state: a group's states plus `waiting` (dependencies or a lock)
-/// and `ready` (queued for a worker).
+/// A child's state: a group's states plus `waiting` (dependencies or a lock),
+/// `ready` (queued for a worker) and `skipped` (finished without running: its `if:` was false,
+/// or a dependency was skipped).
 public enum ChildState: Hashable, Sendable, CaseIterable {
-    case pending, waiting, ready, running, succeeded, failed, cancelled
+    case pending, waiting, ready, running, succeeded, failed, cancelled, skipped
 }
 
 /// One line of `cohort status`.

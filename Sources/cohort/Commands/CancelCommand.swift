@@ -55,7 +55,7 @@ struct CancelCommand: AsyncParsableCommand {
             let finishedState: String? =
                 if let child {
                     before.children.first { $0.path == child }.flatMap { status in
-                        [.succeeded, .failed, .cancelled].contains(status.state) ? "\(status.state)" : nil
+                        [.succeeded, .failed, .cancelled, .skipped].contains(status.state) ? "\(status.state)" : nil
                     }
                 } else {
                     before.state.isFinished ? "\(before.state)" : nil

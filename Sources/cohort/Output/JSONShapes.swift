@@ -18,7 +18,7 @@ extension ChildState {
     /// Whether the child has finished.
     var isFinished: Bool {
         switch self {
-        case .succeeded, .failed, .cancelled: true
+        case .succeeded, .failed, .cancelled, .skipped: true
         case .pending, .waiting, .ready, .running: false
         }
     }

@@ -35,7 +35,10 @@ enum TextReports {
         let finished = group.children.count { $0.state.isFinished }
         let failed = group.children.count { $0.state == .failed }
         let cancelled = group.children.count { $0.state == .cancelled }
-        lines.append("\(finished)/\(group.children.count) finished, \(failed) failed, \(cancelled) cancelled")
+        let skipped = group.children.count { $0.state == .skipped }
+        lines.append(
+            "\(finished)/\(group.children.count) finished, \(failed) failed, \(cancelled) cancelled"
+                + (skipped > 0 ? ", \(skipped) skipped" : ""))
         return lines.joined(separator: "\n")
     }
 

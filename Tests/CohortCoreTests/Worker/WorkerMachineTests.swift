@@ -95,6 +95,30 @@ struct WorkerMachineTests {
         #expect(Self.started(machine.attemptFinished(.init(id: 2, outcome: "ok"))) == [3])
     }
 
+    /// The coordinator's answer to READY may cancel attempts in several messages: a cancel
+    /// does not end the wait, so an attempt held from the earlier session never starts on the
+    /// first cancel when the next one covers it (simulation, seed 47: its category had gone to
+    /// another holder); the first message that is not a cancel ends it.
+    @Test func heldAttemptsWaitThroughEveryCancelOfTheAnswerToReady() {
+        var machine = ready(slots: 1)
+        _ = machine.received(.dispatch([.init(id: 1), .init(id: 2, holds: true), .init(id: 3)]), now: at(0.1))
+        // The session is lost; attempt 1 finishes meanwhile: 2 and 3 wait, a slot is free.
+        _ = machine.received(.session(.forgotten("the coordinator does not know this connection")), now: at(0.3))
+        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"))
+        _ = machine.tick(now: at(5))
+        _ = machine.received(.session(Self.welcome), now: at(5))
+        #expect(machine.holdingForAdoption)
+        // The answer to READY cancels 3, then 2, in two messages.
+        let first = machine.received(.cancel([(3, "superseded by attempt 2")]), now: at(5.1))
+        #expect(Self.started(first).isEmpty, "\(first)")
+        #expect(machine.holdingForAdoption)
+        let second = machine.received(.cancel([(2, "superseded by attempt 2")]), now: at(5.1))
+        #expect(Self.started(second).isEmpty, "\(second)")
+        // The first message that is not a cancel ends the wait.
+        #expect(Self.started(machine.received(Self.orders(4), now: at(5.2))) == [4])
+        #expect(!machine.holdingForAdoption)
+    }
+
     @Test func aCancelOfAWaitingAttemptReportsItAtOnceAndItNeverStarts() {
         var machine = ready(slots: 1)
         _ = machine.received(Self.orders(1, 2), now: at(0.1))

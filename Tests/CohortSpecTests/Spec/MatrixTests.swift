@@ -74,6 +74,29 @@ import Testing
         #expect(injection.producerPath == "test")
     }
 
+    @Test func ifAndRequireDecideForTheWholeFanOutAndRepeatGoesOnEachCombination() throws {
+        let flat = try parseSpec(
+            """
+            name: m
+            children:
+              - { name: gate, run: echo }
+              - name: t
+                run: echo
+                matrix: { k: [a, b] }
+                if: "succeeded(gate)"
+                require: "outputs.gate.ok == true"
+                repeat: { until: "output.done", max: 3 }
+            """
+        ).flattened()
+        let group = try #require(flat.group(at: "t"))
+        #expect(group.condition?.text == "succeeded(gate)")
+        #expect(group.requirement?.text == "outputs.gate.ok == true")
+        for leaf in flat.leaves where leaf.path.hasPrefix("t/") {
+            #expect(leaf.expressions?.condition == nil)
+            #expect(leaf.expressions?.repeating?.max == 3)
+        }
+    }
+
     @Test func aSpecWithoutAMatrixFlattensAsBefore() throws {
         let spec = try parseSpec("name: g\nchildren: [{ name: a, run: echo }]")
         #expect(spec.expandingMatrices() == spec)
