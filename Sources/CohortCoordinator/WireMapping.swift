@@ -49,7 +49,8 @@ extension CancellationReason {
         case .workerLost: self = .workerLost(text)
         case .handedBack: self = .handedBack(text)
         case .shutdown: self = .shutdown(text)
-        case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed:
+        case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed,
+            .cancelledByChild:
             self = .custom(text)
         }
     }
@@ -67,6 +68,7 @@ extension CancellationReason {
         case .workerLost: .workerLost
         case .handedBack: .handedBack
         case .shutdown: .shutdown
+        case .cancelledByChild: .cancelledByChild
         case .custom: .custom
         }
     }

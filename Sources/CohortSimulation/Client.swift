@@ -380,7 +380,7 @@ func describe(_ kind: ClientRequest.Kind) -> String {
     case .unwatch(let group): "unwatch \(group)"
     case .workers: "workers"
     case .disconnect: "disconnect"
-    case .status, .result, .locks, .drain, .undrain: "other"
+    case .status, .result, .locks, .drain, .undrain, .addChildren: "other"
     }
 }
 
@@ -393,6 +393,6 @@ func describe(_ kind: CoordinatorReply.Kind) -> String {
     case .error(let error): "error \(error.code) \(error.message)"
     case .workers: "workers"
     case .acknowledged: "acknowledged"
-    case .groups, .result, .locks: "other"
+    case .groups, .result, .locks, .childrenAdded: "other"
     }
 }

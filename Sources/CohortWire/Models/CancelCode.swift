@@ -26,4 +26,7 @@ public enum CancelCode: Hashable, Sendable, CaseIterable {
     case handedBack
     /// Its worker or the coordinator is stopping.
     case shutdown
+    /// A running child of its group cancelled the group with its attempt token
+    /// (`cancelled by child deploy/check (attempt 1): …`).
+    case cancelledByChild
 }

@@ -206,6 +206,7 @@ extension CancelCode {
         case .workerLost: self = .workerLost
         case .handedBack: self = .handedBack
         case .shutdown: self = .shutdown
+        case .cancelledByChild: self = .cancelledByChild
         case .unspecified, .UNRECOGNIZED: throw BodyError("cancel code \(proto.rawValue) is unknown")
         }
     }
@@ -223,6 +224,7 @@ extension CancelCode {
         case .workerLost: .workerLost
         case .handedBack: .handedBack
         case .shutdown: .shutdown
+        case .cancelledByChild: .cancelledByChild
         }
     }
 }
