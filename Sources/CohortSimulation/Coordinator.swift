@@ -13,6 +13,7 @@ struct SimJournal {
         var outcome: (GroupPhase, String?, Timestamp)?
         var children: [String: ChildRecord] = [:]
         var cancels: [(path: String, reason: String)] = []
+        var additions: [(into: String, children: [ChildSpec])] = []
     }
 
     var groups: [String: Group] = [:]
@@ -39,6 +40,8 @@ struct SimJournal {
             groups[id]?.outcome = (phase, reason, at)
         case .cancelRequested(let group, let path, let reason, _):
             groups[group]?.cancels.append((path, reason))
+        case .childrenAdded(let group, let into, let children, _):
+            groups[group]?.additions.append((into, children))
         case .localLock(.granted(let grant)):
             localLocks["\(grant.attemptID)/\(grant.request)"] = grant
             for (category, token) in grant.tokens { lastTokens[category] = max(lastTokens[category] ?? 0, token) }
@@ -50,11 +53,13 @@ struct SimJournal {
     func restoredGroups() -> [RestoredGroup] {
         groups.keys.sorted().map { id in
             let group = groups[id]!
-            return RestoredGroup(
+            var restored = RestoredGroup(
                 id: id, spec: group.spec, sequence: group.sequence, submittedAt: group.submittedAt,
                 outcome: group.outcome.map { ($0.0, $0.1, $0.2) },
                 children: group.children.keys.sorted().map { group.children[$0]! }, cancels: group.cancels,
                 localLocks: localLocks.keys.sorted().compactMap { localLocks[$0] }.filter { $0.group == id })
+            restored.additions = group.additions
+            return restored
         }
     }
 }

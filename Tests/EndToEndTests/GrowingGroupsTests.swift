@@ -116,6 +116,9 @@ extension EndToEnd {
             defer { cluster.stop() }
             try cluster.addWorker(name: "w1", slots: 4, extra: keys.peer("w1"))
             let seen = Scratch.file("curve-status")
+            let addedOut = Scratch.file("curve-added")
+            let added = try Scratch.write(
+                "- { name: grown, run: shell, with: { command: [sleep, \"60\"] } }\n", name: "grown.yaml")
             let refused = Scratch.file("curve-refused")
             let spec =
                 "name: curve-child\nchildren:\n"
@@ -124,6 +127,7 @@ extension EndToEnd {
                     "check",
                     "$COHORT status \"$COHORT_GROUP\" --json > \(seen); "
                         + "$COHORT workers 2> \(refused); echo \"exit $?\" >> \(refused); "
+                        + "$COHORT add \"$COHORT_GROUP\" \(added) > \(addedOut) 2>&1; "
                         + "$COHORT cancel \"$COHORT_GROUP\" --reason 'seen enough'; exec sleep 60")
             let file = try Scratch.write(spec, name: "curve-child.yaml")
             let submitted = try cluster.cli(["submit", file, "--json"] + keys.peer("alice"))
@@ -143,6 +147,99 @@ extension EndToEnd {
             let words = try String(contentsOfFile: refused, encoding: .utf8)
             #expect(words.contains("not among the coordinator's authorised keys"), "\(words)")
             #expect(words.contains("exit 77"), "workers needs an authorised key: \(words)")
+            let addWords = try String(contentsOfFile: addedOut, encoding: .utf8)
+            #expect(addWords.contains("added to \(group): grown"), "\(addWords)")
+            #expect(final.child("grown") != nil, "the added child is part of the group: \(final)")
+        }
+
+        /// The Groups guide's branching example: a shell child decides at run time which
+        /// children to add (`cohort add "$COHORT_GROUP" -` from stdin), and they may wait for
+        /// siblings that exist already; the group finishes only after them.
+        @Test func aShellChildAddsChildrenAndTheGroupFinishesAfterThem() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            let children = try Scratch.write(
+                """
+                - name: late
+                  run: shell
+                  after: [decide, steady]
+                  with: { command: ["sh", "-c", "sleep 1; echo late"] }
+                - { name: last, run: echo, after: [late], with: { done: true } }
+
+                """, name: "late.yaml")
+            let spec =
+                "name: branching\nchildren:\n"
+                + "  - { name: steady, run: echo, with: { ok: 1 } }\n"
+                + Self.shell("decide", "cat \(children) | $COHORT add \"$COHORT_GROUP\" -")
+            let (status, final) = try cluster.submitAndWait(spec, name: "branching.yaml")
+            #expect(status == 0 && final.state == "succeeded", "\(final)")
+            #expect(final.children.map { $0["path"] as? String } == ["steady", "decide", "late", "last"], "\(final)")
+            #expect(final.child("late")?["state"] as? String == "succeeded")
+            #expect(final.child("last")?["state"] as? String == "succeeded")
+            let decideOutput = try cluster.cli(["result", try #require(final["id"] as? String), "decide", "--json"])
+            #expect(decideOutput.stdout.contains("added to"), "\(decideOutput)")
+            let late = try #require(final.child("late")?["finishedAt"] as? String)
+            let group = try #require(final["finishedAt"] as? String)
+            #expect(late <= group, "the group finished after its added child")
+        }
+
+        /// `cohort add` from outside, into the top level and `--into` a nested group that is
+        /// last in document order; refused (64) once the group has finished, and into a nested
+        /// group that has finished; the added children and the order survive a restart (the
+        /// journal replays the additions in order).
+        @Test func addingFromOutsideSurvivesARestartAndAFinishedGroupRefuses() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            let gate = Scratch.file("gate")
+            let spec =
+                "name: grown\nchildren:\n"
+                + Self.shell("hold", "while [ ! -e \(gate) ]; do sleep 0.05; done")
+                + "  - name: early\n    group:\n      children:\n        - { name: quick, run: echo, with: { a: 1 } }\n"
+                + "  - name: stage\n    group:\n      children:\n"
+                + "        - name: wait\n          run: shell\n          with: { command: [sh, -c, \"while [ ! -e \(gate) ]; do sleep 0.05; done\"] }\n"
+            let group = try cluster.submit(spec, name: "grown.yaml")
+            _ = try cluster.waitForStatus(group) { $0.child("early")?["state"] as? String == "succeeded" }
+
+            let nested = try Scratch.write(
+                "children:\n  - { name: more, run: echo, after: [wait], with: { y: 2 } }\n", name: "more.yaml")
+            let into = try cluster.cli(["add", group, nested, "--into", "stage"])
+            #expect(into.status == 0, "\(into)")
+            #expect(into.stdout.contains("stage/more"), "\(into)")
+            let top = try Scratch.write(
+                "[{\"name\": \"extra\", \"run\": \"echo\", \"after\": [\"hold\"], \"with\": {\"x\": 1}}]",
+                name: "extra.json")
+            let added = try cluster.cli(["add", group, top, "--json"])
+            #expect(added.status == 0, "\(added)")
+            #expect(try JSON.object(added.stdout)["added"] as? [String] == ["extra"], "\(added)")
+            let refusedInto = try cluster.cli(["add", group, nested, "--into", "early"])
+            #expect(refusedInto.status == 64, "\(refusedInto)")
+            #expect(refusedInto.stderr.contains("\"early\""), "\(refusedInto)")
+            let another = try Scratch.write("- { name: another, run: echo }\n", name: "another.yaml")
+            let notLast = try cluster.cli(["add", group, another, "--into", "stage"])
+            #expect(notLast.status == 64, "stage is no longer last in document order: \(notLast)")
+            #expect(notLast.stderr.contains("last in document order"), "\(notLast)")
+            let duplicate = try cluster.cli(["add", group, top])
+            #expect(duplicate.status == 65, "a second extra is not unique: \(duplicate)")
+
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            let restored = try cluster.status(group)
+            #expect(restored.state == "running", "\(restored)")
+            #expect(restored.child("extra") != nil && restored.child("stage/more") != nil, "\(restored)")
+
+            #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+            let final = try cluster.waitForStatus(group) {
+                ["succeeded", "failed", "cancelled"].contains($0.state ?? "")
+            }
+            #expect(final.state == "succeeded", "\(final)")
+            #expect(final.child("extra")?["state"] as? String == "succeeded", "\(final)")
+            #expect(final.child("stage/more")?["state"] as? String == "succeeded", "\(final)")
+
+            let late = try cluster.cli(["add", group, nested])
+            #expect(late.status == 64, "\(late)")
+            #expect(late.stderr.contains("has finished"), "\(late)")
         }
     }
 }

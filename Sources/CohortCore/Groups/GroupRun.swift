@@ -30,15 +30,19 @@ final class GroupPlan: Sendable {
     let holdWaits: [Int: [Int32]]
     /// Per group: how many such outside nodes its hold waits for at the start.
     let holdRemaining: [Int32]
+    /// The spec as it runs: the submitted one with every addition of a growing group
+    /// (Scheduler+Growing.swift) in place.
+    let spec: GroupSpec
 
     init(
         runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
-        owner: String? = nil, now: Timestamp
+        owner: String? = nil, now: Timestamp, fingerprint: Int? = nil
     ) {
         self.runIndex = runIndex
         self.id = id
+        self.spec = spec
         self.name = spec.name
-        self.fingerprint = spec.hashValue
+        self.fingerprint = fingerprint ?? spec.hashValue
         self.submittedAt = now
         self.sequence = sequence
         self.owner = owner
@@ -110,7 +114,7 @@ struct GroupRun: Sendable {
     /// What never changes once the run is accepted; a reference, so that reading it never
     /// holds a copy of the per-child arrays below (a copy alive during a mutation would make
     /// every mutation copy the whole array).
-    let plan: GroupPlan
+    var plan: GroupPlan
     /// The index of this run.
     var runIndex: Int { plan.runIndex }
     var id: String { plan.id }
