@@ -241,5 +241,24 @@ extension EndToEnd {
             #expect(late.status == 64, "\(late)")
             #expect(late.stderr.contains("has finished"), "\(late)")
         }
+
+        /// examples/branching.yaml as it is, on a worker with `cohort` on its PATH: `foo` picks
+        /// a branch and adds it with `cohort add "$COHORT_GROUP" -`; the added children run (the
+        /// report injects the branch's output) and the group succeeds after them.
+        @Test func theBranchingExampleRuns() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            let path = Binaries.directory + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            try cluster.addWorker(name: "w1", environment: ["PATH": path, "DO_BAZ": "1"])
+            let example = try String(
+                contentsOfFile: Binaries.repositoryRoot + "/examples/branching.yaml", encoding: .utf8)
+            let (status, final) = try cluster.submitAndWait(example, name: "branching.yaml")
+            #expect(status == 0 && final.state == "succeeded", "\(final)")
+            #expect(
+                final.children.compactMap { $0["path"] as? String } == ["foo", "lint", "baz", "report"], "\(final)")
+            let group = try #require(final["id"] as? String)
+            let report = try cluster.cli(["result", group, "report", "--json"])
+            #expect(report.stdout.contains("baz ran after foo"), "\(report)")
+        }
     }
 }
