@@ -260,5 +260,31 @@ extension EndToEnd {
             let report = try cluster.cli(["result", group, "report", "--json"])
             #expect(report.stdout.contains("baz ran after foo"), "\(report)")
         }
+
+        /// A Swift custom kind (examples/CustomWorker's `gate`): healthy, it adds a child to its
+        /// group with `context.addChildren` over the worker's connection and the group succeeds
+        /// after it; unhealthy, `context.cancelGroup(reason:)` ends the group cancelled with a
+        /// reason naming it.
+        @Test func aCustomKindAddsToAndCancelsItsGroup() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addCustomWorker(name: "words-1")
+            let healthy = "name: gated\nchildren:\n  - { name: gate, run: gate, with: { healthy: true } }\n"
+            let (status, final) = try cluster.submitAndWait(healthy, name: "gated.yaml")
+            #expect(status == 0 && final.state == "succeeded", "\(final)")
+            #expect(final.child("promote")?["state"] as? String == "succeeded", "\(final)")
+
+            let unhealthy =
+                "name: stopped\nchildren:\n"
+                + "  - name: checks\n    group:\n      children:\n"
+                + "        - { name: gate, run: gate, with: { healthy: false, reason: \"error rate 12%\" } }\n"
+                + "  - { name: slow, run: sleep, with: { seconds: 60 } }\n"
+            let (_, cancelled) = try cluster.submitAndWait(unhealthy, name: "stopped.yaml")
+            #expect(cancelled.state == "cancelled", "\(cancelled)")
+            #expect(
+                cancelled["reason"] as? String == "cancelled by child checks/gate (attempt 1): error rate 12%",
+                "\(cancelled)")
+            #expect(cancelled.child("slow")?["state"] as? String == "cancelled")
+        }
     }
 }
