@@ -34,6 +34,8 @@ final class CoordinatorLoop {
     var stopping = false
     /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
     var security: LoopSecurity?
+    /// The attempt tokens handed out with dispatches (Security/AttemptTokens.swift).
+    var attemptTokens = AttemptTokens()
     /// Cancels accepted and waiting for their workers before they are acknowledged.
     var pendingCancels = PendingCancels()
     /// Parses, off the loop thread, every submission but small strict JSON.

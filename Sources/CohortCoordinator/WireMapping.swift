@@ -50,7 +50,8 @@ extension CancellationReason {
         case .handedBack: self = .handedBack(text)
         case .skipped: self = .skipped(text)
         case .shutdown: self = .shutdown(text)
-        case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed:
+        case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed,
+            .cancelledByChild:
             self = .custom(text)
         }
     }
@@ -69,6 +70,7 @@ extension CancellationReason {
         case .handedBack: .handedBack
         case .shutdown: .shutdown
         case .skipped: .skipped
+        case .cancelledByChild: .cancelledByChild
         case .custom: .custom
         }
     }

@@ -109,6 +109,11 @@ public enum Invariant: String, Sendable, CaseIterable {
     case boundedObservations = "bounded-observation-bookkeeping"
     case skippedNeverRan = "skipped-never-ran"
     case repeatBounded = "repeat-bounded"
+    /// Children added to a group that had finished were accepted (docs/spec.md, "Growing
+    /// groups"). Added children are checked like submitted ones by the other invariants
+    /// (their group's known leaves grow with them), so a group finishing before them fails
+    /// `exactly-one-outcome`.
+    case nothingAddedToFinished = "nothing-added-to-a-finished-group"
 }
 
 /// An invariant that failed.
@@ -185,6 +190,8 @@ public struct Simulation {
 
     // What the invariants remember.
     var checker = Checker()
+    /// Children running attempts added to their groups so far (names `grownN`).
+    var grownChildren = 0
     /// Observations drained from the scheduler (its metrics bookkeeping runs under every fault).
     var observations = 0
 

@@ -40,15 +40,19 @@ final class GroupPlan: Sendable {
     /// skip it, because an `if:` decides instead: those that only the leaf or enclosing
     /// groups with an `if:` wait for. Sparse: only leaves under an `if:`.
     let decidedByCondition: [Int: Set<Int>]
+    /// The spec as it runs: the submitted one with every addition of a growing group
+    /// (Scheduler+Growing.swift) in place.
+    let spec: GroupSpec
 
     init(
         runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
-        owner: String? = nil, now: Timestamp
+        owner: String? = nil, now: Timestamp, fingerprint: Int? = nil
     ) {
         self.runIndex = runIndex
         self.id = id
+        self.spec = spec
         self.name = spec.name
-        self.fingerprint = spec.hashValue
+        self.fingerprint = fingerprint ?? spec.hashValue
         self.submittedAt = now
         self.sequence = sequence
         self.owner = owner
@@ -127,7 +131,7 @@ struct GroupRun: Sendable {
     /// What never changes once the run is accepted; a reference, so that reading it never
     /// holds a copy of the per-child arrays below (a copy alive during a mutation would make
     /// every mutation copy the whole array).
-    let plan: GroupPlan
+    var plan: GroupPlan
     /// The index of this run.
     var runIndex: Int { plan.runIndex }
     var id: String { plan.id }

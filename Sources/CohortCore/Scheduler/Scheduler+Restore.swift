@@ -79,6 +79,15 @@ extension Scheduler {
             let plan = addRun(
                 group.spec, id: group.id, flat: group.spec.flattened(), sequence: group.sequence, owner: group.owner,
                 submittedAt: group.submittedAt)
+            // Children added while it ran, in order, before any record: their indexes follow
+            // the submitted children's as they did (Scheduler+Growing.swift).
+            for addition in group.additions {
+                guard let spec = runs[plan.runIndex]?.plan.spec,
+                    let grown = try? spec.adding(addition.children, into: addition.into, limits: Self.replayLimits)
+                else { continue }
+                _ = try? grow(plan.runIndex, grown: grown, into: addition.into, now: group.submittedAt)
+            }
+            guard let plan = runs[plan.runIndex]?.plan else { continue }
             for record in group.children {
                 guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
                 runs[plan.runIndex]?.children[leaf].attempt = record.attempt

@@ -293,6 +293,9 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// skipped, not run: its `if:` was false or a dependency was skipped
   case skipped // = 20
+
+  /// a running child of its group cancelled the group
+  case cancelledByChild // = 25
   case UNRECOGNIZED(Int)
 
   init() {
@@ -314,6 +317,7 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     case 10: self = .handedBack
     case 11: self = .shutdown
     case 20: self = .skipped
+    case 25: self = .cancelledByChild
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -333,6 +337,7 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     case .handedBack: return 10
     case .shutdown: return 11
     case .skipped: return 20
+    case .cancelledByChild: return 25
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -352,6 +357,7 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     .handedBack,
     .shutdown,
     .skipped,
+    .cancelledByChild,
   ]
 
 }
@@ -771,6 +777,10 @@ nonisolated struct Cohort_Wire_V1_StatusRequest: Sendable {
   /// at most this many (the newest); 0: every one
   var limit: UInt32 = 0
 
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -797,6 +807,10 @@ nonisolated struct Cohort_Wire_V1_ResultRequest: Sendable {
   var hasPath: Bool {self._path != nil}
   /// Clears the value of `path`. Subsequent reads from it will return its default value.
   mutating func clearPath() {self._path = nil}
+
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -826,6 +840,10 @@ nonisolated struct Cohort_Wire_V1_CancelRequest: Sendable {
 
   var reason: String = String()
 
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -842,6 +860,10 @@ nonisolated struct Cohort_Wire_V1_WatchRequest: Sendable {
 
   var group: String = String()
 
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -855,6 +877,10 @@ nonisolated struct Cohort_Wire_V1_UnwatchRequest: Sendable {
   var requestID: UInt64 = 0
 
   var group: String = String()
+
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -949,6 +975,43 @@ nonisolated struct Cohort_Wire_V1_RerunRequest: Sendable {
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
+}
+
+/// Kind 12. Add children to a running group (docs/spec.md, "Growing groups"); answered by
+/// ChildrenAdded once they are journaled, or an ErrorReply (INVALID_SPEC with spec_errors,
+/// INVALID_REQUEST for a group that is finishing or finished).
+nonisolated struct Cohort_Wire_V1_AddChildren: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  var group: String = String()
+
+  /// a list of children written like a spec's, or a mapping with `children:`
+  var document: String = String()
+
+  var format: Cohort_Wire_V1_SpecFormat = .unspecified
+
+  /// the path of a nested group to add into; absent: the top level
+  var into: String {
+    get {_into ?? String()}
+    set {_into = newValue}
+  }
+  /// Returns true if `into` has been explicitly set.
+  var hasInto: Bool {self._into != nil}
+  /// Clears the value of `into`. Subsequent reads from it will return its default value.
+  mutating func clearInto() {self._into = nil}
+
+  /// as in the other requests
+  var attemptToken: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _into: String? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_Submitted: Sendable {
@@ -1542,6 +1605,24 @@ nonisolated struct Cohort_Wire_V1_Acknowledged: Sendable {
   init() {}
 }
 
+/// Kind 11. The children of an AddChildren request were added (and journaled).
+nonisolated struct Cohort_Wire_V1_ChildrenAdded: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  var group: String = String()
+
+  /// the added nodes' paths, in document order (nested ones too)
+  var paths: [String] = []
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 /// Both ways (worker kind 2, coordinator kind 1). A worker numbers its
 /// heartbeats (`sequence`, from 1 in each session); the coordinator answers
 /// each at once with the number it heard (`acknowledged`): the worker's lease
@@ -1789,6 +1870,68 @@ nonisolated struct Cohort_Wire_V1_Draining: Sendable {
   init() {}
 }
 
+/// Kind 10. A running attempt (a custom kind's context.cancelGroup) cancels its own group.
+/// Refusals come back as a WorkerError naming the attempt.
+nonisolated struct Cohort_Wire_V1_GroupCancelByAttempt: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attempt: Cohort_Wire_V1_AttemptRef {
+    get {_attempt ?? Cohort_Wire_V1_AttemptRef()}
+    set {_attempt = newValue}
+  }
+  /// Returns true if `attempt` has been explicitly set.
+  var hasAttempt: Bool {self._attempt != nil}
+  /// Clears the value of `attempt`. Subsequent reads from it will return its default value.
+  mutating func clearAttempt() {self._attempt = nil}
+
+  var reason: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _attempt: Cohort_Wire_V1_AttemptRef? = nil
+}
+
+/// Kind 11. A running attempt (a custom kind's context.group.add) adds children to its own
+/// group, as AddChildren does. Refusals come back as a WorkerError naming the attempt.
+nonisolated struct Cohort_Wire_V1_AddChildrenByAttempt: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attempt: Cohort_Wire_V1_AttemptRef {
+    get {_attempt ?? Cohort_Wire_V1_AttemptRef()}
+    set {_attempt = newValue}
+  }
+  /// Returns true if `attempt` has been explicitly set.
+  var hasAttempt: Bool {self._attempt != nil}
+  /// Clears the value of `attempt`. Subsequent reads from it will return its default value.
+  mutating func clearAttempt() {self._attempt = nil}
+
+  var document: String = String()
+
+  var format: Cohort_Wire_V1_SpecFormat = .unspecified
+
+  var into: String {
+    get {_into ?? String()}
+    set {_into = newValue}
+  }
+  /// Returns true if `into` has been explicitly set.
+  var hasInto: Bool {self._into != nil}
+  /// Clears the value of `into`. Subsequent reads from it will return its default value.
+  mutating func clearInto() {self._into = nil}
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _attempt: Cohort_Wire_V1_AttemptRef? = nil
+  fileprivate var _into: String? = nil
+}
+
 nonisolated struct Cohort_Wire_V1_WorkerDisconnect: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1832,6 +1975,10 @@ nonisolated struct Cohort_Wire_V1_Attempt: Sendable {
   /// The categories of fencing_tokens this attempt holds itself (its own grant, which it may
   /// subdivide for its procedures); the others it runs under an enclosing group's hold.
   var holds: [String] = []
+
+  /// A random secret (at least 128 bits, as hex) minted for this attempt when it is dispatched,
+  /// valid while it runs: the worker gives it to the attempt as COHORT_ATTEMPT_TOKEN.
+  var attemptToken: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1986,7 +2133,7 @@ nonisolated extension Cohort_Wire_V1_ChildState: SwiftProtobuf._ProtoNameProvidi
 }
 
 nonisolated extension Cohort_Wire_V1_CancelCode: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CANCEL_CODE_UNSPECIFIED\0\u{1}CANCEL_CODE_CUSTOM\0\u{1}CANCEL_CODE_TIMED_OUT\0\u{1}CANCEL_CODE_CANCELLED_BY_CLIENT\0\u{1}CANCEL_CODE_SUPERSEDED\0\u{1}CANCEL_CODE_PRODUCER_FAILED\0\u{1}CANCEL_CODE_PRODUCER_CANCELLED\0\u{1}CANCEL_CODE_GROUP_FINISHED\0\u{1}CANCEL_CODE_DEPENDENCY_FAILED\0\u{1}CANCEL_CODE_WORKER_LOST\0\u{1}CANCEL_CODE_HANDED_BACK\0\u{1}CANCEL_CODE_SHUTDOWN\0\u{2}\u{9}CANCEL_CODE_SKIPPED\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CANCEL_CODE_UNSPECIFIED\0\u{1}CANCEL_CODE_CUSTOM\0\u{1}CANCEL_CODE_TIMED_OUT\0\u{1}CANCEL_CODE_CANCELLED_BY_CLIENT\0\u{1}CANCEL_CODE_SUPERSEDED\0\u{1}CANCEL_CODE_PRODUCER_FAILED\0\u{1}CANCEL_CODE_PRODUCER_CANCELLED\0\u{1}CANCEL_CODE_GROUP_FINISHED\0\u{1}CANCEL_CODE_DEPENDENCY_FAILED\0\u{1}CANCEL_CODE_WORKER_LOST\0\u{1}CANCEL_CODE_HANDED_BACK\0\u{1}CANCEL_CODE_SHUTDOWN\0\u{2}\u{9}CANCEL_CODE_SKIPPED\0\u{2}\u{5}CANCEL_CODE_CANCELLED_BY_CHILD\0")
 }
 
 nonisolated extension Cohort_Wire_V1_PeerRole: SwiftProtobuf._ProtoNameProviding {
@@ -2345,7 +2492,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StatusRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{2}&states\0\u{3}name_glob\0\u{3}submitted_since\0\u{1}limit\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{2}&states\0\u{3}name_glob\0\u{3}submitted_since\0\u{1}limit\0\u{4}\u{1b}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2359,6 +2506,7 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
       case 41: try { try decoder.decodeSingularStringField(value: &self._nameGlob) }()
       case 42: try { try decoder.decodeSingularSFixed64Field(value: &self.submittedSince) }()
       case 43: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2387,6 +2535,9 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
     if self.limit != 0 {
       try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 43)
     }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2397,6 +2548,7 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
     if lhs._nameGlob != rhs._nameGlob {return false}
     if lhs.submittedSince != rhs.submittedSince {return false}
     if lhs.limit != rhs.limit {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2404,7 +2556,7 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ResultRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{4}C\u{1}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2415,6 +2567,7 @@ nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, Swift
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2434,6 +2587,9 @@ nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, Swift
     try { if let v = self._path {
       try visitor.visitSingularStringField(value: v, fieldNumber: 3)
     } }()
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2441,6 +2597,7 @@ nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, Swift
     if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
     if lhs._path != rhs._path {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2448,7 +2605,7 @@ nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".CancelRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}reason\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}reason\0\u{4}B\u{1}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2460,6 +2617,7 @@ nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, Swift
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2482,6 +2640,9 @@ nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, Swift
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 4)
     }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2490,6 +2651,7 @@ nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, Swift
     if lhs.group != rhs.group {return false}
     if lhs._path != rhs._path {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2497,7 +2659,7 @@ nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WatchRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{4}D\u{1}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2507,6 +2669,7 @@ nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2518,6 +2681,9 @@ nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
     }
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2525,6 +2691,7 @@ nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
   static func ==(lhs: Cohort_Wire_V1_WatchRequest, rhs: Cohort_Wire_V1_WatchRequest) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2532,7 +2699,7 @@ nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Cohort_Wire_V1_UnwatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".UnwatchRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{4}D\u{1}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2542,6 +2709,7 @@ nonisolated extension Cohort_Wire_V1_UnwatchRequest: SwiftProtobuf.Message, Swif
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2554,12 +2722,16 @@ nonisolated extension Cohort_Wire_V1_UnwatchRequest: SwiftProtobuf.Message, Swif
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
     }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_UnwatchRequest, rhs: Cohort_Wire_V1_UnwatchRequest) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2765,6 +2937,65 @@ nonisolated extension Cohort_Wire_V1_RerunRequest: SwiftProtobuf.Message, SwiftP
     if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
     if lhs.groupID != rhs.groupID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_AddChildren: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AddChildren"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}document\0\u{1}format\0\u{1}into\0\u{4}A\u{1}attempt_token\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.document) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.format) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self._into) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.document.isEmpty {
+      try visitor.visitSingularStringField(value: self.document, fieldNumber: 3)
+    }
+    if self.format != .unspecified {
+      try visitor.visitSingularEnumField(value: self.format, fieldNumber: 4)
+    }
+    try { if let v = self._into {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 5)
+    } }()
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_AddChildren, rhs: Cohort_Wire_V1_AddChildren) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.document != rhs.document {return false}
+    if lhs.format != rhs.format {return false}
+    if lhs._into != rhs._into {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3837,6 +4068,46 @@ nonisolated extension Cohort_Wire_V1_Acknowledged: SwiftProtobuf.Message, SwiftP
   }
 }
 
+nonisolated extension Cohort_Wire_V1_ChildrenAdded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".ChildrenAdded"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}paths\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.paths) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.paths.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.paths, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_ChildrenAdded, rhs: Cohort_Wire_V1_ChildrenAdded) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.paths != rhs.paths {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Cohort_Wire_V1_Heartbeat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Heartbeat"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}acknowledged\0")
@@ -4340,6 +4611,94 @@ nonisolated extension Cohort_Wire_V1_Draining: SwiftProtobuf.Message, SwiftProto
   }
 }
 
+nonisolated extension Cohort_Wire_V1_GroupCancelByAttempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".GroupCancelByAttempt"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}reason\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._attempt) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._attempt {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_GroupCancelByAttempt, rhs: Cohort_Wire_V1_GroupCancelByAttempt) -> Bool {
+    if lhs._attempt != rhs._attempt {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_AddChildrenByAttempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AddChildrenByAttempt"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}document\0\u{1}format\0\u{1}into\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._attempt) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.document) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.format) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self._into) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._attempt {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.document.isEmpty {
+      try visitor.visitSingularStringField(value: self.document, fieldNumber: 2)
+    }
+    if self.format != .unspecified {
+      try visitor.visitSingularEnumField(value: self.format, fieldNumber: 3)
+    }
+    try { if let v = self._into {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 4)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_AddChildrenByAttempt, rhs: Cohort_Wire_V1_AddChildrenByAttempt) -> Bool {
+    if lhs._attempt != rhs._attempt {return false}
+    if lhs.document != rhs.document {return false}
+    if lhs.format != rhs.format {return false}
+    if lhs._into != rhs._into {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Cohort_Wire_V1_WorkerDisconnect: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WorkerDisconnect"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0")
@@ -4372,7 +4731,7 @@ nonisolated extension Cohort_Wire_V1_WorkerDisconnect: SwiftProtobuf.Message, Sw
 
 nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Attempt"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0\u{1}holds\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0\u{1}holds\0\u{4}<attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4390,6 +4749,7 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.timeoutMs) }()
       case 9: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.env) }()
       case 10: try { try decoder.decodeRepeatedStringField(value: &self.holds) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -4426,6 +4786,9 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
     if !self.holds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.holds, fieldNumber: 10)
     }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4440,6 +4803,7 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
     if lhs.timeoutMs != rhs.timeoutMs {return false}
     if lhs.env != rhs.env {return false}
     if lhs.holds != rhs.holds {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -7,6 +7,7 @@ extension CoordinatorReply: WireBody {
     enum WireKind: UInt8 {
         case submitted = 1
         case groupList, groupDetail, result, cancelAccepted, watchEvents, workers, locks, error, acknowledged
+        case childrenAdded
     }
 
     var wireKind: UInt8 {
@@ -22,6 +23,7 @@ extension CoordinatorReply: WireBody {
             case .locks: .locks
             case .error: .error
             case .acknowledged: .acknowledged
+            case .childrenAdded: .childrenAdded
             }
         return kind.rawValue
     }
@@ -95,6 +97,12 @@ extension CoordinatorReply: WireBody {
             var proto = Cohort_Wire_V1_Acknowledged()
             proto.requestID = requestID
             return try serialize(proto)
+        case .childrenAdded(let group, let paths):
+            var proto = Cohort_Wire_V1_ChildrenAdded()
+            proto.requestID = requestID
+            proto.group = group
+            proto.paths = paths
+            return try serialize(proto)
         }
     }
 
@@ -163,6 +171,10 @@ extension CoordinatorReply: WireBody {
         case .acknowledged:
             return CoordinatorReply(
                 requestID: try body.decode(Cohort_Wire_V1_Acknowledged.self).requestID, .acknowledged)
+        case .childrenAdded:
+            let proto = try body.decode(Cohort_Wire_V1_ChildrenAdded.self)
+            return CoordinatorReply(
+                requestID: proto.requestID, .childrenAdded(group: proto.group, paths: proto.paths))
         case nil:
             throw .unknownKind
         }

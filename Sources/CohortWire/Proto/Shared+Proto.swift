@@ -209,6 +209,7 @@ extension CancelCode {
         case .handedBack: self = .handedBack
         case .shutdown: self = .shutdown
         case .skipped: self = .skipped
+        case .cancelledByChild: self = .cancelledByChild
         case .unspecified, .UNRECOGNIZED: throw BodyError("cancel code \(proto.rawValue) is unknown")
         }
     }
@@ -227,6 +228,7 @@ extension CancelCode {
         case .handedBack: .handedBack
         case .shutdown: .shutdown
         case .skipped: .skipped
+        case .cancelledByChild: .cancelledByChild
         }
     }
 }

@@ -109,6 +109,14 @@ extension WorkerLoop {
                 "draining",
                 metadata: ["running": "\(machine.attemptCount)", "drain.timeout": "\(configuration.drainTimeout)"])
             perform(machine.drain(now: now))
+        case .groupRequest(let message):
+            // Sent only while a session is up: the attempt that asks runs under it (a request
+            // made while reconnecting is dropped, and logged; its kind may ask again).
+            guard machine.session.isReady else {
+                logger.warning("not connected: an attempt's request about its group was dropped")
+                return
+            }
+            send(.worker(message))
         }
     }
 }

@@ -13,6 +13,7 @@ import Testing
         var latest: [String: [String: ChildRecord]] = [:]
         var outcomes: [String: (GroupPhase, String?, Timestamp)] = [:]
         var cancels: [String: [(path: String, reason: String)]] = [:]
+        var additions: [String: [(into: String, children: [ChildSpec])]] = [:]
         var tokens: [String: UInt64] = [:]
         /// Worker-local grants not released: "task/request" -> record.
         var localLocks: [String: LocalLockRecord] = [:]
@@ -36,6 +37,8 @@ import Testing
                     localLocks["\(grant.attemptID)/\(grant.request)"] = grant
                 case .localLock(.released(let attemptID, let request)):
                     localLocks["\(attemptID)/\(request)"] = nil
+                case .childrenAdded(let group, let into, let children, _):
+                    additions[group, default: []].append((into, children))
                 case .submitted, .cancelRequested:
                     break  // the tests write specs and cancels down themselves
                 }
@@ -44,10 +47,12 @@ import Testing
 
         func groups() -> [RestoredGroup] {
             specs.keys.sorted().enumerated().map { index, id in
-                RestoredGroup(
+                var group = RestoredGroup(
                     id: id, spec: specs[id]!, sequence: UInt64(index + 1), submittedAt: .zero,
                     outcome: outcomes[id].map { ($0.0, $0.1, $0.2) }, children: Array((latest[id] ?? [:]).values),
                     cancels: cancels[id] ?? [], localLocks: localLocks.values.filter { $0.group == id })
+                group.additions = additions[id] ?? []
+                return group
             }
         }
     }
