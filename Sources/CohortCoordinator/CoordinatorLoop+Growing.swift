@@ -47,10 +47,18 @@ extension CoordinatorLoop {
             } catch {
                 return .failure(error.wire)
             }
-            let grown = try spec.adding(children, into: into, limits: limits)
+            // Adding a child again exactly as it was added is a no-op: an adder that runs again
+            // (a retry, a repeat, a rerun that runs it again) adds what it added before.
+            let present = spec.children(at: into) ?? []
+            let already = children.filter { child in present.contains { $0 == child } }
+            let fresh = children.filter { child in !present.contains { $0 == child } }
+            guard !fresh.isEmpty else {
+                return .success(already.map { into.isEmpty ? $0.name : "\(into)/\($0.name)" })
+            }
+            let grown = try spec.adding(fresh, into: into, limits: limits)
             do throws(SchedulerError) {
                 let (paths, actions) = try scheduler.addChildren(
-                    group, children: children, into: into, grown: grown, now: now)
+                    group, children: fresh, into: into, grown: grown, now: now)
                 logger.info(
                     "children added",
                     metadata: ["group.id": "\(group)", "into": "\(into)", "children.count": "\(paths.count)"])

@@ -220,14 +220,21 @@ extension EndToEnd {
             let notLast = try cluster.cli(["add", group, another, "--into", "stage"])
             #expect(notLast.status == 64, "stage is no longer last in document order: \(notLast)")
             #expect(notLast.stderr.contains("last in document order"), "\(notLast)")
-            let duplicate = try cluster.cli(["add", group, top])
-            #expect(duplicate.status == 65, "a second extra is not unique: \(duplicate)")
+            // The same child again (an adder that runs again) is a no-op; another child of
+            // that name is refused.
+            let again = try cluster.cli(["add", group, top, "--json"])
+            #expect(again.status == 0, "\(again)")
+            #expect(try JSON.object(again.stdout)["added"] as? [String] == ["extra"], "\(again)")
+            let other = try Scratch.write("- { name: extra, run: echo, with: { x: 2 } }\n", name: "other.yaml")
+            let duplicate = try cluster.cli(["add", group, other])
+            #expect(duplicate.status == 65, "a second, different extra is not unique: \(duplicate)")
 
             try cluster.killCoordinator()
             try cluster.restartCoordinator()
             let restored = try cluster.status(group)
             #expect(restored.state == "running", "\(restored)")
             #expect(restored.child("extra") != nil && restored.child("stage/more") != nil, "\(restored)")
+            #expect(restored.children.count { $0["path"] as? String == "extra" } == 1, "added once: \(restored)")
 
             #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
             let final = try cluster.waitForStatus(group) {

@@ -326,6 +326,19 @@ extension GroupSpec {
         return grown
     }
 
+    /// The children of the nested group at `path` (`""`: the top level); nil if there is none.
+    public func children(at path: String) -> [ChildSpec]? {
+        guard !path.isEmpty else { return children }
+        var level = children
+        for name in path.split(separator: "/", omittingEmptySubsequences: false) {
+            guard let child = level.first(where: { $0.name == name }), case .group(let group) = child.body else {
+                return nil
+            }
+            level = group.children
+        }
+        return level
+    }
+
     private static func append(_ added: [ChildSpec], at names: ArraySlice<String>, in children: inout [ChildSpec])
         -> Bool
     {
