@@ -237,6 +237,8 @@ extension GroupPlan {
         }
         var found = false
         for owner in owners where owner.own.contains(target) {
+            // Named in `after`, `inject` or an expression, not only followed: the skip holds.
+            if names(owner.path, target) { return false }
             let parent = flat.groups[owner.parent]
             guard parent.mode == .sequence, let index = parent.children.firstIndex(of: owner.path), index > 0,
                 parent.children[index - 1] == target
@@ -244,6 +246,28 @@ extension GroupPlan {
             found = true
         }
         return found
+    }
+
+    /// Whether the child at `path` names `target`, its sibling, in its own `after`, `inject`
+    /// or `if`/`require` (rather than only following it in a sequence).
+    private func names(_ path: String, _ target: String) -> Bool {
+        let slash = path.lastIndex(of: "/")
+        let parentPath = slash.map { String(path[..<$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let targetName = target.split(separator: "/").last.map(String.init) ?? target
+        guard let child = spec.children(at: parentPath)?.first(where: { $0.name == name }) else { return false }
+        if child.dependencyNames.contains(targetName) { return true }
+        let expressions: [FlatExpression?]
+        if let node = nodeByPath[path], node >= flat.leaves.count {
+            let group = flat.groups[node - flat.leaves.count]
+            expressions = [group.condition, group.requirement]
+        } else if let node = nodeByPath[path] {
+            let own = flat.leaves[node].expressions
+            expressions = [own?.condition, own?.requirement]
+        } else {
+            expressions = []
+        }
+        return expressions.contains { $0?.paths.values.contains(target) == true }
     }
 
     /// The path of a node (leaf or group).

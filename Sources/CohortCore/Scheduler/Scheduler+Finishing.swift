@@ -117,7 +117,9 @@ extension Scheduler {
                             runIndex, leaf, .skipped, reason: .skipped("dependency \"\(path)\" was skipped"), now: now)
                         continue
                     }
-                } else if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node && $0.gathers == nil }) {
+                } else if node < leafCount,
+                    plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node && $0.gathers == nil })
+                {
                     cancelLeaf(
                         runIndex, leaf, reason: failed ? .producerFailed(path: path) : .producerCancelled(path: path),
                         cause: .propagated, now: now)

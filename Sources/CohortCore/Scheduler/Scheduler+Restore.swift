@@ -74,11 +74,15 @@ extension Scheduler {
         }
         var finishes: [(runIndex: Int, leaf: Int, record: ChildRecord, phase: ChildPhase)] = []
         var cancels: [(runIndex: Int, path: String, reason: String)] = []
-        for group in groups.sorted(by: { $0.sequence < $1.sequence }) where runs.index(of: group.id) == nil {
+        let restored = groups.sorted(by: { $0.sequence < $1.sequence }).filter { runs.index(of: $0.id) == nil }
+        // Every unfinished group's limits are in force before any grant is restored: a grant of
+        // an earlier group may hold a unit of a category a later group declares (as it did).
+        for group in restored where group.outcome == nil { locks.declare(group.spec.limits) }
+        for group in restored {
             runs.submissions = max(runs.submissions, group.sequence)
             let plan = addRun(
                 group.spec, id: group.id, flat: group.spec.flattened(), sequence: group.sequence, owner: group.owner,
-                submittedAt: group.submittedAt)
+                submittedAt: group.submittedAt, declaresLimits: group.outcome != nil)
             // Children added while it ran, in order, before any record: their indexes follow
             // the submitted children's as they did (Scheduler+Growing.swift).
             for addition in group.additions {

@@ -186,7 +186,8 @@ public struct Scheduler: Sendable {
     /// Adds a run and queues the propagation work of the leaves that wait for nothing; the
     /// caller settles. Shared by ``submit(_:id:flat:owner:now:)`` and ``restore(_:lastTokens:grace:now:)``.
     mutating func addRun(
-        _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp
+        _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp,
+        declaresLimits: Bool = true
     ) -> GroupPlan {
         #if DEBUG
             // SchedulerMutation.deadlockHolds: a group's hold no longer covers what its
@@ -212,7 +213,7 @@ public struct Scheduler: Sendable {
             owner: owner,
             now: submittedAt)
         runs.add(GroupRun(plan: plan))
-        locks.declare(spec.limits)
+        if declaresLimits { locks.declare(spec.limits) }
         for leaf in plan.remaining.indices {
             if plan.remaining[leaf] == 0 {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))

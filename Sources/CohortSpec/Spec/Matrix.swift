@@ -199,7 +199,7 @@ extension GroupSpec {
     public func expandingMatrices() -> GroupSpec {
         guard containsMatrix(children) else { return self }
         var spec = self
-        spec.children = expand(children)
+        spec.children = expand(children, policy: onChildFailure)
         return spec
     }
 
@@ -207,17 +207,19 @@ extension GroupSpec {
         children.contains { $0.matrix != nil || containsMatrix($0.children) }
     }
 
-    private func expand(_ children: [ChildSpec]) -> [ChildSpec] {
+    /// `policy` is the enclosing group's `onChildFailure`, which a fan-out takes too: one
+    /// combination's failure does to its siblings what the child's failure would have done.
+    private func expand(_ children: [ChildSpec], policy: ChildFailurePolicy) -> [ChildSpec] {
         children.map { child in
             var child = child
             switch child.body {
             case .group(var group):
-                group.children = expand(group.children)
+                group.children = expand(group.children, policy: group.onChildFailure)
                 child.body = .group(group)
                 return child
             case .procedure(let procedure):
                 guard let matrix = child.matrix else { return child }
-                return ChildSpec.expanding(child, procedure, matrix)
+                return ChildSpec.expanding(child, procedure, matrix, policy: policy)
             }
         }
     }
@@ -225,7 +227,9 @@ extension GroupSpec {
 
 extension ChildSpec {
     /// A matrix child as its nested group of procedures.
-    fileprivate static func expanding(_ child: ChildSpec, _ procedure: Procedure, _ matrix: Matrix) -> ChildSpec {
+    fileprivate static func expanding(
+        _ child: ChildSpec, _ procedure: Procedure, _ matrix: Matrix, policy: ChildFailurePolicy
+    ) -> ChildSpec {
         let leaves = matrix.combinations.map { combination -> ChildSpec in
             var input = (try? Matrix.substitute(procedure.with, combination)) ?? procedure.with
             if case .object(var members) = input {
@@ -237,7 +241,7 @@ extension ChildSpec {
                 exclusive: child.exclusive, requires: child.requires, timeout: child.timeout, retry: child.retry,
                 onWorkerLoss: child.onWorkerLoss, inject: child.inject, repeating: child.repeating)
         }
-        var group = ChildSpec(child.name, after: child.after, children: leaves)
+        var group = ChildSpec(child.name, onChildFailure: policy, after: child.after, children: leaves)
         // Decided once for the whole fan-out, as for any nested group.
         group.condition = child.condition
         group.requirement = child.requirement

@@ -230,14 +230,42 @@ struct SpecValidator {
             )
             return
         }
+        var variables: [String: String] = [:]
+        for axis in matrix.axes {
+            let variable = Matrix.environmentVariable(for: axis.key)
+            if let other = variables[variable] {
+                fail(
+                    .invalidValue, "\(matrixPath).\(axis.key)",
+                    "keys \"\(other)\" and \"\(axis.key)\" both give the variable \(variable); rename one")
+                return
+            }
+            variables[variable] = axis.key
+        }
+        guard case .object = procedure.with else {
+            fail(
+                .wrongType, "\(path).with",
+                "a matrix child's input is an object (each combination's values go under `matrix`), not \(procedure.with.typeName.withArticle)"
+            )
+            return
+        }
         var firstError: [String: Int] = [:]
+        var names = Set<String>()
+        // Without references every combination's input is the same: one check says it all.
+        var inputsChecked = false
         for combination in matrix.combinations {
             let name = Matrix.childName(base, combination)
             if let problem = SpecNames.problem(withChildName: name, maxLength: limits.maxNameLength) {
                 fail(.invalidValue, matrixPath, "makes the child name \"\(name)\": \(problem)")
                 return
             }
-            guard let input = try? Matrix.substitute(procedure.with, combination) else { continue }
+            guard names.insert(name).inserted else {
+                fail(
+                    .invalidValue, matrixPath,
+                    "two combinations make the same child name \"\(name)\" (a value contains \",\" or \"=\"); use values without them"
+                )
+                return
+            }
+            guard !inputsChecked, let input = try? Matrix.substitute(procedure.with, combination) else { continue }
             var errors: [SpecError] = []
             BuiltinInputs.check(kind: procedure.run, input: input, injections: injections, path: path, errors: &errors)
             for var error in errors where firstError[error.path] == nil {
@@ -245,8 +273,7 @@ struct SpecValidator {
                 if input != procedure.with { error.message += " (in \(name))" }
                 self.errors.append(error)
             }
-            // Without references every combination's input is the same: one check says it all.
-            if input == procedure.with { break }
+            inputsChecked = input == procedure.with
         }
     }
 

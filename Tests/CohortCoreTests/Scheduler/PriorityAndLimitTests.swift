@@ -134,4 +134,27 @@ import Testing
         #expect(restarted.running.count == 2)
         #expect(try restarted.scheduler.groupSnapshot("g").priority == 4)
     }
+
+    /// A grant of an earlier group may hold a unit of a category only a later group declares:
+    /// a restart declares every unfinished group's limits before it restores any grant, so
+    /// every holder is restored and the limit stays the declared one.
+    @Test func aRestartRestoresEveryHolderOfALimitALaterGroupDeclares() throws {
+        let first = group("a", priority: 0, limits: [:], (1...3).map { leaf("c\($0)", exclusive: ["q"]) })
+        let second = group("b", priority: 0, limits: ["q": 3], [leaf("x")])
+        let records = (1...3).map { index in
+            ChildRecord(
+                group: "a", path: "c\(index)", attempt: 1, attemptID: AttemptID(UInt64(index)), state: .inFlight,
+                worker: "worker-1", tokens: ["q": UInt64(index)], startedAt: .zero)
+        }
+        var restarted = SchedulerHarness()
+        _ = restarted.scheduler.restore(
+            [
+                RestoredGroup(id: "a", spec: first, sequence: 1, submittedAt: .zero, children: records),
+                RestoredGroup(id: "b", spec: second, sequence: 2, submittedAt: .zero),
+            ], lastTokens: ["q": 3], grace: .seconds(1), now: .zero)
+        #expect(restarted.scheduler.locks.limit(of: "q") == 3)
+        let holders = restarted.scheduler.locks.snapshot().first { $0.category == "q" }?.holders ?? []
+        #expect(holders.count == 3, "every restored holder keeps its unit: \(holders)")
+        #expect(restarted.scheduler.locks.conflicts(with: ["q": 3]).isEmpty)
+    }
 }

@@ -268,4 +268,25 @@ extension SchedulerConditionTests {
         #expect(try h.child("g", "report").phase == .skipped)
         #expect(h.finished["g"]?.phase == .succeeded)
     }
+
+    /// The next child in a sequence that also names its skipped predecessor (in `after`, or in
+    /// an expression) is skipped: naming it is more than following it.
+    @Test func theNextChildInASequenceThatNamesTheSkippedOneIsSkipped() throws {
+        for next in ["{ name: b, run: echo, after: [a] }", "{ name: b, run: echo, require: \"succeeded(a)\" }"] {
+            var h = SchedulerHarness()
+            h.addWorker(1, slots: 4)
+            try h.submit(
+                yaml: """
+                    name: g
+                    mode: sequence
+                    children:
+                      - { name: a, run: echo, if: "false" }
+                      - \(next)
+                    """, id: "g")
+            #expect(try h.child("g", "a").phase == .skipped)
+            #expect(try h.child("g", "b").phase == .skipped, "\(next)")
+            #expect(h.runningPaths.isEmpty)
+            #expect(h.finished["g"]?.phase == .succeeded, "\(next)")
+        }
+    }
 }

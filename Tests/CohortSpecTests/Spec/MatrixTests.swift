@@ -159,6 +159,26 @@ import Testing
             at: "children[0].matrix", containing: "a nested group cannot have one")
     }
 
+    @Test func combinationsThatWouldCollideAreRefused() {
+        func spec(_ child: String) -> String { "name: m\nchildren:\n  - \(child)\n" }
+        expectSpecError(
+            spec("{ name: t, run: echo, matrix: { a: [x, \"x,b=z\"], b: [\"z,b=w\", w] } }"), at: "children[0].matrix",
+            containing: "two combinations make the same child name")
+        expectSpecError(
+            spec("{ name: t, run: echo, matrix: { os: [a], OS: [b] } }"), at: "children[0].matrix.os",
+            containing: "COHORT_MATRIX_OS")
+        expectSpecError(
+            spec("{ name: t, run: echo, matrix: { os: [a] }, with: [1] }"), at: "children[0].with",
+            containing: "input is an object")
+    }
+
+    @Test func aFanOutTakesTheOnChildFailureOfTheGroupItIsIn() throws {
+        let flat = try parseSpec(
+            "name: m\nonChildFailure: cancel-group\nchildren:\n  - { name: t, run: echo, matrix: { n: [1, 2] } }\n"
+        ).flattened()
+        #expect(flat.group(at: "t")?.onChildFailure == .cancelGroup)
+    }
+
     @Test func eachCombinationsInputIsCheckedAsItsKindSeesIt() {
         expectSpecError(
             "name: m\nchildren:\n  - { name: nap, run: sleep, matrix: { s: [1, x] }, with: { seconds: \"${{ matrix.s }}\" } }\n",
