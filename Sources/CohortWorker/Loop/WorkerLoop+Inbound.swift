@@ -93,7 +93,7 @@ extension WorkerLoop {
         case .attempt(.finished(let result)):
             procedures[result.ref.id] = nil
             metrics?.finished(result.outcome)
-            perform(machine.attemptFinished(result))
+            perform(machine.attemptFinished(result, now: now))
         case .lock(.request(let request)):
             perform(machine.lockRequested(requestID: request.requestID, attemptID: request.ref.id, request))
         case .lock(.withdraw(let requestID)):

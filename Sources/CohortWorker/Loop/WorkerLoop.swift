@@ -143,7 +143,7 @@ final class WorkerLoop {
             pending = []
             let results = inlineResults
             inlineResults = []
-            for result in results { pending += machine.attemptFinished(result) }
+            for result in results { pending += machine.attemptFinished(result, now: clock.now()) }
         }
     }
 
