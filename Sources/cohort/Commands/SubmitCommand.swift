@@ -105,20 +105,26 @@ struct SubmitCommand: AsyncParsableCommand {
                 }
                 return ExitStatus.success
             }
-            let final: GroupDetail
-            if watch {
-                final = try await GroupFollower.follow(
-                    client, group: receipt.id, style: GroupFollower.style(json: output.json))
-            } else {
-                final = try await client.wait(receipt.id)
-            }
-            if output.json {
-                Console.out(JSONShapes.group(final).jsonString())
-            } else {
-                if !watch || !Console.stdoutIsTerminal { Console.out(TextReports.group(final)) }
-            }
-            return ExitStatus.of(final.state)
+            return try await Self.follow(client, receipt.id, watch: watch, json: output.json)
         }
+    }
+
+    /// `--wait` or `--watch` (of `submit` and `rerun`): follows the group to its end, prints
+    /// its outcome (JSON, or the text report unless the live view already showed it) and
+    /// returns the exit status it gives.
+    static func follow(_ client: CohortClient, _ group: String, watch: Bool, json: Bool) async throws -> Int32 {
+        let final: GroupDetail
+        if watch {
+            final = try await GroupFollower.follow(client, group: group, style: GroupFollower.style(json: json))
+        } else {
+            final = try await client.wait(group)
+        }
+        if json {
+            Console.out(JSONShapes.group(final).jsonString())
+        } else if !watch || !Console.stdoutIsTerminal {
+            Console.out(TextReports.group(final))
+        }
+        return ExitStatus.of(final.state)
     }
 
     /// The file's text. A file that cannot be read is a usage error (64) naming why; a
