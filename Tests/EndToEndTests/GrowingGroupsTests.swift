@@ -184,9 +184,9 @@ extension EndToEnd {
             #expect(late <= group, "the group finished after its added child")
         }
 
-        /// `cohort add` from outside, into the top level and `--into` a nested group that is
-        /// last in document order; refused (64) once the group has finished, and into a nested
-        /// group that has finished; the added children and the order survive a restart (the
+        /// `cohort add` from outside, into the top level and `--into` a nested group (last in
+        /// document order, then no longer: children are inserted in the middle); refused (64)
+        /// once the group has finished, and into a nested group that has finished; the added children and the order survive a restart (the
         /// journal replays the additions in order).
         @Test func addingFromOutsideSurvivesARestartAndAFinishedGroupRefuses() throws {
             let cluster = try Cluster()
@@ -216,10 +216,12 @@ extension EndToEnd {
             let refusedInto = try cluster.cli(["add", group, nested, "--into", "early"])
             #expect(refusedInto.status == 64, "\(refusedInto)")
             #expect(refusedInto.stderr.contains("\"early\""), "\(refusedInto)")
-            let another = try Scratch.write("- { name: another, run: echo }\n", name: "another.yaml")
-            let notLast = try cluster.cli(["add", group, another, "--into", "stage"])
-            #expect(notLast.status == 64, "stage is no longer last in document order: \(notLast)")
-            #expect(notLast.stderr.contains("last in document order"), "\(notLast)")
+            // stage is no longer last in document order (extra follows it): children still go
+            // into it, and every later child keeps running.
+            let another = try Scratch.write("- { name: another, run: echo, after: [wait] }\n", name: "another.yaml")
+            let middle = try cluster.cli(["add", group, another, "--into", "stage"])
+            #expect(middle.status == 0, "\(middle)")
+            #expect(middle.stdout.contains("stage/another"), "\(middle)")
             // The same child again (an adder that runs again) is a no-op; another child of
             // that name is refused.
             let again = try cluster.cli(["add", group, top, "--json"])
@@ -233,7 +235,13 @@ extension EndToEnd {
             try cluster.restartCoordinator()
             let restored = try cluster.status(group)
             #expect(restored.state == "running", "\(restored)")
-            #expect(restored.child("extra") != nil && restored.child("stage/more") != nil, "\(restored)")
+            #expect(
+                restored.child("extra") != nil && restored.child("stage/more") != nil
+                    && restored.child("stage/another") != nil, "\(restored)")
+            let paths = restored.children.compactMap { $0["path"] as? String }
+            #expect(
+                (paths.firstIndex(of: "stage/another") ?? .max) < (paths.firstIndex(of: "extra") ?? -1),
+                "document order: \(paths)")
             #expect(restored.children.count { $0["path"] as? String == "extra" } == 1, "added once: \(restored)")
 
             #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
@@ -243,6 +251,7 @@ extension EndToEnd {
             #expect(final.state == "succeeded", "\(final)")
             #expect(final.child("extra")?["state"] as? String == "succeeded", "\(final)")
             #expect(final.child("stage/more")?["state"] as? String == "succeeded", "\(final)")
+            #expect(final.child("stage/another")?["state"] as? String == "succeeded", "\(final)")
 
             let late = try cluster.cli(["add", group, nested])
             #expect(late.status == 64, "\(late)")

@@ -369,6 +369,37 @@ public struct LockTable: Sendable {
     }
 }
 
+extension LockTable {
+    /// Renumbers the groups of run `run` (a growing group's plan was rebuilt with children
+    /// inserted, Scheduler+Growing.swift): every holder `.group(run:group:)` and every table
+    /// `.group(run:group:)` of that run takes group `map(group)`, keeping its requests, grants,
+    /// places in line and tokens. `map` must be one-to-one.
+    mutating func renumberGroups(ofRun run: Int, _ map: (Int) -> Int) {
+        func holder(_ holder: LockHolder) -> LockHolder {
+            guard case .group(let r, let group) = holder, r == run else { return holder }
+            return .group(run: r, group: map(group))
+        }
+        func scope(_ scope: LockScope) -> LockScope {
+            guard case .group(let r, let group) = scope, r == run else { return scope }
+            return .group(run: r, group: map(group))
+        }
+        var renamedTables: [LockScope: ExclusivityTable<LockHolder>] = [:]
+        for (key, table) in tables {
+            var table = table
+            table.renameHolders(holder)
+            renamedTables[scope(key)] = table
+        }
+        tables = renamedTables
+        var renamedRequests: [LockHolder: Request] = [:]
+        for (key, request) in requests {
+            var request = request
+            for index in request.levels.indices { request.levels[index].scope = scope(request.levels[index].scope) }
+            renamedRequests[holder(key)] = request
+        }
+        requests = renamedRequests
+    }
+}
+
 extension LockScope {
     /// The scope whose table `holder` owns: a group's or an attempt's; none for local requests.
     init?(ownedBy holder: LockHolder) {

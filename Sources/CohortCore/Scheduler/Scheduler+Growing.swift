@@ -1,16 +1,24 @@
 import CohortSpec
+import DequeModule
 
 /// Growing groups: children added to a running group (docs/spec.md, "Growing groups";
 /// docs/scheduling.md, "Growing groups").
 ///
-/// The mechanism: **append**. Added children go at the end of their group's children, and
-/// only where that is also the end of the whole spec's document order (the top level, or a
-/// nested group that is last in document order), so the grown spec flattens to the old leaves
-/// and groups with the same indexes followed by the new ones. The run's plan is rebuilt from
-/// the grown spec (same run index, id, submission time and fingerprint); every per-leaf and
-/// per-group reference (attempts, placement queues, lock owners, timers, `waitingForHold`)
-/// keeps its index, and the per-leaf and per-group state arrays only grow. A replay after a
-/// restart appends the same children in the same order, so it gives the same indexes.
+/// The mechanism: **insert and renumber**. Added children go at the end of their group's
+/// children (the top level or any running nested group), which in the flattened spec is
+/// usually in the middle: every later leaf and group moves up. The run's plan is rebuilt from
+/// the grown spec (same run index, id, submission time and fingerprint) and every old node is
+/// found in it by path. Invariants after a growth:
+/// - every old leaf and group is at its new index (same path, same document order), with its
+///   state (`ChildRun`, `NestedRun`) unchanged except a group's `unfinished`, which counts the
+///   added leaves inside it;
+/// - every index held elsewhere — attempt locations, placement queues and parked leaves,
+///   retry/repeat and group-timeout timers, pending work, `waitingForHold`, group lock holders
+///   and lock scopes, lock timings — names the same node as before;
+/// - an addition at the end of the document order (the old append path) moves nothing, so it
+///   costs nothing beyond the rebuild.
+/// A replay after a restart makes the same additions in the same order before any attempt or
+/// grant is restored, so it gives the same indexes.
 extension Scheduler {
     /// Limits for additions replayed from the journal: they were checked when made.
     static let replayLimits = SpecLimits(
@@ -33,8 +41,8 @@ extension Scheduler {
     ///
     /// - Returns: the added nodes' paths in document order, and the actions (a record first).
     /// - Throws: ``SchedulerError``: `notFound` for an unknown group or path; `invalidRequest`
-    ///   for a group (or nested group) that has finished or is being cancelled, a nested group
-    ///   that is not last in document order, or an addition that would break the lock rules.
+    ///   for a group (or nested group) that has finished or is being cancelled, or an addition
+    ///   that would break the lock rules.
     public mutating func addChildren(
         _ id: String, children: [ChildSpec], into path: String, grown: GroupSpec, now: Timestamp
     ) throws(SchedulerError) -> (paths: [String], actions: [SchedulerAction]) {
@@ -96,8 +104,13 @@ extension Scheduler {
         return target
     }
 
-    /// Grows run `runIndex` to `grown` (its spec with children appended to the group at
-    /// `path`); the caller settles. Shared with the journal's replay.
+    /// Grows run `runIndex` to `grown` (its spec with children added to the group at `path`);
+    /// the caller settles. Shared with the journal's replay.
+    ///
+    /// The plan is rebuilt from the grown spec. Every old leaf and group keeps its path and its
+    /// document order, so each has a new index (`leafMap[old]`, `groupMap[old]`, both
+    /// increasing); the per-leaf and per-group state moves to the new indexes and every index
+    /// the scheduler holds elsewhere is renumbered (``renumber(_:leaves:groups:oldLeafCount:)``).
     @discardableResult
     mutating func grow(_ runIndex: Int, grown: GroupSpec, into path: String, now: Timestamp) throws(SchedulerError)
         -> [String]
@@ -105,37 +118,51 @@ extension Scheduler {
         guard let run = runs[runIndex] else { throw SchedulerError(.notFound, "no such group") }
         let plan = run.plan
         let old = plan.flat
-        let target = try growthTarget(run, path)
+        _ = try growthTarget(run, path)
         let flat = grown.flattened()
-        try Self.checkAppended(old: old, new: flat, target: target, path: path)
-        try Self.checkHolds(old: old, new: flat)
+        let (leafMap, groupMap) = try Self.keptPlaces(old: old, new: flat)
+        var isNewLeaf = [Bool](repeating: true, count: flat.leaves.count)
+        for leaf in leafMap { isNewLeaf[leaf] = false }
+        var isNewGroup = [Bool](repeating: true, count: flat.groups.count)
+        for group in groupMap { isNewGroup[group] = false }
+        let added = flat.leaves.indices.filter { isNewLeaf[$0] }
+        let addedGroups = flat.groups.indices.filter { isNewGroup[$0] }
+        try Self.checkHolds(old: old, new: flat, groupMap: groupMap, added: added)
 
-        var placementClasses = plan.placement
-        for leaf in flat.leaves[old.leaves.count...] {
-            placementClasses.append(
-                placement.classID(
-                    PlacementClass(
-                        kind: leaf.run, requires: leaf.requires.sorted(), exclusive: !leaf.exclusive.isEmpty),
-                    membership: membership))
+        var placementClasses = [Int32](repeating: 0, count: flat.leaves.count)
+        for (oldLeaf, leaf) in leafMap.enumerated() { placementClasses[leaf] = plan.placement[oldLeaf] }
+        for leaf in added {
+            let spec = flat.leaves[leaf]
+            placementClasses[leaf] = placement.classID(
+                PlacementClass(kind: spec.run, requires: spec.requires.sorted(), exclusive: !spec.exclusive.isEmpty),
+                membership: membership)
         }
         let grownPlan = GroupPlan(
             runIndex: runIndex, id: plan.id, spec: grown, flat: flat, placement: placementClasses,
             sequence: plan.sequence, owner: plan.owner, now: plan.submittedAt, fingerprint: plan.fingerprint)
+        // The per-leaf and per-group state in the new order: the old entries at their new
+        // indexes, fresh ones for the added nodes.
+        var children = grownPlan.remaining.map { ChildRun(remaining: $0) }
+        for (oldLeaf, leaf) in leafMap.enumerated() { children[leaf] = run.children[oldLeaf] }
+        var groups = flat.groups.map { group in
+            NestedRun(
+                unfinished: group.leaves.count, hold: group.holds.isEmpty ? .none : .notRequested,
+                holdWaitsFor: grownPlan.holdRemaining[group.index])
+        }
+        for (oldGroup, group) in groupMap.enumerated() {
+            var state = run.groups[oldGroup]
+            state.unfinished += flat.groups[group].leaves.count - old.groups[oldGroup].leaves.count
+            state.waitingForHold = state.waitingForHold.map { Int32(leafMap[Int($0)]) }
+            groups[group] = state
+        }
         runs[runIndex]?.plan = grownPlan
-        for group in old.groups.indices {
-            runs[runIndex]?.groups[group].unfinished += flat.groups[group].leaves.count - old.groups[group].leaves.count
-        }
-        for group in flat.groups[old.groups.count...] {
-            runs[runIndex]?.groups.append(
-                NestedRun(
-                    unfinished: group.leaves.count, hold: group.holds.isEmpty ? .none : .notRequested,
-                    holdWaitsFor: grownPlan.holdRemaining[group.index]))
-        }
-        let added = old.leaves.count..<flat.leaves.count
-        for leaf in added { runs[runIndex]?.children.append(ChildRun(remaining: grownPlan.remaining[leaf])) }
+        runs[runIndex]?.children = children
+        runs[runIndex]?.groups = groups
+        renumber(runIndex, leaves: leafMap, groups: groupMap, oldLeafCount: old.leaves.count)
+
         // What the new nodes wait for that has finished already counts as finished for them.
-        for (node, groups) in grownPlan.holdWaits where isFinished(runIndex, node) {
-            for group in groups where Int(group) >= old.groups.count {
+        for (node, holding) in grownPlan.holdWaits where isFinished(runIndex, node) {
+            for group in holding where isNewGroup[Int(group)] {
                 runs[runIndex]?.groups[Int(group)].holdWaitsFor -= 1
             }
         }
@@ -151,9 +178,63 @@ extension Scheduler {
                 runs[runIndex]?.children[leaf].phase = .waiting
             }
         }
-        for group in old.groups.count..<flat.groups.count { notifyGroup(runIndex, group) }
+        for group in addedGroups { notifyGroup(runIndex, group) }
         for leaf in added { notifyLeaf(runIndex, leaf) }
-        return flat.leaves[added].map(\.path) + flat.groups[old.groups.count...].map(\.path)
+        return added.map { flat.leaves[$0].path } + addedGroups.map { flat.groups[$0].path }
+    }
+
+    /// Moves every index of run `runIndex` the scheduler holds outside the run's own arrays to
+    /// the grown plan's: attempts, placement queues and parked leaves, timers, pending work,
+    /// group lock holders and scopes, lock timings. An index past the old plan's (a stale entry
+    /// of an earlier run that had this run index) moves past the new plan's, so it never names
+    /// a node of this run.
+    private mutating func renumber(_ runIndex: Int, leaves leafMap: [Int], groups groupMap: [Int], oldLeafCount: Int) {
+        guard let run = runs[runIndex] else { return }
+        let leafCount = run.leafCount
+        let groupCount = run.groups.count
+        let leaf = { (old: Int) -> Int in old < leafMap.count ? leafMap[old] : old - leafMap.count + leafCount }
+        let group = { (old: Int) -> Int in old < groupMap.count ? groupMap[old] : old - groupMap.count + groupCount }
+        let node = { (old: Int) -> Int in old < oldLeafCount ? leaf(old) : leafCount + group(old - oldLeafCount) }
+        if !work.isEmpty {
+            work = Deque(
+                work.map { item in
+                    switch item {
+                    case .unblocked(let r, let old) where r == runIndex: .unblocked(runIndex: r, leaf: leaf(old))
+                    case .nodeFinished(let r, let old) where r == runIndex: .nodeFinished(runIndex: r, node: node(old))
+                    default: item
+                    }
+                })
+        }
+        let leavesMove = leafMap.enumerated().contains { $0.offset != $0.element }
+        let groupsMove = groupMap.enumerated().contains { $0.offset != $0.element }
+        if leavesMove {
+            attempts.renumberLeaves(ofRun: runIndex, leaf)
+            placement.renumberLeaves(ofRun: runIndex, leaf)
+        }
+        if leavesMove || groupsMove {
+            attempts.timers.renameEvents { event in
+                switch event {
+                case .retry(let r, let old, let attempt) where r == runIndex:
+                    .retry(runIndex: r, leaf: leaf(old), attempt: attempt)
+                case .groupTimeout(let r, let old) where r == runIndex: .groupTimeout(runIndex: r, group: group(old))
+                default: event
+                }
+            }
+        }
+        if groupsMove {
+            locks.renumberGroups(ofRun: runIndex, group)
+            if !lockTimes.isEmpty {
+                var renamed: [LockHolder: LockTiming] = [:]
+                for (holder, timing) in lockTimes {
+                    if case .group(let r, let old) = holder, r == runIndex {
+                        renamed[.group(run: r, group: group(old))] = timing
+                    } else {
+                        renamed[holder] = timing
+                    }
+                }
+                lockTimes = renamed
+            }
+        }
     }
 
     /// Whether node `node` (leaf or group) of run `runIndex` has finished.
@@ -195,44 +276,53 @@ extension Scheduler {
         }
     }
 
-    /// The grown spec must flatten to the old leaves and groups, same paths and indexes,
-    /// followed by the new ones: the target group must be last in document order.
-    private static func checkAppended(old: FlatSpec, new: FlatSpec, target: Int, path: String) throws(SchedulerError) {
-        let prefix =
-            new.leaves.count >= old.leaves.count && new.groups.count >= old.groups.count
-            && zip(old.leaves, new.leaves).allSatisfy { $0.path == $1.path }
-            && zip(old.groups, new.groups).allSatisfy { $0.path == $1.path }
-        guard prefix else {
-            throw SchedulerError(
-                .invalidRequest,
-                "children can be added only to a group that is last in document order: nested group \"\(path)\" is followed by other children (add them to the top level, or to the last nested group)"
-            )
+    /// Where the old leaves and groups are in the grown spec: every one must still be there,
+    /// by path, in the same document order (an addition only inserts), and something must be
+    /// added. Returns old index → new index, for leaves and for groups.
+    private static func keptPlaces(old: FlatSpec, new: FlatSpec) throws(SchedulerError) -> (
+        leaves: [Int], groups: [Int]
+    ) {
+        var leafByPath: [String: Int] = [:]
+        for leaf in new.leaves { leafByPath[leaf.path] = leaf.index }
+        var groupByPath: [String: Int] = [:]
+        for group in new.groups { groupByPath[group.path] = group.index }
+        let leaves = old.leaves.map { leafByPath[$0.path] ?? -1 }
+        let groups = old.groups.map { groupByPath[$0.path] ?? -1 }
+        func kept(_ map: [Int]) -> Bool {
+            map.allSatisfy { $0 >= 0 } && zip(map, map.dropFirst()).allSatisfy { $0 < $1 }
+        }
+        guard kept(leaves), kept(groups) else {
+            throw SchedulerError(.invalidRequest, "the grown spec does not keep every existing child in place")
         }
         guard new.leaves.count > old.leaves.count || new.groups.count > old.groups.count else {
             throw SchedulerError(.invalidRequest, "there are no children to add")
         }
+        return (leaves, groups)
     }
 
     /// The locks' deadlock-freedom (docs/scheduling.md, "Why locks never deadlock"): a group
     /// that holds categories holds everything its descendants declare, taken at once, and
     /// nothing inside waits for anything outside while it holds. An added child inside such a
     /// group may use only the categories it already holds, and wait only for nodes inside it.
-    private static func checkHolds(old: FlatSpec, new: FlatSpec) throws(SchedulerError) {
-        for group in old.groups.indices where new.groups[group].holds != old.groups[group].holds {
-            let extra = new.groups[group].holds.filter { !old.groups[group].holds.contains($0) }
-            let name = old.groups[group].path.isEmpty ? "the top-level group" : "group \"\(old.groups[group].path)\""
+    private static func checkHolds(old: FlatSpec, new: FlatSpec, groupMap: [Int], added: [Int]) throws(SchedulerError) {
+        var oldGroup: [Int: Int] = [:]
+        for (index, group) in groupMap.enumerated() { oldGroup[group] = index }
+        for (index, group) in groupMap.enumerated() where new.groups[group].holds != old.groups[index].holds {
+            let extra = new.groups[group].holds.filter { !old.groups[index].holds.contains($0) }
+            let name = old.groups[index].path.isEmpty ? "the top-level group" : "group \"\(old.groups[index].path)\""
             throw SchedulerError(
                 .invalidRequest,
-                "a child added inside \(name), which holds \(old.groups[group].holds), may use only those categories; the children added use \(extra)"
+                "a child added inside \(name), which holds \(old.groups[index].holds), may use only those categories; the children added use \(extra)"
             )
         }
-        for leaf in new.leaves[old.leaves.count...] {
-            for ancestor in leaf.ancestors where ancestor < old.groups.count && !old.groups[ancestor].holds.isEmpty {
-                let inside = old.groups[ancestor].path
+        for leaf in added.map({ new.leaves[$0] }) {
+            for ancestor in leaf.ancestors {
+                guard let index = oldGroup[ancestor], !old.groups[index].holds.isEmpty else { continue }
+                let inside = old.groups[index].path
                 for waited in leaf.waitsFor where !(inside.isEmpty || waited.hasPrefix(inside + "/")) {
                     throw SchedulerError(
                         .invalidRequest,
-                        "\"\(leaf.path)\" may not wait for \"\(waited)\": it is added inside group \"\(inside)\", which holds \(old.groups[ancestor].holds), and a child inside a holding group may wait only for children inside it"
+                        "\"\(leaf.path)\" may not wait for \"\(waited)\": it is added inside group \"\(inside)\", which holds \(old.groups[index].holds), and a child inside a holding group may wait only for children inside it"
                     )
                 }
             }

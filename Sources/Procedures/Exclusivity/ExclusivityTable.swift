@@ -56,6 +56,18 @@ public struct ExclusivityTable<Holder: Hashable & Sendable>: Sendable {
 
     public init(tokenFloor: UInt64 = 0) { self.tokenFloor = tokenFloor }
 
+    /// Renames holders: every request, grant and place in a queue of a holder `rename` maps
+    /// elsewhere moves to the new name, keeping its order and tokens. `rename` must be
+    /// one-to-one over the current holders (a growing group's indexes move; CohortCore).
+    public mutating func renameHolders(_ rename: (Holder) -> Holder) {
+        var renamed: [Holder: Request] = [:]
+        renamed.reserveCapacity(requests.count)
+        for (holder, request) in requests { renamed[rename(holder)] = request }
+        requests = renamed
+        held = held.mapValues { $0.map(rename) }
+        waiting = waiting.mapValues { Deque($0.map(rename)) }
+    }
+
     /// Asks for every category in `categories` for `holder`. Returns the grant if it is
     /// granted at once, nil if it waits. A holder may have one request at a time.
     ///

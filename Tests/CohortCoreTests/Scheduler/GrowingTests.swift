@@ -92,17 +92,105 @@ import Testing
         #expect(try Self.add(&harness, [leaf("seed", exclusive: ["db"])], to: "g", into: "db") == ["db/seed"])
     }
 
-    @Test func aNestedGroupThatIsNotLastIsRefused() throws {
-        var harness = SchedulerHarness()
-        harness.addWorker(1, slots: 4)
-        try harness.submit(
-            GroupSpec(
-                "g",
-                children: [ChildSpec(name: "inner", body: .group(.init(children: [leaf("x")]))), leaf("y")]), id: "g")
-        let error = try #require(throws: SchedulerError.self) {
-            try Self.add(&harness, [leaf("z")], to: "g", into: "inner")
+    /// A group whose run has every kind of index the scheduler holds when children are
+    /// inserted into `mid`, which is not last: attempts running (`blocker`, `mid/m1`, `flaky`,
+    /// `locker1`), one attempt queued for a slot (6 ready for 5 slots), `locker2` waiting for
+    /// the lock `db`, the group `held` waiting for its hold (`res`, held by `blocker`) with
+    /// `held/h1` waiting for it, and `gpu` parked (no worker has the label).
+    static let middleSpec = GroupSpec(
+        "g",
+        children: [
+            leaf("blocker", exclusive: ["res"]),
+            ChildSpec(name: "mid", body: .group(.init(children: [leaf("m1")]))),
+            ChildSpec(
+                name: "held", body: .group(.init(children: [leaf("h1")])), exclusive: ["res"], timeout: .seconds(3600)),
+            leaf("flaky", retry: RetryPolicy(attempts: 3, backoff: .seconds(10))),
+            leaf("locker1", exclusive: ["db"]),
+            leaf("locker2", exclusive: ["db"]),
+            leaf("gpu", requires: ["gpu"]),
+            leaf("q1"),
+            leaf("q2"),
+        ])
+
+    /// What is added into `mid`: a leaf after `m1` and a nested group, so every later leaf
+    /// and group moves.
+    static let middleAddition = [
+        leaf("m2", after: ["m1"]), ChildSpec(name: "sub", body: .group(.init(children: [leaf("s1")]))),
+    ]
+
+    /// Succeeds whatever runs until group `g` finishes (a bounded number of rounds).
+    static func finishAll(_ harness: inout SchedulerHarness) throws {
+        for _ in 0..<20 where harness.finished["g"] == nil {
+            for path in harness.runningPaths { try harness.succeed(path) }
+            harness.advance(.seconds(1))
         }
-        #expect(error.message.contains("last in document order"))
+    }
+
+    @Test func childrenInsertedIntoAMiddleGroupRunAndEverythingElseKeepsItsPlace() throws {
+        var harness = SchedulerHarness(prefetch: 0)
+        harness.addWorker(1, slots: 5)
+        try harness.submit(Self.middleSpec, id: "g")
+        #expect(harness.running.count == 5, "\(harness.runningPaths)")
+        #expect(harness.attempt("held/h1") == nil, "h1 waits for its group's hold")
+        #expect(harness.attempt("locker2") == nil, "locker2 waits for db")
+        #expect(harness.attempt("gpu") == nil, "gpu is parked")
+        try harness.fail("flaky")  // a retry timer, 10 s
+        #expect(harness.attempt("flaky") == nil, "flaky waits for its retry")
+
+        let paths = try Self.add(&harness, Self.middleAddition, to: "g", into: "mid")
+        #expect(Set(paths) == ["mid/m2", "mid/sub/s1", "mid/sub"])
+        let order = try harness.scheduler.groupSnapshot("g").children.map(\.path)
+        let m2 = try #require(order.firstIndex(of: "mid/m2"))
+        let h1 = try #require(order.firstIndex(of: "held/h1"))
+        #expect(m2 < h1, "the added children are in mid, before held: \(order)")
+        #expect(try harness.child("g", "mid/m2").phase == .waiting)
+        let holdWaiter = harness.scheduler.lockSnapshot().first { $0.category == "res" }?.waiters.map(\.child)
+        #expect(holdWaiter == ["held"], "the group hold still waits, under its new index")
+
+        try harness.succeed("blocker")
+        let h1Order = try #require(harness.attempt("held/h1"), "held's hold granted: h1 goes")
+        #expect(h1Order.tokens["res"] != nil)
+        try harness.succeed("locker1")
+        #expect(harness.attempt("locker2") != nil, "the lock waiter is granted")
+        try harness.succeed("mid/m1")
+        #expect(harness.attempt("mid/m2") != nil || harness.running.count == 5, "m2 is ready")
+        harness.advance(.seconds(11))
+        #expect(harness.attempt("flaky")?.ref.attempt == 2, "the retry timer fired for flaky")
+        harness.addWorker(2, slots: 8, labels: ["gpu"])
+        #expect(harness.attempt("gpu") != nil, "the parked leaf is unparked")
+        try Self.finishAll(&harness)
+        #expect(harness.finished["g"]?.phase == .succeeded)
+        let snapshot = try harness.scheduler.groupSnapshot("g")
+        for child in snapshot.children { #expect(child.phase == .succeeded, "\(child.path): \(child.phase)") }
+        #expect(Set(harness.dispatches.map(\.order.ref.path)).isSuperset(of: ["mid/m2", "mid/sub/s1", "q1", "q2"]))
+        #expect(try harness.child("g", "flaky").attempt == 2)
+    }
+
+    @Test func aRestartAfterAMiddleInsertionGivesTheSameIndexes() throws {
+        var harness = SchedulerHarness(prefetch: 0)
+        harness.scheduler.emitsRecords = true
+        var journal = RestoreTests.Journal()
+        harness.addWorker(1, slots: 5)
+        try harness.submit(Self.middleSpec, id: "g")
+        journal.specs["g"] = Self.middleSpec
+        _ = try Self.add(&harness, Self.middleAddition, to: "g", into: "mid")
+        try harness.succeed("blocker")
+        try harness.succeed("mid/m1")
+        journal.absorb(&harness)
+        let before = try harness.scheduler.groupSnapshot("g").children.map { "\($0.path) \($0.phase)" }
+
+        var restarted = RestoreTests().restarted(journal, at: harness.now + .seconds(1))
+        let after = try restarted.scheduler.groupSnapshot("g").children.map(\.path)
+        #expect(after == before.map { String($0.split(separator: " ")[0]) })
+        #expect(try restarted.child("g", "mid/m1").phase == .succeeded)
+        #expect(try restarted.child("g", "blocker").phase == .succeeded)
+        restarted.addWorker(2, slots: 16, labels: ["gpu"])
+        restarted.advance(.seconds(30))
+        try Self.finishAll(&restarted)
+        #expect(restarted.finished["g"]?.phase == .succeeded)
+        for child in try restarted.scheduler.groupSnapshot("g").children {
+            #expect(child.phase == .succeeded, "\(child.path): \(child.phase)")
+        }
     }
 
     @Test func aRestartReplaysTheAdditionsInOrder() throws {

@@ -63,6 +63,14 @@ struct AttemptTable: Sendable {
         locations.removeValue(forKey: id)
     }
 
+    /// Renumbers the leaves of run `run` (a growing group's plan was rebuilt with children
+    /// inserted, Scheduler+Growing.swift).
+    mutating func renumberLeaves(ofRun run: Int, _ map: (Int) -> Int) {
+        for (id, location) in locations where location.runIndex == run {
+            locations[id]?.leaf = map(location.leaf)
+        }
+    }
+
     /// The attempt now runs on `new` (a worker reconnected, or claimed an orphan).
     mutating func move(_ id: AttemptID, from old: SessionID?, to new: SessionID) {
         if let old { bySession[old]?.remove(id) }

@@ -29,6 +29,12 @@ struct TimerHeap: Sendable {
         }
     }
 
+    /// Rewrites every timer's event with `rename` (a growing group's indexes moved); times and
+    /// their order stay, so the heap stays a heap.
+    mutating func renameEvents(_ rename: (TimerEvent) -> TimerEvent) {
+        for index in items.indices { items[index].event = rename(items[index].event) }
+    }
+
     /// Removes and returns the earliest timer due at `now`, if any.
     mutating func popDue(now: Timestamp) -> TimerEvent? {
         guard let first = items.first, first.at <= now else { return nil }

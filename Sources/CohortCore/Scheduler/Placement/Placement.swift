@@ -110,6 +110,18 @@ struct Placement: Sendable {
         return (rotation, classes.count)
     }
 
+    /// Renumbers the leaves of run `run` in every queue and parked list (a growing group's
+    /// plan was rebuilt with children inserted, Scheduler+Growing.swift). Order and ranks stay.
+    mutating func renumberLeaves(ofRun run: Int, _ map: (Int) -> Int) {
+        func renumber(_ entry: inout QueueEntry) {
+            if entry.runIndex == run { entry.leaf = Int32(map(Int(entry.leaf))) }
+        }
+        for index in queues.indices {
+            for position in queues[index].indices { renumber(&queues[index][position]) }
+            for position in parked[index].indices { renumber(&parked[index][position]) }
+        }
+    }
+
     /// Whether the class has queued work.
     func hasQueued(_ index: Int) -> Bool { !queues[index].isEmpty }
 
