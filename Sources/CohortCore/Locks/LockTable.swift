@@ -258,10 +258,13 @@ public struct LockTable: Sendable {
         public var declared: Int
         /// The limit in force.
         public var inForce: Int
+        /// Whether an unfinished group declares it (else holders or waiters still use it).
+        public var declaredByAGroup: Bool = true
 
         public var description: String {
-            "limits.\(category) is \(declared), but \(category) is in use with limit \(inForce) (set by another "
-                + "unfinished group); submit with the same limit, or once \(category) is idle"
+            "limits.\(category) is \(declared), but \(category) is in use with limit \(inForce) ("
+                + (declaredByAGroup ? "set by another unfinished group" : "its holders or waiters still use it")
+                + "); submit with the same limit, or once \(category) is idle"
         }
     }
 
@@ -280,7 +283,10 @@ public struct LockTable: Sendable {
                 inForce = nil
             }
             if let inForce, inForce != limit {
-                conflicts.append(LimitConflict(category: category, declared: limit, inForce: inForce))
+                conflicts.append(
+                    LimitConflict(
+                        category: category, declared: limit, inForce: inForce,
+                        declaredByAGroup: declared[category] != nil))
             }
         }
         return conflicts

@@ -99,7 +99,15 @@ extension Scheduler {
         _ runIndex: Int, _ leaf: Int, _ repeating: FlatRepeat, output: Data, at finishedAt: Timestamp?, now: Timestamp
     ) {
         guard let child = runs[runIndex]?.children[leaf] else { return }
-        let value = (try? JSONValue(jsonData: output)) ?? .null
+        // `until` reads the run's output: output that is not JSON cannot be read, and says so
+        // rather than passing for `null`.
+        guard let value = try? JSONValue(jsonData: output) else {
+            return finishLeaf(
+                runIndex, leaf, .failed,
+                message:
+                    "repeat.until \"\(repeating.until.text)\": the run's output is not JSON, so `output` cannot be read",
+                at: finishedAt, now: now)
+        }
         let runsDone = Int(child.repeatedRuns) + 1
         switch evaluate(runIndex, repeating.until, ownOutput: value) {
         case .failure(let error):

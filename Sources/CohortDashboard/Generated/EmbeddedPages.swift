@@ -225,7 +225,10 @@ function startGroupsPage() {
 
 // ---- one group ----------------------------------------------------------------
 
-const groupPage = { id: null, group: null, children: new Map(), selected: null, events: null, detailRenders: 0 };
+const groupPage = {
+  id: null, group: null, children: new Map(), index: new Map(), selected: null, events: null, detailRenders: 0,
+  renderTimer: null, redrawGraph: false,
+};
 
 function parentPath(path) {
   const slash = path.lastIndexOf("/");
@@ -481,6 +484,7 @@ async function cancel(path) {
 function applySnapshot(group) {
   groupPage.group = group;
   groupPage.children = new Map(group.children.map((child) => [child.path, child]));
+  groupPage.index = new Map(group.children.map((child, index) => [child.path, index]));
   renderHeader();
   drawGraph();
   renderTable();
@@ -489,14 +493,35 @@ function applySnapshot(group) {
 
 function applyChild(child) {
   const group = groupPage.group;
-  const index = group.children.findIndex((c) => c.path === child.path);
-  if (index < 0) return;
-  group.children[index] = child;
+  const index = groupPage.index.get(child.path);
   groupPage.children.set(child.path, child);
-  updateNode(child);
-  renderHeader();
-  renderTable();
+  if (index === undefined) {
+    // A child added while the group runs (`cohort add`): a new node in the graph.
+    groupPage.index.set(child.path, group.children.length);
+    group.children.push(child);
+    scheduleRender(true);
+  } else {
+    group.children[index] = child;
+    updateNode(child);
+    scheduleRender(false);
+  }
   if (groupPage.selected === child.path) renderDetail();
+}
+
+// The header and the table (and the graph, when children were added) are drawn again at most
+// every 100 ms, not per event: a fan-out of thousands of children sends thousands of events.
+function scheduleRender(graph) {
+  groupPage.redrawGraph = groupPage.redrawGraph || graph;
+  if (groupPage.renderTimer) return;
+  groupPage.renderTimer = setTimeout(() => {
+    groupPage.renderTimer = null;
+    if (groupPage.redrawGraph) {
+      groupPage.redrawGraph = false;
+      drawGraph();
+    }
+    renderHeader();
+    renderTable();
+  }, 100);
 }
 
 function follow() {

@@ -130,7 +130,9 @@ import Testing
         #expect(table.conflicts(with: ["quota": 3]).isEmpty)
         // A category in use at the default limit 1 refuses another limit too.
         _ = table.request(.attempt(1), levels: cluster("db"))
-        #expect(table.conflicts(with: ["db": 2]) == [LockTable.LimitConflict(category: "db", declared: 2, inForce: 1)])
+        let inUse = table.conflicts(with: ["db": 2])
+        #expect(inUse == [LockTable.LimitConflict(category: "db", declared: 2, inForce: 1, declaredByAGroup: false)])
+        #expect(inUse.first?.description.contains("its holders or waiters still use it") == true)
     }
 
     @Test func theLimitIsDroppedWhenNoGroupDeclaresItAndTheCategoryIsIdle() {

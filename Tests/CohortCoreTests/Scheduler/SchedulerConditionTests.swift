@@ -289,4 +289,22 @@ extension SchedulerConditionTests {
             #expect(h.finished["g"]?.phase == .succeeded, "\(next)")
         }
     }
+
+    /// `repeat.until` reads the run's output: output that is not JSON fails the child naming
+    /// why, rather than passing for `null`.
+    @Test func aRepeatOverOutputThatIsNotJSONFailsNamingIt() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1, slots: 1)
+        try h.submit(
+            yaml: """
+                name: g
+                children:
+                  - { name: poll, run: echo, repeat: { until: "output == null", max: 3 } }
+                """, id: "g")
+        let order = try #require(h.attempt("poll"))
+        try h.finish(order, .succeeded(output: Data("not json".utf8)))
+        let child = try h.child("g", "poll")
+        #expect(child.phase == .failed)
+        #expect(child.error?.contains("not JSON") == true, "\(child.error ?? "")")
+    }
 }
