@@ -67,6 +67,7 @@ final class CoordinatorLoop {
         settings.tokenFloor = configuration.tokenFloor
         settings.lockLimits = configuration.lockLimits
         settings.priorityAging = configuration.priorityAging
+        settings.maxMapItems = configuration.specLimits.maxChildrenPerGroup
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
         self.scheduler = Scheduler(configuration: settings)
         self.scheduler.observes = metrics != nil

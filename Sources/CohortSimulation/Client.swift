@@ -85,7 +85,7 @@ extension Simulation {
         let id = "c\(client)-\(clients[client].submitted)"
         let spec = randomSpec(name: "g")
         guard (try? spec.validate()) != nil else { return note("invalid spec skipped") }
-        if spec.expandingMatrices() != spec { note("submit with a matrix") }
+        if spec.expandingFanOuts() != spec { note("submit with a matrix") }
         submit(spec, id: id, client: client)
     }
 

@@ -1,4 +1,5 @@
 import CohortSpec
+import DequeModule
 import Foundation
 
 /// The scheduler's record of one procedure child (a leaf of the flattened spec) of a group
@@ -22,6 +23,8 @@ struct ChildRun: Sendable {
         case started
         /// Failed; waits for its retry's backoff.
         case retryWait
+        /// A map's procedure that waits for a place among the map's `maxParallel`.
+        case throttled
         /// Finished.
         case done
     }
@@ -55,6 +58,8 @@ struct ChildRun: Sendable {
     var conditionsChecked = false
     /// It waits to run again (`repeat:`), not to retry a failure.
     var repeatWait = false
+    /// A map's procedure that has one of the map's `maxParallel` places (until it finishes).
+    var admitted = false
     /// Its successful runs that `repeat.until` found false (each ran again after it).
     var repeatedRuns: UInt32 = 0
     /// Failure message or cancellation reason, once finished (or of the last failed attempt).
@@ -122,6 +127,12 @@ struct NestedRun: Sendable {
     var holdWaitsFor: Int32 = 0
     /// Leaves waiting for the hold to be granted.
     var waitingForHold: [Int32] = []
+    /// A map group still to be expanded: the nodes it waits for that have not finished.
+    var mapWaitsFor: Int32 = 0
+    /// A map group with `maxParallel`: its procedures holding a place, and those waiting for
+    /// one, in order.
+    var mapRunning: Int32 = 0
+    var mapQueue: Deque<Int32> = []
     /// Fencing tokens of the hold.
     var tokens: [String: UInt64] = [:]
     /// Set when the group was cancelled (by a client, or its timeout): the reason.

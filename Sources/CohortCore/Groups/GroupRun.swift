@@ -1,4 +1,5 @@
 import CohortSpec
+import Foundation
 
 /// The read-only part of a group run: the flattened spec and the dependency edges, reversed.
 ///
@@ -43,6 +44,14 @@ final class GroupPlan: Sendable {
     /// The spec as it runs: the submitted one with every addition of a growing group
     /// (Scheduler+Growing.swift) in place.
     let spec: GroupSpec
+    /// Node → the map groups still to be expanded that wait for it (Scheduler+Map.swift).
+    /// Sparse: empty without maps.
+    let mapWaits: [Int: [Int32]]
+    /// Per map group still to be expanded: how many nodes it waits for.
+    let mapRemaining: [Int: Int32]
+    /// Per group: the map groups inside it (itself included) still to be expanded, each of
+    /// which counts as one unfinished procedure until it is.
+    let pendingMaps: [Int32]
 
     init(
         runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
@@ -103,6 +112,26 @@ final class GroupPlan: Sendable {
         for index in flat.groups.indices {
             flat.groups[index].dependencies = []
         }
+        var mapWaits: [Int: [Int32]] = [:]
+        var mapRemaining: [Int: Int32] = [:]
+        var pendingMaps = [Int32](repeating: 0, count: flat.groups.count)
+        for group in flat.groups where group.mapPending {
+            var count: Int32 = 0
+            for path in group.waitsFor {
+                guard let node = nodeByPath[path] else { continue }
+                mapWaits[node, default: []].append(Int32(group.index))
+                count += 1
+            }
+            mapRemaining[group.index] = count
+            var current: Int? = group.index
+            while let index = current {
+                pendingMaps[index] += 1
+                current = flat.groups[index].parent
+            }
+        }
+        self.mapWaits = mapWaits
+        self.mapRemaining = mapRemaining
+        self.pendingMaps = pendingMaps
         let hasConditions =
             flat.groups.contains { $0.condition != nil || $0.requirement != nil }
             || flat.leaves.contains { $0.condition != nil || $0.requirement != nil }
@@ -152,6 +181,9 @@ struct GroupRun: Sendable {
     var finishedAt: Timestamp?
     /// A client watches it: the scheduler reports every change of its children.
     var watched = false
+    /// For a rerun with maps still to be expanded: the earlier run's outputs of their
+    /// procedures, by path (Scheduler+Map.swift).
+    var reusable: [String: Data]?
 
     var leafCount: Int { children.count }
 
@@ -162,8 +194,9 @@ struct GroupRun: Sendable {
         self.children = plan.remaining.map { ChildRun(remaining: $0) }
         self.groups = plan.flat.groups.map { group in
             NestedRun(
-                unfinished: group.leaves.count, hold: group.holds.isEmpty ? .none : .notRequested,
-                holdWaitsFor: plan.holdRemaining[group.index])
+                unfinished: group.leaves.count + Int(plan.pendingMaps[group.index]),
+                hold: group.holds.isEmpty ? .none : .notRequested, holdWaitsFor: plan.holdRemaining[group.index],
+                mapWaitsFor: plan.mapRemaining[group.index] ?? 0)
         }
     }
 
@@ -250,7 +283,7 @@ extension GroupPlan {
 
     /// Whether the child at `path` names `target`, its sibling, in its own `after`, `inject`
     /// or `if`/`require` (rather than only following it in a sequence).
-    private func names(_ path: String, _ target: String) -> Bool {
+    func names(_ path: String, _ target: String) -> Bool {
         let slash = path.lastIndex(of: "/")
         let parentPath = slash.map { String(path[..<$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -268,6 +301,12 @@ extension GroupPlan {
             expressions = []
         }
         return expressions.contains { $0?.paths.values.contains(target) == true }
+    }
+
+    /// Whether the node at `path` is a map's group (Scheduler+Map.swift).
+    func isMap(_ path: String) -> Bool {
+        guard let node = nodeByPath[path], node >= flat.leaves.count else { return false }
+        return flat.groups[node - flat.leaves.count].fanOut?.map != nil
     }
 
     /// The path of a node (leaf or group).

@@ -117,7 +117,8 @@ extension Scheduler {
             }
         #endif
         guard let location = attempts[ref.id], location.dispatched,
-            let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt
+            let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
+            child.attemptID == ref.id
         else {
             throw SchedulerError(.superseded, "attempt \(ref) is not current")
         }

@@ -77,6 +77,11 @@ extension Scheduler {
         for leaf in plan.flat.groups[group].leaves {
             cancelLeaf(runIndex, leaf, reason: reason, cause: .group, now: now)
         }
+        // A map inside that has not fanned out ends now, without waiting for its producer.
+        for inner in plan.flat.groups.indices
+        where plan.flat.groups[inner].mapPending && (inner == group || plan.isWithin(inner, group)) {
+            work.append(.mapReady(runIndex: runIndex, group: inner))
+        }
     }
 
     /// Cancels one leaf: at once if no worker has it, else by a cancel to the worker that

@@ -13,6 +13,7 @@ extension Scheduler {
         guard let attemptID = runs[runIndex]?.children[leaf].attemptID, runs[runIndex]?.children[leaf].isDone == false
         else { return }
         if attemptID != .none { endAttempt(attemptID, now: now) }
+        if runs[runIndex]?.children[leaf].admitted == true { leaveMap(runIndex, leaf) }
         runs[runIndex]?.finishLeaf(
             leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: finishedAt ?? now,
             work: &work)
@@ -69,36 +70,16 @@ extension Scheduler {
     mutating func nodeFinished(_ runIndex: Int, _ node: Int, now: Timestamp) {
         guard let plan = runs[runIndex]?.plan else { return }
         for group in plan.holdWaits[node] ?? [] { outsideNodeFinished(runIndex, Int(group)) }
-        let leafCount = plan.flat.leaves.count
-        let succeeded: Bool
-        let policy: ChildFailurePolicy
-        let parentGroup: Int?
-        let failed: Bool
-        let skipped: Bool
-        var groupCancelled = false
-        if node < leafCount {
-            guard let child = runs[runIndex]?.children[node] else { return }
-            succeeded = child.phase == .succeeded
-            failed = child.phase == .failed
-            skipped = child.phase == .skipped
-            parentGroup = plan.flat.leaves[node].group
-            policy = plan.flat.groups[plan.flat.leaves[node].group].onChildFailure
-            groupCancelled = child.cancelCause == .group
-        } else {
-            let group = node - leafCount
+        for group in plan.mapWaits[node] ?? [] { mapDependencyFinished(runIndex, Int(group)) }
+        if node >= plan.flat.leaves.count {
+            let group = node - plan.flat.leaves.count
             finishGroup(runIndex, group, now: now)
-            guard group != 0, let state = runs[runIndex]?.groups[group] else { return }
-            succeeded = state.phase == .succeeded && !state.wasSkipped
-            failed = state.phase == .failed
-            skipped = state.wasSkipped
-            parentGroup = plan.flat.groups[group].parent
-            policy = parentGroup.map { plan.flat.groups[$0].onChildFailure } ?? .cancelDependents
-            groupCancelled = state.cancelReason != nil
+            guard group != 0 else { return }
         }
-        let path = plan.path(ofNode: node)
-
-        if !succeeded, !skipped, policy == .cancelGroup, !groupCancelled, let parentGroup {
-            let reason = CancellationReason.dependencyFailed(path: path, cancelled: !failed, policy: .cancelGroup)
+        guard let end = nodeEnd(runIndex, node) else { return }
+        if !end.succeeded, !end.skipped, end.policy == .cancelGroup, !end.groupCancelled, let parentGroup = end.parent {
+            let reason = CancellationReason.dependencyFailed(
+                path: end.path, cancelled: !end.failed, policy: .cancelGroup)
             for leaf in plan.flat.groups[parentGroup].leaves {
                 cancelLeaf(runIndex, leaf, reason: reason, cause: .propagated, now: now)
             }
@@ -107,37 +88,82 @@ extension Scheduler {
             let leaf = Int(dependent)
             guard runs[runIndex]?.children[leaf].isDone == false else { continue }
             runs[runIndex]?.children[leaf].remaining -= 1
-            if !succeeded, !plan.conditionDecides(leaf, after: node) {
-                if skipped {
-                    // GitHub Actions' rule: a dependent of a skipped child is skipped too,
-                    // unless its own `if:` decides (then it is exempt above), or it only
-                    // follows the skipped child in a sequence (which goes on).
-                    if !plan.skipPassesBySequence(leaf, after: node) {
-                        finishLeaf(
-                            runIndex, leaf, .skipped, reason: .skipped("dependency \"\(path)\" was skipped"), now: now)
-                        continue
-                    }
-                } else if node < leafCount,
-                    plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node && $0.gathers == nil })
-                {
-                    cancelLeaf(
-                        runIndex, leaf, reason: failed ? .producerFailed(path: path) : .producerCancelled(path: path),
-                        cause: .propagated, now: now)
-                    continue
-                }
-                if !skipped, policy == .cancelDependents {
-                    cancelLeaf(
-                        runIndex, leaf, reason: .dependencyFailed(path: path, cancelled: !failed, policy: policy),
-                        cause: .propagated, now: now)
-                    continue
-                }
-            }
+            if dependencyEnded(runIndex, leaf, node, end, now: now) { continue }
             if runs[runIndex]?.children[leaf].remaining == 0 {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
             } else if runs[runIndex]?.watched == true {
                 notifyLeaf(runIndex, leaf)
             }
         }
+    }
+
+    /// How a finished node (leaf or nested group) ended, as what waits for it sees it.
+    struct NodeEnd {
+        var succeeded: Bool
+        var failed: Bool
+        var skipped: Bool
+        /// The `onChildFailure` of the group the node is in.
+        var policy: ChildFailurePolicy
+        var parent: Int?
+        /// It ended because its group (or itself, for a group) was cancelled.
+        var groupCancelled: Bool
+        var path: String
+    }
+
+    /// How finished node `node` ended; nil for the top level or an unknown run.
+    func nodeEnd(_ runIndex: Int, _ node: Int) -> NodeEnd? {
+        guard let run = runs[runIndex] else { return nil }
+        let plan = run.plan
+        let leafCount = plan.flat.leaves.count
+        if node < leafCount {
+            let child = run.children[node]
+            let parent = plan.flat.leaves[node].group
+            return NodeEnd(
+                succeeded: child.phase == .succeeded, failed: child.phase == .failed, skipped: child.phase == .skipped,
+                policy: plan.flat.groups[parent].onChildFailure, parent: parent,
+                groupCancelled: child.cancelCause == .group, path: plan.path(ofNode: node))
+        }
+        let group = node - leafCount
+        guard group != 0 else { return nil }
+        let state = run.groups[group]
+        let parent = plan.flat.groups[group].parent
+        return NodeEnd(
+            succeeded: state.phase == .succeeded && !state.wasSkipped, failed: state.phase == .failed,
+            skipped: state.wasSkipped, policy: parent.map { plan.flat.groups[$0].onChildFailure } ?? .cancelDependents,
+            parent: parent, groupCancelled: state.cancelReason != nil, path: plan.path(ofNode: node))
+    }
+
+    /// What the end of `node` does to `leaf`, which waits for it (its count already went
+    /// down): nothing if it succeeded or the leaf's `if:` decides; else the leaf is skipped
+    /// (a skipped dependency, GitHub Actions' rule), cancelled (a failed producer it injects
+    /// from, or the `cancel-dependents` policy), or goes on (`continue`). Returns whether the
+    /// leaf ended.
+    mutating func dependencyEnded(_ runIndex: Int, _ leaf: Int, _ node: Int, _ end: NodeEnd, now: Timestamp) -> Bool {
+        guard !end.succeeded, let plan = runs[runIndex]?.plan, !plan.conditionDecides(leaf, after: node) else {
+            return false
+        }
+        if end.skipped {
+            // A dependent of a skipped child is skipped too, unless its own `if:` decides (then
+            // it is exempt above), or it only follows the skipped child in a sequence (which
+            // goes on).
+            guard !plan.skipPassesBySequence(leaf, after: node) else { return false }
+            finishLeaf(runIndex, leaf, .skipped, reason: .skipped("dependency \"\(end.path)\" was skipped"), now: now)
+            return true
+        }
+        if node < plan.flat.leaves.count,
+            plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node && $0.gathers == nil })
+        {
+            cancelLeaf(
+                runIndex, leaf,
+                reason: end.failed ? .producerFailed(path: end.path) : .producerCancelled(path: end.path),
+                cause: .propagated, now: now)
+            return true
+        }
+        guard end.policy == .cancelDependents else { return false }
+        cancelLeaf(
+            runIndex, leaf, reason: .dependencyFailed(path: end.path, cancelled: !end.failed, policy: end.policy),
+            cause: .propagated, now: now)
+        return true
     }
 
     /// A node outside a holding group that its leaves wait for finished: once the last has,
@@ -152,7 +178,7 @@ extension Scheduler {
 
     /// Every procedure of a group finished: its outcome, its hold given back; for the top
     /// level, the run's outcome.
-    private mutating func finishGroup(_ runIndex: Int, _ group: Int, now: Timestamp) {
+    mutating func finishGroup(_ runIndex: Int, _ group: Int, now: Timestamp) {
         guard let state = runs[runIndex]?.groups[group], let id = runs[runIndex]?.id, !state.phase.isFinished else {
             return
         }

@@ -88,6 +88,12 @@ extension Scheduler {
                     .invalidRequest, "\"\(path)\" is a procedure, not a nested group: children go into groups")
             }
             target = node - plan.flat.leaves.count
+            if plan.flat.groups[target].fanOut?.map != nil {
+                throw SchedulerError(
+                    .invalidRequest,
+                    "\"\(path)\" is a map: its procedures are made from its producer's list; add children beside it instead"
+                )
+            }
         }
         if target != 0, run.groups[target].phase.isFinished {
             throw SchedulerError(
@@ -111,16 +117,19 @@ extension Scheduler {
     /// document order, so each has a new index (`leafMap[old]`, `groupMap[old]`, both
     /// increasing); the per-leaf and per-group state moves to the new indexes and every index
     /// the scheduler holds elsewhere is renumbered (``renumber(_:leaves:groups:oldLeafCount:)``).
+    ///
+    /// `expandsMap`: the addition is a map's procedures (or none: the map ends without any),
+    /// made by the scheduler itself (Scheduler+Map.swift), which has checked what it needs.
     @discardableResult
-    mutating func grow(_ runIndex: Int, grown: GroupSpec, into path: String, now: Timestamp) throws(SchedulerError)
-        -> [String]
-    {
+    mutating func grow(
+        _ runIndex: Int, grown: GroupSpec, into path: String, expandsMap: Bool = false, now: Timestamp
+    ) throws(SchedulerError) -> [String] {
         guard let run = runs[runIndex] else { throw SchedulerError(.notFound, "no such group") }
         let plan = run.plan
         let old = plan.flat
-        _ = try growthTarget(run, path)
-        let flat = grown.flattened()
-        let (leafMap, groupMap) = try Self.keptPlaces(old: old, new: flat)
+        if !expandsMap { _ = try growthTarget(run, path) }
+        let flat = flatForPlan(grown)
+        let (leafMap, groupMap) = try Self.keptPlaces(old: old, new: flat, expandsMap: expandsMap)
         var isNewLeaf = [Bool](repeating: true, count: flat.leaves.count)
         for leaf in leafMap { isNewLeaf[leaf] = false }
         var isNewGroup = [Bool](repeating: true, count: flat.groups.count)
@@ -146,13 +155,21 @@ extension Scheduler {
         for (oldLeaf, leaf) in leafMap.enumerated() { children[leaf] = run.children[oldLeaf] }
         var groups = flat.groups.map { group in
             NestedRun(
-                unfinished: group.leaves.count, hold: group.holds.isEmpty ? .none : .notRequested,
-                holdWaitsFor: grownPlan.holdRemaining[group.index])
+                unfinished: group.leaves.count + Int(grownPlan.pendingMaps[group.index]),
+                hold: group.holds.isEmpty ? .none : .notRequested, holdWaitsFor: grownPlan.holdRemaining[group.index],
+                mapWaitsFor: grownPlan.mapRemaining[group.index] ?? 0)
         }
+        // Groups whose last procedure this growth takes away: a map that ends without any.
+        var emptied: [Int] = []
         for (oldGroup, group) in groupMap.enumerated() {
             var state = run.groups[oldGroup]
-            state.unfinished += flat.groups[group].leaves.count - old.groups[oldGroup].leaves.count
+            let before = state.unfinished
+            state.unfinished +=
+                flat.groups[group].leaves.count - old.groups[oldGroup].leaves.count
+                + Int(grownPlan.pendingMaps[group]) - Int(plan.pendingMaps[oldGroup])
+            if before > 0, state.unfinished == 0 { emptied.append(group) }
             state.waitingForHold = state.waitingForHold.map { Int32(leafMap[Int($0)]) }
+            if !state.mapQueue.isEmpty { state.mapQueue = Deque(state.mapQueue.map { Int32(leafMap[Int($0)]) }) }
             groups[group] = state
         }
         runs[runIndex]?.plan = grownPlan
@@ -165,6 +182,18 @@ extension Scheduler {
             for group in holding where isNewGroup[Int(group)] {
                 runs[runIndex]?.groups[Int(group)].holdWaitsFor -= 1
             }
+        }
+        for (node, maps) in grownPlan.mapWaits where isFinished(runIndex, node) {
+            for group in maps where isNewGroup[Int(group)] {
+                runs[runIndex]?.groups[Int(group)].mapWaitsFor -= 1
+            }
+        }
+        for group in addedGroups where flat.groups[group].mapPending && runs[runIndex]?.groups[group].mapWaitsFor == 0 {
+            work.append(.mapReady(runIndex: runIndex, group: group))
+        }
+        // Innermost first: a nested group finishes before its parent.
+        for group in emptied.sorted(by: >) {
+            work.append(.nodeFinished(runIndex: runIndex, node: flat.leaves.count + group))
         }
         for leaf in added {
             for waited in flat.leaves[leaf].waitsFor {
@@ -247,39 +276,32 @@ extension Scheduler {
     /// An added leaf waits for a node that finished before it was added: what the node's
     /// finishing did to its dependents then (``nodeFinished(_:_:now:)``) is done to it now.
     private mutating func dependencyFinishedBefore(_ runIndex: Int, _ leaf: Int, _ node: Int, now: Timestamp) {
-        guard let run = runs[runIndex], !run.children[leaf].isDone else { return }
-        let plan = run.plan
+        guard runs[runIndex]?.children[leaf].isDone == false else { return }
         runs[runIndex]?.children[leaf].remaining -= 1
-        let succeeded: Bool
-        let failed: Bool
-        let policy: ChildFailurePolicy
-        if node < run.leafCount {
-            succeeded = run.children[node].phase == .succeeded
-            failed = run.children[node].phase == .failed
-            policy = plan.flat.groups[plan.flat.leaves[node].group].onChildFailure
-        } else {
-            let group = node - run.leafCount
-            succeeded = run.groups[group].phase == .succeeded
-            failed = run.groups[group].phase == .failed
-            policy = plan.flat.groups[group].parent.map { plan.flat.groups[$0].onChildFailure } ?? .cancelDependents
-        }
-        guard !succeeded else { return }
-        let path = plan.path(ofNode: node)
-        if node < run.leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node }) {
-            cancelLeaf(
-                runIndex, leaf, reason: failed ? .producerFailed(path: path) : .producerCancelled(path: path),
-                cause: .propagated, now: now)
-        } else if policy != .continue {
-            cancelLeaf(
-                runIndex, leaf, reason: .dependencyFailed(path: path, cancelled: !failed, policy: .cancelDependents),
-                cause: .propagated, now: now)
-        }
+        guard let end = nodeEnd(runIndex, node) else { return }
+        _ = dependencyEnded(runIndex, leaf, node, end, now: now)
+    }
+
+    /// The spec flattened for a plan (as ``addRun(_:id:flat:sequence:owner:submittedAt:declaresLimits:)``
+    /// does, deliberate bugs of the simulation included).
+    func flatForPlan(_ spec: GroupSpec) -> FlatSpec {
+        var flat = spec.flattened()
+        #if DEBUG
+            // SchedulerMutation.deadlockHolds, as in addRun.
+            if mutated(.deadlockHolds) {
+                for index in flat.groups.indices { flat.groups[index].holds = flat.groups[index].exclusive }
+            }
+        #endif
+        return flat
     }
 
     /// Where the old leaves and groups are in the grown spec: every one must still be there,
-    /// by path, in the same document order (an addition only inserts), and something must be
-    /// added. Returns old index → new index, for leaves and for groups.
-    private static func keptPlaces(old: FlatSpec, new: FlatSpec) throws(SchedulerError) -> (
+    /// by path, in the same document order (an addition only inserts), waiting for the same
+    /// nodes (a name in `after`, `inject` or an expression is looked up among siblings first:
+    /// an added child must not take over a name an existing child uses for another), and
+    /// something must be added (or a map expanded). Returns old index → new index, for leaves
+    /// and for groups.
+    private static func keptPlaces(old: FlatSpec, new: FlatSpec, expandsMap: Bool) throws(SchedulerError) -> (
         leaves: [Int], groups: [Int]
     ) {
         var leafByPath: [String: Int] = [:]
@@ -294,8 +316,32 @@ extension Scheduler {
         guard kept(leaves), kept(groups) else {
             throw SchedulerError(.invalidRequest, "the grown spec does not keep every existing child in place")
         }
-        guard new.leaves.count > old.leaves.count || new.groups.count > old.groups.count else {
+        guard expandsMap || new.leaves.count > old.leaves.count || new.groups.count > old.groups.count else {
             throw SchedulerError(.invalidRequest, "there are no children to add")
+        }
+        func shadowing(_ path: String, _ before: [String], _ after: [String]) -> SchedulerError? {
+            guard before != after else { return nil }
+            let moved = zip(before, after).first { $0 != $1 }
+            let detail = moved.map { " (\"\($0.0)\" would now be \"\($0.1)\")" } ?? ""
+            return SchedulerError(
+                .invalidRequest,
+                "an added child would change what \"\(path)\" waits for\(detail): a name is looked up among siblings first; give the added child another name"
+            )
+        }
+        for (index, leaf) in leaves.enumerated() {
+            let before = old.leaves[index]
+            let after = new.leaves[leaf]
+            if let error = shadowing(before.path, before.waitsFor, after.waitsFor) { throw error }
+            if let error = shadowing(
+                before.path, before.inject.map(\.producerPath), after.inject.map(\.producerPath))
+            {
+                throw error
+            }
+        }
+        for (index, group) in groups.enumerated() {
+            if let error = shadowing(old.groups[index].path, old.groups[index].waitsFor, new.groups[group].waitsFor) {
+                throw error
+            }
         }
         return (leaves, groups)
     }
@@ -319,7 +365,10 @@ extension Scheduler {
             for ancestor in leaf.ancestors {
                 guard let index = oldGroup[ancestor], !old.groups[index].holds.isEmpty else { continue }
                 let inside = old.groups[index].path
-                for waited in leaf.waitsFor where !(inside.isEmpty || waited.hasPrefix(inside + "/")) {
+                // What the holding group waits for itself, its hold waits for too.
+                let outside = Set(old.groups[index].waitsFor)
+                for waited in leaf.waitsFor
+                where !(inside.isEmpty || waited.hasPrefix(inside + "/")) && !outside.contains(waited) {
                     throw SchedulerError(
                         .invalidRequest,
                         "\"\(leaf.path)\" may not wait for \"\(waited)\": it is added inside group \"\(inside)\", which holds \(old.groups[index].holds), and a child inside a holding group may wait only for children inside it"

@@ -19,7 +19,7 @@ extension Scheduler {
             guard !run.phase.isFinished else { return }
             for child in run.children {
                 switch child.stage {
-                case .blocked: summary.waiting[.dependencies, default: 0] += 1
+                case .blocked, .throttled: summary.waiting[.dependencies, default: 0] += 1
                 case .awaitingHold, .locking: summary.waiting[.lock, default: 0] += 1
                 case .parked: summary.waiting[.label, default: 0] += 1
                 case .retryWait: summary.waiting[.retry, default: 0] += 1

@@ -8,6 +8,7 @@ extension Scheduler {
             switch item {
             case .unblocked(let runIndex, let leaf): leafUnblocked(runIndex, leaf, now: now)
             case .nodeFinished(let runIndex, let node): nodeFinished(runIndex, node, now: now)
+            case .mapReady(let runIndex, let group): expandMap(runIndex, group, now: now)
             }
         }
     }
@@ -17,7 +18,7 @@ extension Scheduler {
         guard let child = runs[runIndex]?.children[leaf], !child.isDone else { return }
         guard child.remaining == 0, child.cancelling == nil else { return }
         switch child.stage {
-        case .blocked, .awaitingHold, .parked, .retryWait: break
+        case .blocked, .awaitingHold, .parked, .retryWait, .throttled: break
         default: return
         }
         guard let plan = runs[runIndex]?.plan else { return }
@@ -57,6 +58,12 @@ extension Scheduler {
                 finishLeaf(runIndex, leaf, .cancelled, reason: .groupFinished, now: now)
                 return
             }
+        }
+        if !child.admitted, let limit = plan.flat.groups[plan.flat.leaves[leaf].group].fanOut?.map?.map.maxParallel,
+            !admitToMap(runIndex, leaf, limit: limit)
+        {
+            setStage(runIndex, leaf, .throttled, .waiting, now: now)
+            return
         }
         markGroupsStarted(runIndex, leaf, now: now)
         placeOrPark(runIndex, leaf, now: now)
@@ -162,7 +169,9 @@ extension Scheduler {
         runs[runIndex]?.children[leaf].stage = stage
         let changed = runs[runIndex]?.children[leaf].phase != phase
         runs[runIndex]?.children[leaf].phase = phase
-        if changed || stage == .awaitingHold || stage == .parked || stage == .locking { notifyLeaf(runIndex, leaf) }
+        if changed || stage == .awaitingHold || stage == .parked || stage == .locking || stage == .throttled {
+            notifyLeaf(runIndex, leaf)
+        }
     }
 
     mutating func notifyLeaf(_ runIndex: Int, _ leaf: Int) {

@@ -181,6 +181,10 @@ extension Scheduler {
             reason = "repeating after run \(child.repeatedRuns)\(max): \(child.error ?? "until was false")"
         case .retryWait:
             reason = "retrying after attempt \(child.attempt) ended: \(child.error ?? "failed")"
+        case .throttled:
+            let group = run.flat.groups[flatLeaf.group]
+            let limit = group.fanOut?.map?.map.maxParallel ?? 0
+            reason = "waiting for a place: map \"\(group.path)\" runs at most \(limit) at a time (maxParallel)"
         case .dispatched, .started, .done:
             break
         }

@@ -89,7 +89,10 @@ extension Scheduler {
                 guard let spec = runs[plan.runIndex]?.plan.spec,
                     let grown = try? spec.adding(addition.children, into: addition.into, limits: Self.replayLimits)
                 else { continue }
-                _ = try? grow(plan.runIndex, grown: grown, into: addition.into, now: group.submittedAt)
+                // A map's fan-out is an addition into the map, made by the scheduler itself.
+                _ = try? grow(
+                    plan.runIndex, grown: grown, into: addition.into,
+                    expandsMap: runs[plan.runIndex]?.plan.isMap(addition.into) == true, now: group.submittedAt)
             }
             guard let plan = runs[plan.runIndex]?.plan else { continue }
             for record in group.children {
@@ -121,12 +124,17 @@ extension Scheduler {
             for record in group.localLocks { restoreLocalGrant(record) }
             cancels += group.cancels.map { (plan.runIndex, $0.path, $0.reason) }
         }
-        // Outcomes in the order they happened, so propagation replays as it ran.
+        // Outcomes in the order they happened, so propagation replays as it ran. A map may fan
+        // out during the replay (when its fan-out was not journaled yet) and move later leaves:
+        // each finish finds its leaf by path.
         finishes.sort { ($0.record.finishedAt ?? now) < ($1.record.finishedAt ?? now) }
         for finish in finishes {
-            runs[finish.runIndex]?.children[finish.leaf].outputTruncated = finish.record.outputTruncated
+            guard let leaf = runs[finish.runIndex]?.plan.nodeByPath[finish.record.path],
+                leaf < runs[finish.runIndex]?.leafCount ?? 0
+            else { continue }
+            runs[finish.runIndex]?.children[leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
-                finish.runIndex, finish.leaf, finish.phase, message: finish.record.error,
+                finish.runIndex, leaf, finish.phase, message: finish.record.error,
                 reason: finish.phase == .skipped ? .skipped(finish.record.error ?? "skipped") : nil,
                 output: finish.record.output, now: finish.record.finishedAt ?? now)
             drainWork(now: finish.record.finishedAt ?? now)
@@ -150,6 +158,12 @@ extension Scheduler {
             else { continue }
             for leaf in 0..<run.leafCount where runs[runIndex]?.children[leaf].isDone == false {
                 finishLeaf(runIndex, leaf, .cancelled, reason: .groupFinished, now: now)
+            }
+            for group in run.flat.groups.indices where run.flat.groups[group].mapPending {
+                if runs[runIndex]?.groups[group].cancelReason == nil {
+                    runs[runIndex]?.groups[group].cancelReason = .groupFinished
+                }
+                work.append(.mapReady(runIndex: runIndex, group: group))
             }
             drainWork(now: now)
         }
@@ -242,6 +256,11 @@ extension Scheduler {
         }
         runs[runIndex]?.children[leaf].worker = worker
         runs[runIndex]?.children[leaf].attemptID = record.attemptID
+        // A map's procedure that was running held one of the map's places.
+        if plan.flat.groups[flatLeaf.group].fanOut?.map?.map.maxParallel != nil {
+            runs[runIndex]?.children[leaf].admitted = true
+            runs[runIndex]?.groups[flatLeaf.group].mapRunning += 1
+        }
         // It was in flight when the coordinator stopped, so status shows it running; but the
         // journal does not say whether its worker had started it, so it is not confirmed
         // started (`dispatched`) until a worker reports it: a cancel that covers it is not

@@ -74,6 +74,9 @@ public struct Scheduler: Sendable {
     var observations: [SchedulerObservation] = []
     /// When each lock request was made and granted, while ``observes`` is on.
     var lockTimes: [LockHolder: LockTiming] = [:]
+    /// Map procedures that started succeeded with an earlier run's output (`cohort rerun`),
+    /// counted for ``Acceptance/reused``.
+    var mapReuses = 0
 
     #if DEBUG
         /// ``SchedulerMutation/keepLostWorkerGrants``: set while a lost session's attempts end.
@@ -141,8 +144,17 @@ public struct Scheduler: Sendable {
                 "limits.\(category) is \(limit), but the coordinator's configuration sets \(configured), which applies")
         }
         if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
-        let reused = outputs.isEmpty ? 0 : reuse(outputs, in: plan, now: now)
+        // A map's procedures are made later: the outputs of those of the earlier run are kept
+        // for when it fans out (Scheduler+Map.swift).
+        let mapPaths = plan.flat.groups.filter(\.mapPending).map { $0.path + "/" }
+        if !mapPaths.isEmpty {
+            let kept = outputs.filter { entry in mapPaths.contains { entry.key.hasPrefix($0) } }
+            if !kept.isEmpty { runs[plan.runIndex]?.reusable = kept }
+        }
+        let reusesBefore = mapReuses
+        var reused = outputs.isEmpty ? 0 : reuse(outputs, in: plan, now: now)
         settle(now: now)
+        reused += mapReuses - reusesBefore
         return Acceptance(
             id: groupID, name: spec.name, warnings: warnings, alreadySubmitted: false, actions: takeActions(),
             reused: reused)
@@ -161,12 +173,24 @@ public struct Scheduler: Sendable {
             runsAgain[leaf] = true
             pending.append(leaf)
         }
-        // What waits for a procedure that runs again (or for a group holding one) runs again.
+        // What waits for a procedure that runs again (or for a group holding one) runs again;
+        // so does a map that waits for one (its procedures are made from what runs again).
         while let leaf = pending.popLast() {
             var nodes = [leaf]
-            for group in leaves[leaf].ancestors where !groupRunsAgain[group] {
-                groupRunsAgain[group] = true
-                nodes.append(leaves.count + group)
+            var index = 0
+            while index < nodes.count {
+                let node = nodes[index]
+                index += 1
+                let groups = node < leaves.count ? leaves[node].ancestors : []
+                for group in groups + (plan.mapWaits[node] ?? []).map(Int.init) where !groupRunsAgain[group] {
+                    groupRunsAgain[group] = true
+                    nodes.append(leaves.count + group)
+                    // A map's enclosing groups hold something that runs again too.
+                    for ancestor in plan.ancestors(ofGroup: group) where !groupRunsAgain[ancestor] {
+                        groupRunsAgain[ancestor] = true
+                        nodes.append(leaves.count + ancestor)
+                    }
+                }
             }
             for node in nodes {
                 for dependent in plan.dependents[node] where !runsAgain[Int(dependent)] {
@@ -299,4 +323,7 @@ enum Work: Sendable {
     case unblocked(runIndex: Int, leaf: Int)
     /// A leaf or a group finished: update its dependents.
     case nodeFinished(runIndex: Int, node: Int)
+    /// A map group's dependencies have all finished, or it is being cancelled: make its
+    /// procedures, or end it without any (Scheduler+Map.swift).
+    case mapReady(runIndex: Int, group: Int)
 }

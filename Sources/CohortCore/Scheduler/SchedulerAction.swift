@@ -1,3 +1,4 @@
+import CohortSpec
 import Foundation
 
 /// What the scheduler asks its shell to do; the coordinator's loop carries these out
@@ -112,6 +113,9 @@ public struct SchedulerConfiguration: Hashable, Sendable {
     /// waiters (for a lock or a slot) is its time of asking minus `priority × priorityAging`,
     /// so a child waits behind later higher-priority ones at most `difference × priorityAging`.
     public var priorityAging: Duration = .seconds(10)
+    /// The most procedures one `map` may make (its list's length); a longer list fails the
+    /// map. The coordinator sets it to its `specLimits.maxChildrenPerGroup`.
+    public var maxMapItems: Int = SpecLimits.default.maxChildrenPerGroup
     /// Seeds the random numbers of retry jitter, so runs are reproducible.
     public var randomSeed: UInt64 = 0x5EED_C0FF_EE00_0001
     #if DEBUG

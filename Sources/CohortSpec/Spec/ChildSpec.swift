@@ -69,8 +69,14 @@ public struct ChildSpec: Sendable, Hashable {
     public var repeating: RepeatPolicy?
     /// Fan-out at submission: one procedure per combination (procedures only; see ``Matrix``).
     public var matrix: Matrix?
+    /// Fan-out at run time: one procedure per item of a list another procedure returns
+    /// (procedures only; see ``MapSpec``).
+    public var map: MapSpec?
+    /// A map child's procedures, once the coordinator has made them (an addition to the
+    /// running group, journaled like one); `nil` before. Not part of the document.
+    public internal(set) var mapped: [ChildSpec]?
     /// What this nested group was expanded from, if the coordinator made it from a `matrix`
-    /// child; `nil` for everything written by hand. Not part of the document.
+    /// or `map` child; `nil` for everything written by hand. Not part of the document.
     public internal(set) var fanOut: FanOut?
 
     public init(
@@ -86,7 +92,8 @@ public struct ChildSpec: Sendable, Hashable {
         condition: SpecExpression? = nil,
         requirement: SpecExpression? = nil,
         repeating: RepeatPolicy? = nil,
-        matrix: Matrix? = nil
+        matrix: Matrix? = nil,
+        map: MapSpec? = nil
     ) {
         self.name = name
         self.body = body
@@ -101,6 +108,7 @@ public struct ChildSpec: Sendable, Hashable {
         self.requirement = requirement
         self.repeating = repeating
         self.matrix = matrix
+        self.map = map
     }
 
     /// A procedure child: `ChildSpec("build", run: "shell", with: ["command": ["make"]], after: ["checkout"])`.
@@ -122,13 +130,14 @@ public struct ChildSpec: Sendable, Hashable {
         condition: SpecExpression? = nil,
         requirement: SpecExpression? = nil,
         repeating: RepeatPolicy? = nil,
-        matrix: Matrix? = nil
+        matrix: Matrix? = nil,
+        map: MapSpec? = nil
     ) {
         self.init(
             name: name, body: .procedure(Procedure(run: run, with: input)), after: after, exclusive: exclusive,
             requires: requires, timeout: timeout, retry: retry, onWorkerLoss: onWorkerLoss, inject: inject,
             condition: condition, requirement: requirement, repeating: repeating,
-            matrix: matrix)
+            matrix: matrix, map: map)
     }
 
     /// A nested group child with a list of children; `condition` is its `if:`, `requirement`
@@ -197,11 +206,13 @@ extension ChildSpec {
     }
 
     /// Every sibling name this child waits for: `after`, then each `inject.from`, then the
-    /// names its `if:`, `require:` and `repeat.until` use (in order, once each; an expression
-    /// that does not parse names nothing).
+    /// names its `if:`, `require:` and `repeat.until` use, then its `map.from` (in order, once
+    /// each; an expression that does not parse names nothing).
     public var dependencyNames: [String] {
         var seen = Set<String>()
-        return (after + inject.map(\.from) + expressionNames).filter { seen.insert($0).inserted }
+        return (after + inject.map(\.from) + expressionNames + (map.map { [$0.from] } ?? [])).filter {
+            seen.insert($0).inserted
+        }
     }
 
     /// The names its `if:`, `require:` and `repeat.until` use.
@@ -216,7 +227,15 @@ extension ChildSpec {
 }
 
 /// How a nested group came from a fan-out.
-public enum FanOut: String, Sendable, Hashable {
+public enum FanOut: Sendable, Hashable {
     /// A child's `matrix`, expanded at submission.
     case matrix
+    /// A child's `map`, expanded at run time.
+    case map(MapFanOut)
+
+    /// The map, for a group made from a `map` child.
+    public var map: MapFanOut? {
+        if case .map(let map) = self { return map }
+        return nil
+    }
 }

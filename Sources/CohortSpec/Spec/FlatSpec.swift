@@ -75,8 +75,13 @@ public struct FlatGroup: Sendable, Hashable {
     public var waitsFor: [String]
     /// `waitsFor` as sorted, merged ranges of leaf indexes.
     public var dependencies: [Range<Int>]
-    /// The fan-out it was made from (a child's `matrix`), or `nil` for a group written as one.
+    /// The fan-out it was made from (a child's `matrix` or `map`), or `nil` for a group
+    /// written as one.
     public var fanOut: FanOut?
+    /// For a map's group: the procedure whose output holds its list (index in
+    /// `FlatSpec.leaves`), and whether its procedures are still to be made (then it has none).
+    public var mapProducer: Int? = nil
+    public var mapPending = false
     /// How many of `waitsFor`, from the start, the group waits for itself (its own `after`,
     /// expressions and sequence order); the rest are its enclosing groups'.
     public var ownWaitsForCount: Int = 0
@@ -216,7 +221,7 @@ extension GroupSpec {
     /// Meant for a validated spec: names that resolve to nothing, or to the child itself or its
     /// ancestors, are left out rather than reported.
     public func flattened() -> FlatSpec {
-        let tree = SpecTree(expandingMatrices())
+        let tree = SpecTree(expandingFanOuts())
         var groups: [FlatGroup] = []
         var groupIndexByNode: [Int: Int] = [:]
         var leaves: [FlatLeaf] = []
@@ -260,6 +265,14 @@ extension GroupSpec {
                         children: node.children.map { tree.nodes[$0].path }, waitsFor: waitsFor,
                         dependencies: dependencies, fanOut: node.child?.fanOut, ownWaitsForCount: ownWaitsForCount,
                         condition: condition, requirement: requirement))
+                if let map = node.child?.fanOut?.map {
+                    if case .success(let producer) = tree.resolve(map.map.from, from: nodeIndex),
+                        !tree.nodes[producer].isGroup
+                    {
+                        groups[index].mapProducer = tree.nodes[producer].leaves.lowerBound
+                    }
+                    groups[index].mapPending = node.child?.mapped == nil
+                }
             } else if let child = node.child, case .procedure(let procedure) = child.body {
                 let injections: [FlatInjection] = child.inject.compactMap { injection in
                     guard case .success(let producer) = tree.resolve(injection.from, from: nodeIndex),
@@ -321,8 +334,11 @@ extension GroupSpec {
         for nodeIndex in tree.nodes.indices {
             let own = tree.nodes[nodeIndex].child.map(\.exclusive) ?? exclusive
             if tree.nodes[nodeIndex].isGroup, !own.isEmpty { holds[nodeIndex] = own }
+            // A map's procedures, made later, declare what the child as written does: an
+            // enclosing hold covers them from the start.
+            let later = tree.nodes[nodeIndex].child?.fanOut?.map?.template.exclusive ?? []
             for ancestor in tree.ancestors(of: nodeIndex) where holds[ancestor] != nil {
-                holds[ancestor]! += own
+                holds[ancestor]! += own + later
             }
         }
         return holds.mapValues(unique)

@@ -66,6 +66,13 @@ extension ChildSpec {
             object["matrix"] = .object(
                 Dictionary(uniqueKeysWithValues: matrix.axes.map { ($0.key, JSONValue.array($0.values)) }))
         }
+        if let map {
+            var entry: [String: JSONValue] = ["from": .string(map.from)]
+            if !map.select.isRoot { entry["select"] = .string(map.select.description) }
+            if let into = map.into { entry["into"] = .string(into.description) }
+            if let limit = map.maxParallel { entry["maxParallel"] = .int(Int64(limit)) }
+            object["map"] = .object(entry)
+        }
         if let condition { object["if"] = .string(condition.text) }
         if let requirement { object["require"] = .string(requirement.text) }
         if let repeating { object["repeat"] = repeating.specJSON }

@@ -190,25 +190,29 @@ extension Substring {
 // MARK: Expansion
 
 extension GroupSpec {
-    /// The spec with every `matrix` child replaced by a nested group of the same name holding
-    /// one procedure per combination (see ``Matrix``). The group takes the child's `after`,
-    /// `if` and `require` (decided once for the whole fan-out); each procedure takes the rest
-    /// (`run`, `exclusive`, `requires`, `timeout`, `retry`, `onWorkerLoss`, `inject`, `repeat`)
-    /// and its own input. Meant for a validated spec; a matrix that
-    /// refers to a key it lacks keeps the reference as written.
-    public func expandingMatrices() -> GroupSpec {
-        guard containsMatrix(children) else { return self }
+    /// The spec with every fan-out child replaced by a nested group of the same name:
+    /// - a `matrix` child by one procedure per combination (see ``Matrix``). The group takes
+    ///   the child's `after`, `if` and `require` (decided once for the whole fan-out); each
+    ///   procedure takes the rest (`run`, `exclusive`, `requires`, `timeout`, `retry`,
+    ///   `onWorkerLoss`, `inject`, `repeat`) and its own input;
+    /// - a `map` child by its procedures made so far (``ChildSpec/mapped``; none before the
+    ///   coordinator has read its list), waiting for `map.from` besides the child's `after`.
+    ///
+    /// Meant for a validated spec; a matrix that refers to a key it lacks keeps the reference
+    /// as written.
+    public func expandingFanOuts() -> GroupSpec {
+        guard containsFanOut(children) else { return self }
         var spec = self
         spec.children = expand(children, policy: onChildFailure)
         return spec
     }
 
-    private func containsMatrix(_ children: [ChildSpec]) -> Bool {
-        children.contains { $0.matrix != nil || containsMatrix($0.children) }
+    private func containsFanOut(_ children: [ChildSpec]) -> Bool {
+        children.contains { $0.matrix != nil || $0.map != nil || containsFanOut($0.children) }
     }
 
     /// `policy` is the enclosing group's `onChildFailure`, which a fan-out takes too: one
-    /// combination's failure does to its siblings what the child's failure would have done.
+    /// procedure's failure does to its siblings what the child's failure would have done.
     private func expand(_ children: [ChildSpec], policy: ChildFailurePolicy) -> [ChildSpec] {
         children.map { child in
             var child = child
@@ -218,8 +222,9 @@ extension GroupSpec {
                 child.body = .group(group)
                 return child
             case .procedure(let procedure):
-                guard let matrix = child.matrix else { return child }
-                return ChildSpec.expanding(child, procedure, matrix, policy: policy)
+                if let matrix = child.matrix { return ChildSpec.expanding(child, procedure, matrix, policy: policy) }
+                if let map = child.map { return ChildSpec.expanding(child, map, policy: policy) }
+                return child
             }
         }
     }
@@ -246,6 +251,19 @@ extension ChildSpec {
         group.condition = child.condition
         group.requirement = child.requirement
         group.fanOut = .matrix
+        return group
+    }
+
+    /// A map child as its nested group: its procedures so far, waiting for the producer.
+    fileprivate static func expanding(_ child: ChildSpec, _ map: MapSpec, policy: ChildFailurePolicy) -> ChildSpec {
+        let after = child.after.contains(map.from) ? child.after : child.after + [map.from]
+        var group = ChildSpec(child.name, onChildFailure: policy, after: after, children: child.mapped ?? [])
+        group.condition = child.condition
+        group.requirement = child.requirement
+        group.mapped = child.mapped
+        var template = child
+        template.mapped = nil
+        group.fanOut = .map(MapFanOut(template: template))
         return group
     }
 }

@@ -342,9 +342,13 @@ extension GroupSpec {
     private static func append(_ added: [ChildSpec], at names: ArraySlice<String>, in children: inout [ChildSpec])
         -> Bool
     {
-        guard let name = names.first, let index = children.firstIndex(where: { $0.name == name }),
-            case .group(var group) = children[index].body
-        else { return false }
+        guard let name = names.first, let index = children.firstIndex(where: { $0.name == name }) else { return false }
+        // A map child's procedures, made by the coordinator (Scheduler+Map.swift).
+        if names.count == 1, children[index].map != nil {
+            children[index].mapped = (children[index].mapped ?? []) + added
+            return true
+        }
+        guard case .group(var group) = children[index].body else { return false }
         if names.count == 1 {
             group.children += added
         } else if !append(added, at: names.dropFirst(), in: &group.children) {

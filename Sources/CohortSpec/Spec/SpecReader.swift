@@ -21,12 +21,13 @@ struct SpecReader {
     ]
     static let childFields = [
         "name", "run", "with", "group", "after", "exclusive", "requires", "timeout", "retry", "onWorkerLoss",
-        "inject", "if", "require", "repeat", "matrix",
+        "inject", "if", "require", "repeat", "matrix", "map",
     ]
     static let nestedGroupFields = ["mode", "onChildFailure", "children"]
     static let retryFields = ["attempts", "backoff", "strategy", "maxBackoff", "jitter"]
     static let injectFields = ["from", "select", "into"]
     static let repeatFields = ["until", "max", "every"]
+    static let mapFields = ["from", "select", "into", "maxParallel"]
 
     // MARK: Groups and children
 
@@ -48,6 +49,8 @@ struct SpecReader {
                 "if": "the top level always runs; `if` belongs on a child, under `children`",
                 "require": "`require` belongs on a child, under `children`",
                 "repeat": "`repeat` applies to procedures; put it on the children that need it",
+                "matrix": "`matrix` expands a procedure; put it on a child, under `children`",
+                "map": "`map` expands a procedure; put it on a child, under `children`",
                 "group": "the top level is already a group; put `mode` and `children` at the top level",
             ])
         if let name = string(object, "name", path: "name") {
@@ -159,7 +162,38 @@ struct SpecReader {
         child.requirement = expression(object, "require", path: join(path, "require"))
         child.repeating = repeatPolicy(object["repeat"], path: join(path, "repeat"))
         child.matrix = matrix(object["matrix"], path: join(path, "matrix"))
+        child.map = map(object["map"], path: join(path, "map"))
         return child
+    }
+
+    /// `map: { from: list-files, select: files, into: path, maxParallel: 4 }`: `from` required,
+    /// `select` and `into` paths, `maxParallel` a whole number (its range is the validator's).
+    private mutating func map(_ value: JSONValue?, path: @autoclosure () -> String) -> MapSpec? {
+        guard let value, value != .null else { return nil }
+        let path = path()
+        guard let object = object(value, path: path, what: "a map ({from, select, into, maxParallel})") else {
+            placeholders.insert(path)
+            return nil
+        }
+        checkFields(object, path: path, allowed: SpecReader.mapFields)
+        var map = MapSpec(from: "")
+        let fromPath = join(path, "from")
+        if let from = string(object, "from", path: fromPath) {
+            map.from = from
+        } else {
+            if object["from"] == nil || object["from"] == .null {
+                fail(.missingField, fromPath, "missing; name the procedure whose output holds the list")
+            }
+            placeholders.insert(fromPath)
+        }
+        map.select = jsonPath(object, "select", path: join(path, "select"))
+        if object["into"] != nil, object["into"] != .null {
+            map.into = jsonPath(object, "into", path: join(path, "into"))
+        }
+        if let limit = object["maxParallel"], limit != .null {
+            map.maxParallel = wholeNumber(limit, path: join(path, "maxParallel"))
+        }
+        return map
     }
 
     /// `matrix: { os: [linux, mac], shard: [1, 2] }`: each key a non-empty list of strings,
@@ -205,7 +239,7 @@ struct SpecReader {
         var misplaced: [String: String] = [:]
         for field in [
             "name", "timeout", "after", "exclusive", "requires", "retry", "onWorkerLoss", "inject", "run", "with",
-            "if", "require", "repeat",
+            "if", "require", "repeat", "matrix", "map",
         ] {
             misplaced[field] = "`\(field)` goes on the child, beside `group:`, not inside it"
         }
@@ -214,6 +248,8 @@ struct SpecReader {
         misplaced["run"] = "a child is either a procedure (`run`) or a nested group (`group`), not both"
         misplaced["with"] = "`with` is a procedure's input; a group has none"
         misplaced["repeat"] = "`repeat` applies to procedures only; put it on the group's children"
+        misplaced["matrix"] = "`matrix` expands a procedure; put it on one of the group's children"
+        misplaced["map"] = "`map` expands a procedure; put it on one of the group's children"
         checkFields(object, path: path, allowed: SpecReader.nestedGroupFields, misplaced: misplaced)
         group.mode = enumValue(object, "mode", path: join(path, "mode")) ?? .parallel
         group.onChildFailure =

@@ -106,13 +106,20 @@ struct SpecValidator {
             if let retry = child.retry { checkRetry(retry, path: "\(path).retry") }
             if let repeating = child.repeating { checkRepeat(repeating, node: node, in: tree, path: "\(path).repeat") }
             checkInjections(child.inject, node: node, in: tree, path: path)
-            if let matrix = child.matrix {
+            if let map = child.map {
+                checkMap(map, child, procedure, node: node, in: tree, path: path)
+            } else if let matrix = child.matrix {
                 checkMatrix(matrix, procedure, name: child.name, injections: child.inject, path: path)
             } else {
                 BuiltinInputs.check(
                     kind: procedure.run, input: procedure.with, injections: child.inject, path: path, errors: &errors)
             }
         case .group:
+            if child.map != nil {
+                fail(
+                    .invalidValue, "\(path).map",
+                    "a map expands a procedure; a nested group cannot have one (put `map` on a procedure)")
+            }
             if child.matrix != nil {
                 fail(
                     .invalidValue, "\(path).matrix",
@@ -175,6 +182,66 @@ struct SpecValidator {
         if repeating.every < .zero {
             fail(.invalidDuration, "\(path).every", SpecDurationError.negative.description)
         }
+    }
+
+    // MARK: Map
+
+    /// `from` names a procedure (not a group or another fan-out), `maxParallel` is at least 1,
+    /// `select`/`into` are usable paths, the input has room for `map`, and the input each
+    /// procedure gets (with its item at `into`) suits its kind.
+    private mutating func checkMap(
+        _ map: MapSpec, _ child: ChildSpec, _ procedure: ChildSpec.Procedure, node: Int, in tree: SpecTree,
+        path: String
+    ) {
+        let mapPath = "\(path).map"
+        if child.matrix != nil {
+            fail(
+                .conflictingFields, path,
+                "has both `matrix` and `map`; a child fans out one way (put the other on a child of its own)")
+            return
+        }
+        if let producer = checkReference(map.from, from: node, in: tree, path: "\(mapPath).from") {
+            let target = tree.nodes[producer]
+            if target.isGroup || target.child?.matrix != nil || target.child?.map != nil {
+                fail(
+                    .invalidValue, "\(mapPath).from",
+                    "\"\(map.from)\" is \(target.isGroup ? "a group" : "a fan-out"); a map reads its list from one procedure's output"
+                )
+            }
+        }
+        if let limit = map.maxParallel, !(1...limits.maxChildrenPerGroup).contains(limit) {
+            fail(
+                .invalidValue, "\(mapPath).maxParallel",
+                "\(limit) is out of range; at least 1 and at most \(limits.maxChildrenPerGroup) (limit maxChildrenPerGroup), or leave it out for no limit"
+            )
+        }
+        for (field, jsonPath) in [("select", map.select), ("into", map.into ?? .key("map").key("item"))]
+        where jsonPath.segments.contains(where: { if case .index(let index) = $0 { index < 0 } else { false } }) {
+            fail(.invalidValue, "\(mapPath).\(field)", "\"\(jsonPath)\" has a negative array index")
+        }
+        if let into = map.into, into.isRoot || into.firstKey == "map" {
+            fail(
+                .invalidValue, "\(mapPath).into",
+                into.isRoot
+                    ? "\".\" would replace the whole input; name a field (the item is always at `map.item` too)"
+                    : "`map` in the input is set by the coordinator (`map.index`, `map.item`); use another field")
+        }
+        guard case .object(let members) = procedure.with else {
+            fail(
+                .wrongType, "\(path).with",
+                "a map child's input is an object (each procedure's item goes under `map`), not \(procedure.with.typeName.withArticle)"
+            )
+            return
+        }
+        if members["map"] != nil {
+            fail(
+                .conflictingFields, "\(path).with.map",
+                "`map` in the input is set by the child's map (each procedure's index and item); use another field")
+        }
+        let itemInjection = map.into.map { [Injection(from: map.from, into: $0)] } ?? []
+        BuiltinInputs.check(
+            kind: procedure.run, input: procedure.with, injections: child.inject + itemInjection, path: path,
+            errors: &errors)
     }
 
     // MARK: Matrix

@@ -49,8 +49,9 @@ struct BuiltinInput {
                     "the input of \(kind) is an object (\(fields.sorted().joined(separator: ", "))), not \(value.typeName)"
             )
         }
-        // `matrix` is the coordinator's: a matrix child's combination (docs/spec.md).
-        for key in members.keys.sorted() where !fields.contains(key) && key != "matrix" {
+        // `matrix` and `map` are the coordinator's: a matrix child's combination, a map
+        // child's index and item (docs/spec.md).
+        for key in members.keys.sorted() where !fields.contains(key) && key != "matrix" && key != "map" {
             throw ProcedureInputError(
                 field: "with.\(key)",
                 message: "\(kind) has no input \"\(key)\" (inputs: \(fields.sorted().joined(separator: ", ")))")
@@ -64,6 +65,16 @@ struct BuiltinInput {
         guard case .object(let values)? = members["matrix"] else { return [:] }
         var variables: [String: String] = [:]
         for (key, value) in values { variables[Matrix.environmentVariable(for: key)] = Matrix.text(of: value) }
+        return variables
+    }
+
+    /// A map child's index and item, `COHORT_MAP_INDEX=3` and `COHORT_MAP_ITEM=report.pdf`: a
+    /// string item as it is, anything else as JSON writes it. Empty for other children.
+    var mapVariables: [String: String] {
+        guard case .object(let values)? = members["map"] else { return [:] }
+        var variables: [String: String] = [:]
+        if let index = values["index"] { variables[MapSpec.indexVariable] = Matrix.text(of: index) }
+        if let item = values["item"] { variables[MapSpec.itemVariable] = Matrix.text(of: item) }
         return variables
     }
 

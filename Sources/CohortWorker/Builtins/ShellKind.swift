@@ -17,7 +17,7 @@ import Foundation
 /// only once the process is gone.
 ///
 /// The process sees the worker's environment, then the dispatch's extra variables, then
-/// `env`, then a matrix child's `COHORT_MATRIX_*`, then the other `COHORT_*` variables
+/// `env`, then a matrix child's `COHORT_MATRIX_*` and a map child's `COHORT_MAP_*`, then the other `COHORT_*` variables
 /// (which nothing overrides).
 enum ShellKind {
     static func run(_ input: Data, _ context: ProcedureContext) async throws -> Data {
@@ -121,6 +121,7 @@ struct ShellCommand {
             environment.merge(variables) { _, new in new }
         }
         environment.merge(reader.matrixVariables) { _, matrix in matrix }
+        environment.merge(reader.mapVariables) { _, map in map }
         environment.merge(context.cohortVariables) { _, cohort in cohort }
         let directory = try reader.string("cwd")
         if let directory, directory.isEmpty {

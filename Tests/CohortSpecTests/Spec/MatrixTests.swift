@@ -99,7 +99,7 @@ import Testing
 
     @Test func aSpecWithoutAMatrixFlattensAsBefore() throws {
         let spec = try parseSpec("name: g\nchildren: [{ name: a, run: echo }]")
-        #expect(spec.expandingMatrices() == spec)
+        #expect(spec.expandingFanOuts() == spec)
         #expect(spec.flattened().groups.allSatisfy { $0.fanOut == nil })
     }
 

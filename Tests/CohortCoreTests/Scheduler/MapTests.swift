@@ -1,0 +1,268 @@
+import CohortSpec
+import Foundation
+import Testing
+
+@testable import CohortCore
+
+/// Fan-out at run time (Scheduler+Map.swift): a map makes one procedure per item of its
+/// producer's list once what it waits for has finished, what waits for it waits for all of
+/// them and gathers their outputs in order, `maxParallel` bounds how many run, a map that
+/// cannot fan out ends as a procedure would, and a restart makes the same procedures.
+@Suite struct MapTests {
+    /// `list` returns a list; `each` maps over it; `sum` gathers the outputs; `other` is a
+    /// bystander that keeps the group open.
+    static func spec(maxParallel: Int? = nil, select: JSONPath = "files", other: Bool = false) -> GroupSpec {
+        var children = [
+            leaf("list"),
+            ChildSpec(
+                "each", run: "echo", with: ["fixed": 1],
+                map: MapSpec(from: "list", select: select, into: "file", maxParallel: maxParallel)),
+            leaf("sum", inject: [Injection(from: "each", select: "n", into: "all")]),
+        ]
+        if other { children.append(leaf("other")) }
+        return GroupSpec("g", children: children)
+    }
+
+    @Test func aMapFansOutAfterItsProducerAndItsDependentGathersTheOutputsInOrder() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        try harness.submit(Self.spec(), id: "g")
+        #expect(try harness.scheduler.groupSnapshot("g").children.map(\.path) == ["list", "each", "sum"])
+        #expect(harness.attempt("each[0]") == nil)
+        try harness.succeed("list", output: ["files": ["a.txt", "b.txt", "c.txt"]])
+        #expect(
+            try harness.scheduler.groupSnapshot("g").children.map(\.path) == [
+                "list", "each", "each/each[0]", "each/each[1]", "each/each[2]", "sum",
+            ])
+        #expect(
+            try harness.input(of: "each/each[1]") == [
+                "fixed": 1, "file": "b.txt", "map": ["index": 1, "item": "b.txt"],
+            ])
+        try harness.succeed("each/each[2]", output: ["n": 3])
+        try harness.succeed("each/each[0]", output: ["n": 1])
+        #expect(harness.attempt("sum") == nil, "sum waits for every procedure of the map")
+        try harness.succeed("each/each[1]", output: ["n": 2])
+        #expect(try harness.input(of: "sum") == ["all": [1, 2, 3]], "outputs in item order, not finishing order")
+        try harness.succeed("sum")
+        #expect(harness.finished["g"]?.phase == .succeeded)
+        #expect(try harness.child("g", "each").phase == .succeeded)
+    }
+
+    @Test func anEmptyListFinishesTheMapAtOnceAndItsDependentGetsAnEmptyList() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        try harness.submit(Self.spec(), id: "g")
+        try harness.succeed("list", output: ["files": []])
+        #expect(try harness.child("g", "each").phase == .succeeded)
+        #expect(try harness.input(of: "sum") == ["all": []])
+        try harness.succeed("sum")
+        #expect(harness.finished["g"]?.phase == .succeeded)
+    }
+
+    @Test func aStringIsTakenAsItsLines() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        try harness.submit(Self.spec(), id: "g")
+        try harness.succeed("list", output: ["files": "a.txt\n\nb.txt\r\nc.txt\n"])
+        #expect(try harness.input(of: "each/each[2]")["file"] == "c.txt")
+        #expect(harness.attempt("each/each[3]") == nil)
+    }
+
+    @Test func aListThatIsNotOneFailsTheMapNamingWhy() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        try harness.submit(Self.spec(), id: "g")
+        try harness.succeed("list", output: ["files": ["name": "a.txt"]])
+        let each = try harness.child("g", "each")
+        #expect(each.phase == .failed)
+        #expect(each.error?.contains("output at \"files\" is object, not a list") == true, "\(each.error ?? "")")
+        #expect(try harness.child("g", "sum").phase == .cancelled, "its dependent is cancelled, as for a failure")
+        #expect(harness.finished["g"]?.phase == .failed)
+        #expect(harness.finished["g"]?.reason?.contains("\"each\" failed: map: producer \"list\"") == true)
+    }
+
+    @Test func aFailedProducerCancelsTheMapAndWhatWaitsForIt() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        try harness.submit(Self.spec(), id: "g")
+        try harness.fail("list")
+        #expect(try harness.child("g", "each").phase == .cancelled)
+        #expect(try harness.child("g", "each").error?.contains("list") == true)
+        #expect(try harness.child("g", "sum").phase == .cancelled)
+        #expect(harness.finished["g"]?.phase == .failed)
+    }
+
+    @Test func aMapRunsAtMostMaxParallelProceduresInItemOrder() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 16)
+        try harness.submit(Self.spec(maxParallel: 2, other: true), id: "g")
+        try harness.succeed("list", output: ["files": ["a", "b", "c", "d", "e"]])
+        var order: [String] = []
+        while true {
+            let running = harness.runningPaths.filter { $0.hasPrefix("each/") }
+            #expect(running.count <= 2, "\(running)")
+            guard let first = running.first else { break }
+            if running.count < 2 {
+                #expect(order.count >= 4, "a place is free only when fewer are left: \(order) \(running)")
+            }
+            let waiting = try harness.scheduler.groupSnapshot("g").children.filter {
+                $0.path.hasPrefix("each/") && $0.phase == .waiting
+            }
+            for child in waiting { #expect(child.waitingReason?.contains("maxParallel") == true) }
+            order.append(first)
+            try harness.succeed(first, output: ["n": .int(Int64(order.count))])
+        }
+        #expect(order == (0..<5).map { "each/each[\($0)]" })
+        #expect(harness.runningPaths.contains("other"), "the limit is the map's, not the group's")
+        try harness.succeed("sum")
+        try harness.succeed("other")
+        #expect(harness.finished["g"]?.phase == .succeeded)
+    }
+
+    @Test func aRetryKeepsItsPlace() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 16)
+        let spec = GroupSpec(
+            "g",
+            children: [
+                leaf("list"),
+                ChildSpec(
+                    "each", run: "echo", retry: RetryPolicy(attempts: 2),
+                    map: MapSpec(from: "list", maxParallel: 1)),
+            ])
+        try harness.submit(spec, id: "g")
+        try harness.succeed("list", output: [1, 2])
+        try harness.fail("each/each[0]")
+        #expect(harness.attempt("each/each[0]")?.ref.attempt == 2, "the retry goes at once")
+        #expect(harness.attempt("each/each[1]") == nil, "the retry still holds the only place")
+        try harness.succeed("each/each[0]")
+        try harness.succeed("each/each[1]")
+        #expect(harness.finished["g"]?.phase == .succeeded)
+    }
+
+    @Test func cancellingTheGroupEndsAMapThatHasNotFannedOut() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "g",
+            children: [
+                leaf("list"),
+                ChildSpec(
+                    name: "inner",
+                    body: .group(.init(children: [ChildSpec("each", run: "echo", map: MapSpec(from: "list"))]))),
+            ])
+        try harness.submit(spec, id: "g")
+        harness.record(
+            try harness.scheduler.cancelChild("g", path: "inner", reason: .custom("stop"), now: harness.now))
+        #expect(try harness.child("g", "inner/each").phase == .cancelled)
+        #expect(try harness.child("g", "inner").phase == .cancelled, "no need to wait for list")
+        try harness.succeed("list", output: [1, 2])
+        #expect(try harness.scheduler.groupSnapshot("g").children.map(\.path) == ["list", "inner", "inner/each"])
+        #expect(harness.finished["g"]?.phase == .cancelled)
+    }
+
+    @Test func anIfFalseSkipsTheMapWithoutMakingProcedures() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "g",
+            children: [
+                leaf("list"),
+                ChildSpec("each", run: "echo", condition: "false", map: MapSpec(from: "list")),
+                leaf("after", after: ["each"]),
+            ])
+        try harness.submit(spec, id: "g")
+        try harness.succeed("list", output: [1, 2])
+        #expect(try harness.child("g", "each").phase == .skipped)
+        #expect(try harness.scheduler.groupSnapshot("g").children.count == 3)
+        #expect(try harness.child("g", "after").phase == .skipped, "a dependent of a skipped child is skipped")
+        #expect(harness.finished["g"]?.phase == .succeeded)
+    }
+
+    @Test func childrenCannotBeAddedIntoAMapByHand() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        try harness.submit(Self.spec(), id: "g")
+        let error = try #require(throws: SchedulerError.self) {
+            try GrowingTests.add(&harness, [leaf("x")], to: "g", into: "each")
+        }
+        #expect(error.message.contains("is a map"), "\(error.message)")
+    }
+
+    @Test func anEarlierMapMovesALaterMapsProceduresAndItsQueue() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 16)
+        let spec = GroupSpec(
+            "g",
+            children: [
+                leaf("first"), leaf("second"),
+                ChildSpec("early", run: "echo", map: MapSpec(from: "first")),
+                ChildSpec("late", run: "echo", map: MapSpec(from: "second", maxParallel: 1)),
+            ])
+        try harness.submit(spec, id: "g")
+        try harness.succeed("second", output: ["x", "y", "z"])
+        #expect(harness.attempt("late/late[0]") != nil)
+        try harness.succeed("first", output: [1, 2, 3, 4])
+        #expect(
+            try harness.scheduler.groupSnapshot("g").children.map(\.path).filter { $0.contains("[") } == [
+                "early/early[0]", "early/early[1]", "early/early[2]", "early/early[3]", "late/late[0]",
+                "late/late[1]", "late/late[2]",
+            ])
+        // The queue of `late` moved with its procedures: each takes the place in turn.
+        for index in 0..<3 {
+            #expect(harness.runningPaths.filter { $0.hasPrefix("late/") } == ["late/late[\(index)]"])
+            try harness.succeed("late/late[\(index)]")
+        }
+        for index in 0..<4 { try harness.succeed("early/early[\(index)]") }
+        #expect(harness.finished["g"]?.phase == .succeeded)
+    }
+
+    @Test func aRestartMakesTheSameProceduresAndKeepsWhatRan() throws {
+        var harness = SchedulerHarness()
+        harness.scheduler.emitsRecords = true
+        var journal = RestoreTests.Journal()
+        harness.addWorker(1, slots: 8)
+        let spec = Self.spec(maxParallel: 2)
+        try harness.submit(spec, id: "g")
+        journal.specs["g"] = spec
+        try harness.succeed("list", output: ["files": ["a", "b", "c"]])
+        try harness.succeed("each/each[0]", output: ["n": 1])
+        journal.absorb(&harness)
+        #expect(journal.additions["g"]?.count == 1, "the fan-out is journaled as an addition")
+        let before = try harness.scheduler.groupSnapshot("g").children.map(\.path)
+
+        var restarted = RestoreTests().restarted(journal, at: harness.now + .seconds(1))
+        #expect(try restarted.scheduler.groupSnapshot("g").children.map(\.path) == before)
+        #expect(try restarted.child("g", "each/each[0]").phase == .succeeded)
+        restarted.addWorker(2, slots: 8)
+        restarted.advance(.seconds(30))
+        #expect(
+            restarted.runningPaths.filter { $0.hasPrefix("each/") } == ["each/each[1]", "each/each[2]"],
+            "each[1] was running, each[2] takes the other place")
+        try restarted.succeed("each/each[1]", output: ["n": 2])
+        try restarted.succeed("each/each[2]", output: ["n": 3])
+        #expect(try restarted.input(of: "sum") == ["all": [1, 2, 3]])
+        try restarted.succeed("sum")
+        #expect(restarted.finished["g"]?.phase == .succeeded)
+    }
+
+    @Test func aRestartDecidesAMapThatEndedWithoutProceduresAgain() throws {
+        var harness = SchedulerHarness()
+        harness.scheduler.emitsRecords = true
+        var journal = RestoreTests.Journal()
+        harness.addWorker(1, slots: 8)
+        let spec = Self.spec(other: true)
+        try harness.submit(spec, id: "g")
+        journal.specs["g"] = spec
+        try harness.succeed("list", output: ["files": 7])
+        journal.absorb(&harness)
+        #expect(journal.additions["g"] == nil)
+        var restarted = RestoreTests().restarted(journal, at: harness.now + .seconds(1))
+        #expect(try restarted.child("g", "each").phase == .failed)
+        #expect(try restarted.child("g", "sum").phase == .cancelled)
+        restarted.addWorker(2, slots: 8)
+        restarted.advance(.seconds(30))
+        try restarted.succeed("other")
+        #expect(restarted.finished["g"]?.phase == .failed)
+    }
+}
