@@ -85,7 +85,9 @@ extension Simulation {
         let id = "c\(client)-\(clients[client].submitted)"
         let spec = randomSpec(name: "g")
         guard (try? spec.validate()) != nil else { return note("invalid spec skipped") }
-        if spec.expandingFanOuts() != spec { note("submit with a matrix") }
+        let groups = spec.flattened().groups
+        if groups.contains(where: { $0.fanOut == .matrix }) { note("submit with a matrix") }
+        if groups.contains(where: \.mapPending) { note("submit with a map") }
         submit(spec, id: id, client: client)
     }
 
@@ -320,7 +322,7 @@ extension Simulation {
     /// siblings, `exclusive` at group and child level from the shared categories (some of
     /// them counting locks: ``declaredLimits``, ``configuredLimits``), retries, timeouts,
     /// `if:` and `require:` over earlier siblings (often on dependents of children that may
-    /// fail), `repeat:`, matrix fan-outs (injected from as lists), and a priority (derived
+    /// fail), `repeat:`, matrix and map fan-outs (injected from as lists), and a priority (derived
     /// from the spec's size rather than drawn).
     mutating func randomSpec(name: String) -> GroupSpec {
         var counter = 0
@@ -344,13 +346,24 @@ extension Simulation {
                 } else {
                     let producers = list.filter { !$0.isGroup }.map(\.name)
                         .filter { _ in random.int(0...3) == 0 }
-                    // One procedure in six fans out over a small matrix (docs/spec.md, "Fan-out").
+                    // One procedure in six fans out over a small matrix (docs/spec.md, "Fan-out"),
+                    // one in six (with an earlier procedure sibling) maps over that sibling's
+                    // `items` (0 to 3 of them; now and then over `n`, a number, which fails the
+                    // map), some with `maxParallel`.
+                    let fanOut = random.int(0...11)
                     let matrix =
-                        random.int(0...5) == 0
+                        fanOut < 2
                         ? Matrix(
                             axes: (0..<random.int(1...2)).map { axis in
                                 Matrix.Axis(key: "k\(axis)", values: (0..<random.int(1...3)).map { .int(Int64($0)) })
                             }) : nil
+                    let source = list.last { !$0.isGroup && $0.matrix == nil && $0.map == nil }
+                    let map = source.flatMap { source -> MapSpec? in
+                        guard fanOut == 2 || fanOut == 3 else { return nil }
+                        return MapSpec(
+                            from: source.name, select: random.int(0...9) == 0 ? "n" : "items",
+                            maxParallel: random.int(0...1) == 0 ? random.int(1...2) : nil)
+                    }
                     list.append(
                         ChildSpec(
                             childName, run: Self.kind, after: after, exclusive: categories(),
@@ -366,7 +379,7 @@ extension Simulation {
                                 ? RepeatPolicy(
                                     until: SpecExpression("output.n > \(random.int(0...999))"), max: random.int(1...4),
                                     every: .milliseconds(Int64(random.int(0...3) * 100))) : nil,
-                            matrix: matrix))
+                            matrix: matrix, map: map))
                 }
             }
             return list

@@ -7,6 +7,8 @@ import Foundation
 struct Checker {
     /// Groups the coordinator accepted (journaled), as it accepted them.
     var known: [String: FlatSpec] = [:]
+    /// Per map with `maxParallel` ("group/path"): its procedures dispatched and unfinished.
+    var mapInFlight: [String: Set<String>] = [:]
     /// Groups a client got an id for (it received the reply).
     var accepted: [String: FlatSpec] = [:]
     var groupOutcomes: [String: GroupPhase] = [:]
@@ -47,6 +49,8 @@ extension Simulation {
     /// the output its latest attempt produced (not a superseded attempt's).
     mutating func checkRecord(_ record: JournalRecord) {
         switch record {
+        case .childrenAdded(let group, let into, let children, _):
+            checkMapExpansion(group, into, children)
         case .finished(let child):
             let key = "\(child.group)/\(child.path)"
             guard case .finished(let phase) = child.state else { return }
@@ -54,6 +58,7 @@ extension Simulation {
                 return fail(.oneOutcome, "child \(key) finished twice: \(earlier), then \(phase)")
             }
             checker.childOutcomes[key] = phase
+            if let map = mapOf(child) { checker.mapInFlight[map.key]?.remove(child.path) }
             if phase == .skipped { note("child skipped") }
             if phase == .skipped, checker.dispatchedChildren.contains(key) {
                 fail(.skippedNeverRan, "child \(key) ended skipped after an attempt of it was dispatched")
@@ -71,6 +76,7 @@ extension Simulation {
             let key = "\(child.group)/\(child.path)"
             checker.latestAttempt[key] = child.attemptID
             checker.dispatchedChildren.insert(key)
+            checkMapParallel(child)
             if let earlier = checker.childOutcomes[key] {
                 fail(.oneOutcome, "child \(key) dispatched (attempt \(child.attempt)) after it finished \(earlier)")
             }
@@ -268,6 +274,53 @@ extension Simulation {
         guard let scheduler else { return }
         for id in checker.accepted.keys.sorted() where !scheduler.contains(group: id) {
             return fail(.acceptedIsJournaled, "\(id) was accepted but the restarted coordinator does not know it")
+        }
+    }
+}
+
+// MARK: Maps
+
+extension Simulation {
+    /// The map with `maxParallel` a journaled child belongs to: its key and limit.
+    func mapOf(_ child: ChildRecord) -> (key: String, limit: Int)? {
+        guard let slash = child.path.lastIndex(of: "/"),
+            let limit = checker.known[child.group]?.group(at: String(child.path[..<slash]))?.fanOut?.map?.map
+                .maxParallel
+        else { return nil }
+        return ("\(child.group)/\(child.path[..<slash])", limit)
+    }
+
+    /// `map-parallel-bounded`, as an attempt of a map's procedure is dispatched.
+    mutating func checkMapParallel(_ child: ChildRecord) {
+        guard let map = mapOf(child) else { return }
+        checker.mapInFlight[map.key, default: []].insert(child.path)
+        let running = checker.mapInFlight[map.key]!
+        if running.count > map.limit {
+            fail(.mapParallelBounded, "map \(map.key) (maxParallel \(map.limit)) has \(running.sorted()) dispatched at once")
+        }
+    }
+
+    /// `map-makes-one-procedure-per-item`, as a map's fan-out is journaled; then the group's
+    /// known leaves grow with it (an addition by a child updates them itself).
+    mutating func checkMapExpansion(_ group: String, _ into: String, _ children: [ChildSpec]) {
+        defer {
+            if let spec = try? scheduler?.runningSpec(group) { checker.known[group] = spec.flattened() }
+        }
+        guard let flat = checker.known[group], let map = flat.group(at: into), let fanOut = map.fanOut?.map else {
+            return
+        }
+        note("map fans out")
+        guard let producer = map.mapProducer, flat.leaves.indices.contains(producer),
+            let output = checker.outputs["\(group)/\(flat.leaves[producer].path)"],
+            case .array(let items)? = (try? JSONValue(jsonData: output))?.select(fanOut.map.select)
+        else {
+            return fail(.mapMakesItsList, "map \(group)/\(into) fanned out without a journaled list from its producer")
+        }
+        let made = children.map { $0.input?["map"]?["item"] ?? .null }
+        if children.map(\.name) != items.indices.map({ MapSpec.childName(map.name, index: $0) }) || made != items {
+            fail(
+                .mapMakesItsList,
+                "map \(group)/\(into) made \(children.map(\.name)) with items \(made) from the list \(items)")
         }
     }
 }

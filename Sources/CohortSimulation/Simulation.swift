@@ -114,6 +114,12 @@ public enum Invariant: String, Sendable, CaseIterable {
     /// (their group's known leaves grow with them), so a group finishing before them fails
     /// `exactly-one-outcome`.
     case nothingAddedToFinished = "nothing-added-to-a-finished-group"
+    /// A map made other procedures than one per item of its producer's journaled list, in
+    /// order, each with its item (docs/spec.md, "Fan-out at run time: map").
+    case mapMakesItsList = "map-makes-one-procedure-per-item"
+    /// More of a map's procedures were dispatched and unfinished at once than its
+    /// `maxParallel`.
+    case mapParallelBounded = "map-parallel-bounded"
 }
 
 /// An invariant that failed.
@@ -280,9 +286,9 @@ public struct Simulation {
                         + unfinished.sorted().prefix(5).joined(separator: ", ")
                         + (scheduler.map { s in
                             " — "
-                                + unfinished.sorted().prefix(2).map { id in
+                                + unfinished.sorted().prefix(4).map { id in
                                     ((try? s.groupSnapshot(id))?.children ?? []).filter { !$0.phase.isFinished }
-                                        .map { "\($0.path):\($0.phase)" }.joined(separator: " ")
+                                        .map { "\($0.path):\($0.phase)(\($0.waitingReason ?? ""))" }.joined(separator: " ")
                                 }.joined(separator: " | ")
                                 + " — locks: " + Self.describeLocks(s)
                         } ?? ""))

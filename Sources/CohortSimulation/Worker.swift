@@ -115,6 +115,13 @@ final class SessionCounter: @unchecked Sendable {
 }
 
 extension Simulation {
+    /// A procedure's output: `{"n": n, "items": [0, …]}` with `n % 4` items, the list a map
+    /// that reads it fans out over (none, often).
+    static func output(n: Int) -> Data {
+        let items = (0..<(n % 4)).map(String.init).joined(separator: ",")
+        return Data("{\"n\":\(n),\"items\":[\(items)]}".utf8)
+    }
+
     static var leaseLength: Duration { heartbeat * (liveness - 1) }
 
     /// Time passed: the engine finishes what is due, then the machine heartbeats, checks its
@@ -257,7 +264,7 @@ extension Simulation {
             finishAt = now + duration
             outcome =
                 random.int(0...99) < 85
-                ? .succeeded(output: Data("{\"n\":\(random.int(0...999))}".utf8)) : .failed(error: "exit code 1")
+                ? .succeeded(output: Self.output(n: random.int(0...999))) : .failed(error: "exit code 1")
         }
         workers[index].engine[order.ref.id.rawValue] = SimWorker.Running(
             order: order, startedAt: now, finishAt: finishAt, outcome: outcome)

@@ -96,11 +96,14 @@ final class GroupPlan: Sendable {
             for leaf in group.leaves {
                 for path in flat.leaves[leaf].waitsFor {
                     guard let node = nodeByPath[path] else { continue }
-                    let inside =
-                        node < leafCount
-                        ? group.leaves.contains(node)
-                        : flat.groups[node - leafCount].leaves.clamped(to: group.leaves)
-                            == flat.groups[node - leafCount].leaves && node - leafCount != group.index
+                    // By the tree, not by leaf ranges: a map not yet expanded has none, and an
+                    // empty range lies within every range (simulation, seed 4).
+                    var inside = node < leafCount && group.leaves.contains(node)
+                    var ancestor = node < leafCount ? nil : flat.groups[node - leafCount].parent
+                    while !inside, let index = ancestor {
+                        inside = index == group.index
+                        ancestor = flat.groups[index].parent
+                    }
                     if !inside { outside.insert(node) }
                 }
             }

@@ -487,19 +487,41 @@ function applySnapshot(group) {
 
 function applyChild(child) {
   const group = groupPage.group;
-  const index = groupPage.index.get(child.path);
+  const known = groupPage.children.has(child.path);
   groupPage.children.set(child.path, child);
-  if (index === undefined) {
-    // A child added while the group runs (`cohort add`): a new node in the graph.
-    groupPage.index.set(child.path, group.children.length);
-    group.children.push(child);
+  if (!known) {
+    // A child added while the group runs (`cohort add`, a map's procedure): a new node in the
+    // graph, at the end of its group.
+    insertChild(group.children, child);
+    groupPage.index = null;
     scheduleRender(true);
   } else {
-    group.children[index] = child;
+    if (!groupPage.index) groupPage.index = new Map(group.children.map((c, i) => [c.path, i]));
+    group.children[groupPage.index.get(child.path)] = child;
     updateNode(child);
     scheduleRender(false);
   }
   if (groupPage.selected === child.path) renderDetail();
+}
+
+// After the last child inside the new child's group (found from the end in a few steps:
+// additions go at the end of their group), or at the end for the top level.
+function insertChild(children, child) {
+  const slash = child.path.lastIndexOf("/");
+  if (slash < 0) {
+    children.push(child);
+    return;
+  }
+  const parent = child.path.slice(0, slash);
+  let at = children.length;
+  for (let i = children.length - 1; i >= 0; i--) {
+    const path = children[i].path;
+    if (path === parent || path.startsWith(parent + "/")) {
+      at = i + 1;
+      break;
+    }
+  }
+  children.splice(at, 0, child);
 }
 
 // The header and the table (and the graph, when children were added) are drawn again at most

@@ -10,6 +10,10 @@ enum BuiltinInputs {
 
     static let kinds: Set<String> = ["shell", "sleep", "echo", "fail"]
 
+    /// Input fields the coordinator sets on the procedures of a fan-out, which every kind
+    /// accepts.
+    static let reservedFields: Set<String> = ["matrix", "map"]
+
     static func check(
         kind: String, input: JSONValue, injections: [Injection], path: String, errors: inout [SpecError]
     ) {
@@ -41,7 +45,9 @@ enum BuiltinInputs {
             )
             return
         }
-        for key in members.keys.sorted() where !known.contains(key) {
+        // `matrix` and `map` are set by the coordinator (a fan-out's combination or item): a
+        // procedure it made, read back from the journal, has them.
+        for key in members.keys.sorted() where !known.contains(key) && !reservedFields.contains(key) {
             fail(
                 .unknownField, "\(withPath).\(key)",
                 "\(kind) has no input \"\(key)\"\(Suggestion.didYouMean(key, in: known)) (inputs: \(known.joined(separator: ", ")))"

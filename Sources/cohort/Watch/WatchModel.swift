@@ -27,7 +27,7 @@ struct WatchModel {
             paths = detail.children.map(\.path)
             children = Dictionary(detail.children.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last })
         case .child(let status, _):
-            if children[status.path] == nil { paths.append(status.path) }
+            if children[status.path] == nil { insert(status.path) }
             children[status.path] = status
             if state == .pending, status.state == .running { state = .running }
         case .finished(let state, let reason, let at):
@@ -35,6 +35,17 @@ struct WatchModel {
             self.reason = reason
             finishedAt = at
         }
+    }
+
+    /// A child added while the group runs (or a map's procedure) goes at the end of its
+    /// group: after the last path inside that group, which a backwards search finds after a
+    /// few steps (additions go at the end of their group).
+    private mutating func insert(_ path: String) {
+        guard let slash = path.lastIndex(of: "/") else { return paths.append(path) }
+        let parent = path[..<slash]
+        let inside = parent + "/"
+        let index = paths.lastIndex { $0 == parent || $0.hasPrefix(inside) }
+        paths.insert(path, at: index.map { $0 + 1 } ?? paths.count)
     }
 
     /// Children in spec order.

@@ -266,3 +266,35 @@ import Testing
         #expect(restarted.finished["g"]?.phase == .failed)
     }
 }
+
+extension MapTests {
+    /// Simulation, seed 4: a holding group (`c4`, `exclusive: [prod]`) after two maps counted
+    /// them inside itself while they had no procedures (an empty leaf range lies within every
+    /// range), so its hold waited for one node too few, then for one too many once they fanned
+    /// out, and was never asked for.
+    @Test func aHoldingGroupAfterMapsTakesItsHoldOnceTheyHaveFinished() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        var spec = GroupSpec(
+            "g", mode: .sequence, onChildFailure: .continue,
+            children: [
+                leaf("c1", exclusive: ["db", "repo", "prod"]),
+                ChildSpec(
+                    "c2", run: "echo", exclusive: ["repo"], map: MapSpec(from: "c1", select: "items", maxParallel: 1)),
+                ChildSpec("c3", run: "echo", exclusive: ["prod"], map: MapSpec(from: "c1", select: "items")),
+                ChildSpec("c4", after: ["c1", "c2"], exclusive: ["prod"], children: [leaf("c5")]),
+            ])
+        spec.exclusive = ["repo"]
+        try harness.submit(spec, id: "g")
+        try harness.succeed("c1", output: ["items": [0, 1]])
+        try harness.succeed("c2/c2[0]")
+        try harness.fail("c2/c2[1]")
+        try harness.fail("c3/c3[0]")
+        #expect(harness.attempt("c4/c5") == nil, "c4 follows c3, which has not finished")
+        try harness.succeed("c3/c3[1]")
+        let c5 = try #require(harness.attempt("c4/c5"), "c4 took its hold once c3 had finished")
+        #expect(c5.tokens["prod"] != nil)
+        try harness.succeed("c4/c5")
+        #expect(harness.finished["g"]?.phase == .failed)
+    }
+}
