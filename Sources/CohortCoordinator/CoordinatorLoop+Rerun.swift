@@ -51,7 +51,14 @@ extension CoordinatorLoop {
         history.read { reader in
             let result: Result<(RerunSource, FlatSpec)?, JournalError>
             do throws(JournalError) {
-                result = .success(try reader.rerunSource(group: group).map { ($0, $0.spec.flattened()) })
+                // A map fans out again in the new run, from its producer's output there (reused
+                // or not); the earlier run's procedures of it are reused when it does.
+                result = .success(
+                    try reader.rerunSource(group: group).map { source in
+                        var source = source
+                        source.spec = source.spec.withoutMapExpansions()
+                        return (source, source.spec.flattened())
+                    })
             } catch {
                 result = .failure(error)
             }

@@ -279,25 +279,39 @@ extension Simulation {
 }
 
 extension Simulation {
-    /// A running attempt adds one or two children to its group's top level (after itself,
-    /// when it is a top-level child), as the coordinator does for a token-bearing `cohort add`.
+    /// A running attempt adds one or two children to its own group — the top level, or the
+    /// nested group it is in, usually not last in document order, so every later node is
+    /// renumbered (Scheduler+Growing.swift) — sometimes after itself, as the coordinator does
+    /// for a token-bearing `cohort add --into`.
     mutating func childGrowsGroup(_ ref: AttemptRef, worker session: SessionID) {
         guard var scheduler, scheduler.isRunning(ref, on: session),
             let spec = try? scheduler.runningSpec(ref.group)
         else { return }
         let finishedBefore = checker.groupOutcomes[ref.group] != nil
+        var names = ref.path.split(separator: "/").map(String.init)
+        let name = names.removeLast()
+        // Into its own nested group (two additions in three) when the running spec has it as a
+        // group (a fan-out's procedures are in a group the coordinator made: those add to the
+        // top level). Decided without drawing from `random`.
+        let own = names.joined(separator: "/")
+        let into = grownChildren % 3 == 0 || spec.children(at: own) == nil ? "" : own
         var children: [ChildSpec] = []
         for _ in 0..<random.int(1...2) {
             grownChildren += 1
-            let after = !ref.path.contains("/") && random.int(0...1) == 0 ? [ref.path] : []
+            let after: [String]
+            if own.isEmpty {
+                after = random.int(0...1) == 0 ? [name] : []
+            } else {
+                after = into == own && grownChildren % 2 == 0 ? [name] : []
+            }
             children.append(ChildSpec("grown\(grownChildren)", run: Self.kind, after: after))
         }
-        guard let grown = try? spec.adding(children, into: "") else {
+        guard let grown = try? spec.adding(children, into: into) else {
             return fail(.schedulerAccepts, "children added by \(ref) are not a valid addition")
         }
         do {
             let (paths, actions) = try scheduler.addChildren(
-                ref.group, children: children, into: "", grown: grown, now: now)
+                ref.group, children: children, into: into, grown: grown, now: now)
             self.scheduler = scheduler
             if finishedBefore {
                 fail(.nothingAddedToFinished, "\(paths) added to \(ref.group), which had finished")

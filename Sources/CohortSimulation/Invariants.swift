@@ -296,7 +296,9 @@ extension Simulation {
         checker.mapInFlight[map.key, default: []].insert(child.path)
         let running = checker.mapInFlight[map.key]!
         if running.count > map.limit {
-            fail(.mapParallelBounded, "map \(map.key) (maxParallel \(map.limit)) has \(running.sorted()) dispatched at once")
+            fail(
+                .mapParallelBounded,
+                "map \(map.key) (maxParallel \(map.limit)) has \(running.sorted()) dispatched at once")
         }
     }
 

@@ -288,7 +288,8 @@ public struct Simulation {
                             " — "
                                 + unfinished.sorted().prefix(4).map { id in
                                     ((try? s.groupSnapshot(id))?.children ?? []).filter { !$0.phase.isFinished }
-                                        .map { "\($0.path):\($0.phase)(\($0.waitingReason ?? ""))" }.joined(separator: " ")
+                                        .map { "\($0.path):\($0.phase)(\($0.waitingReason ?? ""))" }.joined(
+                                            separator: " ")
                                 }.joined(separator: " | ")
                                 + " — locks: " + Self.describeLocks(s)
                         } ?? ""))

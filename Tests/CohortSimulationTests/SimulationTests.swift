@@ -60,23 +60,23 @@ import Testing
         var catches: [Catch] = []
         #if DEBUG
             catches += [
-                Catch(mutation: .ignoreLease, seed: 5, steps: 1000, invariant: .exclusiveHolders, by: 1000),
-                Catch(mutation: .ignoreLease, seed: 100, steps: 2000, invariant: .exclusiveHolders, by: 2000),
-                Catch(
-                    mutation: .startCancelled, seed: 1, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
+                Catch(mutation: .ignoreLease, seed: 1, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+                Catch(mutation: .ignoreLease, seed: 58, steps: 1000, invariant: .exclusiveHolders, by: 1000),
                 Catch(
                     mutation: .startCancelled, seed: 2, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
+                Catch(
+                    mutation: .startCancelled, seed: 3, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(mutation: .deadlockHolds, seed: 2, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .deadlockHolds, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .keepLostWorkerGrants, seed: 1, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .keepLostWorkerGrants, seed: 5, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 3, steps: 1000, invariant: .tokensIncrease, by: 1000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 6, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .keepLostWorkerGrants, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 1, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 5, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 1, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 2, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 8, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 3, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
             ]
         #endif

@@ -53,6 +53,21 @@ extension EndToEnd {
             }
         }
 
+        /// `--watch` sees the procedures as the coordinator makes them, each with its outcome.
+        @Test func aWatchSeesTheProceduresAsTheyAreMade() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorkers(1, slots: 4)
+            let file = try Scratch.write(Self.spec, name: "watched-map.yaml")
+            let watch = try cluster.cli(["submit", file, "--watch", "--json"], timeout: .seconds(60))
+            #expect(watch.status == 0, "\(watch)")
+            for index in 0..<5 {
+                #expect(watch.stdout.contains("each/each[\(index)]"), "\(watch.stdout)")
+            }
+            let lines = watch.stdout.split(separator: "\n").filter { $0.contains("each/each[4]") }
+            #expect(lines.contains { $0.contains("succeeded") }, "\(lines)")
+        }
+
         /// A producer whose list is not one fails the map naming why; a dependent is
         /// cancelled and the group fails (exit 1 with --wait).
         @Test func aProducerWithoutAListFailsTheMapNamingIt() throws {
@@ -110,6 +125,57 @@ extension EndToEnd {
                 let child = try #require(final.child("each/each[\(index)]"))
                 #expect(child["attempt"] as? Int == 1, "each[\(index)] ran once: \(child)")
             }
+        }
+
+        /// `cohort rerun` of a group whose map had a failing procedure: the map fans out again
+        /// from its reused producer, the procedures that succeeded are reused (and survive a
+        /// restart, journaled with the new group), the failed one runs again, and the dependent
+        /// gathers all of them.
+        @Test func aRerunReusesTheMapsProceduresThatSucceeded() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorkers(1, slots: 4)
+            let fixed = Scratch.file("map-fixed")
+            let spec = """
+                name: rerun-map
+                children:
+                  - { name: list, run: echo, with: { items: [a, b, c] } }
+                  - name: each
+                    run: shell
+                    map: { from: list, select: items }
+                    with:
+                      command: [sh, -c, "if [ $COHORT_MAP_ITEM = b ] && [ ! -e \(fixed) ]; then exit 3; fi; printf $COHORT_MAP_ITEM"]
+                  - name: report
+                    run: echo
+                    inject: [{ from: each, select: stdout, into: all }]
+                """
+            let (status, first) = try cluster.submitAndWait(spec, name: "rerun-map.yaml")
+            #expect(status == 1, "\(first)")
+            #expect(first.child("each/each[1]")?.state == "failed")
+            let earlier = try #require(first["id"] as? String)
+            #expect(FileManager.default.createFile(atPath: fixed, contents: Data()))
+
+            let rerun = try cluster.cli(["rerun", earlier, "--json"])
+            #expect(rerun.status == 0, "\(rerun)")
+            let receipt = try JSON.object(rerun.stdout)
+            #expect(receipt["reused"] as? Int == 3, "list, each[0], each[2]: \(receipt)")
+            let again = try #require(receipt["id"] as? String)
+            let final = try cluster.waitForStatus(again, timeout: .seconds(60)) {
+                ["succeeded", "failed", "cancelled"].contains($0.state ?? "")
+            }
+            #expect(final.state == "succeeded", "\(final)")
+            for path in ["each/each[0]", "each/each[2]"] {
+                #expect(final.child(path)?["reused"] as? Bool == true, "\(path): \(final.children)")
+            }
+            #expect(final.child("each/each[1]")?["attempt"] as? Int == 1)
+            let report = try JSON.object(try cluster.cli(["result", again, "report", "--json"]).stdout)
+            #expect(report["all"] as? [String] == ["a", "b", "c"])
+
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            let restored = try cluster.status(again)
+            #expect(restored.state == "succeeded", "\(restored)")
+            #expect(restored.child("each/each[0]")?["reused"] as? Bool == true, "\(restored.children)")
         }
 
         /// examples/map.yaml runs as its comment says.

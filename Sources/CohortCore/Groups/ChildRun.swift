@@ -133,6 +133,9 @@ struct NestedRun: Sendable {
     /// one, in order.
     var mapRunning: Int32 = 0
     var mapQueue: Deque<Int32> = []
+    /// During a restore: the journal has how this map ended without procedures, which the
+    /// replay applies in its place; until then it does not decide for itself.
+    var mapEndJournaled = false
     /// Fencing tokens of the hold.
     var tokens: [String: UInt64] = [:]
     /// Set when the group was cancelled (by a client, or its timeout): the reason.

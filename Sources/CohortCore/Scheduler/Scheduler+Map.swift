@@ -14,8 +14,8 @@ import Foundation
 ///   one procedure per item of the producer's list is added to it by the growing-groups
 ///   mechanism (Scheduler+Growing.swift) and journaled as an addition, so a restart makes the
 ///   same procedures at the same indexes before anything else is restored. A map that ends
-///   without procedures (skipped, failed, cancelled, or an empty list) is not journaled: a
-///   restart decides it again from the same journaled outcomes;
+///   without procedures (skipped, failed, cancelled, or an empty list) is journaled as an
+///   outcome of the group's path, which a restart replays in its place among the children's;
 /// - `maxParallel`: a procedure takes one of the map's places before it starts its first
 ///   attempt and gives it back when it finishes (retries and repeats keep it); the others
 ///   wait `throttled`, first come first served.
@@ -41,7 +41,9 @@ extension Scheduler {
         guard let run = runs[runIndex], run.flat.groups.indices.contains(group) else { return }
         let plan = run.plan
         let flatGroup = plan.flat.groups[group]
-        guard flatGroup.mapPending, let fanOut = flatGroup.fanOut?.map, !run.groups[group].phase.isFinished else {
+        guard flatGroup.mapPending, let fanOut = flatGroup.fanOut?.map, !run.groups[group].phase.isFinished,
+            !run.groups[group].mapEndJournaled
+        else {
             return
         }
         let chain = plan.ancestors(ofGroup: group) + [group]
@@ -158,9 +160,29 @@ extension Scheduler {
 
     /// Ends a map without procedures: its outcome counted where a procedure's would be, the map
     /// marked expanded (an empty addition, not journaled), and the group finished.
-    private mutating func endMap(_ runIndex: Int, _ group: Int, _ end: MapEnd, now: Timestamp) {
+    mutating func endMap(_ runIndex: Int, _ group: Int, _ end: MapEnd, now: Timestamp) {
         guard let plan = runs[runIndex]?.plan else { return }
+        runs[runIndex]?.groups[group].mapEndJournaled = false
         let chain = plan.ancestors(ofGroup: group) + [group]
+        if emitsRecords {
+            // Journaled as the group's own record: a restart replays it in its place among the
+            // outcomes instead of deciding again (a cancel asked for before the producer
+            // finished would be applied only after it; simulation, seed 24).
+            let (phase, error): (ChildPhase, String?) =
+                switch end {
+                case .succeeded: (.succeeded, nil)
+                case .skipped: (.skipped, nil)
+                case .failed(let why): (.failed, why)
+                case .cancelled(let reason): (.cancelled, (runs[runIndex]?.groups[group].cancelReason ?? reason).text)
+                }
+            actions.append(
+                .record(
+                    .finished(
+                        ChildRecord(
+                            group: plan.id, path: plan.flat.groups[group].path, attempt: 0, attemptID: .none,
+                            state: .finished(phase), output: nil, error: error, worker: nil, startedAt: nil,
+                            finishedAt: now))))
+        }
         switch end {
         case .succeeded:
             break

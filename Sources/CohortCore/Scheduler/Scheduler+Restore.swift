@@ -96,7 +96,16 @@ extension Scheduler {
             }
             guard let plan = runs[plan.runIndex]?.plan else { continue }
             for record in group.children {
-                guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
+                guard let leaf = plan.nodeByPath[record.path] else { continue }
+                // A map that ended without procedures: its outcome is replayed in its place.
+                if leaf >= plan.flat.leaves.count, case .finished(let phase) = record.state {
+                    let group = leaf - plan.flat.leaves.count
+                    guard plan.flat.groups[group].mapPending else { continue }
+                    runs[plan.runIndex]?.groups[group].mapEndJournaled = true
+                    finishes.append((plan.runIndex, leaf, record, phase))
+                    continue
+                }
+                guard leaf < plan.flat.leaves.count else { continue }
                 runs[plan.runIndex]?.children[leaf].attempt = record.attempt
                 runs[plan.runIndex]?.children[leaf].sentAttempt = record.attempt
                 runs[plan.runIndex]?.children[leaf].losses = UInt8(clamping: record.losses)
@@ -129,9 +138,11 @@ extension Scheduler {
         // each finish finds its leaf by path.
         finishes.sort { ($0.record.finishedAt ?? now) < ($1.record.finishedAt ?? now) }
         for finish in finishes {
-            guard let leaf = runs[finish.runIndex]?.plan.nodeByPath[finish.record.path],
-                leaf < runs[finish.runIndex]?.leafCount ?? 0
-            else { continue }
+            guard let leaf = runs[finish.runIndex]?.plan.nodeByPath[finish.record.path] else { continue }
+            guard let leafCount = runs[finish.runIndex]?.leafCount, leaf < leafCount else {
+                replayMapEnd(finish.runIndex, leaf, finish.record, finish.phase, now: now)
+                continue
+            }
             runs[finish.runIndex]?.children[leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
                 finish.runIndex, leaf, finish.phase, message: finish.record.error,
@@ -203,6 +214,24 @@ extension Scheduler {
             }
         }
         return takeActions()
+    }
+
+    /// A map's journaled end without procedures, replayed at its time among the outcomes.
+    private mutating func replayMapEnd(
+        _ runIndex: Int, _ node: Int, _ record: ChildRecord, _ phase: ChildPhase, now: Timestamp
+    ) {
+        guard let leafCount = runs[runIndex]?.leafCount, node >= leafCount,
+            runs[runIndex]?.groups[node - leafCount].mapEndJournaled == true
+        else { return }
+        let end: MapEnd =
+            switch phase {
+            case .skipped: .skipped
+            case .failed: .failed(record.error ?? "failed")
+            case .cancelled: .cancelled(.custom(record.error ?? "cancelled"))
+            default: .succeeded
+            }
+        endMap(runIndex, node - leafCount, end, now: record.finishedAt ?? now)
+        drainWork(now: record.finishedAt ?? now)
     }
 
     /// An attempt that was in flight: current again, on its past session, with its grants.

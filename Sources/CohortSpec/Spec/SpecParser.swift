@@ -326,6 +326,24 @@ extension GroupSpec {
         return grown
     }
 
+    /// This spec with every map as written, before the coordinator made its procedures.
+    public func withoutMapExpansions() -> GroupSpec {
+        func strip(_ children: [ChildSpec]) -> [ChildSpec] {
+            children.map { child in
+                var child = child
+                child.mapped = nil
+                if case .group(var group) = child.body {
+                    group.children = strip(group.children)
+                    child.body = .group(group)
+                }
+                return child
+            }
+        }
+        var spec = self
+        spec.children = strip(children)
+        return spec
+    }
+
     /// The children of the nested group at `path` (`""`: the top level); nil if there is none.
     public func children(at path: String) -> [ChildSpec]? {
         guard !path.isEmpty else { return children }

@@ -298,3 +298,82 @@ extension MapTests {
         #expect(harness.finished["g"]?.phase == .failed)
     }
 }
+
+extension MapTests {
+    /// A map added to a running group (`cohort add`) whose producer has finished fans out at
+    /// once; the group waits for it.
+    @Test func aMapAddedAfterItsProducerFinishedFansOutAtOnce() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        try harness.submit(GroupSpec("g", children: [leaf("list"), leaf("slow")]), id: "g")
+        try harness.succeed("list", output: [10, 20])
+        let paths = try GrowingTests.add(
+            &harness, [ChildSpec("each", run: "echo", map: MapSpec(from: "list", into: "value"))], to: "g")
+        #expect(paths == ["each"])
+        #expect(try harness.input(of: "each/each[1]")["value"] == 20)
+        try harness.succeed("slow")
+        #expect(harness.finished["g"] == nil, "the group waits for the map's procedures")
+        try harness.succeed("each/each[0]")
+        try harness.succeed("each/each[1]")
+        #expect(harness.finished["g"]?.phase == .succeeded)
+    }
+
+    /// `cohort rerun`: the map fans out again from its reused producer and its procedures that
+    /// succeeded are reused; the one that failed runs again, and so does what gathers them.
+    @Test func aRerunReusesTheMapsProceduresThatSucceeded() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = Self.spec()
+        try harness.submit(spec, id: "g")
+        try harness.succeed("list", output: ["files": ["a", "b"]])
+        try harness.succeed("each/each[0]", output: ["n": 1])
+        try harness.fail("each/each[1]")
+        #expect(harness.finished["g"]?.phase == .failed)
+        let list: JSONValue = ["files": ["a", "b"]]
+        let first: JSONValue = ["n": 1]
+        let outputs = ["list": list.jsonData(), "each/each[0]": first.jsonData()]
+        let acceptance = try harness.scheduler.submit(spec, id: "g2", reusing: outputs, now: harness.now)
+        harness.record(acceptance.actions)
+        #expect(acceptance.reused == 2, "list and each[0]")
+        #expect(try harness.child("g2", "each/each[0]").phase == .succeeded)
+        #expect(harness.attempt("each/each[1]", group: "g2") != nil)
+        try harness.succeed("each/each[1]", output: ["n": 2], group: "g2")
+        #expect(try JSONValue(jsonData: try #require(harness.attempt("sum", group: "g2")).input) == ["all": [1, 2]])
+    }
+}
+
+extension MapTests {
+    /// Simulation, seed 24: a map cancelled before its producer finished ends cancelled; a
+    /// restart used to apply the journaled cancel only after replaying the producer's finish,
+    /// so the map decided again, by its `if:`, and ended skipped, skipping a dependent that was
+    /// running. Its end is journaled and replayed in its place.
+    @Test func aRestartReplaysHowAMapEndedInItsPlace() throws {
+        var harness = SchedulerHarness()
+        harness.scheduler.emitsRecords = true
+        var journal = RestoreTests.Journal()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "g", onChildFailure: .continue,
+            children: [
+                leaf("list"),
+                ChildSpec("each", run: "echo", condition: "outputs.list.n > 5", map: MapSpec(from: "list")),
+                leaf("next", after: ["each"]),
+            ])
+        try harness.submit(spec, id: "g")
+        journal.specs["g"] = spec
+        harness.record(try harness.scheduler.cancelChild("g", path: "each", reason: .custom("no"), now: harness.now))
+        journal.cancels["g", default: []].append(("each", "no"))
+        #expect(try harness.child("g", "each").phase == .cancelled)
+        #expect(harness.attempt("next") != nil, "onChildFailure continue: next runs after the cancelled map")
+        try harness.succeed("list", output: ["n": 1])
+        journal.absorb(&harness)
+
+        var restarted = RestoreTests().restarted(journal, at: harness.now + .seconds(1))
+        #expect(try restarted.child("g", "each").phase == .cancelled)
+        #expect(try restarted.child("g", "next").phase == .running, "still the attempt in flight, not skipped")
+        restarted.addWorker(2, slots: 8)
+        restarted.advance(.seconds(30))
+        try restarted.succeed("next")
+        #expect(restarted.finished["g"]?.phase == .cancelled)
+    }
+}
