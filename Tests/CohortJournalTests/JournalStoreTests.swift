@@ -1,0 +1,210 @@
+import CohortCore
+import CohortJournal
+import CohortJournalPostgres
+import CohortSpec
+import CohortTestSupport
+import Foundation
+import Testing
+
+/// What every journal store must do the same way (SQLite and PostgreSQL), and what only
+/// PostgreSQL's opening has to say (its URL, its server, its credentials).
+@Suite struct JournalStoreTests {
+    /// `cohort rerun`'s read: the spec, how the group finished, the outputs of what succeeded
+    /// with its whole output (the latest attempt of each child counts).
+    @Test(arguments: StoreKind.allCases)
+    func theRerunSourceHasTheSpecAndTheWholeOutputsOfWhatSucceeded(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
+            defer { journal.close() }
+            var batch = JournalBatch()
+            batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
+            func finished(_ path: String, _ attempt: UInt32, _ phase: ChildPhase, _ output: String?, cut: Bool = false)
+                -> ChildRecord
+            {
+                ChildRecord(
+                    group: "r1", path: path, attempt: attempt, attemptID: 0, state: .finished(phase),
+                    output: output.map { Data($0.utf8) }, outputTruncated: cut, finishedAt: at(2))
+            }
+            batch.finishes = [
+                finished("version", 1, .failed, nil), finished("version", 2, .succeeded, #"{"v":1}"#),
+                finished("build", 1, .succeeded, "{}", cut: true),
+            ]
+            try journal.write(batch)
+            let reader = try journal.openReader()
+            defer { reader.close() }
+            let running = try #require(try reader.rerunSource(group: "r1"))
+            #expect(running.phase == nil)
+            #expect(running.spec == sampleSpec)
+            #expect(running.outputs == ["version": Data(#"{"v":1}"#.utf8)])
+            batch = JournalBatch()
+            batch.outcomes.append(("r1", .failed, "build failed", at(3)))
+            try journal.write(batch)
+            #expect(try reader.rerunSource(group: "r1")?.phase == .failed)
+            #expect(try reader.rerunSource(group: "nope") == nil)
+        }
+    }
+
+    /// Several turns in one write (a group commit) end as if written one by one: a dispatch and
+    /// its finish, a retry superseding its first attempt, a grant made and released, the
+    /// largest token.
+    @Test(arguments: StoreKind.allCases)
+    func turnsWrittenTogetherEndAsIfWrittenOneByOne(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
+            defer { journal.close() }
+            var first = JournalBatch()
+            first.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
+            first.append(
+                .dispatched(
+                    ChildRecord(
+                        group: "r1", path: "version", attempt: 1, attemptID: 5, state: .inFlight, worker: "w1",
+                        tokens: ["repo": 10])))
+            first.append(
+                .localLock(
+                    .granted(
+                        LocalLockRecord(group: "r1", path: "version", attempt: 1, attemptID: 5, request: 1, tokens: [:])
+                    )))
+            var second = JournalBatch()
+            second.append(
+                .dispatched(
+                    ChildRecord(
+                        group: "r1", path: "version", attempt: 2, attemptID: 6, state: .inFlight, worker: "w2",
+                        tokens: ["repo": 12])))
+            second.append(.localLock(.released(attemptID: 5, request: 1)))
+            var third = JournalBatch()
+            third.append(
+                .finished(
+                    ChildRecord(
+                        group: "r1", path: "version", attempt: 2, attemptID: 6, state: .finished(.succeeded),
+                        output: Data("1".utf8), worker: "w2", finishedAt: at(4))))
+            third.append(.groupFinished(id: "r1", .succeeded, reason: nil, at: at(5)))
+            try journal.write([first, second, third])
+            #expect(try place.strings("SELECT state FROM attempts ORDER BY attempt") == ["ended", "succeeded"])
+            let contents = try journal.load()
+            #expect(contents.lastTokens == ["repo": 12])
+            let group = try #require(contents.groups.first)
+            #expect(group.outcome?.phase == .succeeded)
+            #expect(group.localLocks.isEmpty)
+            let child = try #require(group.children.first)
+            #expect(child.attempt == 2 && child.state == .finished(.succeeded) && child.worker == "w2")
+            #expect(child.output == Data("1".utf8))
+        }
+    }
+
+    /// More records of a kind than one statement takes (PostgreSQL's statements are cut at
+    /// 1,000 rows) are all written, in order.
+    @Test(arguments: StoreKind.allCases)
+    func aLargeTurnIsWrittenWhole(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
+            defer { journal.close() }
+            var batch = JournalBatch()
+            for index in 0..<2500 {
+                batch.submissions.append(.init(id: "g\(index)", spec: sampleSpec, submittedAt: at(Int64(index))))
+                batch.dispatches.append(
+                    ChildRecord(
+                        group: "g\(index)", path: "version", attempt: 1, attemptID: AttemptID(UInt64(index + 1)),
+                        state: .inFlight))
+            }
+            try journal.write(batch)
+            let groups = try journal.load().groups
+            #expect(groups.count == 2500)
+            #expect(groups.map(\.id) == (0..<2500).map { "g\($0)" })
+            #expect(groups.allSatisfy { $0.children.count == 1 })
+        }
+    }
+
+    /// A new database gets the current schema; a journal of a newer version is refused with
+    /// both versions named, and left as it was.
+    @Test(arguments: StoreKind.allCases)
+    func aJournalOfANewerSchemaVersionIsRefused(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
+            journal.close()
+            let version = try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'")
+            #expect(version == [kind == .sqlite ? "5" : "1"])
+            try place.execute("UPDATE meta SET value = '99' WHERE key = 'schemaVersion'")
+            let error = #expect(throws: JournalError.self) { _ = try place.open() }
+            #expect(error?.code == .schemaVersion)
+            #expect(error?.exitCode == 65)
+            #expect(error?.message.contains("99") == true)
+            #expect(try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'") == ["99"])
+        }
+    }
+
+    /// `cohort prune` on a database without a journal says so and creates nothing.
+    @Test func maintenanceOnADatabaseWithoutAJournalIsRefused() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let error = #expect(throws: JournalError.self) { _ = try place.openExisting() }
+            #expect(error?.code == .unusable)
+            #expect(error?.message.contains("no journal") == true)
+            #expect(try place.strings("SELECT count(*) FROM pg_tables WHERE tablename = 'meta'") == ["0"])
+        }
+    }
+
+    @Test(arguments: [
+        ("sqlite:///var/lib/cohort", "postgres://USER@HOST:PORT/DATABASE"),
+        ("postgres://127.0.0.1:5432/cohort", "no user"),
+        ("postgres://cohort@/cohort", "no host"),
+        ("postgres://cohort@127.0.0.1:5432", "no database"),
+        ("postgres://cohort@127.0.0.1:99999/cohort", "99999"),
+        ("postgres://cohort@127.0.0.1:port/cohort", "port"),
+        ("postgres://cohort@127.0.0.1/cohort?sslmode=require", "sslmode"),
+    ])
+    func aBadURLIsRefusedNamingWhatIsWrong(_ url: String, _ named: String) {
+        let error = #expect(throws: JournalError.self) { _ = try PostgresConnectionURL(url, environment: [:]) }
+        #expect(error?.code == .badLocation)
+        #expect(error?.exitCode == 64)
+        #expect(error?.message.contains(named) == true, "\(error?.description ?? "")")
+    }
+
+    @Test func theURLsPasswordIsNeverShown() throws {
+        let url = try PostgresConnectionURL("postgres://cohort:s3cret@db.internal:6543/jobs", environment: [:])
+        #expect(url.description == "postgres://cohort@db.internal:6543/jobs")
+        #expect(url.password == "s3cret" && url.port == 6543 && url.database == "jobs")
+        let defaulted = try PostgresConnectionURL("postgresql://cohort@db/jobs", environment: ["PGPASSWORD": "pw"])
+        #expect(defaulted.port == 5432 && defaulted.password == "pw")
+        let error = #expect(throws: JournalError.self) {
+            _ = try PostgresConnectionURL("postgres://cohort:s3cret@db/jobs?x=1", environment: [:])
+        }
+        #expect(error?.description.contains("s3cret") == false)
+    }
+
+    @Test func anUnreachableServerIsNamedWithItsHostAndPort() throws {
+        let port = try PostgresServer.shared.port
+        // A port nothing listens on: the server's own, plus one, is free most of the time.
+        let closed = try freePortNobodyListensOn(besides: port)
+        let url = try PostgresConnectionURL("postgres://cohort@127.0.0.1:\(closed)/cohort", environment: [:])
+        let error = #expect(throws: JournalError.self) { _ = try PostgresJournal(url: url) }
+        #expect(error?.code == .unreachable)
+        #expect(error?.exitCode == 69)
+        #expect(error?.message.contains("127.0.0.1:\(closed)") == true, "\(error?.description ?? "")")
+    }
+
+    @Test func wrongCredentialsAreNamed() throws {
+        let server = try PostgresServer.shared
+        let database = String(try server.makeDatabase().split(separator: "/").last ?? "")
+        let url = try PostgresConnectionURL(server.url(database: database, password: "wrong"), environment: [:])
+        let error = #expect(throws: JournalError.self) { _ = try PostgresJournal(url: url) }
+        #expect(error?.code == .denied)
+        #expect(error?.exitCode == 77)
+        #expect(error?.message.contains("credentials of user \"cohort\"") == true, "\(error?.description ?? "")")
+        #expect(error?.description.contains("wrong") == false)
+    }
+
+    /// A port of 127.0.0.1 with nothing listening (bound and released, so nobody took it).
+    private func freePortNobodyListensOn(besides port: Int) throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
