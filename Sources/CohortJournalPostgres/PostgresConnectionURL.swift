@@ -24,7 +24,8 @@ public struct PostgresConnectionURL: Sendable, Hashable, CustomStringConvertible
             JournalError(.badLocation, path: Self.redacted(text), message)
         }
         guard Self.isPostgres(text) else {
-            throw bad("the journal must be a postgres://USER@HOST:PORT/DATABASE URL (without one, SQLite under --state-dir)")
+            throw bad(
+                "the journal must be a postgres://USER@HOST:PORT/DATABASE URL (without one, SQLite under --state-dir)")
         }
         // HOST[:PORT] after the user, checked by hand: a port that is not a number must not
         // quietly become 5432.

@@ -79,7 +79,9 @@ public final class PostgresJournal: JournalStore {
                 guard startingIncarnation else {
                     throw JournalError(.unusable, path: location, "there is no journal in this database")
                 }
-                for statement in PostgresJournalSchema.statements { _ = try execute(PostgresQuery(unsafeSQL: statement)) }
+                for statement in PostgresJournalSchema.statements {
+                    _ = try execute(PostgresQuery(unsafeSQL: statement))
+                }
                 let now = String(Int64(Date().timeIntervalSince1970 * 1e9))
                 let version = String(PostgresJournalSchema.version)
                 _ = try execute(
@@ -288,7 +290,8 @@ public final class PostgresJournal: JournalStore {
         }
         flush(&statement, insertFinishes, mergeFinished)
 
-        let updateOutcomes = "UPDATE groups AS g SET state = o.state, reason = o.reason, finished_at = o.at FROM (VALUES"
+        let updateOutcomes =
+            "UPDATE groups AS g SET state = o.state, reason = o.reason, finished_at = o.at FROM (VALUES"
         let outcomesWhere = ") AS o (id, state, reason, at) WHERE g.id = o.id"
         for id in outcomeOrder {
             let outcome = outcomes[id]!
@@ -456,7 +459,8 @@ public final class PostgresJournal: JournalStore {
                 groups[position].cancels.append((path, reason))
             }
             let locals = try execute(
-                "SELECT attempt_id, request, group_id, path, attempt, tokens FROM local_locks ORDER BY attempt_id, request")
+                "SELECT attempt_id, request, group_id, path, attempt, tokens FROM local_locks ORDER BY attempt_id, request"
+            )
             for row in locals {
                 let (attemptID, request, group, path, attempt, tokensText) = try row.decode(
                     (Int64, Int64, String, String, Int64, String).self)

@@ -93,7 +93,8 @@ public final class PostgresJournalReader: JournalStoreReader {
             let phase = finishedAt != nil ? GroupPhase(rawValue: state) : nil
             var latest: [String: (state: String, output: Data?, truncated: Bool)] = [:]
             let attempts = try execute(
-                "SELECT path, state, output, output_truncated FROM attempts WHERE group_id = \(id) ORDER BY path, attempt")
+                "SELECT path, state, output, output_truncated FROM attempts WHERE group_id = \(id) ORDER BY path, attempt"
+            )
             for attempt in attempts {
                 let (path, state, output, truncated) = try attempt.decode((String, String, Data?, Bool).self)
                 latest[path] = (state, output, truncated)

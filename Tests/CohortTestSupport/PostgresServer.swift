@@ -113,8 +113,11 @@ public final class PostgresServer: @unchecked Sendable {
         let path = FileManager.default.isExecutableFile(atPath: psql.path) ? psql.path : "/usr/bin/psql"
         return try Self.run(
             path,
-            ["-h", directory.path, "-p", String(port), "-U", Self.user, "-d", database, "-XAtq", "-v", "ON_ERROR_STOP=1",
-             "-c", sql])
+            [
+                "-h", directory.path, "-p", String(port), "-U", Self.user, "-d", database, "-XAtq", "-v",
+                "ON_ERROR_STOP=1",
+                "-c", sql,
+            ])
     }
 
     /// Stops the server by its pid (a fast shutdown, then SIGKILL after 10 s) and removes its

@@ -68,7 +68,8 @@ extension EndToEnd {
             try cluster.addWorker(name: "w1", slots: 2)
             var ids: [String] = []
             for (name, fails) in [("release-1", false), ("nightly-1", true), ("release-2", false)] {
-                let (_, final) = try cluster.submitAndWait(EndToEnd.History.group(name, fails: fails), name: "\(name).yaml")
+                let (_, final) = try cluster.submitAndWait(
+                    EndToEnd.History.group(name, fails: fails), name: "\(name).yaml")
                 ids.append(try #require(final["id"] as? String))
             }
             let (r1, n1, r2) = (ids[0], ids[1], ids[2])
@@ -93,7 +94,8 @@ extension EndToEnd {
             #expect(pruned.status == 0, "\(pruned)")
             let report = try JSON.object(pruned.stdout)
             #expect(Set(report["pruned"] as? [String] ?? []) == Set([r1, n1, r2, again]), "\(report)")
-            #expect(report["journal"] as? String == url.replacingOccurrences(of: ":\(PostgresServer.password)@", with: "@"))
+            #expect(
+                report["journal"] as? String == url.replacingOccurrences(of: ":\(PostgresServer.password)@", with: "@"))
             let left = try server.psql("SELECT count(*) FROM groups", database: Self.database(url))
             #expect(left.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         }
