@@ -42,8 +42,9 @@ public final class PostgresServer: @unchecked Sendable {
     /// Starts a new server and waits (up to 60 s) until it accepts connections.
     public init() throws {
         let bin = try Self.binaries()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "cohort-pg-\(UUID().uuidString)")
+        // As root, under /tmp: `nobody` must reach it (TMPDIR may be under /root).
+        let temporary = getuid() == 0 ? URL(fileURLWithPath: "/tmp") : FileManager.default.temporaryDirectory
+        let directory = temporary.appendingPathComponent("cohort-pg-\(UUID().uuidString)")
         self.bin = bin
         self.directory = directory
         let data = directory.appendingPathComponent("data")
