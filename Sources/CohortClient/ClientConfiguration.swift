@@ -36,6 +36,12 @@ public struct ClientConfiguration: Sendable, Equatable {
     public var peerName: String = ClientConfiguration.defaultPeerName
     /// CURVE keys for a coordinator that requires them (docs/security.md); `nil`: plaintext.
     public var curve: CurveClientKeys?
+    /// A running child's attempt token (`COHORT_ATTEMPT_TOKEN`), sent with status, result,
+    /// watch, cancel and add requests: while that attempt runs it lets them through for the
+    /// child's own group, whatever this client's key may do (docs/security.md, "Attempt
+    /// tokens"). Under CURVE a client with a token and no authorised key connects with a fresh
+    /// key pair (``CurveKeyPair/generate()``). `nil`: none.
+    public var attemptToken: String?
     /// Refuse a submission that no connected worker could run, instead of accepting it with a
     /// warning: ``CohortClient/submit(_:id:)`` and ``CohortClient/submit(specText:format:sourceName:id:)``
     /// then throw ``ClientError/Code/noCapableWorker`` naming each kind (with the labels its
@@ -75,7 +81,7 @@ public struct ClientConfiguration: Sendable, Equatable {
         lhs.coordinator == rhs.coordinator && lhs.connectTimeout == rhs.connectTimeout
             && lhs.requestTimeout == rhs.requestTimeout && lhs.probeAfter == rhs.probeAfter
             && lhs.reconnectTimeout == rhs.reconnectTimeout && lhs.peerName == rhs.peerName && lhs.curve == rhs.curve
-            && lhs.strict == rhs.strict
+            && lhs.strict == rhs.strict && lhs.attemptToken == rhs.attemptToken
     }
 
     /// `cohort-cli@<hostname>`.

@@ -127,6 +127,10 @@ final class ClientLoop {
     }
 
     private func send(_ request: ClientRequest, _ socket: Socket) throws(ClientError) {
+        var request = request
+        if request.attemptToken == nil, request.carriesAttemptToken {
+            request.attemptToken = configuration.attemptToken
+        }
         let frames: [[UInt8]]
         do {
             frames = try codec.encode(.clientRequest(request))

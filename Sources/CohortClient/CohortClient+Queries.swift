@@ -71,6 +71,38 @@ extension CohortClient {
         guard case .cancelAccepted = reply else { throw unexpected(reply, for: "cancel") }
     }
 
+    /// Adds `children` to a running group (into its nested group at `into`, a path; `nil`: the
+    /// top level) and returns the added nodes' paths, in document order (docs/spec.md,
+    /// "Growing groups"). They are validated like a spec's children (`after` and `inject` may
+    /// name existing siblings), journaled before this returns, and the group finishes only
+    /// after them. With ``ClientConfiguration/attemptToken`` a running child may add to its own
+    /// group.
+    ///
+    /// - Throws: ``ClientError``: `invalidSpec` naming each problem; `rejected` for a group (or
+    ///   nested group) that has finished or is being cancelled, or an addition that breaks a
+    ///   rule (a category its holding group does not hold); `notFound`; `permissionDenied`.
+    public func add(children: [ChildSpec], to group: String, into: String? = nil) async throws(ClientError)
+        -> [String]
+    {
+        let document = JSONValue.object(["children": .array(children.map(\.specJSON))]).jsonString()
+        let reply = try await connection.request(
+            .addChildren(group: group, ChildrenAddition(document: document, format: .json, into: into)))
+        guard case .childrenAdded(_, let paths) = reply else { throw unexpected(reply, for: "add") }
+        return paths
+    }
+
+    /// Adds the children of `document` (YAML or JSON: a list of children written like a spec's
+    /// `children`, or a mapping with `children:`) to a running group, as
+    /// ``add(children:to:into:)`` does; what `cohort add` sends.
+    public func add(document: String, format: CohortWire.SpecFormat = .yaml, to group: String, into: String? = nil)
+        async throws(ClientError) -> [String]
+    {
+        let reply = try await connection.request(
+            .addChildren(group: group, ChildrenAddition(document: document, format: format, into: into)))
+        guard case .childrenAdded(_, let paths) = reply else { throw unexpected(reply, for: "add") }
+        return paths
+    }
+
     /// The connected workers.
     public func workers() async throws(ClientError) -> [WorkerInfo] {
         let reply = try await connection.request(.workers)

@@ -85,14 +85,20 @@ public final class CohortClient: Sendable {
     ///   - format: its format (JSON is read as YAML; the format only changes the words of errors).
     ///   - sourceName: where it came from, e.g. `examples/release.yaml`: the group's default name.
     ///   - id: a group id of the caller's choosing; submitting the same id again is idempotent.
+    ///   - priority: overrides the spec's `priority` (-1000…1000); nil keeps the spec's.
     /// - Throws: ``ClientError/Code/invalidSpec`` with every fault in
     ///   ``ClientError/specErrors``, or the coordinator's refusal.
     public func submit(
-        specText: String, format: CohortSpec.SpecFormat = .yaml, sourceName: String? = nil, id: String? = nil
+        specText: String, format: CohortSpec.SpecFormat = .yaml, sourceName: String? = nil, id: String? = nil,
+        priority: Int? = nil
     ) async throws(ClientError) -> SubmitReceipt {
-        let spec: GroupSpec
+        var spec: GroupSpec
         do {
             spec = try SpecParser.parse(text: specText, format: format, sourceName: sourceName)
+            if let priority {
+                spec.priority = priority
+                try spec.validate()
+            }
         } catch {
             throw ClientError(invalid: error)
         }

@@ -50,7 +50,7 @@ extension ChildStatus: CustomStringConvertible {
 extension GroupDetail: CustomStringConvertible {
     /// `release (release-1): failed, 8 of 8 children finished: child build failed`.
     public var description: String {
-        let finished = children.filter { [.succeeded, .failed, .cancelled].contains($0.state) }.count
+        let finished = children.filter { [.succeeded, .failed, .cancelled, .skipped].contains($0.state) }.count
         let count = "\(finished) of \(children.count) \(children.count == 1 ? "child" : "children") finished"
         return "\(name) (\(id)): \(state), \(count)\(reason.map { ": \($0)" } ?? "")"
     }
@@ -92,7 +92,7 @@ extension GroupState: CustomStringConvertible {
 }
 
 extension ChildState: CustomStringConvertible {
-    /// A group's states plus `waiting` and `ready`: as in `cohort status GROUP`.
+    /// A group's states plus `waiting`, `ready` and `skipped`: as in `cohort status GROUP`.
     public var description: String {
         switch self {
         case .pending: "pending"
@@ -102,6 +102,7 @@ extension ChildState: CustomStringConvertible {
         case .succeeded: "succeeded"
         case .failed: "failed"
         case .cancelled: "cancelled"
+        case .skipped: "skipped"
         }
     }
 }

@@ -48,6 +48,14 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// the spec's `retry.attempts`; `onWorkerLoss: fail` on a child fails it at the first loss.
     /// Default 3 (Ray's and Dask's default too).
     public var maxWorkerLosses: Int = 3
+    /// Counting locks (docs/spec.md, "Counting locks"): category → how many holders it may
+    /// have at once, 1…10,000. They apply whatever a spec's `limits` say. Default none: a
+    /// category has limit 1 unless an unfinished group's spec declares another.
+    public var lockLimits: [String: Int] = [:]
+    /// How long a waiting child takes to gain one priority level (docs/scheduling.md,
+    /// "Priorities"): a child waits behind later children of higher-priority groups at most
+    /// `priority difference × priorityAging`. Default 10 s.
+    public var priorityAging: Duration = .seconds(10)
     /// The most dispatches (or results) put in one message to a worker. Default 256.
     public var maxBatch: Int = 256
     /// The coordinator's stable id, sent in WELCOME. Default `cohort`.
@@ -134,6 +142,17 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         }
         guard (0...100).contains(maxWorkerLosses) else {
             throw fail("maxWorkerLosses", "must be between 0 and 100, not \(maxWorkerLosses)")
+        }
+        for (category, limit) in lockLimits.sorted(by: { $0.key < $1.key }) {
+            if let problem = SpecNames.problem(withCategory: category, maxLength: specLimits.maxNameLength) {
+                throw fail("limits", problem)
+            }
+            guard GroupSpec.lockLimitRange.contains(limit) else {
+                throw fail("limits", "\(category) must be between 1 and 10000, not \(limit)")
+            }
+        }
+        guard priorityAging >= .milliseconds(1) else {
+            throw fail("priorityAging", "must be at least 1ms, not \(priorityAging)")
         }
         guard maxBatch >= 1 else { throw fail("maxBatch", "must be at least 1, not \(maxBatch)") }
         guard !coordinatorID.isEmpty else { throw fail("coordinatorID", "must not be empty") }

@@ -36,7 +36,11 @@ extension CoordinatorLoop {
             }
 
         case .cancel(let group, let path, let reason):
-            let why = CancellationReason.asked(by: session, words: reason)
+            // A running child of the group that cancels it (with its attempt token) is named.
+            var why = CancellationReason.asked(by: session, words: reason)
+            if let token = request.attemptToken, case .success(let child) = tokenHolder(token, for: request.kind) {
+                why = .cancelledByChild(path: child.path, attempt: child.attempt, reason: reason)
+            }
             do {
                 let actions =
                     if let path {
@@ -53,6 +57,9 @@ extension CoordinatorLoop {
             } catch {
                 fail(error.wire)
             }
+
+        case .addChildren(let group, let addition):
+            addChildren(addition, to: group, requestID: id, from: routing)
 
         case .watch(let group):
             let snapshot: GroupSnapshot

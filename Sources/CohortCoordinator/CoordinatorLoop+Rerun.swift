@@ -30,6 +30,11 @@ extension CoordinatorLoop {
                 to: routing)
         }
         guard !stopping else { return fail(.shuttingDown, "the coordinator is stopping") }
+        if newID == group {
+            return fail(
+                .invalidRequest,
+                "--id \(group) is the group being re-run; a rerun is a new group: give another id, or none")
+        }
         if let held = try? scheduler.groupSnapshot(group), !held.phase.isFinished {
             return fail(
                 .invalidRequest,

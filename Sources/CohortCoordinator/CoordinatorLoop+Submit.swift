@@ -14,6 +14,8 @@ struct ParsedSubmission: Sendable {
     /// Refuse, instead of accepting with warnings, a group some of whose procedures no
     /// connected worker could run.
     var strict = false
+    /// `cohort submit --priority`: overrides the spec's.
+    var priority: Int32?
 }
 
 /// Submissions: parse and validate with `SpecParser`, then hand the group to the scheduler.
@@ -53,14 +55,15 @@ extension CoordinatorLoop {
                     accept(
                         ParsedSubmission(
                             routing: routing, requestID: requestID, groupID: groupID,
-                            result: .success((spec, spec.flattened())), strict: submission.strict))
+                            result: .success((spec, spec.flattened())), strict: submission.strict,
+                            priority: submission.priority))
                     return
                 }
             } catch {
                 accept(
                     ParsedSubmission(
                         routing: routing, requestID: requestID, groupID: groupID, result: .failure(error),
-                        strict: submission.strict))
+                        strict: submission.strict, priority: submission.priority))
                 return
             }
         }
@@ -79,7 +82,7 @@ extension CoordinatorLoop {
                 .parsed(
                     ParsedSubmission(
                         routing: routing, requestID: requestID, groupID: groupID, result: result,
-                        strict: submission.strict)))
+                        strict: submission.strict, priority: submission.priority)))
         }
         if !queued {
             let limit = SpecParsingPool.perClientLimit
@@ -110,7 +113,18 @@ extension CoordinatorLoop {
         switch parsed.result {
         case .failure(let errors):
             reply(.error(errors.wire))
-        case .success(let (spec, flat)):
+        case .success(let (parsedSpec, flat)):
+            var spec = parsedSpec
+            if let priority = parsed.priority {
+                guard GroupSpec.priorityRange.contains(Int(priority)) else {
+                    let error = SpecError(
+                        .invalidValue, path: "priority",
+                        "--priority \(priority) is out of range; a priority is a whole number from "
+                            + "\(GroupSpec.priorityRange.lowerBound) to \(GroupSpec.priorityRange.upperBound)")
+                    return reply(.error(SpecErrors([error]).wire))
+                }
+                spec.priority = Int(priority)
+            }
             if parsed.strict, parsed.groupID.map({ !scheduler.contains(group: $0) }) ?? true {
                 let missing = scheduler.unplaceable(flat)
                 guard missing.isEmpty else {

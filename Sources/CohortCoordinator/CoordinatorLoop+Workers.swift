@@ -69,7 +69,40 @@ extension CoordinatorLoop {
                 "worker left",
                 metadata: ["worker.id": "\(worker)", "worker.name": "\(session.name)", "reason": "\(reason)"])
             apply(scheduler.workerLost(worker, reason: reason, handedBack: true, now: now))
+        case .cancelGroup(let ref, let reason):
+            cancelGroup(by: AttemptRef(ref), reason: reason, worker: worker, routing: routing)
+        case .addChildren(let ref, let addition):
+            addChildren(by: AttemptRef(ref), addition, worker: worker, routing: routing)
         }
+    }
+
+    /// A running attempt (a custom kind's `context.cancelGroup`) cancels its own group, as its
+    /// attempt token would let it: refused (a WorkerError naming the attempt) unless the attempt
+    /// runs on this worker.
+    private func cancelGroup(by ref: AttemptRef, reason: String, worker: SessionID, routing: RoutingID) {
+        guard scheduler.isRunning(ref, on: worker) else {
+            return refuseAttemptRequest(
+                ref, "the attempt is not running on this worker (it ended, or was superseded)", to: routing)
+        }
+        do {
+            apply(
+                try scheduler.cancelGroup(
+                    ref.group, reason: .cancelledByChild(path: ref.path, attempt: ref.attempt, reason: reason), now: now
+                ))
+            logger.info("cancel accepted", metadata: ["group.id": "\(ref.group)", "by.child": "\(ref.path)"])
+        } catch {
+            refuseAttemptRequest(ref, error.message, to: routing)
+        }
+    }
+
+    /// Refuses what a running attempt asked over its worker's connection: a WorkerError that
+    /// names the attempt (the worker's context reports it to the kind's code).
+    func refuseAttemptRequest(_ ref: AttemptRef, _ message: String, to routing: RoutingID) {
+        stats.refused.bump()
+        logger.notice(
+            "refused an attempt's request",
+            metadata: ["attempt.ref": "\(ref.group)/\(ref.path)#\(ref.attempt)", "error": "\(message)"])
+        outbox.send(.error(WorkerError(code: .permissionDenied, message: message, ref: ref.wire)), to: routing)
     }
 
     private func refuseAttempt(_ task: WireAttemptRef, _ error: SchedulerError, to routing: RoutingID) {
@@ -104,7 +137,9 @@ extension CoordinatorLoop {
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 stats.dispatched.bump()
                 metrics?.dispatched()
-                outbox.send(.dispatch([order.wire]), to: routing)
+                var dispatch = order.wire
+                dispatch.attemptToken = attemptTokens.mint(for: order.ref) { self.scheduler.isRunning($0) }
+                outbox.send(.dispatch([dispatch]), to: routing)
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 outbox.send(

@@ -34,6 +34,8 @@ final class CoordinatorLoop {
     var stopping = false
     /// CURVE's ZAP handler and authorised keys; `nil` without CURVE.
     var security: LoopSecurity?
+    /// The attempt tokens handed out with dispatches (Security/AttemptTokens.swift).
+    var attemptTokens = AttemptTokens()
     /// Cancels accepted and waiting for their workers before they are acknowledged.
     var pendingCancels = PendingCancels()
     /// Parses, off the loop thread, every submission but small strict JSON.
@@ -63,6 +65,8 @@ final class CoordinatorLoop {
         settings.finishedGroupRetention = configuration.finishedGroupRetention
         settings.maxWorkerLosses = configuration.maxWorkerLosses
         settings.tokenFloor = configuration.tokenFloor
+        settings.lockLimits = configuration.lockLimits
+        settings.priorityAging = configuration.priorityAging
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
         self.scheduler = Scheduler(configuration: settings)
         self.scheduler.observes = metrics != nil

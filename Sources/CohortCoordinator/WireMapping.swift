@@ -48,8 +48,10 @@ extension CancellationReason {
         case .groupFinished: self = .groupFinished
         case .workerLost: self = .workerLost(text)
         case .handedBack: self = .handedBack(text)
+        case .skipped: self = .skipped(text)
         case .shutdown: self = .shutdown(text)
-        case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed:
+        case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed,
+            .cancelledByChild:
             self = .custom(text)
         }
     }
@@ -67,6 +69,8 @@ extension CancellationReason {
         case .workerLost: .workerLost
         case .handedBack: .handedBack
         case .shutdown: .shutdown
+        case .skipped: .skipped
+        case .cancelledByChild: .cancelledByChild
         case .custom: .custom
         }
     }
@@ -94,6 +98,7 @@ extension ChildPhase {
         case .succeeded: .succeeded
         case .failed: .failed
         case .cancelled: .cancelled
+        case .skipped: .skipped
         }
     }
 }
@@ -129,13 +134,14 @@ extension EndedAttempt {
 extension GroupSnapshot {
     var wireSummary: GroupSummary {
         GroupSummary(
-            id: id, name: name, state: phase.wire, submittedAt: submittedAt.wire, finishedAt: finishedAt?.wire)
+            id: id, name: name, state: phase.wire, submittedAt: submittedAt.wire, finishedAt: finishedAt?.wire,
+            priority: Int32(clamping: priority))
     }
 
     var wireDetail: GroupDetail {
         GroupDetail(
             id: id, name: name, state: phase.wire, submittedAt: submittedAt.wire, finishedAt: finishedAt?.wire,
-            reason: reason, children: children.map(\.wire))
+            reason: reason, children: children.map(\.wire), priority: Int32(clamping: priority))
     }
 }
 
@@ -191,11 +197,12 @@ extension Scheduler {
         }
         return lockSnapshot().map { lock in
             LockInfo(
-                category: lock.category, token: lock.token,
-                holder: lock.holder.map { owner in
+                category: lock.category, token: lock.token, limit: UInt32(clamping: lock.limit),
+                holders: lock.holders.map { holding in
                     CohortWire.LockHolderStatus(
-                        group: owner.group, child: owner.child, attempt: owner.attempt,
-                        worker: owner.worker.map { workerName($0) ?? $0.description }, heldFor: age(lock.heldSince))
+                        group: holding.owner.group, child: holding.owner.child, attempt: holding.owner.attempt,
+                        worker: holding.owner.worker.map { workerName($0) ?? $0.description },
+                        heldFor: age(holding.since), token: holding.token)
                 },
                 waiters: lock.waiters.enumerated().map { index, waiter in
                     LockWaiter(

@@ -39,7 +39,7 @@ enum DashboardJSON {
 
     static func progress(_ detail: GroupDetail) -> JSONValue {
         let procedures = detail.children.filter { !$0.isGroup }
-        let finished = procedures.filter { [.succeeded, .failed, .cancelled].contains($0.state) }.count
+        let finished = procedures.filter { [.succeeded, .failed, .cancelled, .skipped].contains($0.state) }.count
         return ["finished": .int(Int64(finished)), "total": .int(Int64(procedures.count))]
     }
 
@@ -94,15 +94,18 @@ enum DashboardJSON {
     }
 
     static func lock(_ lock: LockInfo) -> JSONValue {
-        .object([
+        func holder(_ holder: LockHolderStatus) -> JSONValue {
+            .object([
+                "group": .string(holder.group), "child": .string(holder.child),
+                "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
+                "groupHold": .bool(holder.attempt == 0), "heldSeconds": seconds(holder.heldFor),
+                "token": holder.token.map { .int(Int64(clamping: $0)) } ?? .null,
+            ])
+        }
+        return .object([
             "category": .string(lock.category), "token": .int(Int64(clamping: lock.token)),
-            "holder": lock.holder.map { holder in
-                .object([
-                    "group": .string(holder.group), "child": .string(holder.child),
-                    "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
-                    "groupHold": .bool(holder.attempt == 0), "heldSeconds": seconds(holder.heldFor),
-                ])
-            } ?? .null,
+            "limit": .int(Int64(lock.limit)), "holders": .array(lock.holders.map(holder)),
+            "holder": lock.holder.map(holder) ?? .null,
             "waiters": .array(
                 lock.waiters.map { waiter in
                     .object([

@@ -79,6 +79,19 @@ extension Journal {
             guard let position = index[row["group_id"]] else { continue }
             groups[position].cancels.append((row["path"], row["reason"]))
         }
+        let additions = try Row.fetchCursor(
+            db, sql: "SELECT group_id, into_path, children FROM additions ORDER BY rowid")
+        while let row = try additions.next() {
+            let group: String = row["group_id"]
+            guard let position = index[group] else { continue }
+            do {
+                let children = try SpecParser.parseChildren(
+                    text: row["children"], format: .json, limits: Self.restoreLimits)
+                groups[position].additions.append((row["into_path"], children))
+            } catch {
+                throw damage("group \"\(group)\" has added children that cannot be read: \(error)")
+            }
+        }
         let locals = try Row.fetchCursor(
             db,
             sql:

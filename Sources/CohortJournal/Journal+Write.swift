@@ -112,6 +112,16 @@ extension Journal {
                 ])
             }
         }
+        if !batch.additions.isEmpty {
+            let insert = try db.cachedStatement(
+                sql: "INSERT INTO additions (group_id, into_path, children, at) VALUES (?, ?, ?, ?)")
+            for addition in batch.additions {
+                try insert.execute(arguments: [
+                    addition.group, addition.into, JSONValue.array(addition.children.map(\.specJSON)).jsonString(),
+                    addition.at.nanosecondsSinceEpoch,
+                ])
+            }
+        }
         if !batch.localLocks.isEmpty { try writeLocalLocks(batch.localLocks, in: db) }
         if !batch.fencing.isEmpty {
             let upsert = try db.cachedStatement(
@@ -165,6 +175,7 @@ extension Journal {
                 let doomed = "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?"
                 try db.execute(sql: "DELETE FROM attempts WHERE group_id IN (\(doomed))", arguments: [time])
                 try db.execute(sql: "DELETE FROM cancels WHERE group_id IN (\(doomed))", arguments: [time])
+                try db.execute(sql: "DELETE FROM additions WHERE group_id IN (\(doomed))", arguments: [time])
                 try db.execute(sql: "DELETE FROM local_locks WHERE group_id IN (\(doomed))", arguments: [time])
                 try db.execute(
                     sql: "DELETE FROM groups WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [time])

@@ -34,18 +34,22 @@ public struct JournalBatch: Sendable {
     public var fencing: [String: UInt64] = [:]
     /// Worker-local grants made and released, in order.
     public var localLocks: [LocalLockChange] = []
+    /// Children added to running groups, in order: group, nested group's path (`""` the top
+    /// level), the children, when.
+    public var additions: [(group: String, into: String, children: [ChildSpec], at: Timestamp)] = []
 
     public init() {}
 
     public var isEmpty: Bool {
         submissions.isEmpty && dispatches.isEmpty && finishes.isEmpty && outcomes.isEmpty && cancels.isEmpty
-            && fencing.isEmpty && localLocks.isEmpty
+            && fencing.isEmpty && localLocks.isEmpty && additions.isEmpty
     }
 
     /// How many records the batch holds (submissions, dispatches, finishes, outcomes, cancels
     /// and local lock changes; the fencing counters ride along), for the journal's metrics.
     public var recordCount: Int {
         submissions.count + dispatches.count + finishes.count + outcomes.count + cancels.count + localLocks.count
+            + additions.count
     }
 
     /// Adds what the scheduler asked to record. The fencing counters a record carries (a
@@ -65,6 +69,8 @@ public struct JournalBatch: Sendable {
             outcomes.append((id, phase, reason, at))
         case .cancelRequested(let group, let path, let reason, let at):
             cancels.append((group, path, reason, at))
+        case .childrenAdded(let group, let into, let children, let at):
+            additions.append((group, into, children, at))
         case .localLock(let change):
             localLocks.append(change)
             if case .granted(let grant) = change { noteTokens(grant.tokens) }
@@ -85,6 +91,7 @@ public struct JournalBatch: Sendable {
         cancels.removeAll(keepingCapacity: true)
         fencing.removeAll(keepingCapacity: true)
         localLocks.removeAll(keepingCapacity: true)
+        additions.removeAll(keepingCapacity: true)
     }
 }
 

@@ -7,6 +7,9 @@ import GRDB
 /// the outputs of its procedures that succeeded.
 public struct RerunSource: Sendable {
     public var id: String
+    /// The spec as the group ran: the submitted one with every child added while it ran
+    /// (`cohort add`) in place, so that a reused child that added children does not take
+    /// them away from the new run.
     public var spec: GroupSpec
     /// How it finished; nil while it runs.
     public var phase: GroupPhase?
@@ -34,10 +37,18 @@ extension JournalReader {
                     let row = try Row.fetchOne(
                         db, sql: "SELECT spec, state, finished_at FROM groups WHERE id = ?", arguments: [id])
                 else { return nil }
-                let spec: GroupSpec
+                var spec: GroupSpec
                 do {
                     spec = try SpecParser.parse(text: row["spec"], format: .json, limits: Journal.restoreLimits)
-                } catch {
+                    let additions = try Row.fetchCursor(
+                        db, sql: "SELECT into_path, children FROM additions WHERE group_id = ? ORDER BY rowid",
+                        arguments: [id])
+                    while let addition = try additions.next() {
+                        let children = try SpecParser.parseChildren(
+                            text: addition["children"], format: .json, limits: Journal.restoreLimits)
+                        spec = try spec.adding(children, into: addition["into_path"], limits: Journal.restoreLimits)
+                    }
+                } catch let error as SpecErrors {
                     throw JournalError(.damaged, path: path, "group \"\(id)\" has a spec that cannot be read: \(error)")
                 }
                 let finished = (row["finished_at"] as Int64?) != nil

@@ -1,19 +1,20 @@
 import Foundation
 
-/// The journal's tables (schema version 5), documented for operators in docs/operations.md,
+/// The journal's tables (schema version 6), documented for operators in docs/operations.md,
 /// "The journal". Times are nanoseconds since 1970-01-01 UTC; a group's id is its key
 /// everywhere.
 enum JournalSchema {
     /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
     /// is brought up to this one when opened; any other version is refused.
-    static let version = 5
+    static let version = 6
 
     /// Version -> the statements that bring a journal of that version to the next one.
     /// Version 2 added `attempts.output_truncated` and the `local_locks` table; version 3 calls
     /// the attempt's id `attempt_id` (it was `task_id`), the handbook's word; version 4 added
     /// `attempts.losses` and `attempts.counted`, the workers the child had lost and the
     /// attempts that had used up its retry budget when the attempt was sent; version 5 added
-    /// the indexes `cohort status` lists the history with (``historyIndexes``).
+    /// the indexes `cohort status` lists the history with (``historyIndexes``); version 6 added
+    /// the `additions` table, the children added to running groups (``additions``).
     static let migrations: [Int: [String]] = [
         1: [
             "ALTER TABLE attempts ADD COLUMN output_truncated INTEGER NOT NULL DEFAULT 0",
@@ -30,6 +31,22 @@ enum JournalSchema {
             "ALTER TABLE attempts ADD COLUMN counted INTEGER",
         ],
         4: historyIndexes,
+        5: additions,
+    ]
+
+    /// Children added to running groups (docs/spec.md, "Growing groups"), replayed in `rowid`
+    /// order after a restart: the group, the nested group's path (`""` the top level), the
+    /// children as a JSON list in the spec format, when.
+    static let additions = [
+        """
+        CREATE TABLE additions (
+            group_id TEXT NOT NULL,
+            into_path TEXT NOT NULL,
+            children TEXT NOT NULL,
+            at INTEGER NOT NULL
+        )
+        """,
+        "CREATE INDEX additions_by_group ON additions (group_id)",
     ]
 
     /// `cohort status` lists groups newest first, by state, since a time: the submission
@@ -121,5 +138,7 @@ enum JournalSchema {
         """,
         "CREATE INDEX cancels_by_group ON cancels (group_id)",
         localLocks,
+        additions[0],
+        additions[1],
     ]
 }

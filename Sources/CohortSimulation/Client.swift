@@ -317,8 +317,11 @@ extension Simulation {
     }
 
     /// A random valid spec: nested groups and sequences, `after` and `inject` to earlier
-    /// siblings, `exclusive` at group and child level from the shared categories, retries,
-    /// timeouts, and matrix fan-outs (injected from as lists).
+    /// siblings, `exclusive` at group and child level from the shared categories (some of
+    /// them counting locks: ``declaredLimits``, ``configuredLimits``), retries, timeouts,
+    /// `if:` and `require:` over earlier siblings (often on dependents of children that may
+    /// fail), `repeat:`, matrix fan-outs (injected from as lists), and a priority (derived
+    /// from the spec's size rather than drawn).
     mutating func randomSpec(name: String) -> GroupSpec {
         var counter = 0
         func categories() -> [String] { Self.categories.filter { _ in random.int(0...5) == 0 } }
@@ -328,12 +331,15 @@ extension Simulation {
                 counter += 1
                 let childName = "c\(counter)"
                 let after = list.map(\.name).filter { _ in random.int(0...2) == 0 }
+                let condition = random.int(0...4) == 0 ? randomCondition(over: list) : nil
+                let requirement = random.int(0...9) == 0 ? randomCondition(over: list, requirement: true) : nil
                 if depth < 2, random.int(0...4) == 0 {
                     list.append(
                         ChildSpec(
                             childName, mode: random.int(0...1) == 0 ? .parallel : .sequence,
                             onChildFailure: ChildFailurePolicy.allCases[random.int(0...2)], after: after,
                             exclusive: random.int(0...2) == 0 ? categories() : [],
+                            condition: condition, requirement: requirement,
                             children: children(depth: depth + 1)))
                 } else {
                     let producers = list.filter { !$0.isGroup }.map(\.name)
@@ -354,17 +360,48 @@ extension Simulation {
                             onWorkerLoss: random.int(0...9) == 0 ? .fail : .retry,
                             inject: producers.map {
                                 Injection(from: $0, select: "n", into: JSONPath([.key("from_\($0)")]))
-                            }, matrix: matrix))
+                            },
+                            condition: condition, requirement: requirement,
+                            repeating: random.int(0...7) == 0
+                                ? RepeatPolicy(
+                                    until: SpecExpression("output.n > \(random.int(0...999))"), max: random.int(1...4),
+                                    every: .milliseconds(Int64(random.int(0...3) * 100))) : nil,
+                            matrix: matrix))
                 }
             }
             return list
         }
-        return GroupSpec(
+        var spec = GroupSpec(
             name, mode: random.int(0...2) == 0 ? .sequence : .parallel,
             timeout: random.int(0...7) == 0 ? .seconds(Int64(random.int(5...60))) : nil,
             onChildFailure: ChildFailurePolicy.allCases[random.int(0...2)],
             exclusive: random.int(0...5) == 0 ? [Self.categories[random.int(0...2)]] : [],
             children: children(depth: 0))
+        spec.limits = Self.declaredLimits
+        spec.priority = [0, 0, 3, -2, 0, 1][counter % 6]
+        return spec
+    }
+}
+
+extension Simulation {
+    /// An `if:` (or, with `requirement`, a `require:`) over earlier siblings `list`: their
+    /// outcomes and procedures' outputs (`{"n": 0…999}`); nil if there is none.
+    mutating func randomCondition(over list: [ChildSpec], requirement: Bool = false) -> SpecExpression? {
+        guard !list.isEmpty else { return random.int(0...1) == 0 ? "always()" : nil }
+        let sibling = list[random.int(0...(list.count - 1))]
+        let name = sibling.name
+        let procedures = list.filter { !$0.isGroup }.map(\.name)
+        var choices = [
+            "failed(\(name))", "succeeded(\(name))", "!cancelled(\(name))", "skipped(\(name)) || failed(\(name))",
+            "always()", "succeeded(\(name)) && !skipped(\(name))",
+        ]
+        if let producer = procedures.last {
+            choices.append("succeeded(\(producer)) && outputs.\(producer).n >= \(random.int(0...999))")
+            // A missing path: evaluating it fails the child.
+            if random.int(0...3) == 0 { choices.append("outputs.\(producer).missing == 1") }
+        }
+        if requirement { choices = choices.filter { !$0.hasPrefix("skipped") && $0 != "always()" } }
+        return SpecExpression(choices[random.int(0...(choices.count - 1))])
     }
 }
 
@@ -389,7 +426,7 @@ func describe(_ kind: ClientRequest.Kind) -> String {
     case .unwatch(let group): "unwatch \(group)"
     case .workers: "workers"
     case .disconnect: "disconnect"
-    case .status, .result, .locks, .drain, .undrain, .rerun: "other"
+    case .status, .result, .locks, .drain, .undrain, .rerun, .addChildren: "other"
     }
 }
 
@@ -402,6 +439,6 @@ func describe(_ kind: CoordinatorReply.Kind) -> String {
     case .error(let error): "error \(error.code) \(error.message)"
     case .workers: "workers"
     case .acknowledged: "acknowledged"
-    case .groups, .result, .locks: "other"
+    case .groups, .result, .locks, .childrenAdded: "other"
     }
 }

@@ -13,6 +13,7 @@ struct SimJournal {
         var outcome: (GroupPhase, String?, Timestamp)?
         var children: [String: ChildRecord] = [:]
         var cancels: [(path: String, reason: String)] = []
+        var additions: [(into: String, children: [ChildSpec])] = []
     }
 
     var groups: [String: Group] = [:]
@@ -39,6 +40,8 @@ struct SimJournal {
             groups[id]?.outcome = (phase, reason, at)
         case .cancelRequested(let group, let path, let reason, _):
             groups[group]?.cancels.append((path, reason))
+        case .childrenAdded(let group, let into, let children, _):
+            groups[group]?.additions.append((into, children))
         case .localLock(.granted(let grant)):
             localLocks["\(grant.attemptID)/\(grant.request)"] = grant
             for (category, token) in grant.tokens { lastTokens[category] = max(lastTokens[category] ?? 0, token) }
@@ -50,11 +53,13 @@ struct SimJournal {
     func restoredGroups() -> [RestoredGroup] {
         groups.keys.sorted().map { id in
             let group = groups[id]!
-            return RestoredGroup(
+            var restored = RestoredGroup(
                 id: id, spec: group.spec, sequence: group.sequence, submittedAt: group.submittedAt,
                 outcome: group.outcome.map { ($0.0, $0.1, $0.2) },
                 children: group.children.keys.sorted().map { group.children[$0]! }, cancels: group.cancels,
                 localLocks: localLocks.keys.sorted().compactMap { localLocks[$0] }.filter { $0.group == id })
+            restored.additions = group.additions
+            return restored
         }
     }
 }
@@ -68,6 +73,8 @@ extension Simulation {
         configuration.heartbeatInterval = Self.heartbeat
         configuration.liveness = Self.liveness
         configuration.tokenFloor = epoch << 32
+        configuration.lockLimits = Self.configuredLimits
+        configuration.priorityAging = .seconds(5)
         configuration.randomSeed = configuration.randomSeed ^ epoch
         #if DEBUG
             if let mutation = self.configuration.mutation?.schedulerMutation { configuration.mutations = [mutation] }
@@ -226,11 +233,22 @@ extension Simulation {
             withScheduler("started \(ref)", expected: [.superseded]) { scheduler, now throws(SchedulerError) in
                 try scheduler.attemptStarted(ref, worker: session, now: now)
             }
-        case .finished(_, let ref, let outcome, let startedAt, let finishedAt):
-            withScheduler("result \(ref)", expected: [.superseded]) { scheduler, now throws(SchedulerError) in
-                try scheduler.attemptFinished(
-                    ref, outcome: outcome, worker: session, startedAt: startedAt, finishedAt: finishedAt, now: now)
+            // A running child sometimes grows its group, or cancels it, as a shell child's
+            // `cohort add` / `cohort cancel "$COHORT_GROUP"` with its attempt token would.
+            switch random.int(0...29) {
+            case 0...3: childGrowsGroup(ref, worker: session)
+            case 4: childCancelsGroup(ref, worker: session)
+            default: break
             }
+        case .finished(_, let ref, let outcome, let startedAt, let finishedAt):
+            var accepted = false
+            withScheduler("result \(ref)", expected: [.superseded]) { scheduler, now throws(SchedulerError) in
+                let actions = try scheduler.attemptFinished(
+                    ref, outcome: outcome, worker: session, startedAt: startedAt, finishedAt: finishedAt, now: now)
+                accepted = true
+                return actions
+            }
+            if accepted, case .succeeded = outcome { checkRepeatRun(ref) }
         case .lockRequest(_, let request):
             withScheduler("lock request \(request.requestID)") { scheduler, now in
                 scheduler.lockRequested(
@@ -256,6 +274,55 @@ extension Simulation {
         case .hello, .welcome, .heartbeatAck, .forgotten, .dispatch, .cancel, .lockGrant, .lockDeny, .clientHello,
             .request, .clientWelcome, .reply:
             break
+        }
+    }
+}
+
+extension Simulation {
+    /// A running attempt adds one or two children to its group's top level (after itself,
+    /// when it is a top-level child), as the coordinator does for a token-bearing `cohort add`.
+    mutating func childGrowsGroup(_ ref: AttemptRef, worker session: SessionID) {
+        guard var scheduler, scheduler.isRunning(ref, on: session),
+            let spec = try? scheduler.runningSpec(ref.group)
+        else { return }
+        let finishedBefore = checker.groupOutcomes[ref.group] != nil
+        var children: [ChildSpec] = []
+        for _ in 0..<random.int(1...2) {
+            grownChildren += 1
+            let after = !ref.path.contains("/") && random.int(0...1) == 0 ? [ref.path] : []
+            children.append(ChildSpec("grown\(grownChildren)", run: Self.kind, after: after))
+        }
+        guard let grown = try? spec.adding(children, into: "") else {
+            return fail(.schedulerAccepts, "children added by \(ref) are not a valid addition")
+        }
+        do {
+            let (paths, actions) = try scheduler.addChildren(
+                ref.group, children: children, into: "", grown: grown, now: now)
+            self.scheduler = scheduler
+            if finishedBefore {
+                fail(.nothingAddedToFinished, "\(paths) added to \(ref.group), which had finished")
+            }
+            checker.known[ref.group] = grown.flattened()
+            note("child adds children")
+            log("\(ref) added \(paths) to \(ref.group)")
+            apply(actions)
+        } catch {
+            log("\(ref) could not add to \(ref.group): \(error.message)")
+            note("child's addition refused")
+            if !finishedBefore, error.code != .invalidRequest {
+                fail(.schedulerAccepts, "adding to \(ref.group) refused: \(error.message)")
+            }
+        }
+        answerSettledCancels()
+    }
+
+    /// A running attempt cancels its own group (`cohort cancel "$COHORT_GROUP"` with its token).
+    mutating func childCancelsGroup(_ ref: AttemptRef, worker session: SessionID) {
+        guard scheduler?.isRunning(ref, on: session) == true else { return }
+        note("child cancels its group")
+        withScheduler("cancel \(ref.group) by \(ref)") { scheduler, now throws(SchedulerError) in
+            try scheduler.cancelGroup(
+                ref.group, reason: .cancelledByChild(path: ref.path, attempt: ref.attempt, reason: "sim"), now: now)
         }
     }
 }

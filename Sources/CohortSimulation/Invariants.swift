@@ -16,6 +16,8 @@ struct Checker {
     var outputs: [String: Data] = [:]
     /// The largest token seen per category, over every incarnation of the coordinator.
     var maxToken: [String: UInt64] = [:]
+    /// Counting locks: the attempt each token was dispatched with, per category.
+    var tokenAttempts: [String: [UInt64: AttemptID]] = [:]
     /// Attempts a worker received a cancel for while it held them waiting: they must never start.
     var cancelledAtWorker: Set<AttemptID> = []
     /// Cancels a client was told were accepted (it received the acknowledgement): group →
@@ -26,6 +28,10 @@ struct Checker {
     /// Attempt id → the outputs workers decided for it when they started it (more than one
     /// if a duplicated dispatch ran it again).
     var startedOutputs: [AttemptID: [Data]] = [:]
+    /// `group/path` of every child an attempt of which was dispatched (journaled).
+    var dispatchedChildren: Set<String> = []
+    /// `group/path` → successful runs of a repeating child the coordinator accepted.
+    var repeatRuns: [String: Int] = [:]
 
     func cancelAcknowledged(group: String, path: String) -> Bool {
         (acknowledgedCancels[group] ?? []).contains { $0.isEmpty || path == $0 || path.hasPrefix($0 + "/") }
@@ -48,6 +54,10 @@ extension Simulation {
                 return fail(.oneOutcome, "child \(key) finished twice: \(earlier), then \(phase)")
             }
             checker.childOutcomes[key] = phase
+            if phase == .skipped { note("child skipped") }
+            if phase == .skipped, checker.dispatchedChildren.contains(key) {
+                fail(.skippedNeverRan, "child \(key) ended skipped after an attempt of it was dispatched")
+            }
             if let output = child.output { checker.outputs[key] = output }
             if phase == .succeeded, let output = child.output, let latest = checker.latestAttempt[key],
                 !(checker.startedOutputs[latest] ?? []).contains(output)
@@ -60,11 +70,26 @@ extension Simulation {
         case .dispatched(let child):
             let key = "\(child.group)/\(child.path)"
             checker.latestAttempt[key] = child.attemptID
+            checker.dispatchedChildren.insert(key)
             if let earlier = checker.childOutcomes[key] {
                 fail(.oneOutcome, "child \(key) dispatched (attempt \(child.attempt)) after it finished \(earlier)")
             }
         default:
             break
+        }
+    }
+
+    /// `repeat-bounded`: a repeating child never has more successful runs than its `max`
+    /// (counted as the coordinator accepts them, across restarts).
+    mutating func checkRepeatRun(_ ref: AttemptRef) {
+        guard let leaf = checker.known[ref.group]?.leaf(at: ref.path), let repeating = leaf.repeating else { return }
+        let key = "\(ref.group)/\(ref.path)"
+        checker.repeatRuns[key, default: 0] += 1
+        note("repeat run")
+        if checker.repeatRuns[key]! > repeating.max {
+            fail(
+                .repeatBounded, "child \(key) ran \(checker.repeatRuns[key]!) times, more than its max \(repeating.max)"
+            )
         }
     }
 
@@ -105,6 +130,24 @@ extension Simulation {
         for category in leaf.acquires {
             guard let token = order.tokens[category] else {
                 return fail(.tokensIncrease, "\(order.ref) dispatched without a token for \(category)")
+            }
+            // A counting lock's holders may be dispatched in another order than they were
+            // granted: each has a token of its own, never another attempt's, and above every
+            // token of an earlier incarnation of the coordinator (the epoch's high bits).
+            if Self.limit(of: category) > 1 {
+                if let other = checker.tokenAttempts[category]?[token], other != order.ref.id {
+                    return fail(
+                        .tokensIncrease, "\(order.ref) got token \(token) for \(category), already attempt \(other)'s")
+                }
+                let last = checker.maxToken[category, default: 0]
+                if token >> 32 < last >> 32 {
+                    return fail(
+                        .tokensIncrease,
+                        "\(order.ref) got token \(token) for \(category), from an earlier epoch than \(last)")
+                }
+                checker.tokenAttempts[category, default: [:]][token] = order.ref.id
+                checker.maxToken[category] = max(last, token)
+                continue
             }
             if token <= checker.maxToken[category, default: 0] {
                 return fail(
@@ -163,21 +206,23 @@ extension Simulation {
         }
     }
 
-    /// After every step: `no-two-live-holders`.
+    /// After every step: `no-two-live-holders` — never more live holders of a category than
+    /// its limit (1 for an exclusive lock; ``Simulation/limit(of:)`` for a counting lock).
     ///
     /// A *live holder* of category C is an attempt that a worker which is up has started and
     /// not ended (finished, cancelled, or killed when its lease ended), whose dispatch lists C
-    /// in `holds` (categories it holds itself). Two live holders of C with different fencing
-    /// tokens are a violation. Attempts that only run under a group's hold carry the group's
-    /// token and are not holders themselves (docs/scheduling.md, "Leases": the group's grant
-    /// does not depend on any one worker); two attempts with the same token are the same
-    /// grant (a group's table, or a stale and a new attempt of one child under its group).
+    /// in `holds` (categories it holds itself). More distinct fencing tokens of C among live
+    /// holders than C's limit are a violation. Attempts that only run under a group's hold
+    /// carry the group's token and are not holders themselves (docs/scheduling.md, "Leases":
+    /// the group's grant does not depend on any one worker); two attempts with the same token
+    /// are the same grant (a group's table, or a stale and a new attempt of one child under
+    /// its group).
     mutating func checkAfterStep() {
         if step % Self.summaryInterval == 0 {
             checkObservationBookkeeping()
             if failure != nil { return }
         }
-        var holders: [String: (token: UInt64, ref: AttemptRef, worker: Int)] = [:]
+        var holders: [String: [UInt64: (ref: AttemptRef, worker: Int)]] = [:]
         // A paused worker whose lease ended cannot stop what it runs; its grants were
         // revoked, and what it would write is fenced by its tokens (docs/simulation.md).
         for worker in workers where worker.up && !(worker.paused && !worker.machine.session.holdsLease(at: now)) {
@@ -189,14 +234,14 @@ extension Simulation {
                     held += tokens.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
                 }
                 for (category, token) in held {
-                    if let other = holders[category], other.token != token {
-                        return fail(
-                            .exclusiveHolders,
-                            "\(category) held by \(other.ref) id=\(other.ref.id) on w\(other.worker) (token \(other.token)) "
-                                + "and \(attempt.order.ref) id=\(attempt.order.ref.id) on w\(worker.index) (token \(token))"
-                        )
+                    holders[category, default: [:]][token] = (attempt.order.ref, worker.index)
+                    guard let live = holders[category], live.count > Self.limit(of: category) else { continue }
+                    let list = live.sorted { $0.key < $1.key }.map { token, holder in
+                        "\(holder.ref) id=\(holder.ref.id) on w\(holder.worker) (token \(token))"
                     }
-                    holders[category] = (token, attempt.order.ref, worker.index)
+                    return fail(
+                        .exclusiveHolders,
+                        "\(category) (limit \(Self.limit(of: category))) held by \(list.joined(separator: " and "))")
                 }
             }
         }

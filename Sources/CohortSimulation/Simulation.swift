@@ -107,6 +107,13 @@ public enum Invariant: String, Sendable, CaseIterable {
     case schedulerAccepts = "scheduler-accepts-valid-requests"
     case noDispatchToDrained = "no-dispatch-to-drained"
     case boundedObservations = "bounded-observation-bookkeeping"
+    case skippedNeverRan = "skipped-never-ran"
+    case repeatBounded = "repeat-bounded"
+    /// Children added to a group that had finished were accepted (docs/spec.md, "Growing
+    /// groups"). Added children are checked like submitted ones by the other invariants
+    /// (their group's known leaves grow with them), so a group finishing before them fails
+    /// `exactly-one-outcome`.
+    case nothingAddedToFinished = "nothing-added-to-a-finished-group"
 }
 
 /// An invariant that failed.
@@ -183,6 +190,8 @@ public struct Simulation {
 
     // What the invariants remember.
     var checker = Checker()
+    /// Children running attempts added to their groups so far (names `grownN`).
+    var grownChildren = 0
     /// Observations drained from the scheduler (its metrics bookkeeping runs under every fault).
     var observations = 0
 
@@ -190,6 +199,17 @@ public struct Simulation {
     static let liveness = 3
     static let kind = "sim"
     static let categories = ["db", "repo", "prod"]
+    /// Counting locks: `repo` is declared with limit 2 by every generated spec (so no
+    /// submission disagrees with the limit in force), `prod` has limit 3 from the
+    /// coordinator's configuration; `db` stays an exclusive lock (limit 1).
+    static let declaredLimits = ["repo": 2]
+    static let configuredLimits = ["prod": 3]
+
+    /// How many live holders `category` may have: its configured limit, else its declared
+    /// one, else 1.
+    static func limit(of category: String) -> Int {
+        configuredLimits[category] ?? declaredLimits[category] ?? 1
+    }
 
     public init(_ configuration: SimulationConfiguration) {
         self.configuration = configuration

@@ -159,7 +159,7 @@ extension Simulation {
         log("w\(index) ends \(attempt.order.ref) id=\(id) \(describe(outcome))")
         let result = SimWorker.Words.Result(
             ref: attempt.order.ref, outcome: outcome, startedAt: attempt.startedAt, finishedAt: finishedAt)
-        workerPerform(index, workers[index].machine.attemptFinished(result))
+        workerPerform(index, workers[index].machine.attemptFinished(result, now: now))
     }
 
     /// Sends what the machine's turn produced.

@@ -137,6 +137,11 @@ struct DashboardAPITests {
             #expect(held >= 0 && held < 60, "held \(held) s")
             #expect((repo["token"] as? Int ?? 0) > 0)
             #expect((repo["waiters"] as? [[String: Any]])?.map { $0["child"] as? String } == ["wait"])
+            // An exclusive lock: limit 1, its one holder with its own token (the page shows 1/1).
+            #expect(repo["limit"] as? Int == 1)
+            let holders = try #require(repo["holders"] as? [[String: Any]])
+            #expect(holders.map { $0["child"] as? String } == ["hold"])
+            #expect(holders.first?["token"] as? Int == repo["token"] as? Int)
             try await fixture.client.cancel(id)
         }
     }

@@ -272,8 +272,45 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
+    /// Turns a journal of the current schema into what version 5 wrote: no `additions`.
+    static func makeVersion5(_ db: Database) throws {
+        try db.execute(sql: "DROP INDEX additions_by_group")
+        try db.execute(sql: "DROP TABLE additions")
+        try db.execute(sql: "UPDATE meta SET value = '5' WHERE key = 'schemaVersion'")
+    }
+
+    /// A version-5 journal gets the `additions` table, and additions written then are read
+    /// back in order with their children.
+    @Test func aVersion5JournalIsMigratedAndKeepsAdditions() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            let old = try Journal.openExisting(at: file)
+            try old.database.write { db in try Self.makeVersion5(db) }
+            old.close()
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            let version = try journal.database.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
+            }
+            #expect(version == "6")
+            var batch = JournalBatch()
+            let first = ChildSpec(name: "late", body: .procedure(.init(run: "echo")), after: ["a"])
+            let second = ChildSpec(name: "later", body: .procedure(.init(run: "echo")))
+            batch.append(
+                .childrenAdded(group: "g0", into: "", children: [first], at: Timestamp(nanosecondsSinceEpoch: 5)))
+            batch.append(
+                .childrenAdded(group: "g0", into: "", children: [second], at: Timestamp(nanosecondsSinceEpoch: 6)))
+            try journal.write(batch)
+            let group = try #require(try journal.load().groups.first { $0.id == "g0" })
+            #expect(group.additions.map(\.into) == ["", ""])
+            #expect(group.additions.map { $0.children.map(\.name) } == [["late"], ["later"]])
+            #expect(group.additions.first?.children.first?.after == ["a"])
+        }
+    }
+
     /// Turns a journal of the current schema into what version 4 wrote: no history indexes.
     static func makeVersion4(_ db: Database) throws {
+        try makeVersion5(db)
         try db.execute(sql: "DROP INDEX groups_by_submission")
         try db.execute(sql: "DROP INDEX groups_by_state")
         try db.execute(sql: "UPDATE meta SET value = '4' WHERE key = 'schemaVersion'")
@@ -318,7 +355,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "5")
+            #expect(version == "6")
             let child = try journal.load().groups.first { $0.id == "g0" }?.children.first
             #expect(child?.attempt == 2 && child?.losses == 0 && child?.counted == nil)
         }
@@ -347,7 +384,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                     try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'grants'")
                 )
             }
-            #expect(version == "5")
+            #expect(version == "6")
             #expect(view?.contains("attempt_id") == true)
             let record = try journal.database.read { db in
                 try Row.fetchOne(db, sql: "SELECT attempt_id, request FROM local_locks")
@@ -385,7 +422,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "5")
+            #expect(version == "6")
             let contents = try journal.load()
             #expect(contents.groups.count == before)
             let version1 = contents.groups.first { $0.id == "g0" }?.children.first

@@ -23,12 +23,27 @@ import Testing
     /// dependency's outcome was nowhere on disk (`dependencies-finish-first`). The restore now
     /// journals the outcomes that are new (RestoreTests checks the mechanism). The traces have
     /// changed since (the simulation grew; operator drains now last across a worker's
-    /// sessions until undrained); seed 43 is one that now takes that path: it must take it,
-    /// and keep every invariant.
+    /// sessions until undrained; the workloads gained conditions, repeats, matrices, counting locks,
+    /// priorities, and children that add children and cancel their groups); seed 44
+    /// is one that now takes that path: it must take it, and keep every invariant.
     @Test func aChildEndedAtRestoreIsJournaledBeforeItsDependentsRun() {
-        var simulation = Simulation(SimulationConfiguration(seed: 43, steps: 20_000))
+        var simulation = Simulation(SimulationConfiguration(seed: 44, steps: 20_000))
         let report = simulation.run()
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.events["outcome journaled at restore", default: 0] > 0)
+    }
+
+    /// Seed 4 (5,000 steps) found it: a repeating child's run succeeded with `until` false
+    /// just before a coordinator crash; the journal still held that attempt as in flight, the
+    /// restarted coordinator ran it again as its first run, and the child had more successful
+    /// runs than its `max` (`repeat-bounded`). An unreported restored attempt of a repeating
+    /// child now counts as a run (ConditionRestoreTests checks the mechanism).
+    @Test func aRepeatRunLostInACrashStillCountsTowardsMax() {
+        var simulation = Simulation(SimulationConfiguration(seed: 4, steps: 5_000))
+        let report = simulation.run()
+        #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
+        #expect(report.events["repeat run", default: 0] > 0)
+        #expect(report.events["child skipped", default: 0] > 0)
+        #expect(report.events["coordinator restart", default: 0] > 0)
     }
 }

@@ -27,13 +27,16 @@ struct ShellTests {
         try await WorkerHarness.run { harness async throws in
             let input = Self.shell("env | grep -E '^(COHORT_|GREETING=)' | sort", extra: ["env": ["GREETING": "hello"]])
             harness.dispatch(
-                "shell", input, id: 4, path: "tests/unit", attempt: 3, fencingTokens: ["db-main.eu": 17, "repo": 4])
+                "shell", input, id: 4, path: "tests/unit", attempt: 3, fencingTokens: ["db-main.eu": 17, "repo": 4],
+                attemptToken: "00112233445566778899aabbccddeeff")
             let output = try await harness.output(4)
             let lines = Set((output["stdout"]?.stringValue ?? "").split(separator: "\n").map(String.init))
             #expect(
                 lines == [
                     "COHORT_ATTEMPT=3", "COHORT_CHILD=tests/unit", "COHORT_FENCE_DB_MAIN_EU=17", "COHORT_FENCE_REPO=4",
                     "COHORT_GROUP=g-1", "COHORT_WORKER=test-worker", "GREETING=hello",
+                    "COHORT_COORDINATOR=\(harness.coordinator.endpoint)",
+                    "COHORT_ATTEMPT_TOKEN=00112233445566778899aabbccddeeff",
                 ])
         }
     }

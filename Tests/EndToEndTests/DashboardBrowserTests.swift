@@ -101,6 +101,38 @@ struct DashboardBrowserTests {
         }
     }
 
+    /// The workers page's lock table shows a counting lock as `held/limit` and every holder
+    /// with its token.
+    @Test func theLockTableShowsHeldOverLimit() async throws {
+        let cluster = try Cluster(coordinatorArguments: ["--http", "127.0.0.1:0"])
+        defer { cluster.stop() }
+        let prefix = "cohort coordinator dashboard on "
+        let url = try cluster.coordinator.waitForLine(timeout: .seconds(20)) { line in
+            line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : nil
+        }
+        try cluster.addWorker(name: "w1", slots: 4)
+        let group = try cluster.submit(
+            """
+            name: quota
+            limits: { api-quota: 2 }
+            children:
+              - { name: a, run: sleep, exclusive: [api-quota], with: { seconds: 60 } }
+              - { name: b, run: sleep, exclusive: [api-quota], with: { seconds: 60 } }
+              - { name: c, run: sleep, exclusive: [api-quota], with: { seconds: 60 } }
+            """, name: "quota.yaml")
+        try await Browser.with("dashboard-locks") { browser in
+            try await browser.navigate("\(url)workers")
+            let row = "document.querySelector('#locks tr[data-category=\"api-quota\"]')"
+            try await browser.waitFor(
+                "api-quota to show 2/2", "\(row)?.querySelector('td.held')?.textContent === '2/2'",
+                timeout: .seconds(30))
+            #expect(try await browser.evaluate("\(row).querySelectorAll('ul li').length") as? Int == 2)
+            #expect(try await browser.evaluate("\(row).querySelectorAll('ol li').length") as? Int == 1)
+            #expect(try await browser.evaluate("\(row).textContent.includes('token ')") as? Bool == true)
+        }
+        _ = try cluster.cli(["cancel", group])
+    }
+
     private func useToken(_ browser: Browser, _ token: String) async throws {
         _ = try await browser.evaluate(
             "document.getElementById('token').value = '\(token)'; document.getElementById('token-save').click()")

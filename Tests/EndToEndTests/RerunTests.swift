@@ -91,6 +91,10 @@ extension EndToEnd {
             defer { cluster.stop() }
             try cluster.addWorkers(1, slots: 2)
 
+            let itself = try cluster.cli(["rerun", "no-such-group", "--id", "no-such-group"])
+            #expect(itself.status == 64, "\(itself)")
+            #expect(itself.stderr.contains("a rerun is a new group"), "\(itself.stderr)")
+
             let unknown = try cluster.cli(["rerun", "no-such-group"])
             #expect(unknown.status == 64, "\(unknown)")
             #expect(unknown.stderr.contains("no group \"no-such-group\""), "\(unknown.stderr)")

@@ -18,6 +18,12 @@
 //               fencingToken, printedFrom, printedUntil} (seconds since 1970: while it held
 //               the printer).
 //
+//   gate        input {healthy, reason?}
+//               → healthy: adds a `promote` child (echo) to its own group with
+//               context.addChildren, then succeeds {added: true}; not healthy: cancels its
+//               whole group with context.cancelGroup(reason:) (the group ends "cancelled by
+//               child PATH (attempt N): REASON") and waits to be cancelled itself.
+//
 // It runs in a ServiceGroup: the first SIGTERM or SIGINT drains it (no new work, running
 // attempts finish, then it exits 0), a second stops it at once (what still runs is handed back
 // to the coordinator, which runs it elsewhere), exit 0 too.
@@ -48,6 +54,15 @@ struct Report: Codable, Sendable {
     var secondsPerPage: Double?
 }
 
+struct Gate: Codable, Sendable {
+    var healthy: Bool
+    var reason: String?
+}
+
+struct GateResult: Codable, Sendable {
+    var added: Bool
+}
+
 struct Printed: Codable, Sendable {
     var title: String
     var pages: Int
@@ -60,6 +75,7 @@ struct Printed: Codable, Sendable {
 // (`try ChildSpec("count", wordcount, Text(text: "…"))`) and reads typed results.
 let wordcount = Kind<Text, Counts>("wordcount")
 let printReport = Kind<Report, Printed>("print-report")
+let gate = Kind<Gate, GateResult>("gate")
 
 /// Prints a report page by page; its condition makes it hold the cluster-wide `printer` lock.
 final class PrintProcedure: Procedure, @unchecked Sendable {
@@ -109,6 +125,18 @@ registry.register(printReport) { input, context in
     return Printed(
         title: input.title, pages: input.pages, fencingToken: print.fencingTokens["printer"] ?? 0,
         printedFrom: print.printed.from, printedUntil: print.printed.until)
+}
+
+// A child that decides what its group does next (docs/worker.md, "An attempt's own group").
+registry.register(gate) { input, context in
+    if input.healthy {
+        try context.addChildren([ChildSpec("promote", run: "echo", with: ["promoted": true])])
+        return GateResult(added: true)
+    }
+    try context.cancelGroup(reason: input.reason ?? "unhealthy")
+    // The cancel reaches this attempt too: wait for it (a kind stops when it is cancelled).
+    while !context.isCancelled { try await Task.sleep(for: .milliseconds(20)) }
+    throw CancellationError()
 }
 
 // MARK: Command line: --coordinator URL --slots N --labels a,b --name NAME --kill-grace SECONDS --key FILE --server-key FILE

@@ -55,15 +55,28 @@ struct Principal: Hashable, Sendable {
     /// The key's name (from its entry), for logs and refusals.
     var name: String
     var role: Role
+    /// A key that is not among the authorised keys (docs/security.md, "Attempt tokens"): it
+    /// may do nothing by itself; its requests go through only with a valid attempt token.
+    var tokenOnly = false
 
     /// A peer of a coordinator without CURVE.
     static let anonymous = Principal(key: nil, name: "anonymous", role: .admin)
 
-    func may(_ permission: Permission) -> Bool { role.permissions.contains(permission) }
+    /// A CURVE key the coordinator does not know (an attempt's ephemeral key).
+    static func unauthorised(_ key: String) -> Principal {
+        Principal(key: key, name: "unauthorised key \(key.prefix(8))…", role: .client, tokenOnly: true)
+    }
+
+    func may(_ permission: Permission) -> Bool { !tokenOnly && role.permissions.contains(permission) }
 
     /// `key "ci-runner" (role client) lacks permission "submit"`.
     func refusal(_ permission: Permission, _ doing: String) -> String {
-        "permission denied: key \"\(name)\" (role \(role)) lacks permission \"\(permission)\" needed to \(doing)"
+        if tokenOnly {
+            return "permission denied: this key is not among the coordinator's authorised keys, so it may not "
+                + "\(doing); without an authorised key only a running child's attempt token (COHORT_ATTEMPT_TOKEN) "
+                + "lets a request through, to read, cancel or add children to that child's own group"
+        }
+        return "permission denied: key \"\(name)\" (role \(role)) lacks permission \"\(permission)\" needed to \(doing)"
     }
 }
 
@@ -79,6 +92,7 @@ enum RequestPolicy {
         case .cancel: (.cancel, "cancel a group")
         case .drain: (.drain, "drain a worker")
         case .undrain: (.drain, "undrain a worker")
+        case .addChildren: (.submit, "add children to a group")
         case .disconnect: nil
         }
     }
@@ -89,5 +103,13 @@ enum RequestPolicy {
         if principal.may(.cancelAny) { return nil }
         if principal.may(.cancel), let key = principal.key, key == owner { return nil }
         return principal.may(.cancel) ? .cancelAny : .cancel
+    }
+
+    /// Whether `principal` may add children to a group whose owner is `owner`: its own with
+    /// `submit`, any with `cancel-any` (an admin).
+    static func mayAdd(_ principal: Principal, owner: String?) -> Permission? {
+        if principal.may(.cancelAny) { return nil }
+        if principal.may(.submit), let key = principal.key, key == owner { return nil }
+        return principal.may(.submit) ? .cancelAny : .submit
     }
 }

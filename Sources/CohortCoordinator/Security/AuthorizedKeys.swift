@@ -91,8 +91,12 @@ final class KeyRing: Sendable {
     func replace(with keys: AuthorizedKeys) { current.withLock { $0 = keys } }
 
     /// The ZAP decision for a handshake: admitted under its Z85 key as user id, or refused.
-    func decide(_ request: ZAPRequest) -> ZAPDecision {
+    /// With `admitsUnknownKeys`, a key that is not authorised is admitted too, as a principal
+    /// with no permissions whose requests go through only with a valid attempt token
+    /// (docs/security.md, "Attempt tokens").
+    func decide(_ request: ZAPRequest, admitsUnknownKeys: Bool) -> ZAPDecision {
         guard let key = request.curvePublicKeyZ85 else { return .deny(reason: "CURVE required") }
+        if admitsUnknownKeys { return .allow(userID: key) }
         return current.withLock { $0[key] } != nil ? .allow(userID: key) : .deny(reason: "unknown key")
     }
 }

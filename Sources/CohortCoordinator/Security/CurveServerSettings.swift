@@ -15,8 +15,19 @@ public struct CurveServerSettings: Sendable, Equatable {
     /// the ephemeral admin key of the dashboard's in-process client (docs/http.md). Never
     /// written anywhere.
     public var inMemoryKeys: [InMemoryKey]
+    /// Whether CURVE handshakes of keys that are not authorised succeed (default `true`), so
+    /// that a running child's `cohort` commands, which connect with an ephemeral key and its
+    /// attempt token, get through: such a key may do nothing by itself, and each of its
+    /// requests is refused unless it carries a valid attempt token (docs/security.md,
+    /// "Attempt tokens"). `false`: unknown keys fail the handshake, and only authorised keys
+    /// can use attempt tokens.
+    public var admitsAttemptTokenKeys: Bool
 
-    public init(keyPair: CurveKeyPair, authorizedKeysDirectory: String, inMemoryKeys: [InMemoryKey] = []) {
+    public init(
+        keyPair: CurveKeyPair, authorizedKeysDirectory: String, inMemoryKeys: [InMemoryKey] = [],
+        admitsAttemptTokenKeys: Bool = true
+    ) {
+        self.admitsAttemptTokenKeys = admitsAttemptTokenKeys
         self.keyPair = keyPair
         self.authorizedKeysDirectory = authorizedKeysDirectory
         self.inMemoryKeys = inMemoryKeys

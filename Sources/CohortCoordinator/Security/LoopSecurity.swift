@@ -24,7 +24,8 @@ final class LoopSecurity {
             settings.inMemoryKeys)
         let ring = KeyRing(keys)
         self.ring = ring
-        handler = try ZAPHandler(context: context) { ring.decide($0) }
+        let admitsUnknownKeys = settings.admitsAttemptTokenKeys
+        handler = try ZAPHandler(context: context) { ring.decide($0, admitsUnknownKeys: admitsUnknownKeys) }
     }
 
     /// Makes `router` a CURVE server whose handshakes go through the handler (fails closed).
@@ -38,6 +39,13 @@ final class LoopSecurity {
         guard let userID else { return nil }
         return keys[userID]
     }
+
+    /// Keys that were authorised at some point and are no longer: their sessions are refused
+    /// as revoked, never admitted as keys without authorisation (attempt tokens).
+    private var revoked: Set<String> = []
+
+    /// Whether `key` was among the authorised keys before a reload removed it.
+    func wasAuthorised(_ key: String) -> Bool { revoked.contains(key) }
 
     /// Re-reads the directory; bad lines are skipped and logged. Returns the log metadata.
     func reload(logger: Logger) {
@@ -55,7 +63,10 @@ final class LoopSecurity {
                 metadata: ["error": "\(error)"])
             loaded = AuthorizedKeys().adding(settings.inMemoryKeys)
         }
-        let removed = keys.principals.keys.filter { loaded[$0] == nil }.count
+        let removedKeys = keys.principals.keys.filter { loaded[$0] == nil }
+        let removed = removedKeys.count
+        revoked.formUnion(removedKeys)
+        revoked.subtract(loaded.principals.keys)
         keys = loaded
         ring.replace(with: loaded)
         logger.notice(

@@ -50,6 +50,13 @@ struct ChildRun: Sendable {
     var input: JSONValue?
     /// Injections applied (so a retry or re-dispatch does not redo them).
     var injected = false
+    /// Its `if:`/`require:` and those of its enclosing groups were evaluated and let it run
+    /// (only looked at in a run with conditions).
+    var conditionsChecked = false
+    /// It waits to run again (`repeat:`), not to retry a failure.
+    var repeatWait = false
+    /// Its successful runs that `repeat.until` found false (each ran again after it).
+    var repeatedRuns: UInt32 = 0
     /// Failure message or cancellation reason, once finished (or of the last failed attempt).
     var error: String?
     /// The output, once succeeded.
@@ -100,6 +107,13 @@ struct NestedRun: Sendable {
     var unfinished: Int
     var failed = 0
     var cancelled = 0
+    /// Procedures inside that ended `skipped`.
+    var skipped = 0
+    /// It finished with every procedure inside skipped: it reads as `skipped` (its own `if:`
+    /// was false, or nothing in it ran because of skips); `phase` is then `succeeded`.
+    var wasSkipped = false
+    /// Its `if:`/`require:` was evaluated (when its first procedure was about to start).
+    var conditionChecked = false
     var phase: GroupPhase = .pending
     /// Whether it holds locks (has `exclusive` categories) and how far its request got.
     var hold: Hold

@@ -12,6 +12,8 @@ public struct EndedAttempt: Hashable, Sendable {
         /// Its worker was lost (silent, gone, replaced), its lease ended, or no worker reported
         /// it after the coordinator restarted.
         case lost
+        /// It succeeded, and the child's `repeat.until` was false: the child runs again.
+        case repeated
     }
 
     /// How many earlier attempts a child keeps: the last ones, older ones are dropped.

@@ -26,7 +26,9 @@ extension GroupRun {
         children[leaf].attemptErrors = []
         // A success clears the error an earlier attempt left: status shows the outcome it has.
         children[leaf].error = phase == .succeeded ? nil : message
-        if phase == .cancelled { children[leaf].cancelReason = reason ?? message.map(CancellationReason.custom) }
+        if phase == .cancelled || phase == .skipped {
+            children[leaf].cancelReason = reason ?? message.map(CancellationReason.custom)
+        }
         let flatLeaf = flat.leaves[leaf]
         for group in flatLeaf.ancestors {
             groups[group].unfinished -= 1
@@ -38,6 +40,8 @@ extension GroupRun {
                 }
             case .cancelled:
                 groups[group].cancelled += 1
+            case .skipped:
+                groups[group].skipped += 1
             default: break
             }
         }
@@ -98,6 +102,7 @@ extension GroupRun {
         switch children[producer].phase {
         case .succeeded: break
         case .failed: return .failure(InjectionFailure(.producerFailed(path: path)))
+        case .skipped: return .failure(InjectionFailure(.skipped("producer \"\(path)\" was skipped")))
         default: return .failure(InjectionFailure(.producerCancelled(path: path)))
         }
         let output: JSONValue

@@ -16,6 +16,10 @@ final class GroupPlan: Sendable {
     let sequence: UInt64
     /// The CURVE key (Z85) of the client that submitted it; `nil` without CURVE.
     let owner: String?
+    /// The spec's `priority` (docs/scheduling.md, "Priorities").
+    let priority: Int
+    /// The spec's `limits`, declared to the lock table while the run is unfinished.
+    let limits: [String: Int]
     let flat: FlatSpec
     /// For each node, the leaves that wait for it.
     let dependents: [[Int32]]
@@ -30,18 +34,30 @@ final class GroupPlan: Sendable {
     let holdWaits: [Int: [Int32]]
     /// Per group: how many such outside nodes its hold waits for at the start.
     let holdRemaining: [Int32]
+    /// Whether any child has an `if:` or `require:` (else nothing evaluates conditions).
+    let hasConditions: Bool
+    /// Leaf → the nodes it waits for whose failure, cancellation or skip does not cancel or
+    /// skip it, because an `if:` decides instead: those that only the leaf or enclosing
+    /// groups with an `if:` wait for. Sparse: only leaves under an `if:`.
+    let decidedByCondition: [Int: Set<Int>]
+    /// The spec as it runs: the submitted one with every addition of a growing group
+    /// (Scheduler+Growing.swift) in place.
+    let spec: GroupSpec
 
     init(
         runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
-        owner: String? = nil, now: Timestamp
+        owner: String? = nil, now: Timestamp, fingerprint: Int? = nil
     ) {
         self.runIndex = runIndex
         self.id = id
+        self.spec = spec
         self.name = spec.name
-        self.fingerprint = spec.hashValue
+        self.fingerprint = fingerprint ?? spec.hashValue
         self.submittedAt = now
         self.sequence = sequence
         self.owner = owner
+        self.priority = spec.priority
+        self.limits = spec.limits
         self.placement = placement
         var flat = original
         let leafCount = flat.leaves.count
@@ -87,6 +103,11 @@ final class GroupPlan: Sendable {
         for index in flat.groups.indices {
             flat.groups[index].dependencies = []
         }
+        let hasConditions =
+            flat.groups.contains { $0.condition != nil || $0.requirement != nil }
+            || flat.leaves.contains { $0.condition != nil || $0.requirement != nil }
+        self.hasConditions = hasConditions
+        self.decidedByCondition = hasConditions ? Self.decidedByCondition(flat, nodeByPath: nodeByPath) : [:]
         self.flat = flat
         self.dependents = dependents
         self.nodeByPath = nodeByPath
@@ -110,7 +131,7 @@ struct GroupRun: Sendable {
     /// What never changes once the run is accepted; a reference, so that reading it never
     /// holds a copy of the per-child arrays below (a copy alive during a mutation would make
     /// every mutation copy the whole array).
-    let plan: GroupPlan
+    var plan: GroupPlan
     /// The index of this run.
     var runIndex: Int { plan.runIndex }
     var id: String { plan.id }
@@ -163,6 +184,92 @@ struct GroupRun: Sendable {
 }
 
 extension GroupPlan {
+    /// See ``decidedByCondition``: a dependency is decided by conditions when every node that
+    /// waits for it itself (the leaf, or an enclosing nested group) has an `if:`.
+    static func decidedByCondition(_ flat: FlatSpec, nodeByPath: [String: Int]) -> [Int: Set<Int>] {
+        var result: [Int: Set<Int>] = [:]
+        for leaf in flat.leaves {
+            let groups = leaf.ancestors.filter { $0 != 0 }
+            guard leaf.condition != nil || groups.contains(where: { flat.groups[$0].condition != nil }) else {
+                continue
+            }
+            var decided = Set<Int>()
+            for path in leaf.waitsFor {
+                var owned = false
+                var allConditioned = true
+                if leaf.waitsFor.prefix(leaf.ownWaitsForCount).contains(path) {
+                    owned = true
+                    allConditioned = leaf.condition != nil
+                }
+                for group in groups
+                where flat.groups[group].waitsFor.prefix(flat.groups[group].ownWaitsForCount).contains(path) {
+                    owned = true
+                    if flat.groups[group].condition == nil { allConditioned = false }
+                }
+                if owned, allConditioned, let node = nodeByPath[path] { decided.insert(node) }
+            }
+            if !decided.isEmpty { result[leaf.index] = decided }
+        }
+        return result
+    }
+
+    /// Whether `leaf`'s `if:` (or an enclosing group's) decides what the end of `node` means
+    /// for it, instead of the default (a failure cancels, a skip skips).
+    func conditionDecides(_ leaf: Int, after node: Int) -> Bool {
+        hasConditions && decidedByCondition[leaf]?.contains(node) == true
+    }
+
+    /// Whether a skip of `node` reaches `leaf` only through sequence order: in a sequence, a
+    /// skipped child does not skip the next one (skipped is neither a failure nor a cancel, so
+    /// the sequence goes on). True when every node that waits for `node` itself (the leaf or
+    /// an enclosing nested group) does so as `node`'s next sibling in a sequence. Only asked
+    /// when a dependency was skipped.
+    func skipPassesBySequence(_ leaf: Int, after node: Int) -> Bool {
+        let target = path(ofNode: node)
+        let flatLeaf = flat.leaves[leaf]
+        var owners: [(path: String, parent: Int, own: ArraySlice<String>)] = [
+            (flatLeaf.path, flatLeaf.group, flatLeaf.waitsFor.prefix(flatLeaf.ownWaitsForCount))
+        ]
+        for group in flatLeaf.ancestors where group != 0 {
+            let flatGroup = flat.groups[group]
+            owners.append(
+                (flatGroup.path, flatGroup.parent ?? 0, flatGroup.waitsFor.prefix(flatGroup.ownWaitsForCount)))
+        }
+        var found = false
+        for owner in owners where owner.own.contains(target) {
+            // Named in `after`, `inject` or an expression, not only followed: the skip holds.
+            if names(owner.path, target) { return false }
+            let parent = flat.groups[owner.parent]
+            guard parent.mode == .sequence, let index = parent.children.firstIndex(of: owner.path), index > 0,
+                parent.children[index - 1] == target
+            else { return false }
+            found = true
+        }
+        return found
+    }
+
+    /// Whether the child at `path` names `target`, its sibling, in its own `after`, `inject`
+    /// or `if`/`require` (rather than only following it in a sequence).
+    private func names(_ path: String, _ target: String) -> Bool {
+        let slash = path.lastIndex(of: "/")
+        let parentPath = slash.map { String(path[..<$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let targetName = target.split(separator: "/").last.map(String.init) ?? target
+        guard let child = spec.children(at: parentPath)?.first(where: { $0.name == name }) else { return false }
+        if child.dependencyNames.contains(targetName) { return true }
+        let expressions: [FlatExpression?]
+        if let node = nodeByPath[path], node >= flat.leaves.count {
+            let group = flat.groups[node - flat.leaves.count]
+            expressions = [group.condition, group.requirement]
+        } else if let node = nodeByPath[path] {
+            let own = flat.leaves[node].expressions
+            expressions = [own?.condition, own?.requirement]
+        } else {
+            expressions = []
+        }
+        return expressions.contains { $0?.paths.values.contains(target) == true }
+    }
+
     /// The path of a node (leaf or group).
     func path(ofNode node: Int) -> String {
         node < flat.leaves.count ? flat.leaves[node].path : flat.groups[node - flat.leaves.count].path

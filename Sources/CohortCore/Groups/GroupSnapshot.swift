@@ -66,6 +66,8 @@ public struct GroupSnapshot: Hashable, Sendable {
     public var reason: String?
     /// Nested groups and procedures, depth-first in spec order (empty in overviews).
     public var children: [ChildSnapshot]
+    /// The spec's `priority` (0 for a group read back from the journal's history only).
+    public var priority: Int = 0
 
     public init(
         id: String, name: String, phase: GroupPhase, submittedAt: Timestamp, startedAt: Timestamp? = nil,

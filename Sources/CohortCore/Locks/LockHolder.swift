@@ -76,28 +76,49 @@ public struct LockOwner: Hashable, Sendable {
     }
 }
 
+/// One holder of a category, for `cohort locks`.
+public struct LockHolding: Hashable, Sendable {
+    public var owner: LockOwner
+    /// The holder's fencing token for the category.
+    public var token: UInt64
+    /// When the grant was made; nil if unknown.
+    public var since: Timestamp?
+
+    public init(owner: LockOwner, token: UInt64, since: Timestamp? = nil) {
+        self.owner = owner
+        self.token = token
+        self.since = since
+    }
+}
+
 /// One category of the cluster table, for `cohort locks`.
 public struct LockSnapshot: Hashable, Sendable {
     public var category: String
     /// The last fencing token granted for the category.
     public var token: UInt64
-    public var holder: LockOwner?
+    /// How many holders it may have at once (1: an exclusive lock).
+    public var limit: Int
+    /// Its holders, first granted first.
+    public var holders: [LockHolding]
     /// First in line first.
     public var waiters: [LockOwner]
-    /// When the holder's grant was made; nil if unknown.
-    public var heldSince: Timestamp?
     /// When each waiter's request was made, in the order of ``waiters``; nil if unknown.
     public var waitingSince: [Timestamp?]
 
+    /// The first of ``holders``.
+    public var holder: LockOwner? { holders.first?.owner }
+    /// When the first holder's grant was made; nil if unknown.
+    public var heldSince: Timestamp? { holders.first?.since }
+
     public init(
-        category: String, token: UInt64, holder: LockOwner?, waiters: [LockOwner], heldSince: Timestamp? = nil,
+        category: String, token: UInt64, limit: Int = 1, holders: [LockHolding], waiters: [LockOwner],
         waitingSince: [Timestamp?] = []
     ) {
         self.category = category
         self.token = token
-        self.holder = holder
+        self.limit = limit
+        self.holders = holders
         self.waiters = waiters
-        self.heldSince = heldSince
         self.waitingSince = waitingSince
     }
 }

@@ -19,6 +19,17 @@ import Procedures
 ///   creates are one holder to the outside world.
 /// - ``remove(_:)`` releases a grant or withdraws a waiting request (a withdrawn waiter never
 ///   affects the holder) and returns the requests that this completes, in order.
+/// - Counting locks: a cluster category has a limit, at most that many holders at once (1, a
+///   plain exclusive lock, unless set). The coordinator's configured limits always apply
+///   (``configuredLimits``); otherwise the limit a submitted spec declares is *in force* while
+///   a group that declared it is unfinished (``declare(_:)``) or the category has holders or
+///   waiters, and a spec declaring another value meanwhile is refused. Groups' and attempts'
+///   tables always have limit 1: a group's hold is one unit, shared by its descendants, who
+///   exclude each other inside it.
+/// - Ranks: a request's rank orders it among the waiters of its categories (smaller first, then
+///   arrival): the scheduler passes its time minus its priority's head start, so a
+///   higher-priority request goes before lower-priority ones that waited less than its head
+///   start (docs/scheduling.md, "Priorities").
 ///
 /// No I/O, no clock; `Sendable` value. Per holder it keeps a few dictionary entries, and every
 /// operation costs O(categories × levels) dictionary lookups.
@@ -39,11 +50,24 @@ public struct LockTable: Sendable {
         /// When it was made (``request(_:levels:owner:at:)``'s `now`), when granted.
         var requestedAt: Timestamp?
         var grantedAt: Timestamp?
+        var rank: Int64 = 0
         var granted: Bool { next == levels.count }
     }
 
     private var tables: [LockScope: ExclusivityTable<LockHolder>] = [:]
     private var requests: [LockHolder: Request] = [:]
+    /// Limits declared by unfinished groups' specs: the value and how many groups declared it.
+    private var declared: [String: (limit: Int, groups: Int)] = [:]
+
+    /// The coordinator's limits (its configuration): they apply to their categories whatever a
+    /// spec declares. Set before the first request.
+    public var configuredLimits: [String: Int] = [:] {
+        didSet {
+            for (category, limit) in configuredLimits {
+                tables[.cluster, default: ExclusivityTable()].limits[category] = limit
+            }
+        }
+    }
 
     /// Every cluster token is larger than this; the coordinator sets its epoch here
     /// (`epoch << 32`) so tokens after a restart exceed every token before it.
@@ -70,8 +94,12 @@ public struct LockTable: Sendable {
     ///
     /// `now` is kept for `cohort locks` (how long a request waits, a grant is held): the time
     /// of the request, and of its grant when granted at once.
+    ///
+    /// `rank` orders the request among the waiters of its categories, in every table: smaller
+    /// first, equal ranks in arrival order (``ExclusivityTable``).
     public mutating func request(
-        _ holder: LockHolder, levels: [LockLevel], owner: LockOwner? = nil, at now: Timestamp? = nil
+        _ holder: LockHolder, levels: [LockLevel], owner: LockOwner? = nil, at now: Timestamp? = nil,
+        rank: Int64 = 0
     ) -> Grant? {
         guard requests[holder] == nil else {
             assertionFailure("\(holder) already has a lock request")
@@ -86,7 +114,8 @@ public struct LockTable: Sendable {
                 merged.append(level)
             }
         }
-        requests[holder] = Request(levels: merged, next: 0, tokens: [:], owner: owner, requestedAt: now)
+        requests[holder] = Request(
+            levels: merged, next: 0, tokens: [:], owner: owner, requestedAt: now, rank: rank)
         guard advance(holder), let tokens = requests[holder]?.tokens else { return nil }
         requests[holder]?.grantedAt = now
         return Grant(holder: holder, tokens: tokens)
@@ -99,7 +128,7 @@ public struct LockTable: Sendable {
     public mutating func restoreGrant(
         _ holder: LockHolder, levels: [LockLevel], owner: LockOwner?, tokens: [String: UInt64], at now: Timestamp? = nil
     ) -> Bool {
-        guard request(holder, levels: levels, owner: owner, at: now) != nil else {
+        guard request(holder, levels: levels, owner: owner, at: now, rank: .min) != nil else {
             _ = remove(holder)
             return false
         }
@@ -129,7 +158,7 @@ public struct LockTable: Sendable {
         if let scope = LockScope(ownedBy: holder), let table = tables[scope] {
             var inner: [LockHolder] = []
             for category in table.categories.sorted() {
-                for other in [table.holder(of: category)].compactMap({ $0 }) + table.waiters(of: category)
+                for other in table.holders(of: category) + table.waiters(of: category)
                 where !inner.contains(other) {
                     inner.append(other)
                 }
@@ -200,16 +229,105 @@ public struct LockTable: Sendable {
     public func snapshot() -> [LockSnapshot] {
         guard let table = tables[.cluster] else { return [] }
         return table.categories.sorted().map { category in
-            LockSnapshot(
-                category: category, token: table.lastTokens[category] ?? 0,
-                holder: table.holder(of: category).flatMap { requests[$0]?.owner },
+            let holders = table.holders(of: category).compactMap { holder -> LockHolding? in
+                guard let request = requests[holder], let owner = request.owner else { return nil }
+                return LockHolding(owner: owner, token: request.tokens[category] ?? 0, since: request.grantedAt)
+            }
+            return LockSnapshot(
+                category: category, token: table.lastTokens[category] ?? 0, limit: table.limit(of: category),
+                holders: holders,
                 waiters: table.waiters(of: category).compactMap { requests[$0]?.owner },
-                heldSince: table.holder(of: category).flatMap { requests[$0]?.grantedAt },
                 waitingSince: table.waiters(of: category).compactMap { holder -> Timestamp?? in
                     guard let request = requests[holder], request.owner != nil else { return nil }
                     return .some(request.requestedAt)
                 })
         }
+    }
+
+    // MARK: Limits
+
+    /// The limit of a cluster category now: its configured one, else the one in force.
+    public func limit(of category: String) -> Int {
+        configuredLimits[category] ?? tables[.cluster]?.limit(of: category) ?? 1
+    }
+
+    /// A limit a spec declares that disagrees with the one in force.
+    public struct LimitConflict: Hashable, Sendable, CustomStringConvertible {
+        public var category: String
+        /// What the spec declares.
+        public var declared: Int
+        /// The limit in force.
+        public var inForce: Int
+        /// Whether an unfinished group declares it (else holders or waiters still use it).
+        public var declaredByAGroup: Bool = true
+
+        public var description: String {
+            "limits.\(category) is \(declared), but \(category) is in use with limit \(inForce) ("
+                + (declaredByAGroup ? "set by another unfinished group" : "its holders or waiters still use it")
+                + "); submit with the same limit, or once \(category) is idle"
+        }
+    }
+
+    /// The declared limits of a new group that disagree with those in force (categories the
+    /// configuration sets are not compared: the configured limit applies). A category's limit
+    /// is in force while a group that declared it is unfinished or it has holders or waiters.
+    public func conflicts(with limits: [String: Int]) -> [LimitConflict] {
+        var conflicts: [LimitConflict] = []
+        for (category, limit) in limits.sorted(by: { $0.key < $1.key }) where configuredLimits[category] == nil {
+            let inForce: Int?
+            if let declaration = declared[category] {
+                inForce = declaration.limit
+            } else if let table = tables[.cluster], !table.isIdle(category) {
+                inForce = table.limit(of: category)
+            } else {
+                inForce = nil
+            }
+            if let inForce, inForce != limit {
+                conflicts.append(
+                    LimitConflict(
+                        category: category, declared: limit, inForce: inForce,
+                        declaredByAGroup: declared[category] != nil))
+            }
+        }
+        return conflicts
+    }
+
+    /// A group declaring `limits` starts (a submission, or a restored unfinished group): its
+    /// limits are in force until ``undeclare(_:)``. Check ``conflicts(with:)`` first; a limit
+    /// that disagrees anyway (a restart finding two) leaves the one in force.
+    public mutating func declare(_ limits: [String: Int]) {
+        for (category, limit) in limits where configuredLimits[category] == nil {
+            if let declaration = declared[category] {
+                declared[category]?.groups = declaration.groups + 1
+                continue
+            }
+            var table = tables[.cluster] ?? ExclusivityTable(tokenFloor: tokenFloor)
+            let inForce = table.isIdle(category) ? limit : table.limit(of: category)
+            declared[category] = (inForce, 1)
+            table.limits[category] = inForce
+            tables[.cluster] = table
+        }
+    }
+
+    /// A group that declared `limits` finished (or is forgotten): once no unfinished group
+    /// declares a category and it is idle, its limit goes back to the configured one or 1.
+    public mutating func undeclare(_ limits: [String: Int]) {
+        for category in limits.keys where configuredLimits[category] == nil {
+            guard let declaration = declared[category] else { continue }
+            if declaration.groups > 1 {
+                declared[category]?.groups = declaration.groups - 1
+            } else {
+                declared[category] = nil
+            }
+        }
+    }
+
+    /// Before a cluster request: a category nobody declares and nobody uses goes back to its
+    /// configured limit (or 1).
+    private func settleLimit(of category: String, in table: inout ExclusivityTable<LockHolder>) {
+        guard declared[category] == nil, table.limits[category] != configuredLimits[category], table.isIdle(category)
+        else { return }
+        table.limits[category] = configuredLimits[category]
     }
 
     // MARK: Internals
@@ -219,7 +337,10 @@ public struct LockTable: Sendable {
         while let request = requests[holder], !request.granted {
             let level = request.levels[request.next]
             var table = tables[level.scope] ?? ExclusivityTable(tokenFloor: 0)
-            let grant = table.request(holder, categories: level.categories)
+            if level.scope == .cluster {
+                for category in level.categories { settleLimit(of: category, in: &table) }
+            }
+            let grant = table.request(holder, categories: level.categories, rank: request.rank)
             tables[level.scope] = table
             guard let grant else { return false }
             merge(grant.tokens, level: request.next, into: holder)

@@ -33,6 +33,14 @@ public enum CancellationReason: Hashable, Sendable, CustomStringConvertible, Exp
     case handedBack(String)
     /// Its worker or the coordinator is stopping; the words say which.
     case shutdown(String)
+    /// It was skipped, not run: its `if:` was false (`if "failed(deploy)" was false`), or a
+    /// dependency was skipped (`dependency "build" was skipped`). What a skipped child's
+    /// result reads as; it is no error.
+    case skipped(String)
+    /// A running child of the group cancelled it with its attempt token (`cohort cancel
+    /// "$COHORT_GROUP"` from a shell child, `context.cancelGroup(reason:)` from a custom kind):
+    /// `cancelled by child deploy/check (attempt 1): rollback needed`.
+    case cancelledByChild(path: String, attempt: UInt32, reason: String)
     /// A client's or a procedure's own words.
     case custom(String)
 
@@ -54,7 +62,10 @@ public enum CancellationReason: Hashable, Sendable, CustomStringConvertible, Exp
                 "cancelled because \"\(path)\" \(cancelled ? "was cancelled" : "failed") (onChildFailure: cancel-group)"
             case .cancelDependents, .continue: "dependency \"\(path)\" \(cancelled ? "was cancelled" : "failed")"
             }
-        case .workerLost(let text), .handedBack(let text), .shutdown(let text), .custom(let text): text
+        case .cancelledByChild(let path, let attempt, let reason):
+            "cancelled by child \(path) (attempt \(attempt))" + (reason.isEmpty ? "" : ": \(reason)")
+        case .workerLost(let text), .handedBack(let text), .shutdown(let text), .skipped(let text), .custom(let text):
+            text
         }
     }
 

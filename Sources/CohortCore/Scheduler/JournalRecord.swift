@@ -21,4 +21,7 @@ public enum JournalRecord: Hashable, Sendable {
     case cancelRequested(group: String, path: String, reason: String, at: Timestamp)
     /// A worker-local grant was made or released.
     case localLock(LocalLockChange)
+    /// Children were added to a running group (`into`: the nested group's path, `""` the top
+    /// level); replayed in order after a restart.
+    case childrenAdded(group: String, into: String, children: [ChildSpec], at: Timestamp)
 }

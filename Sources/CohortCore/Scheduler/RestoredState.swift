@@ -81,6 +81,9 @@ public struct RestoredGroup: Sendable {
     public var cancels: [(path: String, reason: String)]
     /// Worker-local grants not released, of attempts that may still be in flight.
     public var localLocks: [LocalLockRecord]
+    /// Children added while it ran, oldest first: the nested group's path (`""` the top
+    /// level) and the children (docs/spec.md, "Growing groups").
+    public var additions: [(into: String, children: [ChildSpec])] = []
 
     public init(
         id: String, spec: GroupSpec, sequence: UInt64, submittedAt: Timestamp, owner: String? = nil,

@@ -72,7 +72,16 @@ extension Scheduler {
         switch outcome {
         case .succeeded(let output):
             runs[runIndex]?.children[leaf].outputTruncated = outputTruncated
-            finishLeaf(runIndex, leaf, .succeeded, output: output, at: finished, now: now)
+            if let repeating = runs[runIndex]?.flat.leaves[leaf].repeating {
+                if let cancelling {
+                    // Cancelled while it ran: a repeat that has not come true does not succeed.
+                    finishLeaf(runIndex, leaf, .cancelled, reason: cancelling, at: finished, now: now)
+                } else {
+                    repeatOrFinish(runIndex, leaf, repeating, output: output, at: finished, now: now)
+                }
+            } else {
+                finishLeaf(runIndex, leaf, .succeeded, output: output, at: finished, now: now)
+            }
         case .failed(let error) where cancelling == nil:
             retryOrFinish(runIndex, leaf, .failed, message: error, at: finished, now: now)
         case .cancelled(let reason) where cancelling == nil:

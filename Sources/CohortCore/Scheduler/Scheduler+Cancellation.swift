@@ -100,3 +100,19 @@ extension Scheduler {
         }
     }
 }
+
+/// Running attempts, as attempt tokens need them.
+extension Scheduler {
+    /// Whether `ref` names the current attempt of its child and that attempt is on a worker
+    /// and has not ended (a cancel may be under way): what makes its attempt token valid.
+    /// With `worker`, the attempt must also be on that worker session.
+    public func isRunning(_ ref: AttemptRef, on worker: SessionID? = nil) -> Bool {
+        guard let location = attempts[ref.id], location.dispatched,
+            let run = runs[location.runIndex], run.plan.id == ref.group,
+            location.leaf < run.children.count, run.plan.flat.leaves[location.leaf].path == ref.path
+        else { return false }
+        let child = run.children[location.leaf]
+        return child.attemptID == ref.id && child.attempt == ref.attempt && !child.isDone
+            && (worker == nil || child.worker == worker)
+    }
+}

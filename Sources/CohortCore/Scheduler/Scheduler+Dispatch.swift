@@ -16,11 +16,38 @@ extension Scheduler {
     /// Places queued attempts on workers with room, class by class, least loaded worker first.
     mutating func schedule(now: Timestamp) {
         guard let round = placement.startRound() else { return }
+        if placement.ranksAcrossClasses, round.count > 1 {
+            scheduleByRank(now: now)
+            return
+        }
         for offset in 0..<round.count {
             let index = (round.start + offset) % round.count
             guard placement.hasQueued(index) else { continue }
             fill(index, now: now)
             if placement.queuedCount == 0 { break }
+        }
+    }
+
+    /// Places queued attempts one at a time, the best-ranked head across classes first (some
+    /// group has a priority): a class that finds no worker sits out the rest of the round.
+    private mutating func scheduleByRank(now: Timestamp) {
+        var full = Set<Int>()
+        while placement.queuedCount > 0, let index = placement.bestRankedClass(skipping: full) {
+            guard let entry = placement.first(in: index) else { continue }
+            let leaf = Int(entry.leaf)
+            guard let child = runs[entry.runIndex]?.children[leaf], child.stage == .queued,
+                child.attemptID == entry.attemptID
+            else {
+                placement.removeFirst(in: index)
+                continue
+            }
+            guard let worker = placement.pickWorker(index, membership: membership, prefetch: configuration.prefetch)
+            else {
+                full.insert(index)
+                continue
+            }
+            placement.removeFirst(in: index)
+            dispatch(entry.runIndex, leaf, to: worker, now: now)
         }
     }
 

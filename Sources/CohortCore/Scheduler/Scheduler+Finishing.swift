@@ -74,11 +74,13 @@ extension Scheduler {
         let policy: ChildFailurePolicy
         let parentGroup: Int?
         let failed: Bool
+        let skipped: Bool
         var groupCancelled = false
         if node < leafCount {
             guard let child = runs[runIndex]?.children[node] else { return }
             succeeded = child.phase == .succeeded
             failed = child.phase == .failed
+            skipped = child.phase == .skipped
             parentGroup = plan.flat.leaves[node].group
             policy = plan.flat.groups[plan.flat.leaves[node].group].onChildFailure
             groupCancelled = child.cancelCause == .group
@@ -86,15 +88,16 @@ extension Scheduler {
             let group = node - leafCount
             finishGroup(runIndex, group, now: now)
             guard group != 0, let state = runs[runIndex]?.groups[group] else { return }
-            succeeded = state.phase == .succeeded
+            succeeded = state.phase == .succeeded && !state.wasSkipped
             failed = state.phase == .failed
+            skipped = state.wasSkipped
             parentGroup = plan.flat.groups[group].parent
             policy = parentGroup.map { plan.flat.groups[$0].onChildFailure } ?? .cancelDependents
             groupCancelled = state.cancelReason != nil
         }
         let path = plan.path(ofNode: node)
 
-        if !succeeded, policy == .cancelGroup, !groupCancelled, let parentGroup {
+        if !succeeded, !skipped, policy == .cancelGroup, !groupCancelled, let parentGroup {
             let reason = CancellationReason.dependencyFailed(path: path, cancelled: !failed, policy: .cancelGroup)
             for leaf in plan.flat.groups[parentGroup].leaves {
                 cancelLeaf(runIndex, leaf, reason: reason, cause: .propagated, now: now)
@@ -104,14 +107,25 @@ extension Scheduler {
             let leaf = Int(dependent)
             guard runs[runIndex]?.children[leaf].isDone == false else { continue }
             runs[runIndex]?.children[leaf].remaining -= 1
-            if !succeeded {
-                if node < leafCount, plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node && $0.gathers == nil }) {
+            if !succeeded, !plan.conditionDecides(leaf, after: node) {
+                if skipped {
+                    // GitHub Actions' rule: a dependent of a skipped child is skipped too,
+                    // unless its own `if:` decides (then it is exempt above), or it only
+                    // follows the skipped child in a sequence (which goes on).
+                    if !plan.skipPassesBySequence(leaf, after: node) {
+                        finishLeaf(
+                            runIndex, leaf, .skipped, reason: .skipped("dependency \"\(path)\" was skipped"), now: now)
+                        continue
+                    }
+                } else if node < leafCount,
+                    plan.flat.leaves[leaf].inject.contains(where: { $0.producer == node && $0.gathers == nil })
+                {
                     cancelLeaf(
                         runIndex, leaf, reason: failed ? .producerFailed(path: path) : .producerCancelled(path: path),
                         cause: .propagated, now: now)
                     continue
                 }
-                if policy == .cancelDependents {
+                if !skipped, policy == .cancelDependents {
                     cancelLeaf(
                         runIndex, leaf, reason: .dependencyFailed(path: path, cancelled: !failed, policy: policy),
                         cause: .propagated, now: now)
@@ -144,6 +158,11 @@ extension Scheduler {
         }
         let phase = runs[runIndex]?.outcome(ofGroup: group) ?? .cancelled
         runs[runIndex]?.groups[group].phase = phase
+        if group != 0, phase == .succeeded, state.skipped > 0, let plan = runs[runIndex]?.plan,
+            runs[runIndex]?.groups[group].skipped == plan.flat.groups[group].leaves.count
+        {
+            runs[runIndex]?.groups[group].wasSkipped = true
+        }
         runs[runIndex]?.groups[group].finishedAt = now
         runs[runIndex]?.groups[group].waitingForHold = []
         if state.hold == .requested || state.hold == .granted {
@@ -160,6 +179,7 @@ extension Scheduler {
             case .failed: state.firstFailure
             default: nil
             }
+        if let limits = runs[runIndex]?.plan.limits, !limits.isEmpty { locks.undeclare(limits) }
         runs[runIndex]?.phase = phase
         runs[runIndex]?.reason = reason
         runs[runIndex]?.finishedAt = now

@@ -40,7 +40,7 @@ extension Scheduler {
         attempts.localRequests[ref.id, default: []].append(request)
         if let grant = requestLock(
             holder, levels: localLevels(categories, of: plan, leaf: location.leaf, attemptID: ref.id), owner: owner,
-            now: now)
+            rank: rank(location.runIndex, now: now), now: now)
         {
             recordLocalGrant(ref.id, request: request, tokens: grant.tokens)
             actions.append(.grant(worker, request: request, tokens: grant.tokens))

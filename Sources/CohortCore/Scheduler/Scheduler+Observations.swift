@@ -58,10 +58,10 @@ extension Scheduler {
     }
 
     /// Requests a lock for `holder` (``LockTable/request(_:levels:owner:)``), timing it.
-    mutating func requestLock(_ holder: LockHolder, levels: [LockLevel], owner: LockOwner?, now: Timestamp)
-        -> LockTable.Grant?
-    {
-        let grant = locks.request(holder, levels: levels, owner: owner, at: now)
+    mutating func requestLock(
+        _ holder: LockHolder, levels: [LockLevel], owner: LockOwner?, rank: Int64, now: Timestamp
+    ) -> LockTable.Grant? {
+        let grant = locks.request(holder, levels: levels, owner: owner, at: now, rank: rank)
         guard observes else { return grant }
         var categories: [String] = []
         for level in levels { categories.append(contentsOf: level.categories) }

@@ -21,6 +21,8 @@ extension Scheduler {
         default: return
         }
         guard let plan = runs[runIndex]?.plan else { return }
+        // `if:` and `require:` (its own and its enclosing groups'), once, before anything else.
+        if plan.hasConditions, !child.conditionsChecked, !passConditions(runIndex, leaf, now: now) { return }
 
         if !child.injected, !plan.flat.leaves[leaf].inject.isEmpty {
             switch runs[runIndex]?.injectedInput(leaf) ?? .failure(InjectionFailure(.groupFinished)) {
@@ -29,6 +31,10 @@ extension Scheduler {
                 runs[runIndex]?.children[leaf].injected = true
             case .failure(let failure):
                 if failure.phase == .cancelled { runs[runIndex]?.children[leaf].cancelCause = .propagated }
+                if case .skipped = failure.reason {
+                    finishLeaf(runIndex, leaf, .skipped, reason: failure.reason, now: now)
+                    return
+                }
                 finishLeaf(runIndex, leaf, failure.phase, message: failure.message, reason: failure.reason, now: now)
                 return
             }
@@ -62,7 +68,10 @@ extension Scheduler {
         let levels = plan.lockLevels(for: plan.flat.groups[group].holds, ancestors: plan.ancestors(ofGroup: group))
         let owner = LockOwner(group: plan.id, child: plan.flat.groups[group].path)
         runs[runIndex]?.groups[group].hold = .requested
-        guard let grant = requestLock(.group(run: runIndex, group: group), levels: levels, owner: owner, now: now)
+        guard
+            let grant = requestLock(
+                .group(run: runIndex, group: group), levels: levels, owner: owner, rank: rank(runIndex, now: now),
+                now: now)
         else {
             return false
         }
@@ -116,7 +125,9 @@ extension Scheduler {
             let levels = plan.lockLevels(for: flatLeaf.exclusive, ancestors: flatLeaf.ancestors)
             let owner = LockOwner(
                 group: plan.id, child: flatLeaf.path, attempt: runs[runIndex]?.children[leaf].attempt ?? 0)
-            if requestLock(.attempt(attemptID), levels: levels, owner: owner, now: now) == nil {
+            if requestLock(
+                .attempt(attemptID), levels: levels, owner: owner, rank: rank(runIndex, now: now), now: now) == nil
+            {
                 setStage(runIndex, leaf, .locking, .waiting, now: now)
                 return
             }
@@ -130,6 +141,7 @@ extension Scheduler {
         runs[runIndex]?.children[leaf].attempt += 1
         runs[runIndex]?.children[leaf].attemptID = attemptID
         runs[runIndex]?.children[leaf].retryAt = nil
+        runs[runIndex]?.children[leaf].repeatWait = false
         return attemptID
     }
 
@@ -138,7 +150,9 @@ extension Scheduler {
         guard let placementClass = runs[runIndex]?.placement[leaf],
             let attemptID = runs[runIndex]?.children[leaf].attemptID
         else { return }
-        placement.enqueue(runIndex: runIndex, leaf: leaf, attemptID: attemptID, in: Int(placementClass))
+        placement.enqueue(
+            runIndex: runIndex, leaf: leaf, attemptID: attemptID, rank: rank(runIndex, now: now),
+            prioritized: runs[runIndex]?.plan.priority != 0, in: Int(placementClass))
         setStage(runIndex, leaf, .queued, .ready, now: now)
     }
 

@@ -64,12 +64,14 @@ extension Scheduler {
             case .succeeded: return .succeeded(output: child.output ?? Data("null".utf8))
             case .failed: return .failed(error: child.error ?? "failed")
             case .cancelled: return .cancelled(reason: child.cancelReason ?? .custom(child.error ?? "cancelled"))
+            case .skipped: return .cancelled(reason: child.cancelReason ?? .skipped(child.error ?? "skipped"))
             default: throw SchedulerError(.notFound, "\"\(path)\" in group \"\(id)\" has not finished (\(child.phase))")
             }
         }
         let group = node - run.leafCount
         let state = run.groups[group]
         let name = path.isEmpty ? "group \"\(id)\"" : "\"\(path)\" in group \"\(id)\""
+        if state.wasSkipped { return .cancelled(reason: .skipped("every child of \(name) was skipped")) }
         switch state.phase {
         case .succeeded:
             var outputs: [String: JSONValue] = [:]
@@ -122,9 +124,11 @@ extension Scheduler {
     // MARK: Building snapshots
 
     private func overview(_ run: GroupRun) -> GroupSnapshot {
-        GroupSnapshot(
+        var snapshot = GroupSnapshot(
             id: run.id, name: run.name, phase: run.phase, submittedAt: run.submittedAt, startedAt: run.startedAt,
             finishedAt: run.finishedAt, reason: run.reason, children: [])
+        snapshot.priority = run.plan.priority
+        return snapshot
     }
 
     private func appendChildren(of group: Int, in run: GroupRun, to list: inout [ChildSnapshot]) {
@@ -172,6 +176,9 @@ extension Scheduler {
                 phase = .waiting
                 reason = why
             }
+        case .retryWait where child.repeatWait:
+            let max = flatLeaf.repeating.map { " of at most \($0.max)" } ?? ""
+            reason = "repeating after run \(child.repeatedRuns)\(max): \(child.error ?? "until was false")"
         case .retryWait:
             reason = "retrying after attempt \(child.attempt) ended: \(child.error ?? "failed")"
         case .dispatched, .started, .done:
@@ -180,7 +187,7 @@ extension Scheduler {
         return ChildSnapshot(
             name: flatLeaf.name, path: flatLeaf.path, isGroup: false, phase: phase, worker: child.worker,
             workerName: child.worker.flatMap { workerNames[$0] }, attempt: child.sentAttempt,
-            error: child.isDone || child.stage == .retryWait
+            error: child.isDone || (child.stage == .retryWait && !child.repeatWait)
                 ? child.error : child.cancelling.map { "cancelling: \($0.text)" },
             startedAt: child.startedAt, finishedAt: child.finishedAt, waitingReason: reason,
             outputTruncated: child.outputTruncated,
@@ -213,7 +220,7 @@ extension Scheduler {
                 reason = holdReason(run, group)
             }
         case .running: phase = .running
-        case .succeeded: phase = .succeeded
+        case .succeeded: phase = state.wasSkipped ? .skipped : .succeeded
         case .failed: phase = .failed
         case .cancelled: phase = .cancelled
         }

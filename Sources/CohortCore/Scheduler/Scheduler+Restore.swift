@@ -74,11 +74,24 @@ extension Scheduler {
         }
         var finishes: [(runIndex: Int, leaf: Int, record: ChildRecord, phase: ChildPhase)] = []
         var cancels: [(runIndex: Int, path: String, reason: String)] = []
-        for group in groups.sorted(by: { $0.sequence < $1.sequence }) where runs.index(of: group.id) == nil {
+        let restored = groups.sorted(by: { $0.sequence < $1.sequence }).filter { runs.index(of: $0.id) == nil }
+        // Every unfinished group's limits are in force before any grant is restored: a grant of
+        // an earlier group may hold a unit of a category a later group declares (as it did).
+        for group in restored where group.outcome == nil { locks.declare(group.spec.limits) }
+        for group in restored {
             runs.submissions = max(runs.submissions, group.sequence)
             let plan = addRun(
                 group.spec, id: group.id, flat: group.spec.flattened(), sequence: group.sequence, owner: group.owner,
-                submittedAt: group.submittedAt)
+                submittedAt: group.submittedAt, declaresLimits: group.outcome != nil)
+            // Children added while it ran, in order, before any record: their indexes follow
+            // the submitted children's as they did (Scheduler+Growing.swift).
+            for addition in group.additions {
+                guard let spec = runs[plan.runIndex]?.plan.spec,
+                    let grown = try? spec.adding(addition.children, into: addition.into, limits: Self.replayLimits)
+                else { continue }
+                _ = try? grow(plan.runIndex, grown: grown, into: addition.into, now: group.submittedAt)
+            }
+            guard let plan = runs[plan.runIndex]?.plan else { continue }
             for record in group.children {
                 guard let leaf = plan.nodeByPath[record.path], leaf < plan.flat.leaves.count else { continue }
                 runs[plan.runIndex]?.children[leaf].attempt = record.attempt
@@ -90,6 +103,16 @@ extension Scheduler {
                 runs[plan.runIndex]?.children[leaf].startedAt = record.startedAt
                 switch record.state {
                 case .inFlight:
+                    if plan.flat.leaves[leaf].repeating != nil {
+                        // The runs before this attempt are not journaled: every earlier
+                        // attempt that did not count against the current run's retry budget
+                        // is taken for a run (a lost one too: an attempt a restart gave up on
+                        // may have been a run), so `max` is never exceeded (a restart after
+                        // retries or losses may stop the repeat early; simulation, seed 47).
+                        let earlier = Int(record.attempt) - 1 - Int(record.counted ?? 0)
+                        runs[plan.runIndex]?.children[leaf].repeatedRuns = UInt32(max(earlier, 0))
+                    }
+                    runs[plan.runIndex]?.children[leaf].conditionsChecked = true
                     restoreOrphan(plan, leaf, record, now: now)
                 case .finished(let phase):
                     finishes.append((plan.runIndex, leaf, record, phase))
@@ -103,8 +126,9 @@ extension Scheduler {
         for finish in finishes {
             runs[finish.runIndex]?.children[finish.leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
-                finish.runIndex, finish.leaf, finish.phase, message: finish.record.error, output: finish.record.output,
-                now: finish.record.finishedAt ?? now)
+                finish.runIndex, finish.leaf, finish.phase, message: finish.record.error,
+                reason: finish.phase == .skipped ? .skipped(finish.record.error ?? "skipped") : nil,
+                output: finish.record.output, now: finish.record.finishedAt ?? now)
             drainWork(now: finish.record.finishedAt ?? now)
         }
         for cancel in cancels {
@@ -207,6 +231,7 @@ extension Scheduler {
                 .attempt(record.attemptID), levels: levels, owner: owner, tokens: tokens, at: now)
         }
         guard restored else {
+            guard countUnreportedRun(runIndex, leaf, now: now) else { return }
             // Its locks cannot be held again as they were (a journal of an earlier release,
             // whose group holds covered less, now crosses another grant): the attempt is not
             // restored (a worker that reports it is told it was superseded) and the child
@@ -226,6 +251,25 @@ extension Scheduler {
         // Its input is not journaled: a next attempt injects it again from the producers'
         // journaled outputs (`injected` stays false).
         attempts.restore(record.attemptID, runIndex: runIndex, leaf: leaf, on: worker)
+    }
+
+    /// A restored attempt of a repeating leaf that will not be reported (its grace ended, or
+    /// its locks could not be restored) is taken for a run: the journal cannot tell an attempt
+    /// in flight from a run that succeeded (with `until` false) just before the coordinator
+    /// stopped, so `max` is never exceeded (found by the simulation, seed 4). Returns false if
+    /// that was the last run (the leaf has failed).
+    private mutating func countUnreportedRun(_ runIndex: Int, _ leaf: Int, now: Timestamp) -> Bool {
+        guard let repeating = runs[runIndex]?.flat.leaves[leaf].repeating, let child = runs[runIndex]?.children[leaf]
+        else { return true }
+        let runsDone = Int(child.repeatedRuns) + 1
+        runs[runIndex]?.children[leaf].repeatedRuns = UInt32(runsDone)
+        guard runsDone >= repeating.max else { return true }
+        finishLeaf(
+            runIndex, leaf, .failed,
+            message: "repeat: until \"\(repeating.until.text)\" was not found true within \(repeating.max) runs "
+                + "(max \(repeating.max)); the last run's result was lost when the coordinator restarted",
+            now: now)
+        return false
     }
 
     /// A worker reports a restored attempt by its result (or start) without having listed it in
@@ -279,6 +323,7 @@ extension Scheduler {
             }
             // Its worker is gone as far as anyone can tell: a worker loss, like any other.
             let message = "attempt \(child.attempt) was not reported by any worker after the coordinator restarted"
+            guard countUnreportedRun(runIndex, leaf, now: now) else { continue }
             let losses = Int(child.losses) + 1
             runs[runIndex]?.children[leaf].losses = UInt8(clamping: losses)
             if let failure = lossFailure(

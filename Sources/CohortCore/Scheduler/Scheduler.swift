@@ -85,6 +85,7 @@ public struct Scheduler: Sendable {
         self.membership = Membership(
             heartbeatInterval: configuration.heartbeatInterval, liveness: configuration.liveness)
         self.locks = LockTable(tokenFloor: configuration.tokenFloor)
+        self.locks.configuredLimits = configuration.lockLimits
         // Attempt ids start above the floor too, so a restarted coordinator (a larger epoch)
         // never hands out an id an earlier incarnation used.
         self.attempts = AttemptTable(floor: configuration.tokenFloor)
@@ -124,12 +125,21 @@ public struct Scheduler: Sendable {
                 return Acceptance(id: id, name: run.name, warnings: [], alreadySubmitted: true, actions: [])
             }
         }
+        let conflicts = locks.conflicts(with: spec.limits)
+        guard conflicts.isEmpty else {
+            throw SchedulerError(.conflict, conflicts.map(\.description).joined(separator: "; "))
+        }
         let groupID = id ?? freshID(for: spec.name)
         runs.submissions += 1
         let plan = addRun(
             spec, id: groupID, flat: flat ?? spec.flattened(), sequence: runs.submissions, owner: owner,
             submittedAt: now)
-        let warnings = placement.warnings(for: plan.placement, membership: membership)
+        var warnings = placement.warnings(for: plan.placement, membership: membership)
+        for (category, limit) in spec.limits.sorted(by: { $0.key < $1.key }) {
+            guard let configured = configuration.lockLimits[category], configured != limit else { continue }
+            warnings.append(
+                "limits.\(category) is \(limit), but the coordinator's configuration sets \(configured), which applies")
+        }
         if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
         let reused = outputs.isEmpty ? 0 : reuse(outputs, in: plan, now: now)
         settle(now: now)
@@ -176,7 +186,8 @@ public struct Scheduler: Sendable {
     /// Adds a run and queues the propagation work of the leaves that wait for nothing; the
     /// caller settles. Shared by ``submit(_:id:flat:owner:now:)`` and ``restore(_:lastTokens:grace:now:)``.
     mutating func addRun(
-        _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp
+        _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp,
+        declaresLimits: Bool = true
     ) -> GroupPlan {
         #if DEBUG
             // SchedulerMutation.deadlockHolds: a group's hold no longer covers what its
@@ -202,6 +213,7 @@ public struct Scheduler: Sendable {
             owner: owner,
             now: submittedAt)
         runs.add(GroupRun(plan: plan))
+        if declaresLimits { locks.declare(spec.limits) }
         for leaf in plan.remaining.indices {
             if plan.remaining[leaf] == 0 {
                 work.append(.unblocked(runIndex: runIndex, leaf: leaf))
@@ -261,6 +273,17 @@ public struct Scheduler: Sendable {
         drainWork(now: now)
         schedule(now: now)
         drainWork(now: now)
+    }
+
+    /// A request's place among waiters, for locks and slots: its time minus its group's
+    /// priority head start (`priority × priorityAging`); smaller goes first (docs/scheduling.md,
+    /// "Priorities"). With priority 0 it is the time, so arrival order.
+    func rank(_ runIndex: Int, now: Timestamp) -> Int64 {
+        let priority = runs[runIndex]?.plan.priority ?? 0
+        guard priority != 0 else { return now.nanosecondsSinceEpoch }
+        let headStart = Int64(priority).multipliedReportingOverflow(by: configuration.priorityAging.nanoseconds)
+        let rank = now.nanosecondsSinceEpoch.subtractingReportingOverflow(headStart.partialValue)
+        return headStart.overflow || rank.overflow ? (priority > 0 ? .min + 1 : .max) : rank.partialValue
     }
 
     mutating func takeActions() -> [SchedulerAction] {

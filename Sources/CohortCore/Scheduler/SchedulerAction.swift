@@ -105,6 +105,13 @@ public struct SchedulerConfiguration: Hashable, Sendable {
     public var finishedGroupRetention: Int = 10_000
     /// Every fencing token is larger than this (the coordinator's epoch goes here).
     public var tokenFloor: UInt64 = 0
+    /// Counting locks the coordinator's configuration sets: category → how many holders it
+    /// may have at once. They apply whatever a spec's `limits` say.
+    public var lockLimits: [String: Int] = [:]
+    /// How long a waiting child takes to gain one priority level: a child's place among
+    /// waiters (for a lock or a slot) is its time of asking minus `priority × priorityAging`,
+    /// so a child waits behind later higher-priority ones at most `difference × priorityAging`.
+    public var priorityAging: Duration = .seconds(10)
     /// Seeds the random numbers of retry jitter, so runs are reproducible.
     public var randomSeed: UInt64 = 0x5EED_C0FF_EE00_0001
     #if DEBUG

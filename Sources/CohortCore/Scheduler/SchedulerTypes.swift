@@ -82,14 +82,15 @@ public enum GroupPhase: String, Hashable, Sendable, CaseIterable {
 }
 
 /// A child's state (DESIGN.md §1): a group's states plus `waiting` (for dependencies, a lock,
-/// a worker that offers its kind, a retry's backoff) and `ready` (queued for a worker, or
-/// sent to one that has not started it yet).
+/// a worker that offers its kind, a retry's backoff), `ready` (queued for a worker, or
+/// sent to one that has not started it yet) and `skipped` (finished without running: its
+/// `if:` was false, or it depends on a skipped child and has no `if:` of its own).
 public enum ChildPhase: String, Hashable, Sendable, CaseIterable {
-    case pending, waiting, ready, running, succeeded, failed, cancelled
+    case pending, waiting, ready, running, succeeded, failed, cancelled, skipped
 
     public var isFinished: Bool {
         switch self {
-        case .succeeded, .failed, .cancelled: true
+        case .succeeded, .failed, .cancelled, .skipped: true
         default: false
         }
     }

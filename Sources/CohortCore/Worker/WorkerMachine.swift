@@ -45,8 +45,8 @@ public protocol WorkerVocabulary {
 ///
 /// **Starting.** Dispatched attempts wait in FIFO order and start (``Action/start(_:)``, the
 /// engine runs it) while fewer than `slots` run, the session is ready, the worker holds a
-/// lease, the coordinator has answered its READY (until then, an attempt it held may be
-/// one the coordinator cancels) and it is not stopping. A cancel of a waiting attempt
+/// lease, the coordinator has answered its READY (its first message that is not a cancel;
+/// until then, an attempt it held may be one the coordinator cancels) and it is not stopping. A cancel of a waiting attempt
 /// removes it and reports it cancelled at once; of a running one, asks the engine to
 /// cancel it (its result comes from the engine).
 ///
@@ -237,7 +237,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             actions.append(.drainTimedOut(running: running.count))
             actions += stop(now: now)
         }
-        return actions + startWhatFits()
+        return actions + startWhatFits(now: now)
     }
 
     /// A message from the coordinator.
@@ -250,7 +250,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         var actions = perform(session.received(input, now: now), now: now)
         switch message {
         case .session(.welcome), .session(.refused), .session(.shutdown), .session(.forgotten):
-            return actions + startWhatFits()
+            return actions + startWhatFits(now: now)
         case .session(.heartbeat), .session(.other), .other, .lockGranted, .lockDenied, .dispatch, .cancel:
             break
         }
@@ -269,10 +269,13 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         case .session, .other:
             break
         }
-        // The coordinator's first message after READY came after its cancels of what it did
-        // not adopt: what waited may start.
-        holdingForAdoption = false
-        return actions + startWhatFits()
+        // The coordinator's first message after READY that is not a cancel came after its
+        // cancels of what it did not adopt: what waited may start. A cancel does not end the
+        // wait: the answer's cancels may come as several messages, and an attempt started on
+        // the first could be one the next cancels, whose category the coordinator granted to
+        // someone else (found by the simulation, seed 47: `no-two-live-holders`).
+        if case .cancel = message {} else { holdingForAdoption = false }
+        return actions + startWhatFits(now: now)
     }
 
     /// The connection failed under the session (a send or a receive failed).
@@ -289,13 +292,16 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         return []
     }
 
-    /// The engine finished an attempt: its result goes out (or waits for a session), and
-    /// its slot is free.
-    public mutating func attemptFinished(_ result: V.Result) -> [Action] {
+    /// The engine finished an attempt at `now`: its result goes out (or waits for a
+    /// session), and its slot is free. `now` decides whether the lease still holds for what
+    /// would start in the slot: a worker paused past its lease may report an attempt's end
+    /// before its next tick has seen the lease end (simulation, seed 50:
+    /// `no-start-after-cancel-acknowledged`).
+    public mutating func attemptFinished(_ result: V.Result, now: Timestamp) -> [Action] {
         guard let attempt = running.removeValue(forKey: V.attemptID(of: result)) else { return [] }
         remember(V.identity(of: result))
         if !attempt.interrupted { report(result) }
-        return startWhatFits()
+        return startWhatFits(now: now)
     }
 
     /// Code an attempt runs asked for cluster-wide categories.
@@ -485,14 +491,17 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         return []
     }
 
-    private var canStart: Bool {
-        session.isReady && session.holdsLease && !holdingForAdoption && stopDeadline == nil
+    /// Whether attempts may start at `now`: the lease must still run then, whether or not a
+    /// tick has seen it end.
+    private func canStart(now: Timestamp) -> Bool {
+        session.isReady && session.holdsLease && session.holdsLease(at: now) && !holdingForAdoption
+            && stopDeadline == nil
     }
 
     /// Starts waiting attempts, oldest first, while slots are free.
-    private mutating func startWhatFits() -> [Action] {
+    private mutating func startWhatFits(now: Timestamp) -> [Action] {
         var actions: [Action] = []
-        while canStart, running.count < settings.slots, !waiting.isEmpty {
+        while canStart(now: now), running.count < settings.slots, !waiting.isEmpty {
             let order = waiting.removeFirst()
             running[V.attemptID(of: order)] = Running(order: order)
             actions.append(.start(order))

@@ -219,7 +219,10 @@ function startGroupsPage() {
 
 // ---- one group ----------------------------------------------------------------
 
-const groupPage = { id: null, group: null, children: new Map(), selected: null, events: null, detailRenders: 0 };
+const groupPage = {
+  id: null, group: null, children: new Map(), index: new Map(), selected: null, events: null, detailRenders: 0,
+  renderTimer: null, redrawGraph: false,
+};
 
 function parentPath(path) {
   const slash = path.lastIndexOf("/");
@@ -368,13 +371,13 @@ function renderHeader() {
   state.className = "badge s-" + group.state;
   state.dataset.state = group.state;
   const procedures = group.children.filter((c) => !c.isGroup);
-  const finished = procedures.filter((c) => ["succeeded", "failed", "cancelled"].includes(c.state)).length;
+  const finished = procedures.filter((c) => ["succeeded", "failed", "cancelled", "skipped"].includes(c.state)).length;
   document.getElementById("group-progress").textContent = finished + "/" + procedures.length + " finished";
   document.getElementById("group-id").textContent = group.id;
   document.getElementById("group-submitted").textContent = clock(group.submittedAt);
   document.getElementById("group-finished").textContent = group.finishedAt ? "· finished " + clock(group.finishedAt) : "";
   document.getElementById("group-reason").textContent = group.reason ? "· " + group.reason : "";
-  const finishedGroup = ["succeeded", "failed", "cancelled"].includes(group.state);
+  const finishedGroup = ["succeeded", "failed", "cancelled", "skipped"].includes(group.state);
   document.getElementById("cancel-group").hidden = !cohort.who.may.cancel || finishedGroup;
 }
 
@@ -388,7 +391,7 @@ function cancelButton(path) {
 function renderTable() {
   const body = document.querySelector("#children tbody");
   body.replaceChildren(...groupPage.group.children.map((child) => {
-    const finished = ["succeeded", "failed", "cancelled"].includes(child.state);
+    const finished = ["succeeded", "failed", "cancelled", "skipped"].includes(child.state);
     return el("tr", { dataset: { path: child.path, state: child.state }, onclick: () => select(child.path) },
       el("td", {}, child.path),
       el("td", { class: "muted" }, child.isGroup ? "group" : child.kind),
@@ -415,7 +418,7 @@ async function renderDetail() {
     ["took", took(child.startedAt, child.finishedAt)],
     ["waiting for", child.waitingReason || ""], ["error", child.error || ""],
   ].filter(([, value]) => value !== "");
-  const finished = ["succeeded", "failed", "cancelled"].includes(child.state);
+  const finished = ["succeeded", "failed", "cancelled", "skipped"].includes(child.state);
   const parts = [
     el("h2", {}, child.name),
     el("dl", { class: "facts" }, ...facts.flatMap(([key, value]) => [el("dt", {}, key), el("dd", {}, value)])),
@@ -475,6 +478,7 @@ async function cancel(path) {
 function applySnapshot(group) {
   groupPage.group = group;
   groupPage.children = new Map(group.children.map((child) => [child.path, child]));
+  groupPage.index = new Map(group.children.map((child, index) => [child.path, index]));
   renderHeader();
   drawGraph();
   renderTable();
@@ -483,14 +487,35 @@ function applySnapshot(group) {
 
 function applyChild(child) {
   const group = groupPage.group;
-  const index = group.children.findIndex((c) => c.path === child.path);
-  if (index < 0) return;
-  group.children[index] = child;
+  const index = groupPage.index.get(child.path);
   groupPage.children.set(child.path, child);
-  updateNode(child);
-  renderHeader();
-  renderTable();
+  if (index === undefined) {
+    // A child added while the group runs (`cohort add`): a new node in the graph.
+    groupPage.index.set(child.path, group.children.length);
+    group.children.push(child);
+    scheduleRender(true);
+  } else {
+    group.children[index] = child;
+    updateNode(child);
+    scheduleRender(false);
+  }
   if (groupPage.selected === child.path) renderDetail();
+}
+
+// The header and the table (and the graph, when children were added) are drawn again at most
+// every 100 ms, not per event: a fan-out of thousands of children sends thousands of events.
+function scheduleRender(graph) {
+  groupPage.redrawGraph = groupPage.redrawGraph || graph;
+  if (groupPage.renderTimer) return;
+  groupPage.renderTimer = setTimeout(() => {
+    groupPage.renderTimer = null;
+    if (groupPage.redrawGraph) {
+      groupPage.redrawGraph = false;
+      drawGraph();
+    }
+    renderHeader();
+    renderTable();
+  }, 100);
 }
 
 function follow() {
@@ -566,17 +591,20 @@ function renderLocks(locks) {
   const body = document.querySelector("#locks tbody");
   const ref = (group, child) => el("span", {},
     el("a", { href: "/group?id=" + encodeURIComponent(group) }, group), child ? " / " + child : "");
+  const holders = (lock) => lock.holders || (lock.holder ? [lock.holder] : []);
   body.replaceChildren(...locks.map((lock) => el("tr", { dataset: { category: lock.category } },
     el("td", {}, lock.category),
+    el("td", { class: "held" }, holders(lock).length + "/" + (lock.limit || 1)),
     el("td", {}, String(lock.token)),
-    el("td", {}, lock.holder
-      ? [ref(lock.holder.group, lock.holder.child),
-        lock.holder.groupHold ? " (group hold)" : " (attempt " + lock.holder.attempt + (lock.holder.worker ? " on " + lock.holder.worker : ", waiting for a slot") + ")",
-        lock.holder.heldSeconds == null ? "" : ", held " + lock.holder.heldSeconds.toFixed(1) + " s"]
+    el("td", {}, holders(lock).length
+      ? el("ul", {}, ...holders(lock).map((holder) => el("li", {}, [ref(holder.group, holder.child),
+        holder.groupHold ? " (group hold" : " (attempt " + holder.attempt + (holder.worker ? " on " + holder.worker : ", waiting for a slot"),
+        holder.token == null ? "" : ", token " + holder.token,
+        holder.heldSeconds == null ? ")" : ", held " + holder.heldSeconds.toFixed(1) + " s)"])))
       : el("span", { class: "muted" }, "free")),
     el("td", {}, el("ol", {}, ...lock.waiters.map((waiter) => el("li", {}, [ref(waiter.group, waiter.child),
       waiter.waitingSeconds == null ? "" : " (waiting " + waiter.waitingSeconds.toFixed(1) + " s)"])))))));
-  if (locks.length === 0) body.append(el("tr", {}, el("td", { colspan: 4, class: "muted" }, "No locks held or waited for.")));
+  if (locks.length === 0) body.append(el("tr", {}, el("td", { colspan: 5, class: "muted" }, "No locks held or waited for.")));
 }
 
 async function drain(name) {

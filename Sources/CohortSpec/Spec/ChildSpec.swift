@@ -1,7 +1,8 @@
 /// One child of a group: a procedure to run, or a nested group.
 ///
-/// `after`, `exclusive`, `requires` and `timeout` mean the same for both; `retry` and `inject`
-/// apply to procedures only (validation rejects them on a group).
+/// `after`, `exclusive`, `requires`, `timeout`, `condition` (`if:`) and `requirement`
+/// (`require:`) mean the same for both; `retry`, `inject` and `repeating` (`repeat:`) apply to
+/// procedures only (validation rejects them on a group).
 public struct ChildSpec: Sendable, Hashable {
     /// What the child is.
     public enum Body: Sendable, Hashable {
@@ -56,6 +57,16 @@ public struct ChildSpec: Sendable, Hashable {
     public var onWorkerLoss: WorkerLossPolicy
     /// Results of other children written into this one's input; each implies `after`.
     public var inject: [Injection]
+    /// The spec's `if:`: evaluated once the child's dependencies have finished, before it asks
+    /// for any lock; false, the child does not run and ends `skipped`. A child with a condition
+    /// is not cancelled when a dependency fails or is cancelled (the condition decides), and
+    /// not skipped when one is skipped. Names it uses are dependencies, like `after`.
+    public var condition: SpecExpression?
+    /// The spec's `require:`: evaluated after `condition`; false, the child fails with the
+    /// expression in its error. Names it uses are dependencies, like `after`.
+    public var requirement: SpecExpression?
+    /// The spec's `repeat:` (procedures only): run again until `until` is true, at most `max` runs.
+    public var repeating: RepeatPolicy?
     /// Fan-out at submission: one procedure per combination (procedures only; see ``Matrix``).
     public var matrix: Matrix?
     /// What this nested group was expanded from, if the coordinator made it from a `matrix`
@@ -72,6 +83,9 @@ public struct ChildSpec: Sendable, Hashable {
         retry: RetryPolicy? = nil,
         onWorkerLoss: WorkerLossPolicy = .retry,
         inject: [Injection] = [],
+        condition: SpecExpression? = nil,
+        requirement: SpecExpression? = nil,
+        repeating: RepeatPolicy? = nil,
         matrix: Matrix? = nil
     ) {
         self.name = name
@@ -83,10 +97,17 @@ public struct ChildSpec: Sendable, Hashable {
         self.retry = retry
         self.onWorkerLoss = onWorkerLoss
         self.inject = inject
+        self.condition = condition
+        self.requirement = requirement
+        self.repeating = repeating
         self.matrix = matrix
     }
 
     /// A procedure child: `ChildSpec("build", run: "shell", with: ["command": ["make"]], after: ["checkout"])`.
+    ///
+    /// `condition` is the spec's `if:`, `requirement` its `require:` and `repeating` its
+    /// `repeat:` (`if` and `repeat` are Swift keywords):
+    /// `ChildSpec("cleanup", run: "shell", with: …, condition: "failed(deploy)")`.
     public init(
         _ name: String,
         run: String,
@@ -98,15 +119,20 @@ public struct ChildSpec: Sendable, Hashable {
         retry: RetryPolicy? = nil,
         onWorkerLoss: WorkerLossPolicy = .retry,
         inject: [Injection] = [],
+        condition: SpecExpression? = nil,
+        requirement: SpecExpression? = nil,
+        repeating: RepeatPolicy? = nil,
         matrix: Matrix? = nil
     ) {
         self.init(
             name: name, body: .procedure(Procedure(run: run, with: input)), after: after, exclusive: exclusive,
             requires: requires, timeout: timeout, retry: retry, onWorkerLoss: onWorkerLoss, inject: inject,
+            condition: condition, requirement: requirement, repeating: repeating,
             matrix: matrix)
     }
 
-    /// A nested group child with a list of children.
+    /// A nested group child with a list of children; `condition` is its `if:`, `requirement`
+    /// its `require:`.
     public init(
         _ name: String,
         mode: GroupMode = .parallel,
@@ -115,11 +141,14 @@ public struct ChildSpec: Sendable, Hashable {
         exclusive: [String] = [],
         requires: [String] = [],
         timeout: Duration? = nil,
+        condition: SpecExpression? = nil,
+        requirement: SpecExpression? = nil,
         children: [ChildSpec]
     ) {
         self.init(
             name: name, body: .group(Group(mode: mode, onChildFailure: onChildFailure, children: children)),
-            after: after, exclusive: exclusive, requires: requires, timeout: timeout)
+            after: after, exclusive: exclusive, requires: requires, timeout: timeout, condition: condition,
+            requirement: requirement)
     }
 
     /// A nested group child, its children written as statements (`if`, `for` and `try` allowed).
@@ -132,11 +161,14 @@ public struct ChildSpec: Sendable, Hashable {
         exclusive: [String] = [],
         requires: [String] = [],
         timeout: Duration? = nil,
+        condition: SpecExpression? = nil,
+        requirement: SpecExpression? = nil,
         @ChildrenBuilder children: () throws -> [ChildSpec]
     ) rethrows {
         self.init(
             name, mode: mode, onChildFailure: onChildFailure, after: after, exclusive: exclusive,
-            requires: requires, timeout: timeout, children: try children())
+            requires: requires, timeout: timeout, condition: condition, requirement: requirement,
+            children: try children())
     }
 }
 
@@ -164,10 +196,22 @@ extension ChildSpec {
         return []
     }
 
-    /// Every sibling name this child waits for: `after`, then each `inject.from` (in order, once each).
+    /// Every sibling name this child waits for: `after`, then each `inject.from`, then the
+    /// names its `if:`, `require:` and `repeat.until` use (in order, once each; an expression
+    /// that does not parse names nothing).
     public var dependencyNames: [String] {
         var seen = Set<String>()
-        return (after + inject.map(\.from)).filter { seen.insert($0).inserted }
+        return (after + inject.map(\.from) + expressionNames).filter { seen.insert($0).inserted }
+    }
+
+    /// The names its `if:`, `require:` and `repeat.until` use.
+    public var expressionNames: [String] {
+        guard condition != nil || requirement != nil || repeating != nil else { return [] }
+        var names: [String] = []
+        for (expression, allowsOutput) in [(condition, false), (requirement, false), (repeating?.until, true)] {
+            if let parsed = try? expression?.parse(allowsOutput: allowsOutput) { names += parsed.references }
+        }
+        return names
     }
 }
 

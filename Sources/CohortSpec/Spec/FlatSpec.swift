@@ -77,6 +77,60 @@ public struct FlatGroup: Sendable, Hashable {
     public var dependencies: [Range<Int>]
     /// The fan-out it was made from (a child's `matrix`), or `nil` for a group written as one.
     public var fanOut: FanOut?
+    /// How many of `waitsFor`, from the start, the group waits for itself (its own `after`,
+    /// expressions and sequence order); the rest are its enclosing groups'.
+    public var ownWaitsForCount: Int = 0
+    /// The group's `if:`, resolved; nil for none (the top level never has one).
+    public var condition: FlatExpression?
+    /// The group's `require:`, resolved.
+    public var requirement: FlatExpression?
+}
+
+/// An `if:`, `require:` or `repeat.until` in a `FlatSpec`: parsed, with the names it uses
+/// resolved to absolute paths.
+public struct FlatExpression: Sendable, Hashable {
+    public var expression: ParsedExpression
+    /// Each name as written → the path of the child it names (`tests/unit`).
+    public var paths: [String: String]
+
+    public init(expression: ParsedExpression, paths: [String: String]) {
+        self.expression = expression
+        self.paths = paths
+    }
+
+    /// The text as written.
+    public var text: String { expression.text }
+}
+
+/// A procedure's `if:`, `require:` and `repeat:` in a `FlatSpec`, kept apart from `FlatLeaf`
+/// so that a leaf without them costs one word.
+public final class FlatLeafExpressions: Sendable, Hashable {
+    public let condition: FlatExpression?
+    public let requirement: FlatExpression?
+    public let repeating: FlatRepeat?
+
+    public init(condition: FlatExpression?, requirement: FlatExpression?, repeating: FlatRepeat?) {
+        self.condition = condition
+        self.requirement = requirement
+        self.repeating = repeating
+    }
+
+    public static func == (lhs: FlatLeafExpressions, rhs: FlatLeafExpressions) -> Bool {
+        lhs.condition == rhs.condition && lhs.requirement == rhs.requirement && lhs.repeating == rhs.repeating
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(condition)
+        hasher.combine(requirement)
+        hasher.combine(repeating)
+    }
+}
+
+/// A procedure's `repeat:` in a `FlatSpec`.
+public struct FlatRepeat: Sendable, Hashable {
+    public var until: FlatExpression
+    public var max: Int
+    public var every: Duration
 }
 
 /// A procedure in a `FlatSpec`: what the scheduler dispatches.
@@ -116,6 +170,18 @@ public struct FlatLeaf: Sendable, Hashable {
     public var waitsFor: [String]
     /// `waitsFor` expanded to leaves, as sorted, merged ranges of leaf indexes.
     public var dependencies: [Range<Int>]
+    /// How many of `waitsFor`, from the start, the leaf waits for itself (its own `after`,
+    /// `inject`, expressions and sequence order); the rest are its enclosing groups'.
+    public var ownWaitsForCount: Int = 0
+    /// The procedure's `if:`, `require:` and `repeat:`, boxed: nil (one word) for the many
+    /// leaves without any.
+    public var expressions: FlatLeafExpressions?
+    /// The procedure's `if:`, resolved; nil for none.
+    public var condition: FlatExpression? { expressions?.condition }
+    /// The procedure's `require:`, resolved.
+    public var requirement: FlatExpression? { expressions?.requirement }
+    /// The procedure's `repeat:`, resolved.
+    public var repeating: FlatRepeat? { expressions?.repeating }
 
     /// Every leaf index this leaf waits for, ascending.
     public var dependencyIndices: [Int] {
@@ -168,6 +234,11 @@ extension GroupSpec {
 
             // What this node waits for, then the same for each enclosing group (innermost first).
             var waitsForNodes: [Int] = tree.directDependencies(of: nodeIndex)
+            let ownWaitsForCount = waitsForNodes.count
+            let condition = node.child?.condition.flatMap { flat($0, allowsOutput: false, at: nodeIndex, in: tree) }
+            let requirement = node.child?.requirement.flatMap {
+                flat($0, allowsOutput: false, at: nodeIndex, in: tree)
+            }
             for ancestor in ancestorNodes.reversed() {
                 for dependency in tree.directDependencies(of: ancestor) where !waitsForNodes.contains(dependency) {
                     waitsForNodes.append(dependency)
@@ -187,7 +258,8 @@ extension GroupSpec {
                         acquires: (holds[nodeIndex] ?? []).filter { !held.contains($0) },
                         requires: unique(inheritedRequires + own.requires), leaves: node.leaves,
                         children: node.children.map { tree.nodes[$0].path }, waitsFor: waitsFor,
-                        dependencies: dependencies, fanOut: node.child?.fanOut))
+                        dependencies: dependencies, fanOut: node.child?.fanOut, ownWaitsForCount: ownWaitsForCount,
+                        condition: condition, requirement: requirement))
             } else if let child = node.child, case .procedure(let procedure) = child.body {
                 let injections: [FlatInjection] = child.inject.compactMap { injection in
                     guard case .success(let producer) = tree.resolve(injection.from, from: nodeIndex),
@@ -208,10 +280,38 @@ extension GroupSpec {
                         heldByAncestors: held, acquires: exclusiveOwn.filter { !held.contains($0) },
                         timeout: own.timeout, retry: child.retry, onWorkerLoss: child.onWorkerLoss, inject: injections,
                         waitsFor: waitsFor,
-                        dependencies: dependencies))
+                        dependencies: dependencies, ownWaitsForCount: ownWaitsForCount,
+                        expressions: expressions(condition, requirement, child.repeating, at: nodeIndex, in: tree)))
             }
         }
         return FlatSpec(groups: groups, leaves: leaves)
+    }
+
+    /// A leaf's boxed expressions; nil if it has none.
+    private func expressions(
+        _ condition: FlatExpression?, _ requirement: FlatExpression?, _ repeating: RepeatPolicy?, at node: Int,
+        in tree: SpecTree
+    ) -> FlatLeafExpressions? {
+        let repeating = repeating.flatMap { policy in
+            flat(policy.until, allowsOutput: true, at: node, in: tree).map {
+                FlatRepeat(until: $0, max: policy.max, every: policy.every)
+            }
+        }
+        guard condition != nil || requirement != nil || repeating != nil else { return nil }
+        return FlatLeafExpressions(condition: condition, requirement: requirement, repeating: repeating)
+    }
+
+    /// An expression parsed, its names resolved from `node`; nil if it does not parse (a
+    /// validated spec's always does).
+    private func flat(_ expression: SpecExpression, allowsOutput: Bool, at node: Int, in tree: SpecTree)
+        -> FlatExpression?
+    {
+        guard let parsed = try? expression.parse(allowsOutput: allowsOutput) else { return nil }
+        var paths: [String: String] = [:]
+        for name in parsed.references {
+            if case .success(let target) = tree.resolve(name, from: node) { paths[name] = tree.nodes[target].path }
+        }
+        return FlatExpression(expression: parsed, paths: paths)
     }
 
     /// Each holding group node's `holds`: its own categories, then those of every node below

@@ -10,6 +10,8 @@ extension GroupSpec {
         if onChildFailure != .cancelDependents { object["onChildFailure"] = .string(onChildFailure.rawValue) }
         if !exclusive.isEmpty { object["exclusive"] = .strings(exclusive) }
         if !requires.isEmpty { object["requires"] = .strings(requires) }
+        if !limits.isEmpty { object["limits"] = .object(limits.mapValues { .int(Int64($0)) }) }
+        if priority != 0 { object["priority"] = .int(Int64(priority)) }
         object["children"] = .array(children.map(\.specJSON))
         return .object(object)
     }
@@ -64,6 +66,18 @@ extension ChildSpec {
             object["matrix"] = .object(
                 Dictionary(uniqueKeysWithValues: matrix.axes.map { ($0.key, JSONValue.array($0.values)) }))
         }
+        if let condition { object["if"] = .string(condition.text) }
+        if let requirement { object["require"] = .string(requirement.text) }
+        if let repeating { object["repeat"] = repeating.specJSON }
+        return .object(object)
+    }
+}
+
+extension RepeatPolicy {
+    /// This policy in the spec format (`every` omitted when zero).
+    public var specJSON: JSONValue {
+        var object: [String: JSONValue] = ["until": .string(until.text), "max": .int(Int64(max))]
+        if every != .zero { object["every"] = .string(every.specString) }
         return .object(object)
     }
 }

@@ -45,6 +45,14 @@ public struct GroupSpec: Sendable, Hashable {
     public var exclusive: [String]
     /// Worker labels every child of the group needs.
     public var requires: [String]
+    /// Counting locks: category → how many holders it may have at once (1…10,000). A
+    /// category not listed has limit 1 (an exclusive lock) unless the coordinator's
+    /// configuration or another unfinished group sets one (docs/spec.md, "Counting locks").
+    public var limits: [String: Int] = [:]
+    /// When slots or locks are scarce, ready children of higher-priority groups go first
+    /// (-1000…1000, default 0); a waiting child gains one level per aging interval, so
+    /// nothing waits for ever (docs/spec.md, "Priorities").
+    public var priority: Int = 0
     public var children: [ChildSpec]
 
     public init(
@@ -90,6 +98,13 @@ public struct GroupSpec: Sendable, Hashable {
             name, mode: mode, timeout: timeout, onChildFailure: onChildFailure, exclusive: exclusive,
             requires: requires, children: try children())
     }
+}
+
+extension GroupSpec {
+    /// The values a category's limit may take (`limits`).
+    public static let lockLimitRange = 1...10_000
+    /// The values `priority` may take.
+    public static let priorityRange = -1000...1000
 }
 
 /// Collects `ChildSpec` statements, with `if`, `for` and optionals, into a list.

@@ -191,14 +191,15 @@ extension Substring {
 
 extension GroupSpec {
     /// The spec with every `matrix` child replaced by a nested group of the same name holding
-    /// one procedure per combination (see ``Matrix``). The group takes the child's `after`;
-    /// each procedure takes the rest (`run`, `exclusive`, `requires`, `timeout`, `retry`,
-    /// `onWorkerLoss`, `inject`) and its own input. Meant for a validated spec; a matrix that
+    /// one procedure per combination (see ``Matrix``). The group takes the child's `after`,
+    /// `if` and `require` (decided once for the whole fan-out); each procedure takes the rest
+    /// (`run`, `exclusive`, `requires`, `timeout`, `retry`, `onWorkerLoss`, `inject`, `repeat`)
+    /// and its own input. Meant for a validated spec; a matrix that
     /// refers to a key it lacks keeps the reference as written.
     public func expandingMatrices() -> GroupSpec {
         guard containsMatrix(children) else { return self }
         var spec = self
-        spec.children = expand(children)
+        spec.children = expand(children, policy: onChildFailure)
         return spec
     }
 
@@ -206,17 +207,19 @@ extension GroupSpec {
         children.contains { $0.matrix != nil || containsMatrix($0.children) }
     }
 
-    private func expand(_ children: [ChildSpec]) -> [ChildSpec] {
+    /// `policy` is the enclosing group's `onChildFailure`, which a fan-out takes too: one
+    /// combination's failure does to its siblings what the child's failure would have done.
+    private func expand(_ children: [ChildSpec], policy: ChildFailurePolicy) -> [ChildSpec] {
         children.map { child in
             var child = child
             switch child.body {
             case .group(var group):
-                group.children = expand(group.children)
+                group.children = expand(group.children, policy: group.onChildFailure)
                 child.body = .group(group)
                 return child
             case .procedure(let procedure):
                 guard let matrix = child.matrix else { return child }
-                return ChildSpec.expanding(child, procedure, matrix)
+                return ChildSpec.expanding(child, procedure, matrix, policy: policy)
             }
         }
     }
@@ -224,7 +227,9 @@ extension GroupSpec {
 
 extension ChildSpec {
     /// A matrix child as its nested group of procedures.
-    fileprivate static func expanding(_ child: ChildSpec, _ procedure: Procedure, _ matrix: Matrix) -> ChildSpec {
+    fileprivate static func expanding(
+        _ child: ChildSpec, _ procedure: Procedure, _ matrix: Matrix, policy: ChildFailurePolicy
+    ) -> ChildSpec {
         let leaves = matrix.combinations.map { combination -> ChildSpec in
             var input = (try? Matrix.substitute(procedure.with, combination)) ?? procedure.with
             if case .object(var members) = input {
@@ -234,9 +239,12 @@ extension ChildSpec {
             return ChildSpec(
                 Matrix.childName(child.name, combination), run: procedure.run, with: input,
                 exclusive: child.exclusive, requires: child.requires, timeout: child.timeout, retry: child.retry,
-                onWorkerLoss: child.onWorkerLoss, inject: child.inject)
+                onWorkerLoss: child.onWorkerLoss, inject: child.inject, repeating: child.repeating)
         }
-        var group = ChildSpec(child.name, after: child.after, children: leaves)
+        var group = ChildSpec(child.name, onChildFailure: policy, after: child.after, children: leaves)
+        // Decided once for the whole fan-out, as for any nested group.
+        group.condition = child.condition
+        group.requirement = child.requirement
         group.fanOut = .matrix
         return group
     }

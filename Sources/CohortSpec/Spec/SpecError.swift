@@ -21,6 +21,9 @@ public struct SpecError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidDuration
         /// A `select`/`into` that is not a path.
         case invalidPath
+        /// An `if:`, `require:` or `repeat.until` that does not parse; the message says at
+        /// which column.
+        case invalidExpression
         /// Two siblings with one name.
         case duplicateName
         /// `after` or `inject.from` naming no child.

@@ -245,3 +245,112 @@ public enum SpecParser {
         }
     }
 }
+
+// MARK: - Children added to a running group
+
+extension SpecParser {
+    /// Parses the children of a growing group's addition (`cohort add GROUP FILE`): a list of
+    /// children written like a spec's `children`, or a mapping with `children:` (and nothing
+    /// else). Each child is checked as in a spec; references to siblings that already exist
+    /// are checked later, against the grown spec (``GroupSpec/adding(_:into:)``).
+    /// - Throws: `SpecErrors` naming each problem by its path (`children[1].run`).
+    public static func parseChildren(text: String, format: SpecFormat = .yaml, limits: SpecLimits = .default)
+        throws(SpecErrors) -> [ChildSpec]
+    {
+        let value: JSONValue
+        do {
+            (value, _) = try document(text: text, format: format, limits: limits)
+        } catch {
+            throw SpecErrors(error.errors)
+        }
+        let children: JSONValue
+        switch value {
+        case .array:
+            children = value
+        case .object(let members) where members.keys.allSatisfy({ $0 == "children" }) && members["children"] != nil:
+            children = members["children"] ?? .array([])
+        default:
+            throw SpecErrors([
+                SpecError(
+                    .wrongType, path: "",
+                    "expected a list of children (written like a spec's `children`) or a mapping with only `children:`, got \(value.typeName.withArticle)"
+                )
+            ])
+        }
+        guard case .array(let list) = children, !list.isEmpty else {
+            throw SpecErrors([SpecError(.invalidValue, path: "children", "there are no children to add")])
+        }
+        // Parsed as the children of a group of their own: each is checked as in a spec, but
+        // an `after` naming a sibling that exists only in the running group is not an error
+        // yet (the grown spec is validated whole).
+        let spec = try parseLenient(.object(["name": "added", "children": children]), limits: limits)
+        return spec.children
+    }
+
+    /// Builds a spec from its JSON form, ignoring references to names it does not have (they
+    /// may name children of the running group the document's children are added to).
+    private static func parseLenient(_ value: JSONValue, limits: SpecLimits) throws(SpecErrors) -> GroupSpec {
+        do {
+            return try parse(json: value, limits: limits)
+        } catch {
+            let kept = error.errors.filter { $0.code != .unknownReference }
+            if !kept.isEmpty { throw SpecErrors(kept) }
+            // Only references were wrong: build it without its checks.
+            var reader = SpecReader(format: .json)
+            return reader.readGroup(value, defaultName: "added")
+        }
+    }
+}
+
+extension GroupSpec {
+    /// This spec with `children` appended to the children of the nested group at `path` (`""`:
+    /// the top level), validated whole as a submission is (names unique among siblings, `after`
+    /// and `inject` naming existing children, the size limits).
+    /// - Throws: `SpecErrors`: an unknown `path`, a path that names a procedure, or what the
+    ///   grown spec's validation finds.
+    public func adding(_ children: [ChildSpec], into path: String, limits: SpecLimits = .default)
+        throws(SpecErrors) -> GroupSpec
+    {
+        var grown = self
+        if path.isEmpty {
+            grown.children += children
+        } else {
+            let names = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard Self.append(children, at: names[...], in: &grown.children) else {
+                throw SpecErrors([
+                    SpecError(.unknownReference, path: "into", "the group has no nested group \"\(path)\"")
+                ])
+            }
+        }
+        try grown.validate(limits: limits)
+        return grown
+    }
+
+    /// The children of the nested group at `path` (`""`: the top level); nil if there is none.
+    public func children(at path: String) -> [ChildSpec]? {
+        guard !path.isEmpty else { return children }
+        var level = children
+        for name in path.split(separator: "/", omittingEmptySubsequences: false) {
+            guard let child = level.first(where: { $0.name == name }), case .group(let group) = child.body else {
+                return nil
+            }
+            level = group.children
+        }
+        return level
+    }
+
+    private static func append(_ added: [ChildSpec], at names: ArraySlice<String>, in children: inout [ChildSpec])
+        -> Bool
+    {
+        guard let name = names.first, let index = children.firstIndex(where: { $0.name == name }),
+            case .group(var group) = children[index].body
+        else { return false }
+        if names.count == 1 {
+            group.children += added
+        } else if !append(added, at: names.dropFirst(), in: &group.children) {
+            return false
+        }
+        children[index].body = .group(group)
+        return true
+    }
+}

@@ -16,14 +16,17 @@ struct SpecReader {
         self.format = format
     }
 
-    static let groupFields = ["name", "mode", "timeout", "onChildFailure", "exclusive", "requires", "children"]
+    static let groupFields = [
+        "name", "mode", "timeout", "onChildFailure", "exclusive", "requires", "limits", "priority", "children",
+    ]
     static let childFields = [
         "name", "run", "with", "group", "after", "exclusive", "requires", "timeout", "retry", "onWorkerLoss",
-        "inject", "matrix",
+        "inject", "if", "require", "repeat", "matrix",
     ]
     static let nestedGroupFields = ["mode", "onChildFailure", "children"]
     static let retryFields = ["attempts", "backoff", "strategy", "maxBackoff", "jitter"]
     static let injectFields = ["from", "select", "into"]
+    static let repeatFields = ["until", "max", "every"]
 
     // MARK: Groups and children
 
@@ -42,6 +45,9 @@ struct SpecReader {
                 "retry": "`retry` applies to procedures; put it on the children that need it",
                 "onWorkerLoss": "`onWorkerLoss` applies to procedures; put it on the children that need it",
                 "inject": "`inject` belongs on a child, under `children`",
+                "if": "the top level always runs; `if` belongs on a child, under `children`",
+                "require": "`require` belongs on a child, under `children`",
+                "repeat": "`repeat` applies to procedures; put it on the children that need it",
                 "group": "the top level is already a group; put `mode` and `children` at the top level",
             ])
         if let name = string(object, "name", path: "name") {
@@ -61,8 +67,27 @@ struct SpecReader {
         spec.onChildFailure = enumValue(object, "onChildFailure", path: "onChildFailure") ?? .cancelDependents
         spec.exclusive = stringList(object, "exclusive", path: "exclusive")
         spec.requires = stringList(object, "requires", path: "requires")
+        spec.limits = limits(object["limits"], path: "limits")
+        if let value = object["priority"], value != .null {
+            if let number = wholeNumber(value, path: "priority") { spec.priority = number }
+        }
         spec.children = children(object, path: "children")
         return spec
+    }
+
+    /// `limits: { api-quota: 4 }`: category → a whole number (checked by the validator).
+    private mutating func limits(_ value: JSONValue?, path: String) -> [String: Int] {
+        guard let value, value != .null else { return [:] }
+        guard case .object(let object) = value else {
+            wrongType(path, expected: "a mapping of categories to limits (`api-quota: 4`)", got: value)
+            placeholders.insert(path)
+            return [:]
+        }
+        var limits: [String: Int] = [:]
+        for (category, entry) in object {
+            if let number = wholeNumber(entry, path: join(path, category)) { limits[category] = number }
+        }
+        return limits
     }
 
     private mutating func children(_ object: [String: JSONValue], path: String) -> [ChildSpec] {
@@ -130,6 +155,9 @@ struct SpecReader {
         child.retry = retry(object["retry"], path: join(path, "retry"))
         child.onWorkerLoss = enumValue(object, "onWorkerLoss", path: join(path, "onWorkerLoss")) ?? .retry
         child.inject = injections(object["inject"], path: join(path, "inject"))
+        child.condition = expression(object, "if", path: join(path, "if"))
+        child.requirement = expression(object, "require", path: join(path, "require"))
+        child.repeating = repeatPolicy(object["repeat"], path: join(path, "repeat"))
         child.matrix = matrix(object["matrix"], path: join(path, "matrix"))
         return child
     }
@@ -177,6 +205,7 @@ struct SpecReader {
         var misplaced: [String: String] = [:]
         for field in [
             "name", "timeout", "after", "exclusive", "requires", "retry", "onWorkerLoss", "inject", "run", "with",
+            "if", "require", "repeat",
         ] {
             misplaced[field] = "`\(field)` goes on the child, beside `group:`, not inside it"
         }
@@ -184,12 +213,62 @@ struct SpecReader {
         misplaced["onWorkerLoss"] = "`onWorkerLoss` applies to procedures only; put it on the group's children"
         misplaced["run"] = "a child is either a procedure (`run`) or a nested group (`group`), not both"
         misplaced["with"] = "`with` is a procedure's input; a group has none"
+        misplaced["repeat"] = "`repeat` applies to procedures only; put it on the group's children"
         checkFields(object, path: path, allowed: SpecReader.nestedGroupFields, misplaced: misplaced)
         group.mode = enumValue(object, "mode", path: join(path, "mode")) ?? .parallel
         group.onChildFailure =
             enumValue(object, "onChildFailure", path: join(path, "onChildFailure")) ?? .cancelDependents
         group.children = children(object, path: join(path, "children"))
         return group
+    }
+
+    // MARK: Conditions and repeat
+
+    /// An `if:` or `require:` (or `repeat.until`): a string; `true` and `false` are taken as
+    /// written. Parsed by the validator, which reports errors with their column.
+    private mutating func expression(_ object: [String: JSONValue], _ key: String, path: @autoclosure () -> String)
+        -> SpecExpression?
+    {
+        guard let value = object[key], value != .null else { return nil }
+        switch value {
+        case .string(let text): return SpecExpression(text)
+        case .bool(let flag): return SpecExpression(flag ? "true" : "false")
+        default:
+            wrongType(path(), expected: "an expression (a string) such as \"succeeded(build)\"", got: value)
+            placeholders.insert(path())
+            return nil
+        }
+    }
+
+    mutating func repeatPolicy(_ value: JSONValue?, path: @autoclosure () -> String) -> RepeatPolicy? {
+        guard let value, value != .null else { return nil }
+        let path = path()
+        guard let object = object(value, path: path, what: "a repeat policy ({until, max, every})") else {
+            placeholders.insert(path)
+            return nil
+        }
+        checkFields(object, path: path, allowed: SpecReader.repeatFields)
+        var policy = RepeatPolicy(until: "true", max: 1)
+        let untilPath = join(path, "until")
+        if let until = expression(object, "until", path: untilPath) {
+            policy.until = until
+        } else if object["until"] == nil || object["until"] == .null {
+            fail(.missingField, untilPath, "missing; say when to stop, e.g. `until: output.healthy == true`")
+            placeholders.insert(untilPath)
+        }
+        let maxPath = join(path, "max")
+        if let max = object["max"], max != .null {
+            if let number = wholeNumber(max, path: maxPath) {
+                policy.max = number
+            } else {
+                placeholders.insert(maxPath)
+            }
+        } else {
+            fail(.missingField, maxPath, "missing; say how many runs at most, e.g. `max: 20`")
+            placeholders.insert(maxPath)
+        }
+        policy.every = duration(object, "every", path: join(path, "every")) ?? .zero
+        return policy
     }
 
     // MARK: Retry and inject

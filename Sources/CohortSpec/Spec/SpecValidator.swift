@@ -19,6 +19,13 @@ struct SpecValidator {
         checkTimeout(spec.timeout, path: "timeout")
         checkCategories(spec.exclusive, path: "exclusive")
         checkLabels(spec.requires, path: "requires")
+        checkLockLimits(spec.limits, path: "limits")
+        if !GroupSpec.priorityRange.contains(spec.priority) {
+            fail(
+                .invalidValue, "priority",
+                "\(spec.priority) is out of range; a priority is a whole number from \(GroupSpec.priorityRange.lowerBound) "
+                    + "to \(GroupSpec.priorityRange.upperBound) (default 0, higher goes first)")
+        }
 
         let tree = SpecTree(spec)
         // A matrix child is as many procedures as it has combinations.
@@ -87,10 +94,17 @@ struct SpecValidator {
         for (offset, reference) in child.after.enumerated() {
             _ = checkReference(reference, from: node, in: tree, path: "\(path).after[\(offset)]")
         }
+        if let condition = child.condition {
+            checkExpression(condition, allowsOutput: false, node: node, in: tree, path: "\(path).if")
+        }
+        if let requirement = child.requirement {
+            checkExpression(requirement, allowsOutput: false, node: node, in: tree, path: "\(path).require")
+        }
         switch child.body {
         case .procedure(let procedure):
             checkKind(procedure.run, path: "\(path).run")
             if let retry = child.retry { checkRetry(retry, path: "\(path).retry") }
+            if let repeating = child.repeating { checkRepeat(repeating, node: node, in: tree, path: "\(path).repeat") }
             checkInjections(child.inject, node: node, in: tree, path: path)
             if let matrix = child.matrix {
                 checkMatrix(matrix, procedure, name: child.name, injections: child.inject, path: path)
@@ -119,6 +133,47 @@ struct SpecValidator {
                     .invalidValue, "\(path).inject",
                     "a group has no input to inject into; put `inject` on the children that need the result")
             }
+            if child.repeating != nil {
+                fail(
+                    .invalidValue, "\(path).repeat",
+                    "repeat applies to procedures only; a group is not repeated (put `repeat` on its children)")
+            }
+        }
+    }
+
+    /// Checks an `if:`, `require:` or `repeat.until`: it parses, and every name it uses names a
+    /// sibling (or a sibling of an enclosing group) it may wait for; `outputs.NAME` a procedure.
+    private mutating func checkExpression(
+        _ expression: SpecExpression, allowsOutput: Bool, node: Int, in tree: SpecTree, path: String
+    ) {
+        let parsed: ParsedExpression
+        do {
+            parsed = try expression.parse(allowsOutput: allowsOutput)
+        } catch {
+            fail(.invalidExpression, path, error.description)
+            return
+        }
+        for name in parsed.references {
+            guard let target = checkReference(name, from: node, in: tree, path: path) else { continue }
+            if parsed.outputReferences.contains(name), tree.nodes[target].isGroup {
+                fail(
+                    .invalidValue, path,
+                    "outputs.\(name): \"\(name)\" is a group and has no output; read one of its children's")
+            }
+        }
+    }
+
+    private mutating func checkRepeat(_ repeating: RepeatPolicy, node: Int, in tree: SpecTree, path: String) {
+        checkExpression(repeating.until, allowsOutput: true, node: node, in: tree, path: "\(path).until")
+        if repeating.max < 1 {
+            fail(.invalidValue, "\(path).max", "must be at least 1 (max counts every run, the first included)")
+        } else if repeating.max > RepeatPolicy.maxRuns {
+            fail(
+                .limitExceeded, "\(path).max",
+                "\(repeating.max) runs; the limit is \(RepeatPolicy.maxRuns) (RepeatPolicy.maxRuns)")
+        }
+        if repeating.every < .zero {
+            fail(.invalidDuration, "\(path).every", SpecDurationError.negative.description)
         }
     }
 
@@ -175,14 +230,42 @@ struct SpecValidator {
             )
             return
         }
+        var variables: [String: String] = [:]
+        for axis in matrix.axes {
+            let variable = Matrix.environmentVariable(for: axis.key)
+            if let other = variables[variable] {
+                fail(
+                    .invalidValue, "\(matrixPath).\(axis.key)",
+                    "keys \"\(other)\" and \"\(axis.key)\" both give the variable \(variable); rename one")
+                return
+            }
+            variables[variable] = axis.key
+        }
+        guard case .object = procedure.with else {
+            fail(
+                .wrongType, "\(path).with",
+                "a matrix child's input is an object (each combination's values go under `matrix`), not \(procedure.with.typeName.withArticle)"
+            )
+            return
+        }
         var firstError: [String: Int] = [:]
+        var names = Set<String>()
+        // Without references every combination's input is the same: one check says it all.
+        var inputsChecked = false
         for combination in matrix.combinations {
             let name = Matrix.childName(base, combination)
             if let problem = SpecNames.problem(withChildName: name, maxLength: limits.maxNameLength) {
                 fail(.invalidValue, matrixPath, "makes the child name \"\(name)\": \(problem)")
                 return
             }
-            guard let input = try? Matrix.substitute(procedure.with, combination) else { continue }
+            guard names.insert(name).inserted else {
+                fail(
+                    .invalidValue, matrixPath,
+                    "two combinations make the same child name \"\(name)\" (a value contains \",\" or \"=\"); use values without them"
+                )
+                return
+            }
+            guard !inputsChecked, let input = try? Matrix.substitute(procedure.with, combination) else { continue }
             var errors: [SpecError] = []
             BuiltinInputs.check(kind: procedure.run, input: input, injections: injections, path: path, errors: &errors)
             for var error in errors where firstError[error.path] == nil {
@@ -190,8 +273,7 @@ struct SpecValidator {
                 if input != procedure.with { error.message += " (in \(name))" }
                 self.errors.append(error)
             }
-            // Without references every combination's input is the same: one check says it all.
-            if input == procedure.with { break }
+            inputsChecked = input == procedure.with
         }
     }
 
@@ -318,6 +400,20 @@ struct SpecValidator {
                     "\"\(category)\" and \"\(other)\" would share the fencing variable \(fence); rename one")
             }
             fences[fence] = category
+        }
+    }
+
+    private mutating func checkLockLimits(_ lockLimits: [String: Int], path: String) {
+        for (category, limit) in lockLimits.sorted(by: { $0.key < $1.key }) {
+            let entry = "\(path).\(category)"
+            if let problem = SpecNames.problem(withCategory: category, maxLength: limits.maxNameLength) {
+                fail(.invalidValue, entry, problem)
+            } else if !GroupSpec.lockLimitRange.contains(limit) {
+                fail(
+                    .invalidValue, entry,
+                    "\(limit) is out of range; a category's limit is how many holders it may have at once, "
+                        + "\(GroupSpec.lockLimitRange.lowerBound) to \(GroupSpec.lockLimitRange.upperBound)")
+            }
         }
     }
 

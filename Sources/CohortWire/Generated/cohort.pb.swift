@@ -198,6 +198,9 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
   case succeeded // = 5
   case failed // = 6
   case cancelled // = 7
+
+  /// finished without running: its `if:` was false, or a dependency was skipped
+  case skipped // = 8
   case UNRECOGNIZED(Int)
 
   init() {
@@ -214,6 +217,7 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
     case 5: self = .succeeded
     case 6: self = .failed
     case 7: self = .cancelled
+    case 8: self = .skipped
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -228,6 +232,7 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
     case .succeeded: return 5
     case .failed: return 6
     case .cancelled: return 7
+    case .skipped: return 8
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -242,6 +247,7 @@ nonisolated enum Cohort_Wire_V1_ChildState: SwiftProtobuf.Enum, Swift.CaseIterab
     .succeeded,
     .failed,
     .cancelled,
+    .skipped,
   ]
 
 }
@@ -284,6 +290,12 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// its worker or the coordinator is stopping
   case shutdown // = 11
+
+  /// skipped, not run: its `if:` was false or a dependency was skipped
+  case skipped // = 20
+
+  /// a running child of its group cancelled the group
+  case cancelledByChild // = 25
   case UNRECOGNIZED(Int)
 
   init() {
@@ -304,6 +316,8 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     case 9: self = .workerLost
     case 10: self = .handedBack
     case 11: self = .shutdown
+    case 20: self = .skipped
+    case 25: self = .cancelledByChild
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -322,6 +336,8 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     case .workerLost: return 9
     case .handedBack: return 10
     case .shutdown: return 11
+    case .skipped: return 20
+    case .cancelledByChild: return 25
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -340,6 +356,8 @@ nonisolated enum Cohort_Wire_V1_CancelCode: SwiftProtobuf.Enum, Swift.CaseIterab
     .workerLost,
     .handedBack,
     .shutdown,
+    .skipped,
+    .cancelledByChild,
   ]
 
 }
@@ -704,12 +722,23 @@ nonisolated struct Cohort_Wire_V1_Submit: Sendable {
   /// warnings when no connected worker offers one of its kinds with the labels it requires.
   var strict: Bool = false
 
+  /// Overrides the spec's `priority` (-1000..1000); absent: the spec's (default 0).
+  var priority: Int32 {
+    get {_priority ?? 0}
+    set {_priority = newValue}
+  }
+  /// Returns true if `priority` has been explicitly set.
+  var hasPriority: Bool {self._priority != nil}
+  /// Clears the value of `priority`. Subsequent reads from it will return its default value.
+  mutating func clearPriority() {self._priority = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _groupID: String? = nil
   fileprivate var _sourceName: String? = nil
+  fileprivate var _priority: Int32? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_StatusRequest: Sendable {
@@ -748,6 +777,10 @@ nonisolated struct Cohort_Wire_V1_StatusRequest: Sendable {
   /// at most this many (the newest); 0: every one
   var limit: UInt32 = 0
 
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -774,6 +807,10 @@ nonisolated struct Cohort_Wire_V1_ResultRequest: Sendable {
   var hasPath: Bool {self._path != nil}
   /// Clears the value of `path`. Subsequent reads from it will return its default value.
   mutating func clearPath() {self._path = nil}
+
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -803,6 +840,10 @@ nonisolated struct Cohort_Wire_V1_CancelRequest: Sendable {
 
   var reason: String = String()
 
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -819,6 +860,10 @@ nonisolated struct Cohort_Wire_V1_WatchRequest: Sendable {
 
   var group: String = String()
 
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -832,6 +877,10 @@ nonisolated struct Cohort_Wire_V1_UnwatchRequest: Sendable {
   var requestID: UInt64 = 0
 
   var group: String = String()
+
+  /// The attempt token of a running child (COHORT_ATTEMPT_TOKEN): lets the request through for
+  /// that child's own group only (docs/security.md, "Attempt tokens"). Empty: none.
+  var attemptToken: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -928,6 +977,43 @@ nonisolated struct Cohort_Wire_V1_RerunRequest: Sendable {
   init() {}
 }
 
+/// Kind 12. Add children to a running group (docs/spec.md, "Growing groups"); answered by
+/// ChildrenAdded once they are journaled, or an ErrorReply (INVALID_SPEC with spec_errors,
+/// INVALID_REQUEST for a group that is finishing or finished).
+nonisolated struct Cohort_Wire_V1_AddChildren: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  var group: String = String()
+
+  /// a list of children written like a spec's, or a mapping with `children:`
+  var document: String = String()
+
+  var format: Cohort_Wire_V1_SpecFormat = .unspecified
+
+  /// the path of a nested group to add into; absent: the top level
+  var into: String {
+    get {_into ?? String()}
+    set {_into = newValue}
+  }
+  /// Returns true if `into` has been explicitly set.
+  var hasInto: Bool {self._into != nil}
+  /// Clears the value of `into`. Subsequent reads from it will return its default value.
+  mutating func clearInto() {self._into = nil}
+
+  /// as in the other requests
+  var attemptToken: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _into: String? = nil
+}
+
 nonisolated struct Cohort_Wire_V1_Submitted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -970,6 +1056,9 @@ nonisolated struct Cohort_Wire_V1_GroupSummary: Sendable {
 
   /// 0: not finished
   var finishedAt: Int64 = 0
+
+  /// the spec's `priority` (default 0)
+  var priority: Int32 = 0
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1077,10 +1166,10 @@ nonisolated struct Cohort_Wire_V1_AttemptSummary: Sendable {
 
   var finishedAt: Int64 = 0
 
-  /// "failed", "timed-out" or "lost" (its worker lost, its lease ended)
+  /// "failed", "timed-out", "lost" (its worker lost, its lease ended) or
   var outcome: String = String()
 
-  /// the failure's message, the timeout's reason, what happened to the worker
+  /// "repeated" (it succeeded and `repeat.until` was false: the child ran again)
   var error: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1116,6 +1205,9 @@ nonisolated struct Cohort_Wire_V1_GroupDetail: Sendable {
   mutating func clearReason() {self._reason = nil}
 
   var children: [Cohort_Wire_V1_ChildStatus] = []
+
+  /// the spec's `priority` (default 0)
+  var priority: Int32 = 0
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1347,11 +1439,22 @@ nonisolated struct Cohort_Wire_V1_LockHolderStatus: Sendable {
   /// Clears the value of `heldNanos`. Subsequent reads from it will return its default value.
   mutating func clearHeldNanos() {self._heldNanos = nil}
 
+  /// this holder's fencing token (absent from older coordinators)
+  var token: UInt64 {
+    get {_token ?? 0}
+    set {_token = newValue}
+  }
+  /// Returns true if `token` has been explicitly set.
+  var hasToken: Bool {self._token != nil}
+  /// Clears the value of `token`. Subsequent reads from it will return its default value.
+  mutating func clearToken() {self._token = nil}
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
 
   fileprivate var _heldNanos: UInt64? = nil
+  fileprivate var _token: UInt64? = nil
 }
 
 nonisolated struct Cohort_Wire_V1_LockWaiter: Sendable {
@@ -1399,8 +1502,14 @@ nonisolated struct Cohort_Wire_V1_LockInfo: Sendable {
   /// Clears the value of `holder`. Subsequent reads from it will return its default value.
   mutating func clearHolder() {self._holder = nil}
 
-  /// FIFO order
+  /// in the order they will be granted
   var waiters: [Cohort_Wire_V1_LockWaiter] = []
+
+  /// A counting lock's limit: at most this many holders at once (0 from an older coordinator: 1).
+  var limit: UInt32 = 0
+
+  /// Every holder, first granted first (`holder` is the first of them, for older clients).
+  var holders: [Cohort_Wire_V1_LockHolderStatus] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1490,6 +1599,24 @@ nonisolated struct Cohort_Wire_V1_Acknowledged: Sendable {
   // methods supported on all messages.
 
   var requestID: UInt64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+/// Kind 11. The children of an AddChildren request were added (and journaled).
+nonisolated struct Cohort_Wire_V1_ChildrenAdded: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  var group: String = String()
+
+  /// the added nodes' paths, in document order (nested ones too)
+  var paths: [String] = []
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1743,6 +1870,68 @@ nonisolated struct Cohort_Wire_V1_Draining: Sendable {
   init() {}
 }
 
+/// Kind 10. A running attempt (a custom kind's context.cancelGroup) cancels its own group.
+/// Refusals come back as a WorkerError naming the attempt.
+nonisolated struct Cohort_Wire_V1_GroupCancelByAttempt: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attempt: Cohort_Wire_V1_AttemptRef {
+    get {_attempt ?? Cohort_Wire_V1_AttemptRef()}
+    set {_attempt = newValue}
+  }
+  /// Returns true if `attempt` has been explicitly set.
+  var hasAttempt: Bool {self._attempt != nil}
+  /// Clears the value of `attempt`. Subsequent reads from it will return its default value.
+  mutating func clearAttempt() {self._attempt = nil}
+
+  var reason: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _attempt: Cohort_Wire_V1_AttemptRef? = nil
+}
+
+/// Kind 11. A running attempt (a custom kind's context.group.add) adds children to its own
+/// group, as AddChildren does. Refusals come back as a WorkerError naming the attempt.
+nonisolated struct Cohort_Wire_V1_AddChildrenByAttempt: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attempt: Cohort_Wire_V1_AttemptRef {
+    get {_attempt ?? Cohort_Wire_V1_AttemptRef()}
+    set {_attempt = newValue}
+  }
+  /// Returns true if `attempt` has been explicitly set.
+  var hasAttempt: Bool {self._attempt != nil}
+  /// Clears the value of `attempt`. Subsequent reads from it will return its default value.
+  mutating func clearAttempt() {self._attempt = nil}
+
+  var document: String = String()
+
+  var format: Cohort_Wire_V1_SpecFormat = .unspecified
+
+  var into: String {
+    get {_into ?? String()}
+    set {_into = newValue}
+  }
+  /// Returns true if `into` has been explicitly set.
+  var hasInto: Bool {self._into != nil}
+  /// Clears the value of `into`. Subsequent reads from it will return its default value.
+  mutating func clearInto() {self._into = nil}
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _attempt: Cohort_Wire_V1_AttemptRef? = nil
+  fileprivate var _into: String? = nil
+}
+
 nonisolated struct Cohort_Wire_V1_WorkerDisconnect: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1786,6 +1975,10 @@ nonisolated struct Cohort_Wire_V1_Attempt: Sendable {
   /// The categories of fencing_tokens this attempt holds itself (its own grant, which it may
   /// subdivide for its procedures); the others it runs under an enclosing group's hold.
   var holds: [String] = []
+
+  /// A random secret (at least 128 bits, as hex) minted for this attempt when it is dispatched,
+  /// valid while it runs: the worker gives it to the attempt as COHORT_ATTEMPT_TOKEN.
+  var attemptToken: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1936,11 +2129,11 @@ nonisolated extension Cohort_Wire_V1_GroupState: SwiftProtobuf._ProtoNameProvidi
 }
 
 nonisolated extension Cohort_Wire_V1_ChildState: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHILD_STATE_UNSPECIFIED\0\u{1}CHILD_STATE_PENDING\0\u{1}CHILD_STATE_WAITING\0\u{1}CHILD_STATE_READY\0\u{1}CHILD_STATE_RUNNING\0\u{1}CHILD_STATE_SUCCEEDED\0\u{1}CHILD_STATE_FAILED\0\u{1}CHILD_STATE_CANCELLED\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHILD_STATE_UNSPECIFIED\0\u{1}CHILD_STATE_PENDING\0\u{1}CHILD_STATE_WAITING\0\u{1}CHILD_STATE_READY\0\u{1}CHILD_STATE_RUNNING\0\u{1}CHILD_STATE_SUCCEEDED\0\u{1}CHILD_STATE_FAILED\0\u{1}CHILD_STATE_CANCELLED\0\u{1}CHILD_STATE_SKIPPED\0")
 }
 
 nonisolated extension Cohort_Wire_V1_CancelCode: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CANCEL_CODE_UNSPECIFIED\0\u{1}CANCEL_CODE_CUSTOM\0\u{1}CANCEL_CODE_TIMED_OUT\0\u{1}CANCEL_CODE_CANCELLED_BY_CLIENT\0\u{1}CANCEL_CODE_SUPERSEDED\0\u{1}CANCEL_CODE_PRODUCER_FAILED\0\u{1}CANCEL_CODE_PRODUCER_CANCELLED\0\u{1}CANCEL_CODE_GROUP_FINISHED\0\u{1}CANCEL_CODE_DEPENDENCY_FAILED\0\u{1}CANCEL_CODE_WORKER_LOST\0\u{1}CANCEL_CODE_HANDED_BACK\0\u{1}CANCEL_CODE_SHUTDOWN\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CANCEL_CODE_UNSPECIFIED\0\u{1}CANCEL_CODE_CUSTOM\0\u{1}CANCEL_CODE_TIMED_OUT\0\u{1}CANCEL_CODE_CANCELLED_BY_CLIENT\0\u{1}CANCEL_CODE_SUPERSEDED\0\u{1}CANCEL_CODE_PRODUCER_FAILED\0\u{1}CANCEL_CODE_PRODUCER_CANCELLED\0\u{1}CANCEL_CODE_GROUP_FINISHED\0\u{1}CANCEL_CODE_DEPENDENCY_FAILED\0\u{1}CANCEL_CODE_WORKER_LOST\0\u{1}CANCEL_CODE_HANDED_BACK\0\u{1}CANCEL_CODE_SHUTDOWN\0\u{2}\u{9}CANCEL_CODE_SKIPPED\0\u{2}\u{5}CANCEL_CODE_CANCELLED_BY_CHILD\0")
 }
 
 nonisolated extension Cohort_Wire_V1_PeerRole: SwiftProtobuf._ProtoNameProviding {
@@ -2235,7 +2428,7 @@ nonisolated extension Cohort_Wire_V1_HandshakeError: SwiftProtobuf.Message, Swif
 
 nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Submit"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}group_id\0\u{1}document\0\u{1}format\0\u{3}source_name\0\u{1}strict\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{3}group_id\0\u{1}document\0\u{1}format\0\u{3}source_name\0\u{1}strict\0\u{2}6priority\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2249,6 +2442,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
       case 4: try { try decoder.decodeSingularEnumField(value: &self.format) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self._sourceName) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.strict) }()
+      case 60: try { try decoder.decodeSingularSInt32Field(value: &self._priority) }()
       default: break
       }
     }
@@ -2277,6 +2471,9 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
     if self.strict != false {
       try visitor.visitSingularBoolField(value: self.strict, fieldNumber: 6)
     }
+    try { if let v = self._priority {
+      try visitor.visitSingularSInt32Field(value: v, fieldNumber: 60)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2287,6 +2484,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
     if lhs.format != rhs.format {return false}
     if lhs._sourceName != rhs._sourceName {return false}
     if lhs.strict != rhs.strict {return false}
+    if lhs._priority != rhs._priority {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2294,7 +2492,7 @@ nonisolated extension Cohort_Wire_V1_Submit: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".StatusRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{2}&states\0\u{3}name_glob\0\u{3}submitted_since\0\u{1}limit\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{2}&states\0\u{3}name_glob\0\u{3}submitted_since\0\u{1}limit\0\u{4}\u{1b}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2308,6 +2506,7 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
       case 41: try { try decoder.decodeSingularStringField(value: &self._nameGlob) }()
       case 42: try { try decoder.decodeSingularSFixed64Field(value: &self.submittedSince) }()
       case 43: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2336,6 +2535,9 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
     if self.limit != 0 {
       try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 43)
     }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2346,6 +2548,7 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
     if lhs._nameGlob != rhs._nameGlob {return false}
     if lhs.submittedSince != rhs.submittedSince {return false}
     if lhs.limit != rhs.limit {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2353,7 +2556,7 @@ nonisolated extension Cohort_Wire_V1_StatusRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".ResultRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{4}C\u{1}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2364,6 +2567,7 @@ nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, Swift
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2383,6 +2587,9 @@ nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, Swift
     try { if let v = self._path {
       try visitor.visitSingularStringField(value: v, fieldNumber: 3)
     } }()
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2390,6 +2597,7 @@ nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, Swift
     if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
     if lhs._path != rhs._path {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2397,7 +2605,7 @@ nonisolated extension Cohort_Wire_V1_ResultRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".CancelRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}reason\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}reason\0\u{4}B\u{1}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2409,6 +2617,7 @@ nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, Swift
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2431,6 +2640,9 @@ nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, Swift
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 4)
     }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2439,6 +2651,7 @@ nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, Swift
     if lhs.group != rhs.group {return false}
     if lhs._path != rhs._path {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2446,7 +2659,7 @@ nonisolated extension Cohort_Wire_V1_CancelRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WatchRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{4}D\u{1}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2456,6 +2669,7 @@ nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2467,6 +2681,9 @@ nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
     }
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2474,6 +2691,7 @@ nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
   static func ==(lhs: Cohort_Wire_V1_WatchRequest, rhs: Cohort_Wire_V1_WatchRequest) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2481,7 +2699,7 @@ nonisolated extension Cohort_Wire_V1_WatchRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Cohort_Wire_V1_UnwatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".UnwatchRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{4}D\u{1}attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2491,6 +2709,7 @@ nonisolated extension Cohort_Wire_V1_UnwatchRequest: SwiftProtobuf.Message, Swif
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -2503,12 +2722,16 @@ nonisolated extension Cohort_Wire_V1_UnwatchRequest: SwiftProtobuf.Message, Swif
     if !self.group.isEmpty {
       try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
     }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   static func ==(lhs: Cohort_Wire_V1_UnwatchRequest, rhs: Cohort_Wire_V1_UnwatchRequest) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2719,6 +2942,65 @@ nonisolated extension Cohort_Wire_V1_RerunRequest: SwiftProtobuf.Message, SwiftP
   }
 }
 
+nonisolated extension Cohort_Wire_V1_AddChildren: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AddChildren"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}document\0\u{1}format\0\u{1}into\0\u{4}A\u{1}attempt_token\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.document) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.format) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self._into) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.document.isEmpty {
+      try visitor.visitSingularStringField(value: self.document, fieldNumber: 3)
+    }
+    if self.format != .unspecified {
+      try visitor.visitSingularEnumField(value: self.format, fieldNumber: 4)
+    }
+    try { if let v = self._into {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 5)
+    } }()
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_AddChildren, rhs: Cohort_Wire_V1_AddChildren) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.document != rhs.document {return false}
+    if lhs.format != rhs.format {return false}
+    if lhs._into != rhs._into {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Submitted"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}warnings\0\u{3}already_submitted\0\u{2}K\u{1}reused\0\u{3}rerun_of\0")
@@ -2781,7 +3063,7 @@ nonisolated extension Cohort_Wire_V1_Submitted: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".GroupSummary"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{4}$finished_at\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{4}$finished_at\0\u{2}\u{14}priority\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2794,6 +3076,7 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
       case 3: try { try decoder.decodeSingularEnumField(value: &self.state) }()
       case 4: try { try decoder.decodeSingularSFixed64Field(value: &self.submittedAt) }()
       case 40: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
+      case 60: try { try decoder.decodeSingularSInt32Field(value: &self.priority) }()
       default: break
       }
     }
@@ -2815,6 +3098,9 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
     if self.finishedAt != 0 {
       try visitor.visitSingularSFixed64Field(value: self.finishedAt, fieldNumber: 40)
     }
+    if self.priority != 0 {
+      try visitor.visitSingularSInt32Field(value: self.priority, fieldNumber: 60)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2824,6 +3110,7 @@ nonisolated extension Cohort_Wire_V1_GroupSummary: SwiftProtobuf.Message, SwiftP
     if lhs.state != rhs.state {return false}
     if lhs.submittedAt != rhs.submittedAt {return false}
     if lhs.finishedAt != rhs.finishedAt {return false}
+    if lhs.priority != rhs.priority {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3020,7 +3307,7 @@ nonisolated extension Cohort_Wire_V1_AttemptSummary: SwiftProtobuf.Message, Swif
 
 nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".GroupDetail"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{3}finished_at\0\u{1}reason\0\u{1}children\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}id\0\u{1}name\0\u{1}state\0\u{3}submitted_at\0\u{3}finished_at\0\u{1}reason\0\u{1}children\0\u{2}4priority\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3036,6 +3323,7 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
       case 6: try { try decoder.decodeSingularSFixed64Field(value: &self.finishedAt) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self._reason) }()
       case 8: try { try decoder.decodeRepeatedMessageField(value: &self.children) }()
+      case 60: try { try decoder.decodeSingularSInt32Field(value: &self.priority) }()
       default: break
       }
     }
@@ -3070,6 +3358,9 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
     if !self.children.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.children, fieldNumber: 8)
     }
+    if self.priority != 0 {
+      try visitor.visitSingularSInt32Field(value: self.priority, fieldNumber: 60)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3082,6 +3373,7 @@ nonisolated extension Cohort_Wire_V1_GroupDetail: SwiftProtobuf.Message, SwiftPr
     if lhs.finishedAt != rhs.finishedAt {return false}
     if lhs._reason != rhs._reason {return false}
     if lhs.children != rhs.children {return false}
+    if lhs.priority != rhs.priority {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3452,7 +3744,7 @@ nonisolated extension Cohort_Wire_V1_WorkersReply: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LockHolderStatus"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0\u{1}attempt\0\u{1}worker\0\u{4}$held_nanos\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}group\0\u{1}child\0\u{1}attempt\0\u{1}worker\0\u{4}$held_nanos\0\u{2}\u{14}token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3465,6 +3757,7 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.worker) }()
       case 40: try { try decoder.decodeSingularUInt64Field(value: &self._heldNanos) }()
+      case 60: try { try decoder.decodeSingularUInt64Field(value: &self._token) }()
       default: break
       }
     }
@@ -3490,6 +3783,9 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
     try { if let v = self._heldNanos {
       try visitor.visitSingularUInt64Field(value: v, fieldNumber: 40)
     } }()
+    try { if let v = self._token {
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 60)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3499,6 +3795,7 @@ nonisolated extension Cohort_Wire_V1_LockHolderStatus: SwiftProtobuf.Message, Sw
     if lhs.attempt != rhs.attempt {return false}
     if lhs.worker != rhs.worker {return false}
     if lhs._heldNanos != rhs._heldNanos {return false}
+    if lhs._token != rhs._token {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3550,7 +3847,7 @@ nonisolated extension Cohort_Wire_V1_LockWaiter: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LockInfo"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}category\0\u{1}token\0\u{1}holder\0\u{1}waiters\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}category\0\u{1}token\0\u{1}holder\0\u{1}waiters\0\u{2}8limit\0\u{1}holders\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3562,6 +3859,8 @@ nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProto
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.token) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._holder) }()
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.waiters) }()
+      case 60: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 61: try { try decoder.decodeRepeatedMessageField(value: &self.holders) }()
       default: break
       }
     }
@@ -3584,6 +3883,12 @@ nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProto
     if !self.waiters.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.waiters, fieldNumber: 4)
     }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 60)
+    }
+    if !self.holders.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.holders, fieldNumber: 61)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3592,6 +3897,8 @@ nonisolated extension Cohort_Wire_V1_LockInfo: SwiftProtobuf.Message, SwiftProto
     if lhs.token != rhs.token {return false}
     if lhs._holder != rhs._holder {return false}
     if lhs.waiters != rhs.waiters {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.holders != rhs.holders {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3756,6 +4063,46 @@ nonisolated extension Cohort_Wire_V1_Acknowledged: SwiftProtobuf.Message, SwiftP
 
   static func ==(lhs: Cohort_Wire_V1_Acknowledged, rhs: Cohort_Wire_V1_Acknowledged) -> Bool {
     if lhs.requestID != rhs.requestID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_ChildrenAdded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".ChildrenAdded"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}paths\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.paths) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.paths.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.paths, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_ChildrenAdded, rhs: Cohort_Wire_V1_ChildrenAdded) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.paths != rhs.paths {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4264,6 +4611,94 @@ nonisolated extension Cohort_Wire_V1_Draining: SwiftProtobuf.Message, SwiftProto
   }
 }
 
+nonisolated extension Cohort_Wire_V1_GroupCancelByAttempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".GroupCancelByAttempt"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}reason\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._attempt) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._attempt {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_GroupCancelByAttempt, rhs: Cohort_Wire_V1_GroupCancelByAttempt) -> Bool {
+    if lhs._attempt != rhs._attempt {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_AddChildrenByAttempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AddChildrenByAttempt"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}document\0\u{1}format\0\u{1}into\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._attempt) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.document) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.format) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self._into) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._attempt {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.document.isEmpty {
+      try visitor.visitSingularStringField(value: self.document, fieldNumber: 2)
+    }
+    if self.format != .unspecified {
+      try visitor.visitSingularEnumField(value: self.format, fieldNumber: 3)
+    }
+    try { if let v = self._into {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 4)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_AddChildrenByAttempt, rhs: Cohort_Wire_V1_AddChildrenByAttempt) -> Bool {
+    if lhs._attempt != rhs._attempt {return false}
+    if lhs.document != rhs.document {return false}
+    if lhs.format != rhs.format {return false}
+    if lhs._into != rhs._into {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Cohort_Wire_V1_WorkerDisconnect: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".WorkerDisconnect"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0")
@@ -4296,7 +4731,7 @@ nonisolated extension Cohort_Wire_V1_WorkerDisconnect: SwiftProtobuf.Message, Sw
 
 nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Attempt"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0\u{1}holds\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0\u{1}holds\0\u{4}<attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4314,6 +4749,7 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.timeoutMs) }()
       case 9: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.env) }()
       case 10: try { try decoder.decodeRepeatedStringField(value: &self.holds) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
     }
@@ -4350,6 +4786,9 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
     if !self.holds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.holds, fieldNumber: 10)
     }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4364,6 +4803,7 @@ nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtob
     if lhs.timeoutMs != rhs.timeoutMs {return false}
     if lhs.env != rhs.env {return false}
     if lhs.holds != rhs.holds {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

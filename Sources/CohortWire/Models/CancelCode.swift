@@ -26,4 +26,9 @@ public enum CancelCode: Hashable, Sendable, CaseIterable {
     case handedBack
     /// Its worker or the coordinator is stopping.
     case shutdown
+    /// It was skipped, not run: its `if:` was false, or a dependency was skipped.
+    case skipped
+    /// A running child of its group cancelled the group with its attempt token
+    /// (`cancelled by child deploy/check (attempt 1): …`).
+    case cancelledByChild
 }

@@ -3,10 +3,15 @@ public struct ClientRequest: Hashable, Sendable {
     /// Chosen by the client, non-zero and unique among its outstanding requests; echoed by the reply.
     public var requestID: UInt64
     public var kind: Kind
+    /// The attempt token of a running child (`COHORT_ATTEMPT_TOKEN`), sent with the requests
+    /// it may let through (status, result, watch, unwatch, cancel, addChildren) for that
+    /// child's own group; ignored on the others. `nil`: none.
+    public var attemptToken: String?
 
-    public init(requestID: UInt64, _ kind: Kind) {
+    public init(requestID: UInt64, _ kind: Kind, attemptToken: String? = nil) {
         self.requestID = requestID
         self.kind = kind
+        self.attemptToken = attemptToken
     }
 
     /// What the client asks for.
@@ -44,6 +49,34 @@ public struct ClientRequest: Hashable, Sendable {
         /// the coordinator's journal does not have, `invalidRequest` for one still running or
         /// with nothing to run again, or a coordinator without a journal.
         case rerun(group: String, id: String?)
+        /// Add children to a running group (docs/spec.md, "Growing groups"). Answered by
+        /// `childrenAdded` once they are journaled, or `error` (`invalidSpec` naming each
+        /// problem, `invalidRequest` for a group that is finishing or finished).
+        case addChildren(group: String, ChildrenAddition)
+    }
+
+    /// Whether the request's kind carries an attempt token on the wire.
+    public var carriesAttemptToken: Bool {
+        switch kind {
+        case .status, .result, .cancel, .watch, .unwatch, .addChildren: true
+        default: false
+        }
+    }
+}
+
+/// Children to add to a running group: a document of children written like a spec's
+/// `children` (a list, or a mapping with `children:`), and where they go.
+public struct ChildrenAddition: Hashable, Sendable {
+    /// The children, as text.
+    public var document: String
+    public var format: SpecFormat
+    /// The path of a nested group to add them into; `nil`: the group's top level.
+    public var into: String?
+
+    public init(document: String, format: SpecFormat, into: String? = nil) {
+        self.document = document
+        self.format = format
+        self.into = into
     }
 }
 
@@ -60,10 +93,14 @@ public struct Submission: Hashable, Sendable {
     /// Refuse the group, instead of accepting it with warnings, when no connected worker
     /// offers one of its kinds (with the labels it requires).
     public var strict: Bool
+    /// Overrides the spec's `priority` (`cohort submit --priority`); nil: the spec's.
+    public var priority: Int32?
 
     public init(
-        groupID: String? = nil, document: String, format: SpecFormat, sourceName: String? = nil, strict: Bool = false
+        groupID: String? = nil, document: String, format: SpecFormat, sourceName: String? = nil, strict: Bool = false,
+        priority: Int32? = nil
     ) {
+        self.priority = priority
         self.groupID = groupID
         self.document = document
         self.format = format

@@ -50,15 +50,29 @@ public struct LockInfo: Hashable, Sendable {
     public var category: String
     /// The last fencing token granted for this category.
     public var token: UInt64
-    public var holder: LockHolderStatus?
+    /// How many holders it may have at once (1: an exclusive lock).
+    public var limit: UInt32
+    /// Every holder, first granted first.
+    public var holders: [LockHolderStatus]
     /// Waiting requests, first in line first.
     public var waiters: [LockWaiter]
 
-    public init(category: String, token: UInt64, holder: LockHolderStatus?, waiters: [LockWaiter]) {
+    /// The first holder.
+    public var holder: LockHolderStatus? { holders.first }
+
+    public init(
+        category: String, token: UInt64, limit: UInt32 = 1, holders: [LockHolderStatus], waiters: [LockWaiter]
+    ) {
         self.category = category
         self.token = token
-        self.holder = holder
+        self.limit = limit
+        self.holders = holders
         self.waiters = waiters
+    }
+
+    /// An exclusive lock (limit 1) with at most one holder.
+    public init(category: String, token: UInt64, holder: LockHolderStatus?, waiters: [LockWaiter]) {
+        self.init(category: category, token: token, limit: 1, holders: holder.map { [$0] } ?? [], waiters: waiters)
     }
 }
 
@@ -73,8 +87,13 @@ public struct LockHolderStatus: Hashable, Sendable {
     public var worker: String?
     /// How long it had held the lock when the coordinator replied; nil if unknown.
     public var heldFor: Duration?
+    /// Its fencing token for the category; nil if unknown (an older coordinator).
+    public var token: UInt64?
 
-    public init(group: String, child: String, attempt: UInt32, worker: String?, heldFor: Duration? = nil) {
+    public init(
+        group: String, child: String, attempt: UInt32, worker: String?, heldFor: Duration? = nil, token: UInt64? = nil
+    ) {
+        self.token = token
         self.group = group
         self.child = child
         self.attempt = attempt

@@ -29,6 +29,9 @@ public struct CoordinatorReply: Hashable, Sendable {
         case error(ProtocolError)
         /// Done, nothing to say (answers `unwatch`).
         case acknowledged
+        /// The children of an `addChildren` request were added to the group and journaled;
+        /// `paths` are the added nodes' paths in document order (nested ones too).
+        case childrenAdded(group: String, paths: [String])
     }
 }
 

@@ -44,11 +44,16 @@ public struct AttemptDispatch: Hashable, Sendable {
     public var timeout: Duration?
     /// Extra environment for the procedure, if any.
     public var env: [String: String]
+    /// The attempt's token (`COHORT_ATTEMPT_TOKEN`): a secret that lets whoever holds it, while
+    /// the attempt runs, add children to its group, cancel its group and read it; `nil` from a
+    /// coordinator that mints none.
+    public var attemptToken: String?
 
     public init(
         ref: WireAttemptRef, kind: String, input: Data, fencingTokens: [String: UInt64] = [:],
-        timeout: Duration? = nil, env: [String: String] = [:], holds: [String]? = nil
+        timeout: Duration? = nil, env: [String: String] = [:], holds: [String]? = nil, attemptToken: String? = nil
     ) {
+        self.attemptToken = attemptToken
         self.ref = ref
         self.kind = kind
         self.input = input

@@ -11,10 +11,11 @@ public enum GroupState: Hashable, Sendable, CaseIterable {
     }
 }
 
-/// A child's state: a group's states plus `waiting` (dependencies or a lock)
-/// and `ready` (queued for a worker).
+/// A child's state: a group's states plus `waiting` (dependencies or a lock),
+/// `ready` (queued for a worker) and `skipped` (finished without running: its `if:` was false,
+/// or a dependency was skipped).
 public enum ChildState: Hashable, Sendable, CaseIterable {
-    case pending, waiting, ready, running, succeeded, failed, cancelled
+    case pending, waiting, ready, running, succeeded, failed, cancelled, skipped
 }
 
 /// One line of `cohort status`.
@@ -25,10 +26,14 @@ public struct GroupSummary: Hashable, Sendable {
     public var submittedAt: WireTimestamp
     /// When it finished; nil while it runs.
     public var finishedAt: WireTimestamp?
+    /// The spec's `priority` (default 0).
+    public var priority: Int32
 
     public init(
-        id: String, name: String, state: GroupState, submittedAt: WireTimestamp, finishedAt: WireTimestamp? = nil
+        id: String, name: String, state: GroupState, submittedAt: WireTimestamp, finishedAt: WireTimestamp? = nil,
+        priority: Int32 = 0
     ) {
+        self.priority = priority
         self.id = id
         self.name = name
         self.state = state
@@ -77,11 +82,14 @@ public struct GroupDetail: Hashable, Sendable {
     /// Why the group failed or was cancelled.
     public var reason: String?
     public var children: [ChildStatus]
+    /// The spec's `priority` (default 0).
+    public var priority: Int32
 
     public init(
         id: String, name: String, state: GroupState, submittedAt: WireTimestamp,
-        finishedAt: WireTimestamp? = nil, reason: String? = nil, children: [ChildStatus]
+        finishedAt: WireTimestamp? = nil, reason: String? = nil, children: [ChildStatus], priority: Int32 = 0
     ) {
+        self.priority = priority
         self.id = id
         self.name = name
         self.state = state

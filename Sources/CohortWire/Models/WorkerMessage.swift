@@ -24,6 +24,10 @@ public enum WorkerMessage: Hashable, Sendable {
     case draining(reason: String)
     /// The worker is leaving.
     case disconnect(reason: String)
+    /// A running attempt cancels its own group (a custom kind's `context.cancelGroup`).
+    case cancelGroup(WireAttemptRef, reason: String)
+    /// A running attempt adds children to its own group (a custom kind's `context.group.add`).
+    case addChildren(WireAttemptRef, ChildrenAddition)
 }
 
 /// What a worker offers, and what it still runs from an earlier session.

@@ -1,5 +1,5 @@
 // Client-request family <-> Submit (kind 1) … ClientDisconnect (kind 9), DrainRequest (kind 10),
-// UndrainRequest (kind 11), RerunRequest (kind 14).
+// UndrainRequest (kind 11), AddChildren (kind 12), RerunRequest (kind 14).
 // Every body carries the request id as field 1.
 
 extension ClientRequest: WireBody {
@@ -7,7 +7,7 @@ extension ClientRequest: WireBody {
 
     enum WireKind: UInt8 {
         case submit = 1
-        case status, result, cancel, watch, unwatch, workers, locks, disconnect, drain, undrain
+        case status, result, cancel, watch, unwatch, workers, locks, disconnect, drain, undrain, addChildren
         case rerun = 14
     }
 
@@ -26,6 +26,7 @@ extension ClientRequest: WireBody {
             case .drain: .drain
             case .undrain: .undrain
             case .rerun: .rerun
+            case .addChildren: .addChildren
             }
         return kind.rawValue
     }
@@ -37,17 +38,15 @@ extension ClientRequest: WireBody {
             proto.requestID = requestID
             if let groupID = submission.groupID { proto.groupID = groupID }
             proto.strict = submission.strict
+            if let priority = submission.priority { proto.priority = priority }
             proto.document = submission.document
-            proto.format =
-                switch submission.format {
-                case .yaml: .yaml
-                case .json: .json
-                }
+            proto.format = submission.format.proto
             if let sourceName = submission.sourceName { proto.sourceName = sourceName }
             return try serialize(proto)
         case .status(let group, let filter):
             var proto = Cohort_Wire_V1_StatusRequest()
             proto.requestID = requestID
+            if let attemptToken { proto.attemptToken = attemptToken }
             if let group { proto.group = group }
             proto.states = GroupState.allCases.filter(filter.states.contains).map(\.proto)
             if let glob = filter.nameGlob { proto.nameGlob = glob }
@@ -57,12 +56,14 @@ extension ClientRequest: WireBody {
         case .result(let group, let path):
             var proto = Cohort_Wire_V1_ResultRequest()
             proto.requestID = requestID
+            if let attemptToken { proto.attemptToken = attemptToken }
             proto.group = group
             if let path { proto.path = path }
             return try serialize(proto)
         case .cancel(let group, let path, let reason):
             var proto = Cohort_Wire_V1_CancelRequest()
             proto.requestID = requestID
+            if let attemptToken { proto.attemptToken = attemptToken }
             proto.group = group
             if let path { proto.path = path }
             proto.reason = reason
@@ -70,11 +71,13 @@ extension ClientRequest: WireBody {
         case .watch(let group):
             var proto = Cohort_Wire_V1_WatchRequest()
             proto.requestID = requestID
+            if let attemptToken { proto.attemptToken = attemptToken }
             proto.group = group
             return try serialize(proto)
         case .unwatch(let group):
             var proto = Cohort_Wire_V1_UnwatchRequest()
             proto.requestID = requestID
+            if let attemptToken { proto.attemptToken = attemptToken }
             proto.group = group
             return try serialize(proto)
         case .workers:
@@ -106,6 +109,15 @@ extension ClientRequest: WireBody {
             proto.group = group
             if let id { proto.groupID = id }
             return try serialize(proto)
+        case .addChildren(let group, let addition):
+            var proto = Cohort_Wire_V1_AddChildren()
+            proto.requestID = requestID
+            if let attemptToken { proto.attemptToken = attemptToken }
+            proto.group = group
+            proto.document = addition.document
+            proto.format = addition.format.proto
+            if let into = addition.into { proto.into = into }
+            return try serialize(proto)
         }
     }
 
@@ -113,12 +125,7 @@ extension ClientRequest: WireBody {
         switch WireKind(rawValue: kind) {
         case .submit:
             let proto = try body.decode(Cohort_Wire_V1_Submit.self)
-            let format: SpecFormat
-            switch proto.format {
-            case .yaml: format = .yaml
-            case .json: format = .json
-            case .unspecified, .UNRECOGNIZED: throw BodyError("spec format \(proto.format.rawValue) is unknown")
-            }
+            let format = try SpecFormat(proto: proto.format)
             return ClientRequest(
                 requestID: proto.requestID,
                 .submit(
@@ -126,7 +133,8 @@ extension ClientRequest: WireBody {
                         groupID: proto.hasGroupID ? proto.groupID : nil,
                         document: proto.document,
                         format: format,
-                        sourceName: proto.hasSourceName ? proto.sourceName : nil, strict: proto.strict)))
+                        sourceName: proto.hasSourceName ? proto.sourceName : nil, strict: proto.strict,
+                        priority: proto.hasPriority ? proto.priority : nil)))
         case .status:
             let proto = try body.decode(Cohort_Wire_V1_StatusRequest.self)
             var states = Set<GroupState>()
@@ -137,22 +145,29 @@ extension ClientRequest: WireBody {
                     ? nil : WireTimestamp(nanosecondsSinceEpoch: proto.submittedSince),
                 limit: proto.limit)
             return ClientRequest(
-                requestID: proto.requestID, .status(group: proto.hasGroup ? proto.group : nil, filter: filter))
+                requestID: proto.requestID, .status(group: proto.hasGroup ? proto.group : nil, filter: filter),
+                attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
         case .result:
             let proto = try body.decode(Cohort_Wire_V1_ResultRequest.self)
             return ClientRequest(
-                requestID: proto.requestID, .result(group: proto.group, path: proto.hasPath ? proto.path : nil))
+                requestID: proto.requestID, .result(group: proto.group, path: proto.hasPath ? proto.path : nil),
+                attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
         case .cancel:
             let proto = try body.decode(Cohort_Wire_V1_CancelRequest.self)
             return ClientRequest(
                 requestID: proto.requestID,
-                .cancel(group: proto.group, path: proto.hasPath ? proto.path : nil, reason: proto.reason))
+                .cancel(group: proto.group, path: proto.hasPath ? proto.path : nil, reason: proto.reason),
+                attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
         case .watch:
             let proto = try body.decode(Cohort_Wire_V1_WatchRequest.self)
-            return ClientRequest(requestID: proto.requestID, .watch(group: proto.group))
+            return ClientRequest(
+                requestID: proto.requestID, .watch(group: proto.group),
+                attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
         case .unwatch:
             let proto = try body.decode(Cohort_Wire_V1_UnwatchRequest.self)
-            return ClientRequest(requestID: proto.requestID, .unwatch(group: proto.group))
+            return ClientRequest(
+                requestID: proto.requestID, .unwatch(group: proto.group),
+                attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
         case .workers:
             return ClientRequest(requestID: try body.decode(Cohort_Wire_V1_WorkersRequest.self).requestID, .workers)
         case .locks:
@@ -170,8 +185,35 @@ extension ClientRequest: WireBody {
             let proto = try body.decode(Cohort_Wire_V1_RerunRequest.self)
             return ClientRequest(
                 requestID: proto.requestID, .rerun(group: proto.group, id: proto.groupID.isEmpty ? nil : proto.groupID))
+        case .addChildren:
+            let proto = try body.decode(Cohort_Wire_V1_AddChildren.self)
+            return ClientRequest(
+                requestID: proto.requestID,
+                .addChildren(
+                    group: proto.group,
+                    ChildrenAddition(
+                        document: proto.document, format: try SpecFormat(proto: proto.format),
+                        into: proto.hasInto ? proto.into : nil)),
+                attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
         case nil:
             throw .unknownKind
+        }
+    }
+}
+
+extension SpecFormat {
+    init(proto: Cohort_Wire_V1_SpecFormat) throws(BodyError) {
+        switch proto {
+        case .yaml: self = .yaml
+        case .json: self = .json
+        case .unspecified, .UNRECOGNIZED: throw BodyError("spec format \(proto.rawValue) is unknown")
+        }
+    }
+
+    var proto: Cohort_Wire_V1_SpecFormat {
+        switch self {
+        case .yaml: .yaml
+        case .json: .json
         }
     }
 }

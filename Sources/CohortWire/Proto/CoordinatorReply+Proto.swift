@@ -7,6 +7,7 @@ extension CoordinatorReply: WireBody {
     enum WireKind: UInt8 {
         case submitted = 1
         case groupList, groupDetail, result, cancelAccepted, watchEvents, workers, locks, error, acknowledged
+        case childrenAdded
     }
 
     var wireKind: UInt8 {
@@ -22,6 +23,7 @@ extension CoordinatorReply: WireBody {
             case .locks: .locks
             case .error: .error
             case .acknowledged: .acknowledged
+            case .childrenAdded: .childrenAdded
             }
         return kind.rawValue
     }
@@ -95,6 +97,12 @@ extension CoordinatorReply: WireBody {
             var proto = Cohort_Wire_V1_Acknowledged()
             proto.requestID = requestID
             return try serialize(proto)
+        case .childrenAdded(let group, let paths):
+            var proto = Cohort_Wire_V1_ChildrenAdded()
+            proto.requestID = requestID
+            proto.group = group
+            proto.paths = paths
+            return try serialize(proto)
         }
     }
 
@@ -163,6 +171,10 @@ extension CoordinatorReply: WireBody {
         case .acknowledged:
             return CoordinatorReply(
                 requestID: try body.decode(Cohort_Wire_V1_Acknowledged.self).requestID, .acknowledged)
+        case .childrenAdded:
+            let proto = try body.decode(Cohort_Wire_V1_ChildrenAdded.self)
+            return CoordinatorReply(
+                requestID: proto.requestID, .childrenAdded(group: proto.group, paths: proto.paths))
         case nil:
             throw .unknownKind
         }
@@ -174,7 +186,7 @@ extension GroupSummary {
         self.init(
             id: proto.id, name: proto.name, state: try GroupState(proto: proto.state),
             submittedAt: WireTimestamp(nanosecondsSinceEpoch: proto.submittedAt),
-            finishedAt: .optional(proto.finishedAt))
+            finishedAt: .optional(proto.finishedAt), priority: proto.priority)
     }
 
     var proto: Cohort_Wire_V1_GroupSummary {
@@ -184,6 +196,7 @@ extension GroupSummary {
         proto.state = state.proto
         proto.submittedAt = submittedAt.nanosecondsSinceEpoch
         proto.finishedAt = finishedAt?.nanosecondsSinceEpoch ?? 0
+        proto.priority = priority
         return proto
     }
 }
@@ -198,7 +211,7 @@ extension GroupDetail {
             submittedAt: WireTimestamp(nanosecondsSinceEpoch: proto.submittedAt),
             finishedAt: .optional(proto.finishedAt),
             reason: proto.hasReason ? proto.reason : nil,
-            children: children)
+            children: children, priority: proto.priority)
     }
 
     var proto: Cohort_Wire_V1_GroupDetail {
@@ -210,6 +223,7 @@ extension GroupDetail {
         proto.finishedAt = finishedAt.wireValue
         if let reason { proto.reason = reason }
         proto.children = children.map(\.proto)
+        proto.priority = priority
         return proto
     }
 }
@@ -340,16 +354,18 @@ extension WorkerInfo {
 
 extension LockInfo {
     init(proto: Cohort_Wire_V1_LockInfo) {
+        func holder(_ message: Cohort_Wire_V1_LockHolderStatus) -> LockHolderStatus {
+            LockHolderStatus(
+                group: message.group, child: message.child, attempt: message.attempt,
+                worker: message.worker.isEmpty ? nil : message.worker,
+                heldFor: message.hasHeldNanos ? .nanoseconds(Int64(clamping: message.heldNanos)) : nil,
+                token: message.hasToken ? message.token : nil)
+        }
+        // An older coordinator sends only `holder`.
+        let holders =
+            proto.holders.isEmpty ? (proto.hasHolder ? [holder(proto.holder)] : []) : proto.holders.map(holder)
         self.init(
-            category: proto.category,
-            token: proto.token,
-            holder: proto.hasHolder
-                ? LockHolderStatus(
-                    group: proto.holder.group, child: proto.holder.child,
-                    attempt: proto.holder.attempt,
-                    worker: proto.holder.worker.isEmpty ? nil : proto.holder.worker,
-                    heldFor: proto.holder.hasHeldNanos ? .nanoseconds(Int64(clamping: proto.holder.heldNanos)) : nil)
-                : nil,
+            category: proto.category, token: proto.token, limit: max(proto.limit, 1), holders: holders,
             waiters: proto.waiters.map {
                 LockWaiter(
                     group: $0.group, child: $0.child,
@@ -361,15 +377,18 @@ extension LockInfo {
         var proto = Cohort_Wire_V1_LockInfo()
         proto.category = category
         proto.token = token
-        if let holder {
+        proto.limit = limit
+        proto.holders = holders.map { holder in
             var message = Cohort_Wire_V1_LockHolderStatus()
             message.group = holder.group
             message.child = holder.child
             message.attempt = holder.attempt
             message.worker = holder.worker ?? ""
             if let held = holder.heldFor { message.heldNanos = held.wireNanos }
-            proto.holder = message
+            if let token = holder.token { message.token = token }
+            return message
         }
+        if let first = proto.holders.first { proto.holder = first }
         proto.waiters = waiters.map { waiter in
             var message = Cohort_Wire_V1_LockWaiter()
             message.group = waiter.group

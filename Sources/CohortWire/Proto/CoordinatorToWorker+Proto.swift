@@ -129,7 +129,7 @@ extension AttemptDispatch {
             input: proto.input,
             fencingTokens: proto.fencingTokens,
             timeout: proto.timeoutMs == 0 ? nil : .milliseconds(Int64(clamping: proto.timeoutMs)),
-            env: proto.env, holds: proto.holds)
+            env: proto.env, holds: proto.holds, attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
     }
 
     @inline(__always)
@@ -143,6 +143,7 @@ extension AttemptDispatch {
         if let timeout { proto.timeoutMs = max(1, timeout.milliseconds(clampedTo: UInt64.self)) }
         proto.env = env
         proto.holds = holds
+        if let attemptToken { proto.attemptToken = attemptToken }
         return proto
     }
 }

@@ -175,6 +175,7 @@ extension ChildState {
         case .succeeded: self = .succeeded
         case .failed: self = .failed
         case .cancelled: self = .cancelled
+        case .skipped: self = .skipped
         case .unspecified, .UNRECOGNIZED: throw BodyError("child state \(proto.rawValue) is unknown")
         }
     }
@@ -188,6 +189,7 @@ extension ChildState {
         case .succeeded: .succeeded
         case .failed: .failed
         case .cancelled: .cancelled
+        case .skipped: .skipped
         }
     }
 }
@@ -206,6 +208,8 @@ extension CancelCode {
         case .workerLost: self = .workerLost
         case .handedBack: self = .handedBack
         case .shutdown: self = .shutdown
+        case .skipped: self = .skipped
+        case .cancelledByChild: self = .cancelledByChild
         case .unspecified, .UNRECOGNIZED: throw BodyError("cancel code \(proto.rawValue) is unknown")
         }
     }
@@ -223,6 +227,8 @@ extension CancelCode {
         case .workerLost: .workerLost
         case .handedBack: .handedBack
         case .shutdown: .shutdown
+        case .skipped: .skipped
+        case .cancelledByChild: .cancelledByChild
         }
     }
 }

@@ -14,6 +14,7 @@ extension WorkerMessage: WireBody {
     enum WireKind: UInt8 {
         case ready = 1
         case heartbeat, started, results, lockRequest, lockRelease, lockWithdraw, draining, disconnect
+        case cancelGroup, addChildren
     }
 
     var wireKind: UInt8 {
@@ -28,6 +29,8 @@ extension WorkerMessage: WireBody {
             case .lockWithdraw: .lockWithdraw
             case .draining: .draining
             case .disconnect: .disconnect
+            case .cancelGroup: .cancelGroup
+            case .addChildren: .addChildren
             }
         return kind.rawValue
     }
@@ -87,6 +90,18 @@ extension WorkerMessage: WireBody {
             var proto = Cohort_Wire_V1_WorkerDisconnect()
             proto.reason = reason
             return try serialize(proto)
+        case .cancelGroup(let ref, let reason):
+            var proto = Cohort_Wire_V1_GroupCancelByAttempt()
+            proto.attempt = ref.proto
+            proto.reason = reason
+            return try serialize(proto)
+        case .addChildren(let ref, let addition):
+            var proto = Cohort_Wire_V1_AddChildrenByAttempt()
+            proto.attempt = ref.proto
+            proto.document = addition.document
+            proto.format = addition.format.proto
+            if let into = addition.into { proto.into = into }
+            return try serialize(proto)
         }
     }
 
@@ -136,6 +151,18 @@ extension WorkerMessage: WireBody {
             return .draining(reason: try body.decode(Cohort_Wire_V1_Draining.self).reason)
         case .disconnect:
             return .disconnect(reason: try body.decode(Cohort_Wire_V1_WorkerDisconnect.self).reason)
+        case .cancelGroup:
+            let proto = try body.decode(Cohort_Wire_V1_GroupCancelByAttempt.self)
+            guard proto.hasAttempt else { throw BodyError("group cancel has no attempt") }
+            return .cancelGroup(WireAttemptRef(proto: proto.attempt), reason: proto.reason)
+        case .addChildren:
+            let proto = try body.decode(Cohort_Wire_V1_AddChildrenByAttempt.self)
+            guard proto.hasAttempt else { throw BodyError("children addition has no attempt") }
+            return .addChildren(
+                WireAttemptRef(proto: proto.attempt),
+                ChildrenAddition(
+                    document: proto.document, format: try SpecFormat(proto: proto.format),
+                    into: proto.hasInto ? proto.into : nil))
         case nil:
             throw .unknownKind
         }

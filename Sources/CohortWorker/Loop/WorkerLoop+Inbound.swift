@@ -93,7 +93,7 @@ extension WorkerLoop {
         case .attempt(.finished(let result)):
             procedures[result.ref.id] = nil
             metrics?.finished(result.outcome)
-            perform(machine.attemptFinished(result))
+            perform(machine.attemptFinished(result, now: now))
         case .lock(.request(let request)):
             perform(machine.lockRequested(requestID: request.requestID, attemptID: request.ref.id, request))
         case .lock(.withdraw(let requestID)):
@@ -109,6 +109,14 @@ extension WorkerLoop {
                 "draining",
                 metadata: ["running": "\(machine.attemptCount)", "drain.timeout": "\(configuration.drainTimeout)"])
             perform(machine.drain(now: now))
+        case .groupRequest(let message):
+            // Sent only while a session is up: the attempt that asks runs under it (a request
+            // made while reconnecting is dropped, and logged; its kind may ask again).
+            guard machine.session.isReady else {
+                logger.warning("not connected: an attempt's request about its group was dropped")
+                return
+            }
+            send(.worker(message))
         }
     }
 }

@@ -14,6 +14,9 @@ enum LoopInput: Sendable {
     case stop
     /// `Worker.drain()`: take no new work, finish what runs, then stop.
     case drain
+    /// A running attempt's request about its own group (`context.cancelGroup`,
+    /// `context.group.add`), sent over the worker's connection.
+    case groupRequest(WorkerMessage)
 }
 
 /// The worker's I/O loop: a thin shell around its state machine (``WorkerMachine``, in
@@ -41,6 +44,8 @@ final class WorkerLoop {
     let locks: ClusterExclusivityManager
     let settings: KindSettings
     let report: @Sendable (AttemptEvent) -> Void
+    /// Hands a running attempt's request about its group to the loop.
+    let groupRequests: @Sendable (WorkerMessage) -> Void
 
     var machine: Machine
     /// The attempts the engine runs, by id.
@@ -87,6 +92,7 @@ final class WorkerLoop {
             killGrace: configuration.killGrace, maxCapturedOutput: configuration.maxCapturedOutput,
             processesStarted: metrics?.processesStarted)
         report = { [mailbox] event in mailbox.post(.attempt(event)) }
+        groupRequests = { [mailbox] message in mailbox.post(.groupRequest(message)) }
         machine = Machine(
             settings: .init(
                 slots: configuration.slots,
@@ -137,7 +143,7 @@ final class WorkerLoop {
             pending = []
             let results = inlineResults
             inlineResults = []
-            for result in results { pending += machine.attemptFinished(result) }
+            for result in results { pending += machine.attemptFinished(result, now: clock.now()) }
         }
     }
 
@@ -226,6 +232,9 @@ final class WorkerLoop {
             group: task.group, child: task.path, attempt: Int(task.attempt), attemptID: task.id,
             workerName: configuration.name, fencingTokens: dispatch.fencingTokens, extraEnvironment: dispatch.env,
             logger: logger,
+            coordinator: CoordinatorAccess(
+                endpoint: configuration.coordinator, publicKey: configuration.curve?.serverKey.z85,
+                attemptToken: dispatch.attemptToken, send: groupRequests),
             scope: AttemptScope(
                 exclusivity: .cluster(
                     locks, task, held: dispatch.fencingTokens.filter { dispatch.holds.contains($0.key) })

@@ -2,8 +2,14 @@
 enum CohortEnvironment {
     /// `COHORT_GROUP`, `COHORT_CHILD`, `COHORT_ATTEMPT`, `COHORT_WORKER`, and
     /// `COHORT_FENCE_<CATEGORY>` for each category held.
+    ///
+    /// With `coordinator`: `COHORT_COORDINATOR` (the endpoint the worker uses),
+    /// `COHORT_ATTEMPT_TOKEN` (the attempt's token, when the coordinator minted one) and, under
+    /// CURVE, `COHORT_SERVER_KEY` (the coordinator's public key): what a `cohort` command the
+    /// attempt runs needs to read, cancel or grow its own group.
     static func variables(
-        group: String, child: String, attempt: Int, worker: String, fencingTokens: [String: UInt64]
+        group: String, child: String, attempt: Int, worker: String, fencingTokens: [String: UInt64],
+        coordinator: CoordinatorAccess? = nil
     ) -> [String: String] {
         var variables = [
             "COHORT_GROUP": group,
@@ -11,6 +17,11 @@ enum CohortEnvironment {
             "COHORT_ATTEMPT": String(attempt),
             "COHORT_WORKER": worker,
         ]
+        if let coordinator {
+            variables["COHORT_COORDINATOR"] = coordinator.endpoint
+            if let token = coordinator.attemptToken { variables["COHORT_ATTEMPT_TOKEN"] = token }
+            if let key = coordinator.publicKey { variables["COHORT_SERVER_KEY"] = key }
+        }
         for (category, token) in fencingTokens {
             variables[fenceVariable(for: category)] = String(token)
         }

@@ -1,3 +1,5 @@
+import CohortSpec
+import CohortWire
 import Logging
 import Metrics
 
@@ -50,11 +52,53 @@ public struct ProcedureContext: Sendable {
     let scope: AttemptScope
     /// The dispatch's extra environment.
     let extraEnvironment: [String: String]
-    /// `COHORT_GROUP`, `COHORT_CHILD`, `COHORT_ATTEMPT`, `COHORT_WORKER`, `COHORT_FENCE_*`.
+    /// `COHORT_GROUP`, `COHORT_CHILD`, `COHORT_ATTEMPT`, `COHORT_WORKER`, `COHORT_FENCE_*`, and on a
+    /// worker `COHORT_COORDINATOR`, `COHORT_ATTEMPT_TOKEN` and (CURVE) `COHORT_SERVER_KEY`.
     var cohortVariables: [String: String] {
         CohortEnvironment.variables(
-            group: group, child: child, attempt: attempt, worker: workerName, fencingTokens: fencingTokens)
+            group: group, child: child, attempt: attempt, worker: workerName, fencingTokens: fencingTokens,
+            coordinator: coordinator)
     }
+    /// How this attempt reaches the coordinator about its own group; `nil` outside a worker.
+    let coordinator: CoordinatorAccess?
+
+    /// The attempt's token (`COHORT_ATTEMPT_TOKEN`): while the attempt runs, it lets a
+    /// `cohort` command or a ``CohortClient`` read this group, cancel it and add children to
+    /// it (docs/security.md, "Attempt tokens"); `nil` outside a worker.
+    public var attemptToken: String? { coordinator?.attemptToken }
+
+    /// Cancels this attempt's whole group, as `cohort cancel "$COHORT_GROUP"` would from a shell
+    /// child: the group ends `cancelled` with the reason `cancelled by child PATH (attempt N):
+    /// REASON`, and every running child gets the cancel — this attempt too, so the kind sees
+    /// ``isCancelled`` soon after and should return.
+    ///
+    /// The request goes over the worker's own connection (worker message kind 10) and this
+    /// returns once it is handed to the worker's loop; a refusal (the attempt no longer runs)
+    /// is logged by the worker.
+    /// - Throws: ``GroupRequestError`` outside a worker.
+    public func cancelGroup(reason: String = "") throws(GroupRequestError) {
+        guard let coordinator else { throw GroupRequestError("cancelGroup needs a context made by a worker") }
+        coordinator.send(.cancelGroup(ref, reason: reason))
+    }
+
+    /// Adds children to this attempt's group (or, with `into`, to a nested group of it, by
+    /// path), as `cohort add "$COHORT_GROUP" FILE` would from a shell child (docs/spec.md,
+    /// "Growing groups"): they are validated like a spec's children (`after` and `inject` may
+    /// name existing siblings), journaled, and the group finishes only after them.
+    ///
+    /// The request goes over the worker's own connection (worker message kind 11) and this
+    /// returns once it is handed to the worker's loop; a refusal (a spec error, a group that
+    /// is finishing) is logged by the worker. A kind that must know the outcome connects a
+    /// `CohortClient` with ``attemptToken`` and calls its `add(children:to:into:)` instead.
+    /// - Throws: ``GroupRequestError`` outside a worker.
+    public func addChildren(_ children: [ChildSpec], into: String? = nil) throws(GroupRequestError) {
+        guard let coordinator else { throw GroupRequestError("addChildren needs a context made by a worker") }
+        let document = JSONValue.object(["children": .array(children.map(\.specJSON))]).jsonString()
+        coordinator.send(.addChildren(ref, ChildrenAddition(document: document, format: .json, into: into)))
+    }
+
+    /// The attempt's reference on the wire.
+    var ref: WireAttemptRef { WireAttemptRef(id: attemptID, group: group, path: child, attempt: UInt32(attempt)) }
     /// The worker's settings the built-ins need (`killGrace`, `maxCapturedOutput`).
     let settings: KindSettings
 
@@ -67,16 +111,17 @@ public struct ProcedureContext: Sendable {
     ) {
         self.init(
             group: group, child: child, attempt: attempt, attemptID: attemptID, workerName: workerName,
-            fencingTokens: fencingTokens, extraEnvironment: [:], logger: logger,
+            fencingTokens: fencingTokens, extraEnvironment: [:], logger: logger, coordinator: nil,
             scope: AttemptScope(exclusivity: .manager(LocalExclusivityManager.shared)), settings: KindSettings()
         )
     }
 
     init(
         group: String, child: String, attempt: Int, attemptID: UInt64, workerName: String,
-        fencingTokens: [String: UInt64], extraEnvironment: [String: String], logger: Logger, scope: AttemptScope,
-        settings: KindSettings
+        fencingTokens: [String: UInt64], extraEnvironment: [String: String], logger: Logger,
+        coordinator: CoordinatorAccess?, scope: AttemptScope, settings: KindSettings
     ) {
+        self.coordinator = coordinator
         self.settings = settings
         self.group = group
         self.child = child
@@ -122,6 +167,26 @@ public struct ProcedureContext: Sendable {
             procedure.cancel()
         }
     }
+}
+
+/// How a running attempt reaches the coordinator about its own group: the endpoint and key
+/// `cohort` commands need (given as `COHORT_*` variables) and the worker loop's way to send.
+struct CoordinatorAccess: Sendable {
+    /// The endpoint the worker connects to (`COHORT_COORDINATOR`).
+    var endpoint: String
+    /// The coordinator's CURVE public key, Z85 (`COHORT_SERVER_KEY`); `nil` without CURVE.
+    var publicKey: String?
+    /// The attempt's token (`COHORT_ATTEMPT_TOKEN`); `nil` from a coordinator that mints none.
+    var attemptToken: String?
+    /// Hands a message to the worker's loop, which sends it on its connection.
+    var send: @Sendable (WorkerMessage) -> Void
+}
+
+/// A request about the attempt's group that cannot be made.
+public struct GroupRequestError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) { self.description = description }
 }
 
 /// The worker settings that built-in kinds read.

@@ -20,9 +20,15 @@ struct CancelCommand: AsyncParsableCommand {
             the group has finished. A group (or child) that had already finished is left as it \
             is: the command says so and exits 0.
 
+            From a running child of the group (a shell child: the worker sets \
+            COHORT_COORDINATOR, COHORT_GROUP and the attempt token COHORT_ATTEMPT_TOKEN), the \
+            group ends cancelled with a reason naming that child: `cancelled by child \
+            deploy/check (attempt 1): rollback needed`.
+
             Examples:
               cohort cancel release-3
               cohort cancel release-3 --child tests/integration --reason "flaky, skipping"
+              cohort cancel "$COHORT_GROUP" --reason "rollback needed"     # inside a child
               cohort cancel release-3 --wait && cohort locks
             """
     )
@@ -55,7 +61,7 @@ struct CancelCommand: AsyncParsableCommand {
             let finishedState: String? =
                 if let child {
                     before.children.first { $0.path == child }.flatMap { status in
-                        [.succeeded, .failed, .cancelled].contains(status.state) ? "\(status.state)" : nil
+                        [.succeeded, .failed, .cancelled, .skipped].contains(status.state) ? "\(status.state)" : nil
                     }
                 } else {
                     before.state.isFinished ? "\(before.state)" : nil

@@ -54,6 +54,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
             tokens. If the default port is taken (another coordinator on this host) the \
             coordinator warns and runs without a dashboard.
 
+            --limit CATEGORY=N (repeatable, or `limits` in the config file) makes a category a \
+            counting lock: `exclusive: [CATEGORY]` then means one of at most N holders, each \
+            with its own fencing token; it applies whatever a spec's `limits` say \
+            (docs/spec.md, "Counting locks").
+
             Settings: built-in defaults < --config FILE (see config/coordinator.yaml, every \
             key documented) < environment (COHORT_COORDINATOR_<KEY>) < flags.
 
@@ -76,6 +81,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
               cohort coordinator --http 0.0.0.0:7401 \\
                   --http-tokens /etc/cohort/http-tokens
               cohort coordinator --http off           # no dashboard
+              cohort coordinator --limit api-quota=4  # at most 4 holders of api-quota
             """
     )
 
@@ -140,6 +146,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
             valueName: "address"))
     var metrics: String?
 
+    @Option(
+        name: .customLong("limit"),
+        help: ArgumentHelp(
+            "A counting lock: at most N holders of CATEGORY at once (repeatable; over the config file's `limits`).",
+            valueName: "category=n"))
+    var limits: [String] = []
+
     @OptionGroup var log: LogOptions
 
     func validate() throws {
@@ -189,6 +202,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
                     configuration.journalStore = nil
                 }
                 if let metrics { configuration.metrics = metrics }
+                for limit in limits {
+                    let parts = limit.split(separator: "=", maxSplits: 1).map(String.init)
+                    guard parts.count == 2, let count = Int(parts[1]) else {
+                        throw ValidationError("--limit expects CATEGORY=N (e.g. api-quota=4), not \"\(limit)\"")
+                    }
+                    configuration.lockLimits[parts[0]] = count
+                }
             },
             validate: { configuration throws(CoordinatorConfigurationError) in
                 try configuration.validate()

@@ -7,19 +7,24 @@ struct LocksCommand: AsyncParsableCommand {
         commandName: "locks",
         abstract: "Show the cluster-wide lock table.",
         discussion: """
-            One line per mutual-exclusion category held or waited for: the last fencing token \
-            granted, the attempt holding it (group/child, attempt, worker) and the children \
-            waiting, first in line first. An idle cluster prints nothing held. A child's locks \
-            are granted before it is placed on a worker, so a holder that waits for a free slot \
-            shows "(not placed yet)" as its worker (null in --json).
+            One block per category held or waited for: how many hold it out of its limit \
+            (HELD/LIMIT: 1/1 for an exclusive lock, 3/4 for a counting lock from `limits`), a \
+            row per holder with its own fencing token, how long it has held it and its worker \
+            (group/child and attempt, or a group's own hold), and the children waiting, first \
+            in line first. An idle cluster prints nothing held. A child's locks are granted \
+            before it is placed on a worker, so a holder that waits for a free slot shows \
+            "(not placed yet)" as its worker (null in --json).
 
             --json shape (stable; fields may be added):
-              [{"category", "token", "holder": {"group", "child", "attempt", "worker"} | null,
-                "waiters": [{"group", "child"}]}]
+              [{"category", "token", "limit",
+                "holders": [{"group", "child", "attempt", "worker", "groupHold", "heldSeconds", "token"}],
+                "holder": <the first of holders> | null,
+                "waiters": [{"group", "child", "waitingSeconds"}]}]
 
             Examples:
               cohort locks
               cohort locks --json | jq '.[] | select(.category == "db")'
+              cohort locks --json | jq '.[] | "\\(.category) \\(.holders | length)/\\(.limit)"'
             """
     )
 

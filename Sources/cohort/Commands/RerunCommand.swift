@@ -78,19 +78,7 @@ struct RerunCommand: AsyncParsableCommand {
             if !output.json {
                 Console.err("cohort: re-running \(group) as \(receipt.id): \(receipt.reused) reused")
             }
-            let final: GroupDetail
-            if watch {
-                final = try await GroupFollower.follow(
-                    client, group: receipt.id, style: GroupFollower.style(json: output.json))
-            } else {
-                final = try await client.wait(receipt.id)
-            }
-            if output.json {
-                Console.out(JSONShapes.group(final).jsonString())
-            } else {
-                if !watch || !Console.stdoutIsTerminal { Console.out(TextReports.group(final)) }
-            }
-            return ExitStatus.of(final.state)
+            return try await SubmitCommand.follow(client, receipt.id, watch: watch, json: output.json)
         }
     }
 }

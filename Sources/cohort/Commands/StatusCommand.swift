@@ -26,14 +26,19 @@ struct StatusCommand: AsyncParsableCommand {
             one (the coordinator answers at most 10,000)
 
             With GROUP: the group's state and, per child, its state (pending, waiting, ready, \
-            running, succeeded, failed, cancelled), worker, attempt, elapsed time and error or \
-            waiting reason. The filters do not apply.
+            running, succeeded, failed, cancelled, skipped: its `if:` was false or a dependency \
+            was skipped), worker, attempt, elapsed time and error or waiting reason (a repeat \
+            waiting for its next run says so; a child of a `cohort rerun` that kept its earlier \
+            output says "reused"). Children added while the group runs (`cohort add`) and a \
+            matrix's combinations (a nested group, `test/test[os=linux]`) are listed like the \
+            others. The filters do not apply.
 
             --json shapes (stable; fields may be added):
               status        [{"id", "name", "state", "submittedAt", "finishedAt"}]
                             (finishedAt null while the group runs; newest first)
-              status GROUP  {"id", "name", "state", "children": [{"name", "path", "state",
-                             "worker", "attempt", "error", "startedAt", "finishedAt"}]}
+              status GROUP  {"id", "name", "state", "priority", "children": [{"name", "path",
+                             "state", "worker", "attempt", "error", "startedAt", "finishedAt",
+                             "earlierAttempts", "reused", …}]}  (docs/cli.md has them all)
 
             Examples:
               cohort status

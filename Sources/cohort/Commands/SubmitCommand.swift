@@ -32,6 +32,7 @@ struct SubmitCommand: AsyncParsableCommand {
               cohort submit examples/fan-out.yaml --watch
               cohort submit build.json --id nightly-1121 --json   # {"id": …, "name": …}
               cohort submit release.yaml --strict --wait  # refused if nobody runs it
+              cohort submit hotfix.yaml --priority 10     # ahead of priority-0 groups
               COHORT_COORDINATOR=tcp://ci:7400 cohort submit release.yaml --wait
             """
     )
@@ -58,6 +59,13 @@ struct SubmitCommand: AsyncParsableCommand {
         help: ArgumentHelp("A group id of your choosing; submitting it again is idempotent.", valueName: "id"))
     var id: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The group's priority (-1000…1000), over the spec's `priority`: higher goes first when slots or locks are scarce.",
+            valueName: "n"))
+    var priority: Int?
+
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
     @OptionGroup var log: LogOptions
@@ -67,6 +75,9 @@ struct SubmitCommand: AsyncParsableCommand {
     func validate() throws {
         if let id, id.isEmpty || id.contains(where: { $0.isWhitespace || $0 == "/" }) {
             throw ValidationError("--id must be non-empty, without spaces or '/'")
+        }
+        if let priority, !GroupSpec.priorityRange.contains(priority) {
+            throw ValidationError("--priority must be between -1000 and 1000, not \(priority)")
         }
     }
 
@@ -81,7 +92,8 @@ struct SubmitCommand: AsyncParsableCommand {
             throw ExitCode(ExitStatus.invalidSpec)
         }
         try await withClient(connection, logger: logger, strict: strict) { client in
-            let receipt = try await client.submit(specText: text, format: format, sourceName: file, id: id)
+            let receipt = try await client.submit(
+                specText: text, format: format, sourceName: file, id: id, priority: priority)
             for warning in receipt.warnings { Console.err("cohort: warning: \(warning)") }
             guard wait || watch else {
                 if output.json {
@@ -93,20 +105,26 @@ struct SubmitCommand: AsyncParsableCommand {
                 }
                 return ExitStatus.success
             }
-            let final: GroupDetail
-            if watch {
-                final = try await GroupFollower.follow(
-                    client, group: receipt.id, style: GroupFollower.style(json: output.json))
-            } else {
-                final = try await client.wait(receipt.id)
-            }
-            if output.json {
-                Console.out(JSONShapes.group(final).jsonString())
-            } else {
-                if !watch || !Console.stdoutIsTerminal { Console.out(TextReports.group(final)) }
-            }
-            return ExitStatus.of(final.state)
+            return try await Self.follow(client, receipt.id, watch: watch, json: output.json)
         }
+    }
+
+    /// `--wait` or `--watch` (of `submit` and `rerun`): follows the group to its end, prints
+    /// its outcome (JSON, or the text report unless the live view already showed it) and
+    /// returns the exit status it gives.
+    static func follow(_ client: CohortClient, _ group: String, watch: Bool, json: Bool) async throws -> Int32 {
+        let final: GroupDetail
+        if watch {
+            final = try await GroupFollower.follow(client, group: group, style: GroupFollower.style(json: json))
+        } else {
+            final = try await client.wait(group)
+        }
+        if json {
+            Console.out(JSONShapes.group(final).jsonString())
+        } else if !watch || !Console.stdoutIsTerminal {
+            Console.out(TextReports.group(final))
+        }
+        return ExitStatus.of(final.state)
     }
 
     /// The file's text. A file that cannot be read is a usage error (64) naming why; a

@@ -21,6 +21,8 @@ enum CoordinatorSettings {
             .int("maxBatch", \.maxBatch),
             .int("finishedGroupRetention", \.finishedGroupRetention),
             .int("maxWorkerLosses", \.maxWorkerLosses),
+            .custom("limits"),
+            .duration("priorityAging", \.priorityAging),
             .string("coordinatorID", \.coordinatorID),
             .custom("secretKeyFile"),
             .custom("authorizedKeysDir"),
@@ -89,6 +91,7 @@ enum CoordinatorSettings {
                     throw ConfigError(origin: source.origin("journal"), key: "journal", message: error.description)
                 }
             }
+            if let limits = try source.countMapping("limits") { configuration.lockLimits = limits }
             if let value = try source.string("journalSynchronous") {
                 guard let mode = JournalSynchronous(rawValue: value.lowercased()) else {
                     throw ConfigError(

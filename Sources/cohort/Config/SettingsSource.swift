@@ -150,6 +150,44 @@ struct SettingsSource {
         }
     }
 
+    /// A YAML mapping of names to whole numbers (`api-quota: 4`), or (from the environment) a
+    /// comma-separated list of `NAME=N`.
+    func countMapping(_ key: String) throws(ConfigError) -> [String: Int]? {
+        var pairs: [(String, String)] = []
+        switch values[key] {
+        case nil: return nil
+        case .text(let text, _):
+            for item in Self.commaList(text) {
+                let parts = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2 else {
+                    throw ConfigError(origin: origin(key), key: key, message: "expected NAME=N, got \"\(item)\"")
+                }
+                pairs.append((parts[0], parts[1]))
+            }
+        case .node(let node, let file):
+            guard let mapping = node.mapping else {
+                throw ConfigError(
+                    origin: file, key: key, message: "expected a mapping of names to numbers (api-quota: 4)")
+            }
+            for (name, value) in mapping {
+                guard let name = name.string, let scalar = value.scalar else {
+                    throw ConfigError(
+                        origin: file, key: key, message: "expected a mapping of names to numbers (api-quota: 4)")
+                }
+                pairs.append((name, scalar.string))
+            }
+        }
+        var result: [String: Int] = [:]
+        for (name, text) in pairs {
+            guard let number = Int(text) else {
+                throw ConfigError(
+                    origin: origin(key), key: "\(key).\(name)", message: "expected a whole number, got \"\(text)\"")
+            }
+            result[name] = number
+        }
+        return result
+    }
+
     /// Where the key's value came from: the file or the environment variable.
     func origin(_ key: String) -> String {
         switch values[key] {

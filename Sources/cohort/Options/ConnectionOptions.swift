@@ -21,7 +21,22 @@ struct ConnectionOptions: ParsableArguments {
             "Seconds to wait for the coordinator to answer before giving up (exit 69).", valueName: "seconds"))
     var connectTimeout: Double = 5
 
+    @Option(
+        name: .customLong("attempt-token"),
+        help: ArgumentHelp(
+            "A running child's attempt token (env COHORT_ATTEMPT_TOKEN, which the worker sets): lets status, result, "
+                + "watch, cancel and add through for that child's own group. Under CURVE, with no --key, an "
+                + "ephemeral key is used.",
+            valueName: "token"))
+    var attemptToken: String?
+
     @OptionGroup var keys: KeyOptions
+
+    /// The attempt token to send: the flag, then `COHORT_ATTEMPT_TOKEN`; `nil` for none (an
+    /// empty value too).
+    var token: String? {
+        (attemptToken ?? ProcessInfo.processInfo.environment["COHORT_ATTEMPT_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     /// The endpoint to use, after the flag, the environment and the default.
     var endpoint: String {
@@ -35,7 +50,7 @@ struct ConnectionOptions: ParsableArguments {
             throw ValidationError("--connect-timeout must be a positive number of seconds")
         }
         do {
-            _ = try keys.clientKeys()
+            _ = try keys.clientKeys(attemptToken: token)
         } catch {
             throw ValidationError(error.description)
         }
@@ -46,7 +61,8 @@ struct ConnectionOptions: ParsableArguments {
     func clientConfiguration() throws(ConfigError) -> ClientConfiguration {
         var configuration = ClientConfiguration(coordinator: endpoint)
         configuration.connectTimeout = .milliseconds(Int64((connectTimeout * 1000).rounded()))
-        configuration.curve = try keys.clientKeys()
+        configuration.curve = try keys.clientKeys(attemptToken: token)
+        configuration.attemptToken = token
         let endpoint = endpoint
         configuration.onConnectionChange = { change in Console.err(Self.describe(change, endpoint: endpoint)) }
         return configuration

@@ -18,7 +18,7 @@ extension ChildState {
     /// Whether the child has finished.
     var isFinished: Bool {
         switch self {
-        case .succeeded, .failed, .cancelled: true
+        case .succeeded, .failed, .cancelled, .skipped: true
         case .pending, .waiting, .ready, .running: false
         }
     }
@@ -46,12 +46,13 @@ enum JSONShapes {
         return .object(object)
     }
 
-    /// `cohort status --json`: `[{"id", "name", "state", "submittedAt"}]`.
+    /// `cohort status --json`: `[{"id", "name", "state", "priority", "submittedAt", "finishedAt"}]`.
     static func groups(_ groups: [GroupSummary]) -> JSONValue {
         .array(
             groups.map { group in
                 .object([
                     "id": .string(group.id), "name": .string(group.name), "state": .string(group.state.word),
+                    "priority": .int(Int64(group.priority)),
                     "submittedAt": .string(group.submittedAt.rfc3339), "finishedAt": optional(group.finishedAt),
                 ])
             })
@@ -61,6 +62,7 @@ enum JSONShapes {
     static func group(_ group: GroupDetail) -> JSONValue {
         .object([
             "id": .string(group.id), "name": .string(group.name), "state": .string(group.state.word),
+            "priority": .int(Int64(group.priority)),
             "submittedAt": .string(group.submittedAt.rfc3339), "finishedAt": optional(group.finishedAt),
             "reason": optional(group.reason),
             "children": .array(group.children.map(child)),
@@ -119,25 +121,30 @@ enum JSONShapes {
             })
     }
 
-    /// `cohort locks --json`: `[{"category", "token", "holder": {"group", "child", "attempt",
-    /// "worker", "groupHold", "heldSeconds"}, "waiters": [{"group", "child", "waitingSeconds"}]}]`;
-    /// the ages are numbers (`null` if unknown); `holder` is `null` when only
-    /// waited for; `groupHold` is true for a group's own hold (`attempt` 0, `child` the nested
-    /// group's path or `""`, `worker` `null`); otherwise `holder.worker` is `null` while the
-    /// holder waits for a free slot (not placed yet).
+    /// `cohort locks --json`: `[{"category", "token", "limit", "holders": [{"group", "child",
+    /// "attempt", "worker", "groupHold", "heldSeconds", "token"}], "holder": …, "waiters":
+    /// [{"group", "child", "waitingSeconds"}]}]`; `token` is the last fencing token granted,
+    /// `limit` how many holders the category may have at once (1: an exclusive lock), each
+    /// holder's `token` its own; `holder` is the first of `holders` (`null` when only waited
+    /// for); the ages are numbers (`null` if unknown); `groupHold` is true for a group's own
+    /// hold (`attempt` 0, `child` the nested group's path or `""`, `worker` `null`); otherwise
+    /// `worker` is `null` while the holder waits for a free slot (not placed yet).
     static func locks(_ locks: [LockInfo]) -> JSONValue {
-        .array(
+        func holder(_ holder: LockHolderStatus) -> JSONValue {
+            .object([
+                "group": .string(holder.group), "child": .string(holder.child),
+                "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
+                "groupHold": .bool(holder.attempt == 0),
+                "heldSeconds": holder.heldFor.map { .double($0.inSeconds) } ?? .null,
+                "token": holder.token.map { .int(Int64(clamping: $0)) } ?? .null,
+            ])
+        }
+        return .array(
             locks.map { lock in
                 .object([
                     "category": .string(lock.category), "token": .int(Int64(clamping: lock.token)),
-                    "holder": lock.holder.map { holder in
-                        .object([
-                            "group": .string(holder.group), "child": .string(holder.child),
-                            "attempt": .int(Int64(holder.attempt)), "worker": optional(holder.worker),
-                            "groupHold": .bool(holder.attempt == 0),
-                            "heldSeconds": holder.heldFor.map { .double($0.inSeconds) } ?? .null,
-                        ])
-                    } ?? .null,
+                    "limit": .int(Int64(lock.limit)), "holders": .array(lock.holders.map(holder)),
+                    "holder": lock.holder.map(holder) ?? .null,
                     "waiters": .array(
                         lock.waiters.map { waiter in
                             .object([

@@ -4,17 +4,22 @@ import CohortClient
 enum TextReports {
     static func groups(_ groups: [GroupSummary]) -> String {
         guard !groups.isEmpty else { return "no groups" }
-        var table = Table("ID", "NAME", "STATE", "SUBMITTED", "FINISHED")
+        var table = Table("ID", "NAME", "STATE", "PRIORITY", "SUBMITTED", "FINISHED")
         for group in groups {
             table.add(
-                group.id, group.name, group.state.word, group.submittedAt.rfc3339, group.finishedAt?.rfc3339 ?? "-")
+                group.id, group.name, group.state.word, "\(group.priority)", group.submittedAt.rfc3339,
+                group.finishedAt?.rfc3339 ?? "-")
         }
         return table.text
     }
 
     /// The group's line and a row per child: state, worker, attempt, elapsed, error or reason.
     static func group(_ group: GroupDetail, now: WireTimestamp = .now) -> String {
-        var lines = ["\(group.name) (\(group.id)): \(group.state.word)" + (group.reason.map { " — \($0)" } ?? "")]
+        var lines = [
+            "\(group.name) (\(group.id)): \(group.state.word)"
+                + (group.priority == 0 ? "" : ", priority \(group.priority)")
+                + (group.reason.map { " — \($0)" } ?? "")
+        ]
         var table = Table("CHILD", "STATE", "WORKER", "ATTEMPT", "ELAPSED", "DETAIL")
         for child in group.children {
             table.add(
@@ -30,7 +35,10 @@ enum TextReports {
         let finished = group.children.count { $0.state.isFinished }
         let failed = group.children.count { $0.state == .failed }
         let cancelled = group.children.count { $0.state == .cancelled }
-        lines.append("\(finished)/\(group.children.count) finished, \(failed) failed, \(cancelled) cancelled")
+        let skipped = group.children.count { $0.state == .skipped }
+        lines.append(
+            "\(finished)/\(group.children.count) finished, \(failed) failed, \(cancelled) cancelled"
+                + (skipped > 0 ? ", \(skipped) skipped" : ""))
         return lines.joined(separator: "\n")
     }
 
@@ -66,22 +74,33 @@ enum TextReports {
 
     static func locks(_ locks: [LockInfo]) -> String {
         guard !locks.isEmpty else { return "no locks held or waited for" }
-        var table = Table("CATEGORY", "TOKEN", "HOLDER", "HELD", "WORKER", "WAITERS")
+        // One row per holder (a counting lock has several); the category's columns on its first.
+        var table = Table("CATEGORY", "HELD/LIMIT", "TOKEN", "HOLDER", "HELD", "WORKER", "WAITERS")
         for lock in locks {
-            // A group (or nested group) holds its categories itself, attempt 0, on no worker.
-            let holder =
-                lock.holder.map { holder in
-                    holder.attempt == 0
-                        ? "\(holder.child.isEmpty ? holder.group : "\(holder.group)/\(holder.child)") (group hold)"
-                        : "\(holder.group)/\(holder.child) (attempt \(holder.attempt))"
-                } ?? "-"
             let waiters = lock.waiters.map { waiter in
                 (waiter.child.isEmpty ? waiter.group : "\(waiter.group)/\(waiter.child)")
                     + (waiter.waitingFor.map { " (waiting \(formatAge($0)))" } ?? "")
             }.joined(separator: ", ")
-            let worker = lock.holder.map { $0.attempt == 0 ? "-" : $0.worker ?? TextReports.notPlaced } ?? "-"
-            let held = lock.holder?.heldFor.map { "held \(formatAge($0))" } ?? "-"
-            table.add(lock.category, "\(lock.token)", holder, held, worker, waiters.isEmpty ? "-" : waiters)
+            let count = "\(lock.holders.count)/\(lock.limit)"
+            guard !lock.holders.isEmpty else {
+                table.add(lock.category, count, "\(lock.token)", "-", "-", "-", waiters.isEmpty ? "-" : waiters)
+                continue
+            }
+            for (index, holder) in lock.holders.enumerated() {
+                // A group (or nested group) holds its categories itself, attempt 0, on no worker.
+                let name =
+                    holder.attempt == 0
+                    ? "\(holder.child.isEmpty ? holder.group : "\(holder.group)/\(holder.child)") (group hold)"
+                    : "\(holder.group)/\(holder.child) (attempt \(holder.attempt))"
+                let worker = holder.attempt == 0 ? "-" : holder.worker ?? TextReports.notPlaced
+                let held = holder.heldFor.map { "held \(formatAge($0))" } ?? "-"
+                let token = holder.token ?? lock.token
+                if index == 0 {
+                    table.add(lock.category, count, "\(token)", name, held, worker, waiters.isEmpty ? "-" : waiters)
+                } else {
+                    table.add("", "", "\(token)", name, held, worker, "")
+                }
+            }
         }
         return table.text
     }

@@ -19,8 +19,10 @@ enum EventLines {
             return "\(stamp(at, model)) \(child.path): \(describe(child))"
         case .finished(let state, let reason, let at):
             let why = reason.map { ": \($0)" } ?? ""
+            let skipped = model.count(.skipped)
             let counts =
                 "\(model.count(.succeeded)) succeeded, \(model.count(.failed)) failed, \(model.count(.cancelled)) cancelled"
+                + (skipped > 0 ? ", \(skipped) skipped" : "")
             return "\(stamp(at, model)) \(model.name) (\(model.id)) \(state.word)\(why) [\(counts)]"
         }
     }
@@ -41,7 +43,7 @@ enum EventLines {
                 + (child.attempt > 1 ? " (attempt \(child.attempt))" : "")
         case .waiting:
             return "waiting" + (child.waitingReason.map { ": \($0)" } ?? "")
-        case .failed, .cancelled:
+        case .failed, .cancelled, .skipped:
             return child.state.word + (child.error.map { ": \($0.replacingNewlines())" } ?? "")
         case .succeeded:
             return "succeeded" + (child.worker.map { " on \($0)" } ?? "")

@@ -81,6 +81,7 @@ actor LiveView {
         case .succeeded: "✓"
         case .failed: "✗"
         case .cancelled: "⊘"
+        case .skipped: "↷"
         case .running: "▶"
         case .waiting: "…"
         case .ready: "○"
@@ -96,7 +97,7 @@ actor LiveView {
             case .failed: "31"
             case .cancelled: "33"
             case .running: "36"
-            case .waiting, .ready, .pending: "2"
+            case .waiting, .ready, .pending, .skipped: "2"
             }
         return "\u{1B}[\(code)m\(text)\u{1B}[0m"
     }

@@ -13,6 +13,7 @@ import Testing
         var latest: [String: [String: ChildRecord]] = [:]
         var outcomes: [String: (GroupPhase, String?, Timestamp)] = [:]
         var cancels: [String: [(path: String, reason: String)]] = [:]
+        var additions: [String: [(into: String, children: [ChildSpec])]] = [:]
         var tokens: [String: UInt64] = [:]
         /// Worker-local grants not released: "task/request" -> record.
         var localLocks: [String: LocalLockRecord] = [:]
@@ -36,6 +37,8 @@ import Testing
                     localLocks["\(grant.attemptID)/\(grant.request)"] = grant
                 case .localLock(.released(let attemptID, let request)):
                     localLocks["\(attemptID)/\(request)"] = nil
+                case .childrenAdded(let group, let into, let children, _):
+                    additions[group, default: []].append((into, children))
                 case .submitted, .cancelRequested:
                     break  // the tests write specs and cancels down themselves
                 }
@@ -44,10 +47,12 @@ import Testing
 
         func groups() -> [RestoredGroup] {
             specs.keys.sorted().enumerated().map { index, id in
-                RestoredGroup(
+                var group = RestoredGroup(
                     id: id, spec: specs[id]!, sequence: UInt64(index + 1), submittedAt: .zero,
                     outcome: outcomes[id].map { ($0.0, $0.1, $0.2) }, children: Array((latest[id] ?? [:]).values),
                     cancels: cancels[id] ?? [], localLocks: localLocks.values.filter { $0.group == id })
+                group.additions = additions[id] ?? []
+                return group
             }
         }
     }
@@ -624,5 +629,109 @@ import Testing
             try harness.scheduler.attemptFinished(
                 ref, outcome: .cancelled(reason: "cancelled by alice"), worker: SessionID(1), now: harness.now))
         #expect(harness.finished["r1"]?.phase == .cancelled)
+    }
+}
+
+/// Skipped outcomes and repeats across a coordinator restart.
+@Suite struct ConditionRestoreTests {
+    @Test func aSkippedOutcomeIsJournaledAndRestored() throws {
+        var harness = SchedulerHarness()
+        harness.scheduler.emitsRecords = true
+        var journal = RestoreTests.Journal()
+        harness.addWorker(1, slots: 4)
+        let spec = try SpecParser.parse(
+            text: """
+                name: g
+                children:
+                  - { name: build, run: echo }
+                  - { name: cleanup, run: echo, after: [build], if: "failed(build)" }
+                  - { name: notify, run: echo, after: [cleanup] }
+                  - { name: slow, run: sleep, with: { seconds: 9 } }
+                """)
+        try harness.submit(spec, id: "g")
+        journal.specs["g"] = spec
+        try harness.succeed("build")
+        journal.absorb(&harness)
+        #expect(journal.latest["g"]?["cleanup"]?.state == .finished(.skipped))
+        #expect(journal.latest["g"]?["notify"]?.state == .finished(.skipped))
+
+        var restarted = RestoreTests().restarted(journal, at: Timestamp.zero + .seconds(5))
+        let cleanup = try restarted.child("g", "cleanup")
+        #expect(cleanup.phase == .skipped)
+        #expect(cleanup.error == "if \"failed(build)\" was false")
+        #expect(try restarted.child("g", "notify").phase == .skipped)
+        #expect(
+            try restarted.scheduler.result("g", path: "cleanup")
+                == .cancelled(reason: .skipped("if \"failed(build)\" was false")))
+        // Nothing skipped runs after the restart; the group finishes succeeded.
+        let slow = try #require(journal.latest["g"]?["slow"])
+        let ref = AttemptRef(id: slow.attemptID, group: "g", path: "slow", attempt: 1)
+        restarted.record(
+            restarted.scheduler.workerReady(
+                SessionID(1), name: "worker-1", host: "host", labels: [], slots: 4, kinds: SchedulerHarness.builtins,
+                running: [ref], now: restarted.now))
+        restarted.record(
+            try restarted.scheduler.attemptFinished(
+                ref, outcome: .succeeded(output: Data("{}".utf8)), worker: SessionID(1), now: restarted.now))
+        #expect(restarted.dispatches.isEmpty)
+        #expect(restarted.finished["g"]?.phase == .succeeded)
+    }
+
+    @Test func aRepeatNeverRunsMoreThanMaxAcrossARestart() throws {
+        var harness = SchedulerHarness()
+        harness.scheduler.emitsRecords = true
+        var journal = RestoreTests.Journal()
+        harness.addWorker(1, slots: 4)
+        let spec = try SpecParser.parse(
+            text: "name: g\nchildren:\n  - { name: poll, run: echo, repeat: { until: \"output.done\", max: 3 } }\n")
+        try harness.submit(spec, id: "g")
+        journal.specs["g"] = spec
+        try harness.succeed("poll", output: ["done": false])
+        try harness.succeed("poll", output: ["done": false])
+        journal.absorb(&harness)
+        // The third run is in flight when the coordinator stops; its worker reports it after
+        // the restart: the runs before it are counted from the journal's attempt numbers.
+        var restarted = RestoreTests().restarted(journal, at: Timestamp.zero + .seconds(5))
+        let third = try #require(journal.latest["g"]?["poll"])
+        #expect(third.attempt == 3)
+        let ref = AttemptRef(id: third.attemptID, group: "g", path: "poll", attempt: 3)
+        restarted.record(
+            restarted.scheduler.workerReady(
+                SessionID(1), name: "worker-1", host: "host", labels: [], slots: 4, kinds: SchedulerHarness.builtins,
+                running: [ref], now: restarted.now))
+        restarted.record(
+            try restarted.scheduler.attemptFinished(
+                ref, outcome: .succeeded(output: Data(#"{"done":false}"#.utf8)), worker: SessionID(1),
+                now: restarted.now))
+        #expect(restarted.dispatches.isEmpty)
+        let poll = try restarted.child("g", "poll")
+        #expect(poll.phase == .failed)
+        #expect(poll.error?.contains("after 3 runs (max 3)") == true, "\(poll.error ?? "")")
+    }
+
+    /// A run that succeeded (with `until` false) just before the coordinator stopped is not in
+    /// the journal, which still holds its attempt as in flight: when no worker reports it,
+    /// it is taken for a run, so the repeat never exceeds `max` (simulation, seed 4).
+    @Test func anUnreportedRunOfARepeatCountsTowardsMax() throws {
+        var harness = SchedulerHarness()
+        harness.scheduler.emitsRecords = true
+        var journal = RestoreTests.Journal()
+        harness.addWorker(1, slots: 4)
+        let spec = try SpecParser.parse(
+            text:
+                "name: g\nchildren:\n  - { name: poll, run: echo, repeat: { until: \"output.done\", max: 2, every: 1m } }\n"
+        )
+        try harness.submit(spec, id: "g")
+        journal.specs["g"] = spec
+        journal.absorb(&harness)
+        // Run 1 succeeds; the coordinator stops before it journals anything more.
+        try harness.succeed("poll", output: ["done": false])
+        var restarted = RestoreTests().restarted(journal, grace: .seconds(1), at: Timestamp.zero + .seconds(5))
+        restarted.addWorker(2, slots: 4)
+        restarted.advance(.seconds(2))
+        try restarted.succeed("poll", output: ["done": false])
+        let poll = try restarted.child("g", "poll")
+        #expect(poll.phase == .failed)
+        #expect(poll.error?.contains("after 2 runs (max 2)") == true, "\(poll.error ?? "")")
     }
 }

@@ -92,7 +92,31 @@ struct WorkerMachineTests {
         let first = machine.received(Self.orders(1, 2, 3), now: at(0.1))
         #expect(Self.started(first) == [1, 2])
         #expect(machine.waitingCount == 1)
-        #expect(Self.started(machine.attemptFinished(.init(id: 2, outcome: "ok"))) == [3])
+        #expect(Self.started(machine.attemptFinished(.init(id: 2, outcome: "ok"), now: at(0.5))) == [3])
+    }
+
+    /// The coordinator's answer to READY may cancel attempts in several messages: a cancel
+    /// does not end the wait, so an attempt held from the earlier session never starts on the
+    /// first cancel when the next one covers it (simulation, seed 47: its category had gone to
+    /// another holder); the first message that is not a cancel ends it.
+    @Test func heldAttemptsWaitThroughEveryCancelOfTheAnswerToReady() {
+        var machine = ready(slots: 1)
+        _ = machine.received(.dispatch([.init(id: 1), .init(id: 2, holds: true), .init(id: 3)]), now: at(0.1))
+        // The session is lost; attempt 1 finishes meanwhile: 2 and 3 wait, a slot is free.
+        _ = machine.received(.session(.forgotten("the coordinator does not know this connection")), now: at(0.3))
+        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))
+        _ = machine.tick(now: at(5))
+        _ = machine.received(.session(Self.welcome), now: at(5))
+        #expect(machine.holdingForAdoption)
+        // The answer to READY cancels 3, then 2, in two messages.
+        let first = machine.received(.cancel([(3, "superseded by attempt 2")]), now: at(5.1))
+        #expect(Self.started(first).isEmpty, "\(first)")
+        #expect(machine.holdingForAdoption)
+        let second = machine.received(.cancel([(2, "superseded by attempt 2")]), now: at(5.1))
+        #expect(Self.started(second).isEmpty, "\(second)")
+        // The first message that is not a cancel ends the wait.
+        #expect(Self.started(machine.received(Self.orders(4), now: at(5.2))) == [4])
+        #expect(!machine.holdingForAdoption)
     }
 
     @Test func aCancelOfAWaitingAttemptReportsItAtOnceAndItNeverStarts() {
@@ -102,7 +126,7 @@ struct WorkerMachineTests {
         #expect(Self.started(actions).isEmpty)
         #expect(
             Self.results(machine.flush()) == [.init(id: 2, outcome: "cancelled before it started: group cancelled")])
-        #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"))).isEmpty)
+        #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))).isEmpty)
         #expect(machine.attemptCount == 0)
     }
 
@@ -130,10 +154,23 @@ struct WorkerMachineTests {
         let actions = machine.tick(now: at(2))
         let killed = actions.compactMap { if case .kill(let id, _) = $0 { id } else { nil } }
         #expect(killed == [1, 3])
-        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"))
+        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"), now: at(0.5))
         #expect(machine.waitingCount == 1)
         _ = machine.tick(now: at(2.1))
         #expect(Self.started(machine.received(.session(.heartbeat(acknowledged: 1)), now: at(2.1))) == [4])
+    }
+
+    /// A worker paused past its lease learns an attempt ended before any tick has seen the
+    /// lease end (SIGCONT, then the engine's news first): nothing starts in the freed slot,
+    /// since the coordinator may have given the waiting attempt up and acknowledged its cancel
+    /// (simulation, seed 50: `no-start-after-cancel-acknowledged`).
+    @Test func aSlotFreedAfterTheLeaseEndedStartsNothingEvenBeforeATick() {
+        var machine = ready(slots: 1)
+        _ = machine.received(Self.orders(1, 2), now: at(0.1))
+        #expect(machine.waitingCount == 1)
+        // Paused from 0.2 s to 5 s: no tick ran; the first news is the attempt's end.
+        #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(5))).isEmpty)
+        #expect(machine.waitingCount == 1)
     }
 
     /// Results made while disconnected go out after the next READY; READY lists what is held
@@ -149,7 +186,7 @@ struct WorkerMachineTests {
         _ = machine.flush()
         _ = machine.received(.session(.forgotten("restarted")), now: at(0.3))
         #expect(!machine.session.isReady)
-        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"))
+        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"), now: at(0.5))
         #expect(machine.flush().isEmpty)
         _ = machine.tick(now: at(0.3))
         let welcomed = machine.received(.session(Self.welcome), now: at(0.4))
@@ -175,7 +212,7 @@ struct WorkerMachineTests {
         _ = machine.attemptStarted(1)
         _ = machine.attemptStarted(2)
         _ = machine.lockReleased(requestID: 3)
-        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"))
+        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"), now: at(0.5))
         let sent = Self.sent(machine.flush())
         #expect(sent.count == 3)
         if case .lockRelease(let id) = sent[0] { #expect(id == 3) } else { Issue.record("\(sent[0])") }
@@ -194,7 +231,7 @@ struct WorkerMachineTests {
         #expect(Self.sent(actions).contains { if case .draining(stopping: true) = $0 { true } else { false } })
         #expect(Self.started(machine.received(Self.orders(3), now: at(1.1))).isEmpty)
         #expect(!machine.isDone(now: at(1.2)))
-        _ = machine.attemptFinished(.init(id: 1, outcome: "cancelled"))
+        _ = machine.attemptFinished(.init(id: 1, outcome: "cancelled"), now: at(0.5))
         #expect(machine.isDone(now: at(1.3)))
         let last = Self.sent(machine.disconnect())
         #expect(last.count == 1)
@@ -215,8 +252,8 @@ struct WorkerMachineTests {
         var machine = ready(slots: 1)
         _ = machine.received(Self.orders(1, 2), now: at(0.1))
         #expect(Self.sent(machine.drain(now: at(0.2))).count == 1)
-        #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"))) == [2])
-        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"))
+        #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))) == [2])
+        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"), now: at(0.5))
         #expect(machine.isDone(now: at(0.3)))
 
         var late = ready(slots: 1)
@@ -273,7 +310,7 @@ struct WorkerMachineTests {
         _ = machine.tick(now: at(0.2))
         _ = machine.received(.session(Self.welcome), now: at(0.3))
         _ = machine.received(.session(.heartbeat(acknowledged: 0)), now: at(0.3))
-        _ = machine.attemptFinished(.init(id: 1, outcome: "cancelled"))
+        _ = machine.attemptFinished(.init(id: 1, outcome: "cancelled"), now: at(0.5))
         #expect(Self.started(machine.received(.dispatch([.init(id: 1, group: "new")]), now: at(0.4))) == [1])
     }
 
@@ -282,7 +319,7 @@ struct WorkerMachineTests {
     @Test func aNewSessionForgetsTheAttemptsThatEnded() {
         var machine = ready(slots: 1)
         _ = machine.received(Self.orders(1), now: at(0.1))
-        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"))
+        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))
         _ = machine.received(.session(.forgotten("restarted")), now: at(0.2))
         _ = machine.tick(now: at(0.2))
         _ = machine.received(.session(Self.welcome), now: at(0.3))
@@ -296,7 +333,7 @@ struct WorkerMachineTests {
         var machine = ready(slots: 1)
         _ = machine.received(Self.orders(1, 2), now: at(0.1))
         _ = machine.received(.cancel([(2, "group cancelled")]), now: at(0.2))
-        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"))
+        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))
         let again = machine.received(Self.orders(1, 2), now: at(0.3))
         #expect(Self.started(again).isEmpty)
         #expect(again.filter { if case .ignored = $0 { true } else { false } }.count == 2)
@@ -310,7 +347,7 @@ struct WorkerMachineTests {
             machine.mutations = [.startCancelledWaiting]
             _ = machine.received(Self.orders(1, 2), now: at(0.1))
             _ = machine.received(.cancel([(2, "group cancelled")]), now: at(0.2))
-            #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"))) == [2])
+            #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))) == [2])
         }
     #endif
 }

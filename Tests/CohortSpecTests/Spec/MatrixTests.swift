@@ -74,6 +74,29 @@ import Testing
         #expect(injection.producerPath == "test")
     }
 
+    @Test func ifAndRequireDecideForTheWholeFanOutAndRepeatGoesOnEachCombination() throws {
+        let flat = try parseSpec(
+            """
+            name: m
+            children:
+              - { name: gate, run: echo }
+              - name: t
+                run: echo
+                matrix: { k: [a, b] }
+                if: "succeeded(gate)"
+                require: "outputs.gate.ok == true"
+                repeat: { until: "output.done", max: 3 }
+            """
+        ).flattened()
+        let group = try #require(flat.group(at: "t"))
+        #expect(group.condition?.text == "succeeded(gate)")
+        #expect(group.requirement?.text == "outputs.gate.ok == true")
+        for leaf in flat.leaves where leaf.path.hasPrefix("t/") {
+            #expect(leaf.expressions?.condition == nil)
+            #expect(leaf.expressions?.repeating?.max == 3)
+        }
+    }
+
     @Test func aSpecWithoutAMatrixFlattensAsBefore() throws {
         let spec = try parseSpec("name: g\nchildren: [{ name: a, run: echo }]")
         #expect(spec.expandingMatrices() == spec)
@@ -134,6 +157,26 @@ import Testing
         expectSpecError(
             spec("{ name: t, group: { children: [{ name: a, run: echo }] }, matrix: { os: [a] } }"),
             at: "children[0].matrix", containing: "a nested group cannot have one")
+    }
+
+    @Test func combinationsThatWouldCollideAreRefused() {
+        func spec(_ child: String) -> String { "name: m\nchildren:\n  - \(child)\n" }
+        expectSpecError(
+            spec("{ name: t, run: echo, matrix: { a: [x, \"x,b=z\"], b: [\"z,b=w\", w] } }"), at: "children[0].matrix",
+            containing: "two combinations make the same child name")
+        expectSpecError(
+            spec("{ name: t, run: echo, matrix: { os: [a], OS: [b] } }"), at: "children[0].matrix.os",
+            containing: "COHORT_MATRIX_OS")
+        expectSpecError(
+            spec("{ name: t, run: echo, matrix: { os: [a] }, with: [1] }"), at: "children[0].with",
+            containing: "input is an object")
+    }
+
+    @Test func aFanOutTakesTheOnChildFailureOfTheGroupItIsIn() throws {
+        let flat = try parseSpec(
+            "name: m\nonChildFailure: cancel-group\nchildren:\n  - { name: t, run: echo, matrix: { n: [1, 2] } }\n"
+        ).flattened()
+        #expect(flat.group(at: "t")?.onChildFailure == .cancelGroup)
     }
 
     @Test func eachCombinationsInputIsCheckedAsItsKindSeesIt() {

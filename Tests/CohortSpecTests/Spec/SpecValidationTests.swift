@@ -505,3 +505,97 @@ import Testing
         try spec.validate()
     }
 }
+
+/// `if:`, `require:` and `repeat:` in specs.
+@Suite struct ConditionSpecTests {
+    let base =
+        "name: g\nchildren:\n  - { name: build, run: echo }\n  - { name: nested, group: { children: [{ name: x, run: echo }] } }\n"
+
+    @Test func anExpressionThatDoesNotParseNamesItsPathAndColumn() {
+        expectSpecError(
+            base + "  - { name: c, run: echo, if: \"failed(build))\" }", at: "children[2].if",
+            containing: "unexpected \")\" after a complete expression, at column 14")
+        expectSpecError(
+            base + "  - { name: c, run: echo, require: \"outputs.build.ok = 1\" }", at: "children[2].require",
+            containing: "at column 18")
+        expectSpecError(
+            base + "  - { name: c, run: echo, repeat: { until: \"output.ok ==\", max: 3 } }",
+            at: "children[2].repeat.until",
+            containing: "at column 13")
+    }
+
+    @Test func namesInExpressionsMustResolveAndBecomeDependencies() throws {
+        expectSpecError(
+            base + "  - { name: c, run: echo, if: \"failed(buld)\" }", at: "children[2].if",
+            containing: "no child named \"buld\"; did you mean \"build\"?")
+        expectSpecError(
+            base + "  - { name: c, run: echo, if: \"outputs.nested.x\" }", at: "children[2].if",
+            containing: "\"nested\" is a group and has no output")
+        expectSpecError(
+            base + "  - { name: c, run: echo, if: \"succeeded(c)\" }", at: "children[2].if",
+            containing: "a child cannot wait for itself")
+        expectSpecError(
+            "name: g\nchildren:\n  - { name: a, run: echo, if: \"succeeded(b)\" }\n  - { name: b, run: echo, after: [a] }\n",
+            at: "children", containing: "cycle")
+        let spec = try parseSpec(base + "  - { name: c, run: echo, if: \"failed(build) || skipped(nested)\" }")
+        let flat = spec.flattened()
+        #expect(flat.leaf(at: "c")?.waitsFor == ["build", "nested"])
+        #expect(flat.leaf(at: "c")?.condition?.paths == ["build": "build", "nested": "nested"])
+    }
+
+    @Test func outputOutsideRepeatAndRepeatOnAGroupAreRefused() {
+        expectSpecError(
+            base + "  - { name: c, run: echo, if: \"output.ok\" }", at: "children[2].if",
+            containing: "exists only in `repeat.until`")
+        expectSpecError(
+            base
+                + "  - { name: c, repeat: { until: \"true\", max: 2 }, group: { children: [{ name: y, run: echo }] } }",
+            at: "children[2].repeat", containing: "repeat applies to procedures only")
+    }
+
+    @Test func repeatIsChecked() {
+        expectSpecError(
+            base + "  - { name: c, run: echo, repeat: { until: \"true\" } }", at: "children[2].repeat.max",
+            containing: "missing")
+        expectSpecError(
+            base + "  - { name: c, run: echo, repeat: { max: 2 } }", at: "children[2].repeat.until",
+            containing: "missing")
+        expectSpecError(
+            base + "  - { name: c, run: echo, repeat: { until: \"true\", max: 0 } }", at: "children[2].repeat.max",
+            containing: "at least 1")
+        expectSpecError(
+            base + "  - { name: c, run: echo, repeat: { until: \"true\", max: 10001 } }", at: "children[2].repeat.max",
+            containing: "the limit is 10000")
+        expectSpecError(
+            base + "  - { name: c, run: echo, repeat: { until: \"true\", max: 2, evry: 1s } }",
+            at: "children[2].repeat.evry", containing: "did you mean \"every\"?")
+        expectSpecError(
+            base + "  - { name: c, run: echo, if: 3 }", at: "children[2].if", containing: "expected an expression")
+    }
+
+    @Test func conditionsRoundTripThroughJSONAndSwift() throws {
+        let spec = try parseSpec(
+            base + """
+                  - name: c
+                    run: echo
+                    if: "failed(build)"
+                    require: "outputs.build.ok == true"
+                    repeat: { until: "output.done", max: 4, every: 2s }
+                  - { name: d, if: "always()", group: { children: [{ name: z, run: echo }] } }
+                """)
+        let again = try SpecParser.parse(text: spec.specText(), format: .json)
+        #expect(again == spec)
+        let built = GroupSpec(
+            "g",
+            children: [
+                ChildSpec("build", run: "echo"),
+                ChildSpec(
+                    "c", run: "echo", condition: "failed(build)", requirement: "outputs.build.ok == true",
+                    repeating: RepeatPolicy(until: "output.done", max: 4, every: .seconds(2))),
+                ChildSpec("d", condition: "always()", children: [ChildSpec("z", run: "echo")]),
+            ])
+        try built.validate()
+        #expect(built.children[1] == spec.children[2])
+        #expect(built.children[2].condition == spec.children[3].condition)
+    }
+}

@@ -28,7 +28,8 @@ enum Samples {
 
     static let dispatchAttempt = AttemptDispatch(
         ref: task, kind: "shell", input: json, fencingTokens: ["repo": 41, "db": 7],
-        timeout: .milliseconds(300_000), env: ["VERSION": "1.2.3"], holds: ["repo"])
+        timeout: .milliseconds(300_000), env: ["VERSION": "1.2.3"], holds: ["repo"],
+        attemptToken: "0123456789abcdef0123456789abcdef")
 
     static let result = AttemptResult(ref: task, outcome: .succeeded(output: json), startedAt: t1, finishedAt: t2)
 
@@ -84,6 +85,23 @@ enum Samples {
         ("undrain", .clientRequest(ClientRequest(requestID: 13, .undrain(worker: "build-1")))),
         ("rerun", .clientRequest(ClientRequest(requestID: 15, .rerun(group: "release-7", id: "release-7-again")))),
         ("rerun bare", .clientRequest(ClientRequest(requestID: 16, .rerun(group: "release-7", id: nil)))),
+        (
+            "add children",
+            .clientRequest(
+                ClientRequest(
+                    requestID: 15,
+                    .addChildren(
+                        group: "g-7f3a",
+                        ChildrenAddition(document: "- name: more\n  run: echo\n", format: .yaml, into: "deploy")),
+                    attemptToken: "00112233445566778899aabbccddeeff"))
+        ),
+        (
+            "cancel with attempt token",
+            .clientRequest(
+                ClientRequest(
+                    requestID: 16, .cancel(group: "g-7f3a", path: nil, reason: "rollback"),
+                    attemptToken: "00112233445566778899aabbccddeeff"))
+        ),
         (
             "status filtered",
             .clientRequest(
@@ -253,6 +271,11 @@ enum Samples {
                             message: "refused (strict): no connected worker offers kind \"wordcont\""))))
         ),
         ("acknowledged", .coordinatorReply(CoordinatorReply(requestID: 8, .acknowledged))),
+        (
+            "children added",
+            .coordinatorReply(
+                CoordinatorReply(requestID: 15, .childrenAdded(group: "g-7f3a", paths: ["deploy/more", "deploy/x/y"])))
+        ),
 
         (
             "ready",
@@ -298,6 +321,11 @@ enum Samples {
         ("lock withdraw", .worker(.lockWithdraw(requestID: 100))),
         ("draining", .worker(.draining(reason: "SIGTERM"))),
         ("worker disconnect", .worker(.disconnect(reason: "shutting down"))),
+        ("group cancel by attempt", .worker(.cancelGroup(task, reason: "rollback"))),
+        (
+            "children added by attempt",
+            .worker(.addChildren(task, ChildrenAddition(document: #"[{"name":"x","run":"echo"}]"#, format: .json)))
+        ),
 
         ("coordinator heartbeat", .toWorker(.heartbeat(acknowledged: 0))),
         ("coordinator acknowledging heartbeat", .toWorker(.heartbeat(acknowledged: 42))),
@@ -362,6 +390,7 @@ enum Samples {
             case .drain: "drain"
             case .undrain: "undrain"
             case .rerun: "rerun"
+            case .addChildren: "add children"
             }
         case .coordinatorReply(let reply):
             switch reply.kind {
@@ -375,6 +404,7 @@ enum Samples {
             case .locks: "locks reply"
             case .error: "error"
             case .acknowledged: "acknowledged"
+            case .childrenAdded: "children added"
             }
         case .worker(let message):
             switch message {
@@ -387,6 +417,8 @@ enum Samples {
             case .lockWithdraw: "lock withdraw"
             case .draining: "draining"
             case .disconnect: "worker disconnect"
+            case .cancelGroup: "group cancel by attempt"
+            case .addChildren: "children added by attempt"
             }
         case .toWorker(let message):
             switch message {
@@ -402,5 +434,5 @@ enum Samples {
     }
 
     /// The number of message kinds `kind(of:)` distinguishes.
-    static let kindCount = 3 + 12 + 10 + 9 + 7
+    static let kindCount = 3 + 13 + 11 + 11 + 7
 }

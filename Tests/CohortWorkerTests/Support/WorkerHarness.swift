@@ -49,14 +49,15 @@ struct WorkerHarness: Sendable {
     @discardableResult
     func dispatch(
         _ kind: String, _ input: String, id: UInt64, path: String? = nil, attempt: UInt32 = 1,
-        fencingTokens: [String: UInt64] = [:], timeout: Duration? = nil, holds: [String]? = nil
+        fencingTokens: [String: UInt64] = [:], timeout: Duration? = nil, holds: [String]? = nil,
+        attemptToken: String? = nil
     ) -> WireAttemptRef {
         let task = WireAttemptRef(id: id, group: "g-1", path: path ?? "child-\(id)", attempt: attempt)
         coordinator.send(
             .dispatch([
                 AttemptDispatch(
                     ref: task, kind: kind, input: Data(input.utf8), fencingTokens: fencingTokens, timeout: timeout,
-                    holds: holds)
+                    holds: holds, attemptToken: attemptToken)
             ]))
         return task
     }

@@ -84,14 +84,16 @@ final class Cluster: @unchecked Sendable {
     /// `extra` says otherwise): SIGTERM cancels its children at once (SIGTERM, SIGKILL after
     /// the 2 s kill grace) instead of waiting for them, so a busy worker stops quickly.
     @discardableResult
-    func addWorker(name: String, labels: [String] = [], slots: Int = 4, extra: [String] = []) throws -> Subprocess {
+    func addWorker(
+        name: String, labels: [String] = [], slots: Int = 4, extra: [String] = [], environment: [String: String] = [:]
+    ) throws -> Subprocess {
         var arguments = [
             "worker", "--coordinator", endpoint, "--name", name, "--slots", "\(slots)", "--kill-grace", "2s",
             "--drain-timeout", "0s",
         ]
         if !labels.isEmpty { arguments += ["--labels", labels.joined(separator: ",")] }
         if !extra.contains("--metrics") { arguments += ["--metrics", "off"] }
-        return try startWorker(Binaries.cohort, arguments + extra, name: name)
+        return try startWorker(Binaries.cohort, arguments + extra, name: name, environment: environment)
     }
 
     /// Starts the `custom-worker` example and waits until it is ready.

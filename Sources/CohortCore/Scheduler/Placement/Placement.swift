@@ -9,7 +9,14 @@ import Foundation
 /// can run them, and the list of capable workers. It knows nothing of groups: the scheduler
 /// facade checks that an entry is still current when it takes it, and dispatches.
 ///
+/// Each class's queue is in rank order (``Scheduler/rank(_:now:)``: the time of queueing minus
+/// the group's priority head start), equal ranks in arrival order: with every priority 0 that
+/// is FIFO and queueing appends (one comparison). Once some group has a priority, a placement
+/// round takes the best-ranked head across classes, one attempt at a time, instead of class
+/// by class in turn (docs/scheduling.md, "Priorities").
+///
 /// Invariants:
+/// - every queue is sorted by rank;
 /// - `queuedCount` is the sum of the queues' lengths (stale entries included until met);
 /// - `capable[c]` lists exactly the ready workers that offer class `c`'s kind and labels,
 ///   sorted by id (``refresh(_:)`` after every membership change);
@@ -27,6 +34,9 @@ struct Placement: Sendable {
     private var turns: [Int] = []
     private(set) var queuedCount = 0
     private var rotation = 0
+    /// Whether an attempt of a group with a priority other than 0 was ever queued: rounds
+    /// then go by rank across classes.
+    private(set) var ranksAcrossClasses = false
 
     /// The class's index, adding it (and the workers that can serve it) the first time.
     mutating func classID(_ placement: PlacementClass, membership: Membership) -> Int32 {
@@ -49,10 +59,34 @@ struct Placement: Sendable {
         parked[index].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: .none))
     }
 
-    /// Queues an attempt whose locks are held.
-    mutating func enqueue(runIndex: Int, leaf: Int, attemptID: AttemptID, in index: Int) {
-        queues[index].append(QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: attemptID))
+    /// Queues an attempt whose locks are held, by `rank` (smaller first; `prioritized`: its
+    /// group's priority is not 0).
+    mutating func enqueue(runIndex: Int, leaf: Int, attemptID: AttemptID, rank: Int64, prioritized: Bool, in index: Int)
+    {
+        let entry = QueueEntry(runIndex: runIndex, leaf: Int32(leaf), attemptID: attemptID, rank: rank)
+        if prioritized { ranksAcrossClasses = true }
+        if let last = queues[index].last, rank < last.rank {
+            var low = 0
+            var high = queues[index].count
+            while low < high {
+                let middle = (low + high) / 2
+                if queues[index][middle].rank <= rank { low = middle + 1 } else { high = middle }
+            }
+            queues[index].insert(entry, at: low)
+        } else {
+            queues[index].append(entry)
+        }
         queuedCount += 1
+    }
+
+    /// The class whose first queued entry has the smallest rank, among those not in `skipped`.
+    func bestRankedClass(skipping skipped: Set<Int>) -> Int? {
+        var best: (index: Int, rank: Int64)?
+        for index in queues.indices where !skipped.contains(index) {
+            guard let first = queues[index].first else { continue }
+            if best == nil || first.rank < best!.rank { best = (index, first.rank) }
+        }
+        return best?.index
     }
 
     /// Recomputes which workers serve which class after a worker joined, left or started
@@ -81,6 +115,9 @@ struct Placement: Sendable {
 
     /// The first entry of the class's queue, if any.
     func first(in index: Int) -> QueueEntry? { queues[index].first }
+
+    /// The class's queue, first first (tests).
+    func queue(_ index: Int) -> [QueueEntry] { Array(queues[index]) }
 
     /// Drops the first entry of the class's queue (taken, or stale).
     mutating func removeFirst(in index: Int) {
@@ -168,4 +205,6 @@ struct QueueEntry: Sendable {
     var leaf: Int32
     /// The attempt queued; 0 for a parked leaf (it has no attempt yet).
     var attemptID: AttemptID
+    /// Its place in the queue (smaller first); 0 for a parked leaf.
+    var rank: Int64 = 0
 }

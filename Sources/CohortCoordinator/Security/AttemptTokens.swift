@@ -1,0 +1,88 @@
+import CohortCore
+import CohortWire
+
+/// The attempt tokens the coordinator handed out: a random secret per dispatched attempt,
+/// given to the attempt as `COHORT_ATTEMPT_TOKEN`, that lets whoever holds it — while that
+/// attempt runs — read its group, cancel its group and add children to it (docs/security.md,
+/// "Attempt tokens").
+///
+/// A token is minted when its attempt is dispatched and is valid only while the scheduler
+/// still runs that attempt (``Scheduler/isRunning(_:)``); a token whose attempt ended is
+/// forgotten at the next sweep (amortised over minting). Tokens live in memory only: after a
+/// coordinator restart the tokens of attempts still running are unknown (a documented limit).
+///
+/// Not thread-safe: owned by the loop thread.
+struct AttemptTokens {
+    /// Token → the attempt it was minted for.
+    private var byToken: [String: AttemptRef] = [:]
+    /// How many tokens there were after the last sweep; the next sweeps when they doubled.
+    private var sweptAt = 0
+
+    var count: Int { byToken.count }
+
+    /// A fresh token for `ref`: 128 random bits from the system's generator, as 32 hex digits.
+    /// Sweeps the tokens of attempts that ended once the table has doubled since the last sweep.
+    mutating func mint(for ref: AttemptRef, isRunning: (AttemptRef) -> Bool) -> String {
+        if byToken.count >= max(1024, 2 * sweptAt) {
+            byToken = byToken.filter { isRunning($0.value) }
+            sweptAt = byToken.count
+        }
+        var generator = SystemRandomNumberGenerator()
+        let token = Self.hex(generator.next()) + Self.hex(generator.next())
+        byToken[token] = ref
+        return token
+    }
+
+    /// The attempt `token` was minted for, if it still runs; why not otherwise (the words of a
+    /// refusal: "an unknown or forged attempt token", "the attempt token of … which has ended").
+    func holder(of token: String, isRunning: (AttemptRef) -> Bool) -> Result<AttemptRef, TokenRefusal> {
+        guard let ref = byToken[token] else { return .failure(.unknown) }
+        guard isRunning(ref) else { return .failure(.ended(ref)) }
+        return .success(ref)
+    }
+
+    private static func hex(_ value: UInt64) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
+    }
+}
+
+/// Why an attempt token lets nothing through.
+enum TokenRefusal: Error, Equatable {
+    /// No attempt has this token: it was never minted here (forged, mistyped), or it was
+    /// minted by an earlier incarnation of the coordinator.
+    case unknown
+    /// Its attempt ended (finished, was cancelled or superseded).
+    case ended(AttemptRef)
+    /// Valid, but for another group than the request names.
+    case otherGroup(AttemptRef, requested: String)
+    /// Valid, but the request is not one a token allows.
+    case notAllowed(AttemptRef, doing: String)
+
+    /// The refusal's words, after `permission denied: `.
+    var text: String {
+        switch self {
+        case .unknown:
+            "the attempt token is unknown (forged, or from before a coordinator restart)"
+        case .ended(let ref):
+            "the attempt token of \(ref.group)/\(ref.path) (attempt \(ref.attempt)) is no longer valid: that attempt has ended"
+        case .otherGroup(let ref, let requested):
+            "the attempt token of \(ref.group)/\(ref.path) (attempt \(ref.attempt)) is valid only for group \(ref.group), not \(requested)"
+        case .notAllowed(let ref, let doing):
+            "the attempt token of \(ref.group)/\(ref.path) (attempt \(ref.attempt)) may only read, cancel or add children to its own group, not \(doing)"
+        }
+    }
+}
+
+extension ClientRequest.Kind {
+    /// The group a request an attempt token may let through names: status, result, watch,
+    /// unwatch, cancel and addChildren of one group. `nil` for every other request.
+    var tokenGroup: String? {
+        switch self {
+        case .status(let group?, _), .result(let group, _), .watch(let group), .unwatch(let group),
+            .cancel(let group, _, _), .addChildren(let group, _):
+            group
+        default: nil
+        }
+    }
+}
