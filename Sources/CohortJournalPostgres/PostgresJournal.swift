@@ -11,7 +11,7 @@ import PostgresNIO
 ///
 /// Each ``write(_:)`` is one transaction holding every record of the turns given, one
 /// multi-row statement per kind of record (groups, dispatched attempts, finished attempts,
-/// outcomes, cancels, local locks, fencing counters): a turn costs a handful of round trips
+/// outcomes, cancels, children added to running groups, local locks, fencing counters): a turn costs a handful of round trips
 /// whatever its size. Opening creates or migrates the schema (``PostgresJournalSchema``,
 /// its own versions) and increments the epoch, under an advisory lock so that two openings do
 /// not race.
@@ -153,6 +153,7 @@ public final class PostgresJournal: JournalStore {
         var outcomes: [String: (phase: GroupPhase, reason: String?, at: Timestamp)] = [:]
         var outcomeOrder: [String] = []
         var cancels = RowsStatement()
+        var additions = RowsStatement()
         var locks: [LockKey: LocalLockRecord?] = [:]
         var lockOrder: [LockKey] = []
         var fencing: [String: UInt64] = [:]
@@ -164,6 +165,7 @@ public final class PostgresJournal: JournalStore {
         }
         let insertGroups = "INSERT INTO groups (id, name, spec, fingerprint, submitted_at, state, owner) VALUES"
         let insertCancels = "INSERT INTO cancels (group_id, path, reason, at) VALUES"
+        let insertAdditions = "INSERT INTO additions (group_id, into_path, children, at) VALUES"
         for batch in batches {
             for submission in batch.submissions {
                 let text = submission.spec.specText(pretty: false)
@@ -199,6 +201,16 @@ public final class PostgresJournal: JournalStore {
                     binds.append(cancel.at.nanosecondsSinceEpoch)
                 }
                 if cancels.rows == RowsStatement.maxRows { flush(&cancels, insertCancels) }
+            }
+            for addition in batch.additions {
+                let children = JSONValue.array(addition.children.map(\.specJSON)).jsonString()
+                additions.row("(?, ?, ?, ?)") { binds in
+                    binds.append(addition.group)
+                    binds.append(addition.into)
+                    binds.append(children)
+                    binds.append(addition.at.nanosecondsSinceEpoch)
+                }
+                if additions.rows == RowsStatement.maxRows { flush(&additions, insertAdditions) }
             }
             for change in batch.localLocks {
                 let key: LockKey
@@ -305,6 +317,7 @@ public final class PostgresJournal: JournalStore {
         }
         flush(&statement, updateOutcomes, outcomesWhere)
         flush(&cancels, insertCancels)
+        flush(&additions, insertAdditions)
 
         let deleteLocks = "DELETE FROM local_locks WHERE (attempt_id, request) IN (VALUES"
         var granted = RowsStatement()
@@ -370,7 +383,7 @@ public final class PostgresJournal: JournalStore {
             let ids = try execute("SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < \(time)")
                 .map { try $0.decode(String.self) }
             guard !ids.isEmpty else { return [] }
-            for table in ["attempts", "cancels", "local_locks"] {
+            for table in ["attempts", "cancels", "additions", "local_locks"] {
                 var binds = PostgresBindings()
                 binds.append(time)
                 _ = try execute(
@@ -457,6 +470,17 @@ public final class PostgresJournal: JournalStore {
                 let (group, path, reason) = try row.decode((String, String, String).self)
                 guard let position = index[group] else { continue }
                 groups[position].cancels.append((path, reason))
+            }
+            for row in try execute("SELECT group_id, into_path, children FROM additions ORDER BY seq") {
+                let (group, into, text) = try row.decode((String, String, String).self)
+                guard let position = index[group] else { continue }
+                do {
+                    let children = try SpecParser.parseChildren(
+                        text: text, format: .json, limits: Journal.restoreLimits)
+                    groups[position].additions.append((into, children))
+                } catch {
+                    throw damage("group \"\(group)\" has added children that cannot be read: \(error)")
+                }
             }
             let locals = try execute(
                 "SELECT attempt_id, request, group_id, path, attempt, tokens FROM local_locks ORDER BY attempt_id, request"

@@ -84,10 +84,19 @@ public final class PostgresJournalReader: JournalStoreReader {
                 return nil
             }
             let (text, state, finishedAt) = try row.decode((String, String, Int64?).self)
-            let spec: GroupSpec
+            // The spec as the group ran: the submitted one with its additions, in order.
+            var spec: GroupSpec
             do {
                 spec = try SpecParser.parse(text: text, format: .json, limits: Journal.restoreLimits)
-            } catch {
+                let additions = try execute(
+                    "SELECT into_path, children FROM additions WHERE group_id = \(id) ORDER BY seq")
+                for addition in additions {
+                    let (into, children) = try addition.decode((String, String).self)
+                    spec = try spec.adding(
+                        try SpecParser.parseChildren(text: children, format: .json, limits: Journal.restoreLimits),
+                        into: into, limits: Journal.restoreLimits)
+                }
+            } catch let error as SpecErrors {
                 throw JournalError(.damaged, path: location, "group \"\(id)\" has a spec that cannot be read: \(error)")
             }
             let phase = finishedAt != nil ? GroupPhase(rawValue: state) : nil

@@ -1,15 +1,35 @@
 /// The PostgreSQL journal's tables, documented for operators in docs/operations.md, "The
-/// journal". The same tables and columns as SQLite's schema version 5 (``version`` 1 here:
+/// journal". The same tables and columns as SQLite's schema version 6 (``version`` 2 here:
 /// PostgreSQL's schema has versions of its own), with PostgreSQL's types: times are
 /// nanoseconds since 1970-01-01 UTC in `bigint`, outputs `bytea`; names and paths compare
 /// byte by byte (`COLLATE "C"`, as SQLite does), so lists come in the same order from both.
 enum PostgresJournalSchema {
     /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
     /// is brought up to this one when opened; any other version is refused.
-    static let version = 1
+    static let version = 2
 
     /// Version -> the statements that bring a journal of that version to the next one.
-    static let migrations: [Int: [String]] = [:]
+    /// Version 2 added the `additions` table, the children added to running groups
+    /// (``additions``; SQLite's schema version 6).
+    static let migrations: [Int: [String]] = [
+        1: additions
+    ]
+
+    /// Children added to running groups (docs/spec.md, "Growing groups"), replayed in `seq`
+    /// order after a restart: the group, the nested group's path (`""` the top level), the
+    /// children as a JSON list in the spec format, when.
+    static let additions = [
+        """
+        CREATE TABLE additions (
+            seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            group_id text COLLATE "C" NOT NULL,
+            into_path text COLLATE "C" NOT NULL,
+            children text NOT NULL,
+            at bigint NOT NULL
+        )
+        """,
+        "CREATE INDEX additions_by_group ON additions (group_id)",
+    ]
 
     /// The advisory lock (`pg_advisory_xact_lock`) that serialises openings of one database.
     static let openingLock: Int64 = 0x636F_686F_7274  // "cohort"
@@ -79,5 +99,7 @@ enum PostgresJournalSchema {
             PRIMARY KEY (attempt_id, request)
         )
         """,
+        additions[0],
+        additions[1],
     ]
 }

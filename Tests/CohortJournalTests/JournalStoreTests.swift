@@ -44,6 +44,109 @@ import Testing
         }
     }
 
+    /// A spec whose last child is a nested group, so children can be added into it.
+    static let staged = try! SpecParser.parse(
+        text: """
+            name: staged
+            children:
+              - { name: version, run: echo, with: { value: "1" } }
+              - name: stage
+                group:
+                  children:
+                    - { name: wait, run: echo }
+            """)
+
+    /// An addition's record: `names` added into `into`, each after `after`.
+    static func added(_ group: String, into: String, _ names: [String], after: [String] = [], at time: Int64)
+        -> JournalRecord
+    {
+        .childrenAdded(
+            group: group, into: into,
+            children: names.map { ChildSpec(name: $0, body: .procedure(.init(run: "echo")), after: after) },
+            at: at(time))
+    }
+
+    /// Children added to running groups are loaded back with their group, in the order they
+    /// were added (within a turn, across the turns of one write, across writes), each with
+    /// where it went and its fields; a group's additions go with it when it is pruned.
+    @Test(arguments: StoreKind.allCases)
+    func childrenAddedToRunningGroupsAreLoadedBackInOrder(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
+            defer { journal.close() }
+            var first = JournalBatch()
+            first.submissions.append(.init(id: "g0", spec: Self.staged, submittedAt: at(1)))
+            first.submissions.append(.init(id: "g1", spec: Self.staged, submittedAt: at(1)))
+            first.append(Self.added("g0", into: "stage", ["more"], after: ["wait"], at: 2))
+            first.append(Self.added("g1", into: "", ["other"], at: 2))
+            first.append(Self.added("g0", into: "", ["extra", "extra2"], after: ["version"], at: 3))
+            var second = JournalBatch()
+            second.append(Self.added("g0", into: "", ["third"], at: 4))
+            try journal.write([first, second])
+            var third = JournalBatch()
+            third.append(Self.added("g0", into: "stage", ["last"], at: 5))
+            third.append(.groupFinished(id: "g1", .succeeded, reason: nil, at: at(6)))
+            try journal.write(third)
+
+            let groups = try journal.load().groups
+            let g0 = try #require(groups.first { $0.id == "g0" })
+            #expect(g0.additions.map(\.into) == ["stage", "", "", "stage"])
+            #expect(
+                g0.additions.map { $0.children.map(\.name) } == [["more"], ["extra", "extra2"], ["third"], ["last"]])
+            #expect(g0.additions[0].children.first?.after == ["wait"])
+            #expect(g0.additions[1].children.map(\.after) == [["version"], ["version"]])
+            #expect(
+                g0.additions[1].children.first
+                    == ChildSpec(name: "extra", body: .procedure(.init(run: "echo")), after: ["version"]))
+            let g1 = try #require(groups.first { $0.id == "g1" })
+            #expect(g1.additions.map { $0.children.map(\.name) } == [["other"]])
+
+            #expect(try journal.prune(finishedBefore: at(7)) == ["g1"])
+            #expect(try place.strings("SELECT count(*) FROM additions WHERE group_id = 'g1'") == ["0"])
+            #expect(try place.strings("SELECT count(*) FROM additions WHERE group_id = 'g0'") == ["4"])
+            #expect(try journal.load().groups.map { $0.additions.count } == [4])
+        }
+    }
+
+    /// `cohort rerun` of a group that grew reads the spec as the group ran: the submitted one
+    /// with every addition in place, in order (a later addition may follow an earlier one).
+    @Test(arguments: StoreKind.allCases)
+    func theRerunSourceIsTheSpecAsTheGroupRanWithItsAdditions(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
+            defer { journal.close() }
+            var batch = JournalBatch()
+            batch.submissions.append(.init(id: "g0", spec: Self.staged, submittedAt: at(1)))
+            batch.submissions.append(.init(id: "other", spec: Self.staged, submittedAt: at(1)))
+            batch.append(Self.added("g0", into: "stage", ["more"], after: ["wait"], at: 2))
+            batch.append(Self.added("other", into: "", ["elsewhere"], at: 2))
+            try journal.write(batch)
+            batch = JournalBatch()
+            batch.append(Self.added("g0", into: "stage", ["after-more"], after: ["more"], at: 3))
+            batch.append(Self.added("g0", into: "", ["extra"], after: ["stage"], at: 4))
+            batch.append(.groupFinished(id: "g0", .succeeded, reason: nil, at: at(5)))
+            try journal.write(batch)
+
+            let reader = try journal.openReader()
+            defer { reader.close() }
+            let source = try #require(try reader.rerunSource(group: "g0"))
+            var expected = Self.staged
+            for (into, names, after) in [
+                ("stage", ["more"], ["wait"]), ("stage", ["after-more"], ["more"]), ("", ["extra"], ["stage"]),
+            ] {
+                expected = try expected.adding(
+                    names.map { ChildSpec(name: $0, body: .procedure(.init(run: "echo")), after: after) }, into: into)
+            }
+            #expect(source.spec == expected)
+            #expect(source.spec.children.map(\.name) == ["version", "stage", "extra"])
+            #expect(source.spec.children(at: "stage")?.map(\.name) == ["wait", "more", "after-more"])
+            #expect(source.phase == .succeeded)
+            // Another group's additions stay with it.
+            #expect(
+                try reader.rerunSource(group: "other")?.spec.children.map(\.name) == ["version", "stage", "elsewhere"])
+        }
+    }
+
     /// Several turns in one write (a group commit) end as if written one by one: a dispatch and
     /// its finish, a retry superseding its first attempt, a grant made and released, the
     /// largest token.
@@ -106,11 +209,15 @@ import Testing
                         group: "g\(index)", path: "version", attempt: 1, attemptID: AttemptID(UInt64(index + 1)),
                         state: .inFlight))
             }
+            // Additions, more than one statement takes, all to one group: their order is kept.
+            for index in 0..<2500 { batch.append(Self.added("g0", into: "", ["a\(index)"], at: 1)) }
             try journal.write(batch)
             let groups = try journal.load().groups
             #expect(groups.count == 2500)
             #expect(groups.map(\.id) == (0..<2500).map { "g\($0)" })
             #expect(groups.allSatisfy { $0.children.count == 1 })
+            let names = groups.first?.additions.compactMap { $0.children.first?.name } ?? []
+            #expect(names == (0..<2500).map { "a\($0)" }, "\(names.count) additions, first \(names.prefix(3))")
         }
     }
 
@@ -122,13 +229,46 @@ import Testing
             let journal = try place.open()
             journal.close()
             let version = try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'")
-            #expect(version == [kind == .sqlite ? "5" : "1"])
+            #expect(version == [kind == .sqlite ? "6" : "2"])
             try place.execute("UPDATE meta SET value = '99' WHERE key = 'schemaVersion'")
             let error = #expect(throws: JournalError.self) { _ = try place.open() }
             #expect(error?.code == .schemaVersion)
             #expect(error?.exitCode == 65)
             #expect(error?.message.contains("99") == true)
             #expect(try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'") == ["99"])
+        }
+    }
+
+    /// A PostgreSQL journal of schema version 1 (before growing groups) is brought to version 2
+    /// when opened: its groups and attempts are kept, and it gets the `additions` table, whose
+    /// records are then written and loaded back.
+    @Test func aVersion1PostgresJournalIsMigratedAndKeepsItsData() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            do {
+                let journal = try place.open()
+                defer { journal.close() }
+                var batch = JournalBatch()
+                batch.submissions.append(.init(id: "g0", spec: Self.staged, submittedAt: at(1)))
+                batch.finishes.append(
+                    ChildRecord(
+                        group: "g0", path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded),
+                        output: Data("1".utf8), finishedAt: at(2)))
+                try journal.write(batch)
+            }
+            try place.execute(
+                "DROP TABLE additions; UPDATE meta SET value = '1' WHERE key = 'schemaVersion'")
+            let journal = try place.open()
+            defer { journal.close() }
+            #expect(try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'") == ["2"])
+            #expect(
+                try place.strings("SELECT count(*) FROM pg_indexes WHERE indexname = 'additions_by_group'") == ["1"])
+            var batch = JournalBatch()
+            batch.append(Self.added("g0", into: "stage", ["more"], at: 3))
+            try journal.write(batch)
+            let group = try #require(try journal.load().groups.first)
+            #expect(group.id == "g0" && group.spec == Self.staged)
+            #expect(group.children.first?.output == Data("1".utf8))
+            #expect(group.additions.map { $0.children.map(\.name) } == [["more"]])
         }
     }
 

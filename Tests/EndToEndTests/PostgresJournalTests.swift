@@ -7,6 +7,23 @@ import Testing
 /// coordinator, the history and `cohort rerun` read the database, `cohort prune` prunes it,
 /// and a URL or server that cannot be used stops the coordinator naming why.
 extension EndToEnd {
+    /// The journal a test's coordinator keeps, for the tests that run over both: SQLite in its
+    /// state directory, or PostgreSQL in a database of its own on the tests' server.
+    enum JournalKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+        case sqlite
+        case postgres
+
+        var testDescription: String { rawValue }
+
+        /// The coordinator's arguments that choose this journal (a new database each call).
+        func coordinatorArguments() throws -> [String] {
+            switch self {
+            case .sqlite: []
+            case .postgres: ["--journal", try PostgresServer.shared.makeDatabase()]
+            }
+        }
+    }
+
     @Suite struct PostgresJournal {
         /// The database's name in a URL of ``PostgresServer``.
         static func database(_ url: String) -> String { String(url.split(separator: "/").last ?? "") }
