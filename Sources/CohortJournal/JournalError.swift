@@ -18,6 +18,9 @@ public struct JournalError: Error, Hashable, Sendable, CustomStringConvertible {
         case unreachable
         /// The journal's database refused the credentials (PostgreSQL's authentication).
         case denied
+        /// Another coordinator has taken the journal's leader lease (PostgreSQL, a store opened
+        /// for leadership): this one's epoch is over and nothing it wrote since was committed.
+        case deposed
     }
 
     public var code: Code
@@ -35,7 +38,8 @@ public struct JournalError: Error, Hashable, Sendable, CustomStringConvertible {
     /// (`EX_DATAERR`) for an unknown schema version, 75 (`EX_TEMPFAIL`) when another
     /// coordinator holds the state directory, 73 (`EX_CANTCREAT`) when it cannot be created,
     /// 64 (`EX_USAGE`) for a bad `--journal` URL, 69 (`EX_UNAVAILABLE`) when its database
-    /// cannot be reached, 77 (`EX_NOPERM`) when it refuses the credentials.
+    /// cannot be reached, 77 (`EX_NOPERM`) when it refuses the credentials, 75 when another
+    /// coordinator has taken the lead (deposed).
     public var exitCode: Int32 {
         switch code {
         case .damaged: 74
@@ -45,6 +49,7 @@ public struct JournalError: Error, Hashable, Sendable, CustomStringConvertible {
         case .badLocation: 64
         case .unreachable: 69
         case .denied: 77
+        case .deposed: 75
         }
     }
 

@@ -4,6 +4,7 @@ import CohortSpec
 import Foundation
 import Logging
 import PostgresNIO
+import Synchronization
 
 /// The coordinator's journal in PostgreSQL (`cohort coordinator --journal postgres://…`): the
 /// same tables and guarantees as the SQLite ``Journal`` (docs/operations.md, "The journal"),
@@ -16,15 +17,40 @@ import PostgresNIO
 /// its own versions) and increments the epoch, under an advisory lock so that two openings do
 /// not race.
 ///
-/// One coordinator per database: nothing stops a second one yet (the leader-election part of
-/// issue 16 adds the lease and the epoch check every transaction makes, in ``write(_:)``).
+/// Opened for serving (``Opening/serving``), one coordinator per database: nothing stops a
+/// second one. Opened for leadership (``Opening/leadership``), several stores share the
+/// database and the one that holds the leader lease writes: ``acquireLease(holder:ttl:)``
+/// takes it with a new epoch, ``renewLease(epoch:holder:ttl:)`` keeps it, and every
+/// ``write(_:)`` and ``prune(finishedBefore:)`` first checks, in its own transaction, that the
+/// lease still has this store's epoch and holder, failing `deposed` and committing nothing if
+/// another store has taken it since (PostgresJournal+Lease.swift).
 ///
 /// Thread-safety: every method may be called from any thread but a NIO event loop's; calls are
 /// serialised (a transaction as a whole). They block their caller until PostgreSQL answered.
 public final class PostgresJournal: JournalStore {
+    /// How a store is opened.
+    public enum Opening: Sendable {
+        /// For a coordinator's start: creates or migrates the schema, increments the epoch.
+        case serving
+        /// For maintenance (`cohort prune`): refuses a database without a journal, leaves the
+        /// epoch as it is.
+        case maintenance
+        /// For one of several coordinators on the database: creates or migrates the schema
+        /// and leaves the epoch to ``PostgresJournal/acquireLease(holder:ttl:)``; writes and
+        /// prunes need the lease.
+        case leadership
+    }
+
     public let url: PostgresConnectionURL
-    public let epoch: UInt64
+    public let opening: Opening
     let session: PostgresSession
+    /// The epoch, and for a store opened for leadership the lease it holds (nil before it
+    /// acquired one).
+    let state: Mutex<(epoch: UInt64, lease: HeldLease?)>
+
+    /// This incarnation's epoch: for a store opened for leadership, the epoch of the lease it
+    /// acquired last (the journal's epoch when opened, before).
+    public var epoch: UInt64 { state.withLock { $0.epoch } }
 
     public var location: String { url.description }
 
@@ -36,19 +62,20 @@ public final class PostgresJournal: JournalStore {
     }
 
     /// Opens the journal in the database `url` names, creating its tables if there are none and
-    /// migrating older ones, and increments its epoch (``epoch``) unless `startingIncarnation`
-    /// is false (`cohort prune`, which also refuses a database without a journal).
+    /// migrating older ones, and increments its epoch (``epoch``) when opened for serving
+    /// (``Opening``).
     ///
     /// - Throws: ``JournalError`` `unreachable` (exit 69) naming the host and port and the
     ///   error, `denied` (77) for refused credentials, `schemaVersion` (65) for a journal of
     ///   another version, `unusable` for maintenance on a database without a journal.
     public init(
-        url: PostgresConnectionURL, startingIncarnation: Bool = true, logger: Logger = PostgresJournal.defaultLogger
+        url: PostgresConnectionURL, opening: Opening = .serving, logger: Logger = PostgresJournal.defaultLogger
     ) throws(JournalError) {
         self.url = url
+        self.opening = opening
         let session = try PostgresSession(url, logger: logger)
         do {
-            epoch = try Self.prepare(session, startingIncarnation: startingIncarnation)
+            state = Mutex((try Self.prepare(session, opening: opening), nil))
         } catch {
             session.close()
             throw error
@@ -64,19 +91,19 @@ public final class PostgresJournal: JournalStore {
             location: url.description,
             open: { () throws(JournalError) -> any JournalStore in try PostgresJournal(url: url) },
             openExisting: { () throws(JournalError) -> any JournalStore in
-                try PostgresJournal(url: url, startingIncarnation: false)
+                try PostgresJournal(url: url, opening: .maintenance)
             })
     }
 
     /// Creates or migrates the schema and returns the epoch, in one transaction.
-    private static func prepare(_ session: PostgresSession, startingIncarnation: Bool) throws(JournalError) -> UInt64 {
+    private static func prepare(_ session: PostgresSession, opening: Opening) throws(JournalError) -> UInt64 {
         let location = session.url.description
         return try session.transaction(doing: "cannot open the journal") { execute in
             // Serialises openings (two coordinators starting at once create the tables once).
             _ = try execute("SELECT pg_advisory_xact_lock(\(PostgresJournalSchema.openingLock))")
             let exists = try execute("SELECT to_regclass('meta') IS NOT NULL").first?.decode(Bool.self) ?? false
             if !exists {
-                guard startingIncarnation else {
+                guard opening != .maintenance else {
                     throw JournalError(.unusable, path: location, "there is no journal in this database")
                 }
                 for statement in PostgresJournalSchema.statements {
@@ -108,7 +135,7 @@ public final class PostgresJournal: JournalStore {
             let epochText = try execute("SELECT value FROM meta WHERE key = 'epoch'").first?.decode(String.self)
             guard let last = epochText.flatMap({ UInt64($0) })
             else { throw JournalError(.damaged, path: location, "the journal has no epoch") }
-            guard startingIncarnation else { return last }
+            guard opening == .serving else { return last }
             _ = try execute("UPDATE meta SET value = \(String(last + 1)) WHERE key = 'epoch'")
             return last + 1
         }
@@ -132,8 +159,9 @@ public final class PostgresJournal: JournalStore {
         } catch {
             throw JournalError(.damaged, path: location, "cannot encode a journal record: \(error)")
         }
+        let lease = try leaseToCheck()
         try session.transaction(doing: "cannot write the journal") { execute in
-            // The leader-election part adds its epoch check here, first in the transaction.
+            if let lease { try checkLease(lease, execute) }
             for statement in statements { _ = try execute(statement) }
         }
     }
@@ -378,7 +406,9 @@ public final class PostgresJournal: JournalStore {
     @discardableResult
     public func prune(finishedBefore cutoff: Timestamp) throws(JournalError) -> [String] {
         let time = cutoff.nanosecondsSinceEpoch
+        let lease = try leaseToCheck()
         return try session.transaction(doing: "cannot prune the journal") { execute in
+            if let lease { try checkLease(lease, execute) }
             let doomed = "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < $1"
             let ids = try execute("SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < \(time)")
                 .map { try $0.decode(String.self) }

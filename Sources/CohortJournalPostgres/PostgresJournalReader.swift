@@ -17,7 +17,7 @@ public final class PostgresJournalReader: JournalStoreReader {
     public var location: String { session.url.description }
 
     /// Connects to the journal's database.
-    /// - Throws: ``JournalError`` as ``PostgresJournal/init(url:startingIncarnation:logger:)``.
+    /// - Throws: ``JournalError`` as ``PostgresJournal/init(url:opening:logger:)``.
     public init(url: PostgresConnectionURL, logger: Logger = PostgresJournal.defaultLogger) throws(JournalError) {
         session = try PostgresSession(url, logger: logger)
     }

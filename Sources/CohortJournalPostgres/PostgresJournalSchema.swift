@@ -1,18 +1,36 @@
 /// The PostgreSQL journal's tables, documented for operators in docs/operations.md, "The
-/// journal". The same tables and columns as SQLite's schema version 6 (``version`` 2 here:
-/// PostgreSQL's schema has versions of its own), with PostgreSQL's types: times are
+/// journal". The same tables and columns as SQLite's schema version 6 (``version`` 3 here:
+/// PostgreSQL's schema has versions of its own), and the leader lease (``lease``), with
+/// PostgreSQL's types: times are
 /// nanoseconds since 1970-01-01 UTC in `bigint`, outputs `bytea`; names and paths compare
 /// byte by byte (`COLLATE "C"`, as SQLite does), so lists come in the same order from both.
 enum PostgresJournalSchema {
     /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
     /// is brought up to this one when opened; any other version is refused.
-    static let version = 2
+    static let version = 3
 
     /// Version -> the statements that bring a journal of that version to the next one.
     /// Version 2 added the `additions` table, the children added to running groups
-    /// (``additions``; SQLite's schema version 6).
+    /// (``additions``; SQLite's schema version 6); version 3 the leader lease (``lease``).
     static let migrations: [Int: [String]] = [
-        1: additions
+        1: additions,
+        2: lease,
+    ]
+
+    /// The leader lease (issue 16): one row, the epoch of the coordinator that leads, who it
+    /// is (nil when nobody does) and until when, by the database's clock. A coordinator opened
+    /// for leadership takes it when it is free or expired (``PostgresJournal/acquireLease(holder:ttl:)``)
+    /// and checks it first in every write.
+    static let lease = [
+        """
+        CREATE TABLE lease (
+            id boolean PRIMARY KEY DEFAULT true CHECK (id),
+            epoch bigint NOT NULL,
+            holder text,
+            expires_at timestamptz NOT NULL
+        )
+        """,
+        "INSERT INTO lease (epoch, holder, expires_at) VALUES (0, NULL, '-infinity')",
     ]
 
     /// Children added to running groups (docs/spec.md, "Growing groups"), replayed in `seq`
@@ -101,5 +119,7 @@ enum PostgresJournalSchema {
         """,
         additions[0],
         additions[1],
+        lease[0],
+        lease[1],
     ]
 }

@@ -229,7 +229,7 @@ import Testing
             let journal = try place.open()
             journal.close()
             let version = try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'")
-            #expect(version == [kind == .sqlite ? "6" : "2"])
+            #expect(version == [kind == .sqlite ? "6" : "3"])
             try place.execute("UPDATE meta SET value = '99' WHERE key = 'schemaVersion'")
             let error = #expect(throws: JournalError.self) { _ = try place.open() }
             #expect(error?.code == .schemaVersion)
@@ -239,9 +239,10 @@ import Testing
         }
     }
 
-    /// A PostgreSQL journal of schema version 1 (before growing groups) is brought to version 2
-    /// when opened: its groups and attempts are kept, and it gets the `additions` table, whose
-    /// records are then written and loaded back.
+    /// A PostgreSQL journal of schema version 1 (before growing groups) is brought to the
+    /// current version when opened: its groups and attempts are kept, it gets the `additions`
+    /// table, whose records are then written and loaded back, and the lease (version 3), held
+    /// by nobody.
     @Test func aVersion1PostgresJournalIsMigratedAndKeepsItsData() throws {
         try withJournalPlace(.postgres) { (place: JournalPlace) throws in
             do {
@@ -256,10 +257,11 @@ import Testing
                 try journal.write(batch)
             }
             try place.execute(
-                "DROP TABLE additions; UPDATE meta SET value = '1' WHERE key = 'schemaVersion'")
+                "DROP TABLE additions; DROP TABLE lease; UPDATE meta SET value = '1' WHERE key = 'schemaVersion'")
             let journal = try place.open()
             defer { journal.close() }
-            #expect(try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'") == ["2"])
+            #expect(try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'") == ["3"])
+            #expect(try place.strings("SELECT epoch || ' ' || coalesce(holder, 'nobody') FROM lease") == ["0 nobody"])
             #expect(
                 try place.strings("SELECT count(*) FROM pg_indexes WHERE indexname = 'additions_by_group'") == ["1"])
             var batch = JournalBatch()

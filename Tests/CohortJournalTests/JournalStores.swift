@@ -35,7 +35,7 @@ struct JournalPlace {
     func openExisting() throws -> any JournalStore {
         switch kind {
         case .sqlite: try Journal.openExisting(at: location + "/journal.sqlite")
-        case .postgres: try PostgresJournal(url: try PostgresConnectionURL(location), startingIncarnation: false)
+        case .postgres: try PostgresJournal(url: try PostgresConnectionURL(location), opening: .maintenance)
         }
     }
 
