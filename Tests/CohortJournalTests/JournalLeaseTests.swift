@@ -3,6 +3,7 @@ import CohortJournal
 import CohortJournalPostgres
 import CohortTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// The leader lease of PostgreSQL's journal (issue 16): stores opened for leadership on one
@@ -79,6 +80,25 @@ import Testing
             try second.write(submitting("late"))
             #expect(try second.load().groups.map(\.id) == ["before", "late"])
             #expect(try second.prune(finishedBefore: at(100)) == ["before"])
+        }
+    }
+
+    /// Stores racing for a free lease: exactly one takes it, with epoch 1; the others see it
+    /// held (the lease row is locked while one takes it).
+    @Test func ofStoresRacingForTheLeaseExactlyOneTakesIt() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let stores = try (0..<4).map { _ in try leader(place) }
+            defer { for store in stores { store.close() } }
+            let results = Mutex<[Result<UInt64?, JournalError>]>([])
+            DispatchQueue.concurrentPerform(iterations: stores.count) { index in
+                let result = Result { () throws(JournalError) -> UInt64? in
+                    try stores[index].acquireLease(holder: "store-\(index)", ttl: .seconds(60))
+                }
+                results.withLock { $0.append(result) }
+            }
+            let epochs = try results.withLock { $0 }.map { try $0.get() }
+            #expect(epochs.compactMap { $0 } == [1], "\(epochs)")
+            #expect(try place.strings("SELECT epoch FROM lease") == ["1"])
         }
     }
 
