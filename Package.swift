@@ -48,6 +48,8 @@ let package = Package(
         // HummingbirdWSClient.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        // The journal's PostgreSQL store (`cohort coordinator --journal postgres://…`).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // The local engine: procedures, queues, groups, conditions, observers, injection. No I/O.
@@ -110,6 +112,19 @@ let package = Package(
             dependencies: [
                 "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ],
+            swiftSettings: strict
+        ),
+
+        // The journal in PostgreSQL (`--journal postgres://…`): the same JournalStore protocol over
+        // postgres-nio. A target of its own so that CohortJournal, and the coordinator library
+        // built on it, stay SQLite-only; the `cohort` command links both stores.
+        .target(
+            name: "CohortJournalPostgres",
+            dependencies: [
+                "CohortJournal", "CohortCore", "CohortSpec",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -189,8 +204,8 @@ let package = Package(
         .executableTarget(
             name: "cohort",
             dependencies: [
-                "CohortClient", "CohortCoordinator", "CohortJournal", "CohortWorker", "CohortCore", "CohortSpec",
-                "CohortMetrics", "CohortDashboard",
+                "CohortClient", "CohortCoordinator", "CohortJournal", "CohortJournalPostgres", "CohortWorker",
+                "CohortCore", "CohortSpec", "CohortMetrics", "CohortDashboard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Yams", package: "Yams"),
@@ -249,7 +264,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "CohortJournalTests",
-            dependencies: ["CohortJournal", "CohortCore", "CohortSpec", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: [
+                "CohortJournal", "CohortJournalPostgres", "CohortCore", "CohortSpec", "CohortTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "CohortCoordinatorTests",

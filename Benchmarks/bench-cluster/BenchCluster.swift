@@ -14,14 +14,18 @@ final class BenchCluster {
     /// none) and `workers` workers of `slots` slots, and waits until every worker is connected.
     /// `keys` makes it a CURVE cluster. With `metrics`, every process serves Prometheus metrics
     /// on a free port (and records them); without, none does (`--metrics off`).
-    init(cohort: String, workers: Int, slots: Int, journal: Bool = true, keys: BenchKeys? = nil, metrics: Bool = false)
-        async throws
-    {
+    /// `journalURL` keeps the journal in that PostgreSQL database instead (`--journal URL`).
+    init(
+        cohort: String, workers: Int, slots: Int, journal: Bool = true, keys: BenchKeys? = nil, metrics: Bool = false,
+        journalURL: String? = nil
+    ) async throws {
         let metricsArguments = ["--metrics", metrics ? "127.0.0.1:0" : "off"]
         var arguments =
             ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"] + (keys?.coordinator ?? [])
             + metricsArguments
-        if journal {
+        if let journalURL {
+            arguments += ["--journal", journalURL]
+        } else if journal {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "bench-cluster-\(UUID().uuidString)"
             ).path

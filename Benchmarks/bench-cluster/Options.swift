@@ -20,13 +20,18 @@ struct Options {
     /// Compare `--noops` children written as a matrix with the same written as a list (this
     /// many runs of each, alternating) instead of the usual measurements; 0: not.
     var matrixRuns = 0
+    /// Compare the journal in SQLite and in PostgreSQL (this many runs of each, alternating)
+    /// instead of the usual measurements; 0: not.
+    var journalRuns = 0
+    /// The PostgreSQL database of `--journal-comparison`.
+    var postgres: String?
     /// Directory holding `cohort` and `bench-zeromq` (default: this executable's).
     var binaries: String = Options.ownDirectory
 
     static let usage = """
         usage: bench-cluster [--json] [--noops N] [--round-trips N] [--chain N] [--cancel N] [--cancel-runs N]
                              [--handoffs N] [--no-baseline] [--no-journal] [--curve] [--metrics-comparison N]
-                             [--matrix-comparison N] [--binaries DIR]
+                             [--matrix-comparison N] [--journal-comparison N --postgres URL] [--binaries DIR]
         Starts real `cohort` processes on 127.0.0.1 (a coordinator and 2 workers; 4 for the cancel
         measurement) and measures, in one run, against the raw ZeroMQ relay of `bench-zeromq --processes`:
           throughput   N no-op (echo) children in one group, submit to finished (procedures/s), journal on;
@@ -45,6 +50,10 @@ struct Options {
         --matrix-comparison N instead runs, on one cluster, --noops no-op children written as one `matrix` child
         (expanded by the coordinator) and the same number written out as a list, N times each, alternating, and
         prints each run, the medians and the matrix/listed ratio.
+        --journal-comparison N --postgres URL instead runs two clusters side by side, one journaling in SQLite (a
+        state directory, the default) and one in PostgreSQL (--journal URL, e.g. a server on loopback), and measures
+        each N times, alternating: no-op throughput (--noops) and submit → finished latency (--round-trips, p50/p99);
+        prints each run, the medians and PostgreSQL/SQLite.
         Build in release mode (one product per call): for p in cohort bench-zeromq bench-cluster; do swift build -c release --product $p; done
         """
 
@@ -77,6 +86,10 @@ struct Options {
             case "--curve": options.curve = true
             case "--metrics-comparison": options.metricsRuns = number(flag)
             case "--matrix-comparison": options.matrixRuns = number(flag)
+            case "--journal-comparison": options.journalRuns = number(flag)
+            case "--postgres":
+                guard let url = rest.popFirst() else { fail("--postgres takes a postgres:// URL") }
+                options.postgres = url
             case "--binaries":
                 guard let directory = rest.popFirst() else { fail("--binaries takes a directory") }
                 options.binaries = directory

@@ -142,6 +142,15 @@ if options.matrixRuns > 0 {
         exit(70)
     }
 }
+if options.journalRuns > 0 {
+    do {
+        try await JournalComparison.run(options)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("bench-cluster: \(error)\n".utf8))
+        exit(70)
+    }
+}
 if options.curve {
     do {
         try await CurveComparison.run(options)

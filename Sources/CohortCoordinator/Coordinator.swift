@@ -107,15 +107,23 @@ public final class Coordinator: Sendable {
         }
     }
 
-    /// Locks the state directory and opens its journal; the journal's epoch becomes the
+    /// Opens the configured journal store, or locks the state directory and opens its SQLite
+    /// journal; the journal's epoch becomes the
     /// coordinator's, and every fencing token is above `epoch << 32` (docs/scheduling.md).
     static func openJournal(
         _ configuration: inout CoordinatorConfiguration, metrics: CoordinatorMetrics? = nil,
         onCommit: @escaping @Sendable () -> Void
     ) throws(JournalError) -> JournalWriter? {
-        guard let path = configuration.stateDirectory else { return nil }
-        let directory = try StateDirectory(path: path)
-        let journal = try Journal(directory: directory, synchronous: configuration.journalSynchronous)
+        let journal: any JournalStore
+        var directory: StateDirectory?
+        if let store = configuration.journalStore {
+            journal = try store.open()
+        } else {
+            guard let path = configuration.stateDirectory else { return nil }
+            let locked = try StateDirectory(path: path)
+            directory = locked
+            journal = try Journal(directory: locked, synchronous: configuration.journalSynchronous)
+        }
         configuration.epoch = journal.epoch
         configuration.tokenFloor = max(configuration.tokenFloor, journal.epoch << 32)
         return JournalWriter(

@@ -70,6 +70,10 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// default) runs without a journal: nothing survives a restart. `cohort coordinator`
     /// defaults to `$XDG_STATE_HOME/cohort` or `~/.local/state/cohort`.
     public var stateDirectory: String?
+    /// A journal store to open instead of the state directory's SQLite journal (PostgreSQL:
+    /// `PostgresJournal.opener(url:)` in CohortJournalPostgres). Nil (the default): SQLite
+    /// under ``stateDirectory``. A store opened this way takes no state-directory lock.
+    public var journalStore: JournalStoreOpener?
     /// How hard each journal commit waits for the disk. Default `full` (survives a power
     /// loss); `normal` survives a crash of the coordinator only (docs/operations.md).
     public var journalSynchronous: JournalSynchronous = .full

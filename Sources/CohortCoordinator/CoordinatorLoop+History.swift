@@ -27,12 +27,12 @@ struct HistoryRead: Sendable {
 ///
 /// Not thread-safe: the loop thread's (the queue runs the reads).
 final class HistoryReader {
-    let reader: JournalReader
+    let reader: any JournalStoreReader
     private let queue = DispatchQueue(label: "cohort.journal.history")
     /// Reads asked for this turn, launched at its end.
-    private var pending: [@Sendable (JournalReader) -> Void] = []
+    private var pending: [@Sendable (any JournalStoreReader) -> Void] = []
 
-    init(reader: JournalReader) {
+    init(reader: any JournalStoreReader) {
         self.reader = reader
     }
 
@@ -48,7 +48,7 @@ final class HistoryReader {
     }
 
     /// Runs `work` on the queue once this turn's records are committed.
-    func read(_ work: @escaping @Sendable (JournalReader) -> Void) {
+    func read(_ work: @escaping @Sendable (any JournalStoreReader) -> Void) {
         pending.append(work)
     }
 

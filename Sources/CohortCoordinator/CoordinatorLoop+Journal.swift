@@ -12,8 +12,8 @@ import ZeroMQ
 ///
 /// Not thread-safe: the loop thread's (the committer is shared with its thread).
 final class JournalWriter {
-    let journal: Journal
-    /// Kept for the life of the loop: it holds the state directory's lock.
+    let journal: any JournalStore
+    /// Kept for the life of the loop: it holds the state directory's lock (SQLite's only).
     let directory: StateDirectory?
     let committer: JournalCommitter
     /// Reads the history `cohort status` lists, beside the loop; nil if the journal could
@@ -32,13 +32,13 @@ final class JournalWriter {
     let maxHeldTurns = 64
 
     init(
-        journal: Journal, directory: StateDirectory?, metrics: JournalCommitter.Metrics? = nil,
+        journal: any JournalStore, directory: StateDirectory?, metrics: JournalCommitter.Metrics? = nil,
         onCommit: @escaping @Sendable () -> Void
     ) {
         self.journal = journal
         self.directory = directory
         self.committer = JournalCommitter(journal: journal, metrics: metrics, onCommit: onCommit)
-        self.history = (try? JournalReader(path: journal.path)).map(HistoryReader.init)
+        self.history = (try? journal.openReader()).map(HistoryReader.init)
     }
 
     /// Closes the history's reader, then the journal (checkpointing its write-ahead log into
@@ -63,7 +63,7 @@ extension CoordinatorLoop {
         logger.info(
             "journal loaded",
             metadata: [
-                "journal.path": "\(writer.journal.path)", "journal.epoch": "\(writer.journal.epoch)",
+                "journal.location": "\(writer.journal.location)", "journal.epoch": "\(writer.journal.epoch)",
                 "groups.unfinished": "\(unfinished)", "groups.finished": "\(contents.groups.count - unfinished)",
                 "attempts.awaitingWorkers": "\(scheduler.orphanCount)",
             ])

@@ -27,7 +27,7 @@ final class JournalCommitter: @unchecked Sendable {
     private var writeFailure: JournalError?
     private var finishing = false
 
-    private let journal: Journal
+    private let journal: any JournalStore
     /// Called on the committer's thread after every commit or failure (wakes the loop).
     private let onCommit: @Sendable () -> Void
 
@@ -38,7 +38,7 @@ final class JournalCommitter: @unchecked Sendable {
     }
     private let metrics: Metrics?
 
-    init(journal: Journal, metrics: Metrics? = nil, onCommit: @escaping @Sendable () -> Void) {
+    init(journal: any JournalStore, metrics: Metrics? = nil, onCommit: @escaping @Sendable () -> Void) {
         self.journal = journal
         self.metrics = metrics
         self.onCommit = onCommit

@@ -7,14 +7,14 @@ import GRDB
 extension Journal {
     /// Limits for specs read back: they were checked when accepted, and lowering a limit since
     /// must not make an accepted group unreadable.
-    static let restoreLimits = SpecLimits(
+    package static let restoreLimits = SpecLimits(
         maxSpecBytes: .max / 2, maxChildrenPerGroup: .max / 2, maxTotalChildren: .max / 2, maxNestingDepth: .max / 2,
         maxDocumentDepth: .max / 2, maxNodes: .max / 2, maxRetryAttempts: .max / 2, maxNameLength: .max / 2)
 
     /// Every unfinished group, and the finished ones that finished at or after `cutoff` (all of
     /// them if nil), each with the latest record of every child; and the fencing counters.
     /// - Throws: ``JournalError`` `damaged` naming the file and the record that cannot be read.
-    public func load(finishedSince cutoff: Timestamp? = nil) throws(JournalError) -> JournalContents {
+    public func load(finishedSince cutoff: Timestamp?) throws(JournalError) -> JournalContents {
         do {
             return try database.read { db in try load(db, cutoff: cutoff) }
         } catch let error as JournalError {
@@ -119,14 +119,8 @@ extension Journal {
     private func childRecord(_ row: Row, group: String) throws -> ChildRecord {
         let path: String = row["path"]
         let stateText: String = row["state"]
-        let state: ChildRecord.State
-        switch stateText {
-        case "in-flight", "ended": state = .inFlight
-        default:
-            guard let phase = ChildPhase(rawValue: stateText), phase.isFinished else {
-                throw damage("child \"\(group)/\(path)\" has an unknown state \"\(stateText)\"")
-            }
-            state = .finished(phase)
+        guard let state = Self.childState(stateText) else {
+            throw damage("child \"\(group)/\(path)\" has an unknown state \"\(stateText)\"")
         }
         let tokens = try tokens(row["tokens"], of: "\(group)/\(path)")
         return ChildRecord(
@@ -142,15 +136,31 @@ extension Journal {
 
     /// Category -> token from a `tokens` column (JSON; NULL for none).
     private func tokens(_ text: String?, of child: String) throws -> [String: UInt64] {
+        guard let tokens = Self.tokens(text) else {
+            throw damage("child \"\(child)\" has unreadable tokens \(text ?? "")")
+        }
+        return tokens
+    }
+
+    /// Category -> token from a `tokens` column (JSON; NULL for none); nil if unreadable.
+    package static func tokens(_ text: String?) -> [String: UInt64]? {
         var tokens: [String: UInt64] = [:]
         guard let text else { return tokens }
-        guard case .object(let object)? = try? JSONValue(jsonString: text) else {
-            throw damage("child \"\(child)\" has unreadable tokens \(text)")
-        }
+        guard case .object(let object)? = try? JSONValue(jsonString: text) else { return nil }
         for (category, value) in object {
             if case .int(let token) = value { tokens[category] = UInt64(bitPattern: token) }
         }
         return tokens
+    }
+
+    /// A child's record state from an `attempts.state` column; nil if unknown.
+    package static func childState(_ text: String) -> ChildRecord.State? {
+        switch text {
+        case "in-flight", "ended": return .inFlight
+        default:
+            guard let phase = ChildPhase(rawValue: text), phase.isFinished else { return nil }
+            return .finished(phase)
+        }
     }
 
     private func damage(_ message: String) -> JournalError {

@@ -5,16 +5,11 @@ import GRDB
 
 /// Writing a turn's changes, and pruning.
 extension Journal {
-    /// Writes everything one loop turn changed in one transaction.
-    /// - Throws: ``JournalError`` `damaged` if SQLite refuses (disk full, I/O error); the
-    ///   coordinator then stops rather than answer for what is not on disk.
-    public func write(_ batch: JournalBatch) throws(JournalError) {
-        try write([batch])
-    }
-
     /// Writes several turns' changes, oldest first, in one transaction (a group commit): the
     /// result is the same as writing them one by one, with one commit instead of several.
-    /// - Throws: ``JournalError`` as ``write(_:)-(JournalBatch)``; then none of them is written.
+    /// - Throws: ``JournalError`` `damaged` if SQLite refuses (disk full, I/O error); the
+    ///   coordinator then stops rather than answer for what is not on disk. Then none of them
+    ///   is written.
     public func write(_ batches: [JournalBatch]) throws(JournalError) {
         guard batches.contains(where: { !$0.isEmpty }) else { return }
         do {
@@ -161,7 +156,7 @@ extension Journal {
         }
     }
 
-    static func tokensText(_ tokens: [String: UInt64]) -> String? {
+    package static func tokensText(_ tokens: [String: UInt64]) -> String? {
         guard !tokens.isEmpty else { return nil }
         return JSONValue.object(tokens.mapValues { .int(Int64(bitPattern: $0)) }).jsonString(pretty: false)
     }

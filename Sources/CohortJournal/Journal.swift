@@ -153,7 +153,7 @@ public final class Journal: Sendable {
     }
 
     /// A stable fingerprint of a spec (FNV-1a, 64 bits, of its JSON text), for operators.
-    static func fingerprint(_ text: String) -> String {
+    package static func fingerprint(_ text: String) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in text.utf8 {
             hash ^= UInt64(byte)

@@ -99,4 +99,9 @@ public struct JournalBatch: Sendable {
 public struct JournalContents: Sendable {
     public var groups: [RestoredGroup]
     public var lastTokens: [String: UInt64]
+
+    public init(groups: [RestoredGroup], lastTokens: [String: UInt64]) {
+        self.groups = groups
+        self.lastTokens = lastTokens
+    }
 }

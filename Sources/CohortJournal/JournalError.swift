@@ -12,10 +12,19 @@ public struct JournalError: Error, Hashable, Sendable, CustomStringConvertible {
         case locked
         /// The state directory cannot be created, opened or written.
         case unusable
+        /// The journal's location is not one Cohort can use (a `--journal` URL it cannot read).
+        case badLocation
+        /// The journal's database cannot be reached (PostgreSQL down, refused, timed out).
+        case unreachable
+        /// The journal's database refused the credentials (PostgreSQL's authentication).
+        case denied
+        /// Another coordinator has taken the journal's leader lease (PostgreSQL, a store opened
+        /// for leadership): this one's epoch is over and nothing it wrote since was committed.
+        case deposed
     }
 
     public var code: Code
-    /// The file or directory at fault.
+    /// The file or directory at fault, or the database's URL (without its password).
     public var path: String
     public var message: String
 
@@ -27,13 +36,20 @@ public struct JournalError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The sysexits status: 74 (`EX_IOERR`) for a damaged or unwritable journal, 65
     /// (`EX_DATAERR`) for an unknown schema version, 75 (`EX_TEMPFAIL`) when another
-    /// coordinator holds the state directory, 73 (`EX_CANTCREAT`) when it cannot be created.
+    /// coordinator holds the state directory, 73 (`EX_CANTCREAT`) when it cannot be created,
+    /// 64 (`EX_USAGE`) for a bad `--journal` URL, 69 (`EX_UNAVAILABLE`) when its database
+    /// cannot be reached, 77 (`EX_NOPERM`) when it refuses the credentials, 75 when another
+    /// coordinator has taken the lead (deposed).
     public var exitCode: Int32 {
         switch code {
         case .damaged: 74
         case .schemaVersion: 65
         case .locked: 75
         case .unusable: 73
+        case .badLocation: 64
+        case .unreachable: 69
+        case .denied: 77
+        case .deposed: 75
         }
     }
 

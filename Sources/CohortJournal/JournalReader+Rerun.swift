@@ -17,6 +17,13 @@ public struct RerunSource: Sendable {
     /// coordinator cut down to its size limit is not reused: its dependents would read less
     /// than the earlier run gave them).
     public var outputs: [String: Data]
+
+    public init(id: String, spec: GroupSpec, phase: GroupPhase?, outputs: [String: Data]) {
+        self.id = id
+        self.spec = spec
+        self.phase = phase
+        self.outputs = outputs
+    }
 }
 
 extension JournalReader {

@@ -14,8 +14,8 @@ import Testing
 
     /// Ten groups, `nightly-0` … `release-9` submitted at 10…19 s; even ones succeeded, odd
     /// ones failed at 100 + i s, except the last two, which still run.
-    private func history(_ path: String) throws -> Journal {
-        let journal = try Journal(directory: try StateDirectory(path: path))
+    private func history(_ place: JournalPlace) throws -> any JournalStore {
+        let journal = try place.open()
         var batch = JournalBatch()
         for index in 0..<10 {
             let name = index < 5 ? "nightly-\(index)" : "release-\(index)"
@@ -32,11 +32,13 @@ import Testing
         return journal
     }
 
-    @Test func finishedGroupsComeNewestFirstWithTheirOutcome() throws {
-        try withStateDirectory { path in
-            let journal = try history(path)
+    @Test(arguments: StoreKind.allCases)
+    func finishedGroupsComeNewestFirstWithTheirOutcome(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try history(place)
             defer { journal.close() }
-            let reader = try JournalReader(path: journal.path)
+            let reader = try journal.openReader()
+            defer { reader.close() }
             let groups = try reader.finishedGroups(matching: GroupQuery())
             #expect(groups.map(\.id) == ["g7", "g6", "g5", "g4", "g3", "g2", "g1", "g0"])
             #expect(groups[0].phase == .failed && groups[0].reason == "boom" && groups[0].finishedAt == at(107))
@@ -44,11 +46,13 @@ import Testing
         }
     }
 
-    @Test func everyFilterIsAppliedByTheQuery() throws {
-        try withStateDirectory { path in
-            let journal = try history(path)
+    @Test(arguments: StoreKind.allCases)
+    func everyFilterIsAppliedByTheQuery(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try history(place)
             defer { journal.close() }
-            let reader = try JournalReader(path: journal.path)
+            let reader = try journal.openReader()
+            defer { reader.close() }
             #expect(
                 try reader.finishedGroups(matching: GroupQuery(phases: [.failed])).map(\.id) == [
                     "g7", "g5", "g3", "g1",
@@ -69,11 +73,13 @@ import Testing
         }
     }
 
-    @Test func theReaderSeesCommitsMadeAfterItOpened() throws {
-        try withStateDirectory { path in
-            let journal = try history(path)
+    @Test(arguments: StoreKind.allCases)
+    func theReaderSeesCommitsMadeAfterItOpened(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try history(place)
             defer { journal.close() }
-            let reader = try JournalReader(path: journal.path)
+            let reader = try journal.openReader()
+            defer { reader.close() }
             #expect(try reader.finishedGroups(matching: GroupQuery(limit: 1)).map(\.id) == ["g7"])
             var batch = JournalBatch()
             batch.outcomes.append(("g9", .cancelled, "cancelled by alice", at(200)))
@@ -86,8 +92,8 @@ import Testing
         GroupQuery(), GroupQuery(phases: [.failed]), GroupQuery(submittedSince: at(15)),
     ])
     func theQueryUsesAnIndexInsteadOfSortingTheTable(_ query: GroupQuery) throws {
-        try withStateDirectory { path in
-            let journal = try history(path)
+        try withJournalPlace(.sqlite) { place in
+            let journal = try #require(try history(place) as? Journal)
             defer { journal.close() }
             let plan = try JournalReader(path: journal.path).queryPlan(matching: query).joined(separator: "; ")
             #expect(plan.contains("USING INDEX groups_by_"), "plan: \(plan)")

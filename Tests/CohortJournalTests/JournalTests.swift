@@ -34,21 +34,29 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
-    @Test func theEpochGrowsAtEveryOpen() throws {
-        try withStateDirectory { path in
+    @Test(arguments: StoreKind.allCases)
+    func theEpochGrowsAtEveryOpen(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
             for expected in 1...3 as ClosedRange<UInt64> {
-                let directory = try StateDirectory(path: path)
-                let journal = try Journal(directory: directory)
+                let journal = try place.open()
                 #expect(journal.epoch == expected)
                 journal.close()
             }
+            // Maintenance (`cohort prune`) does not start an incarnation.
+            let maintenance = try place.openExisting()
+            #expect(maintenance.epoch == 3)
+            maintenance.close()
+            let journal = try place.open()
+            #expect(journal.epoch == 4)
+            journal.close()
         }
     }
 
-    @Test func whatATurnWroteIsLoadedBack() throws {
-        try withStateDirectory { path in
+    @Test(arguments: StoreKind.allCases)
+    func whatATurnWroteIsLoadedBack(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
             do {
-                let journal = try Journal(directory: try StateDirectory(path: path))
+                let journal = try place.open()
                 defer { journal.close() }
                 var batch = JournalBatch()
                 batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(10), owner: "client-key"))
@@ -67,7 +75,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 batch.fencing["repo"] = 1 << 32 | 3
                 try journal.write(batch)
             }
-            let journal = try Journal(directory: try StateDirectory(path: path))
+            let journal = try place.open()
             defer { journal.close() }
             let contents = try journal.load()
             #expect(contents.groups.map(\.id) == ["r1", "done"])
@@ -94,12 +102,13 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
-    @Test func truncatedOutputsAndLocalGrantsAreLoadedBackUntilReleased() throws {
-        try withStateDirectory { path in
+    @Test(arguments: StoreKind.allCases)
+    func truncatedOutputsAndLocalGrantsAreLoadedBackUntilReleased(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
             let record = LocalLockRecord(
                 group: "r1", path: "build", attempt: 1, attemptID: 7, request: 3, tokens: ["db": 2 << 32 | 1])
             do {
-                let journal = try Journal(directory: try StateDirectory(path: path))
+                let journal = try place.open()
                 defer { journal.close() }
                 var batch = JournalBatch()
                 batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
@@ -118,7 +127,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 ]
                 try journal.write(batch)
             }
-            let journal = try Journal(directory: try StateDirectory(path: path))
+            let journal = try place.open()
             defer { journal.close() }
             let group = try journal.load().groups[0]
             #expect(group.children.first { $0.path == "version" }?.outputTruncated == true)
@@ -131,9 +140,10 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
-    @Test func aLaterAttemptSupersedesTheEarlierInFlightOne() throws {
-        try withStateDirectory { path in
-            let journal = try Journal(directory: try StateDirectory(path: path))
+    @Test(arguments: StoreKind.allCases)
+    func aLaterAttemptSupersedesTheEarlierInFlightOne(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
             defer { journal.close() }
             var batch = JournalBatch()
             batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
@@ -144,9 +154,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             batch.dispatches.append(
                 ChildRecord(group: "r1", path: "version", attempt: 2, attemptID: 9, state: .inFlight))
             try journal.write(batch)
-            let states = try journal.database.read { db in
-                try String.fetchAll(db, sql: "SELECT state FROM attempts ORDER BY attempt")
-            }
+            let states = try place.strings("SELECT state FROM attempts ORDER BY attempt")
             #expect(states == ["ended", "in-flight"])
             #expect(try journal.load().groups[0].children.map(\.attempt) == [2])
         }
@@ -154,9 +162,10 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
 
     /// The workers a child had lost when an attempt was sent come back with the attempt
     /// (issue 12, item 4): a restarted coordinator keeps its worker-loss and retry budgets apart.
-    @Test func anAttemptsWorkerLossesAreLoadedBack() throws {
-        try withStateDirectory { path in
-            let journal = try Journal(directory: try StateDirectory(path: path))
+    @Test(arguments: StoreKind.allCases)
+    func anAttemptsWorkerLossesAreLoadedBack(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
             defer { journal.close() }
             var batch = JournalBatch()
             batch.submissions.append(.init(id: "r1", spec: sampleSpec, submittedAt: at(1)))
@@ -180,9 +189,10 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
-    @Test func pruningDeletesOnlyGroupsFinishedBeforeTheCutoff() throws {
-        try withStateDirectory { path in
-            let journal = try Journal(directory: try StateDirectory(path: path))
+    @Test(arguments: StoreKind.allCases)
+    func pruningDeletesOnlyGroupsFinishedBeforeTheCutoff(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
             defer { journal.close() }
             var batch = JournalBatch()
             for id in ["old", "recent", "running"] {
@@ -197,10 +207,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             try journal.write(batch)
             #expect(try journal.prune(finishedBefore: at(200)) == ["old"])
             #expect(try journal.load().groups.map(\.id) == ["recent", "running"])
-            let orphans = try journal.database.read { db in
-                try Int.fetchOne(db, sql: "SELECT count(*) FROM attempts WHERE group_id = 'old'")
-            }
-            #expect(orphans == 0)
+            #expect(try place.strings("SELECT count(*) FROM attempts WHERE group_id = 'old'") == ["0"])
             // Loading with a retention cutoff leaves older finished groups out.
             #expect(try journal.load(finishedSince: at(400)).groups.map(\.id) == ["running"])
         }

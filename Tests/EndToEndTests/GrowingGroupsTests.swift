@@ -186,10 +186,12 @@ extension EndToEnd {
 
         /// `cohort add` from outside, into the top level and `--into` a nested group (last in
         /// document order, then no longer: children are inserted in the middle); refused (64)
-        /// once the group has finished, and into a nested group that has finished; the added children and the order survive a restart (the
-        /// journal replays the additions in order).
-        @Test func addingFromOutsideSurvivesARestartAndAFinishedGroupRefuses() throws {
-            let cluster = try Cluster()
+        /// once the group has finished, and into a nested group that has finished; the added
+        /// children and the order survive a restart (the journal replays the additions in
+        /// order), in either journal.
+        @Test(arguments: JournalKind.allCases)
+        func addingFromOutsideSurvivesARestartAndAFinishedGroupRefuses(_ journal: JournalKind) throws {
+            let cluster = try Cluster(coordinatorArguments: try journal.coordinatorArguments())
             defer { cluster.stop() }
             try cluster.addWorker(name: "w1")
             let gate = Scratch.file("gate")
@@ -256,6 +258,46 @@ extension EndToEnd {
             let late = try cluster.cli(["add", group, nested])
             #expect(late.status == 64, "\(late)")
             #expect(late.stderr.contains("has finished"), "\(late)")
+        }
+
+        /// `cohort rerun` of a group that grew runs the spec as it ran, read from either
+        /// journal: the added child that succeeded is reused, the added child that failed runs
+        /// again (without its addition the earlier run would have nothing to re-run).
+        @Test(arguments: JournalKind.allCases)
+        func aRerunOfAGrownGroupRunsItWithItsAdditions(_ journal: JournalKind) throws {
+            let cluster = try Cluster(coordinatorArguments: try journal.coordinatorArguments())
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1")
+            let gate = Scratch.file("gate")
+            let marker = Scratch.file("fixed")
+            let group = try cluster.submit(
+                "name: grown-rerun\nchildren:\n" + Self.shell("hold", "while [ ! -e \(gate) ]; do sleep 0.05; done"),
+                name: "grown-rerun.yaml")
+            let addition = try Scratch.write(
+                "- { name: made, run: echo, after: [hold], with: { n: 1 } }\n"
+                    + "- { name: flaky, run: shell, after: [made], with: { command: [test, -e, \"\(marker)\"] } }\n",
+                name: "addition.yaml")
+            let added = try cluster.cli(["add", group, addition])
+            #expect(added.status == 0, "\(added)")
+            #expect(FileManager.default.createFile(atPath: gate, contents: Data()))
+            let first = try cluster.waitForStatus(group) {
+                ["succeeded", "failed", "cancelled"].contains($0.state ?? "")
+            }
+            #expect(first.state == "failed", "flaky fails the first time: \(first)")
+
+            try cluster.killCoordinator()
+            try cluster.restartCoordinator()
+            #expect(FileManager.default.createFile(atPath: marker, contents: Data()))
+            let rerun = try cluster.cli(["rerun", group, "--json"])
+            #expect(rerun.status == 0, "\(rerun)")
+            let again = try #require(try JSON.object(rerun.stdout)["id"] as? String)
+            let second = try cluster.waitForStatus(again) {
+                ["succeeded", "failed", "cancelled"].contains($0.state ?? "")
+            }
+            #expect(second.state == "succeeded", "\(second)")
+            for (path, reused) in [("hold", true), ("made", true), ("flaky", false)] {
+                #expect(second.child(path)?["reused"] as? Bool == reused, "\(path): \(second.children)")
+            }
         }
 
         /// examples/branching.yaml as it is, on a worker with `cohort` on its PATH: `foo` picks

@@ -30,8 +30,9 @@ extension EndToEnd {
             ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").count
         }
 
-        @Test func aRerunReusesWhatSucceededAndRunsTheRestEvenAfterACoordinatorRestart() throws {
-            let cluster = try Cluster()
+        @Test(arguments: JournalKind.allCases)
+        func aRerunReusesWhatSucceededAndRunsTheRestEvenAfterACoordinatorRestart(_ journal: JournalKind) throws {
+            let cluster = try Cluster(coordinatorArguments: try journal.coordinatorArguments())
             defer { cluster.stop() }
             try cluster.addWorkers(1, slots: 2)
             let counter = Scratch.file("fetch-runs")

@@ -2,6 +2,7 @@ import ArgumentParser
 import CohortCoordinator
 import CohortDashboard
 import CohortJournal
+import CohortJournalPostgres
 import CohortMetrics
 import Foundation
 import Logging
@@ -31,6 +32,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
             75: another coordinator holds the state directory; 73: the directory cannot be \
             created; 65: the journal is of another schema version.
 
+            --journal postgres://USER@HOST:PORT/DATABASE (config key journal, \
+            COHORT_COORDINATOR_JOURNAL) keeps the journal in PostgreSQL instead: the same \
+            tables, created or migrated at start, one transaction per loop turn. The password \
+            comes from the URL or PGPASSWORD. One coordinator per database (nothing checks it \
+            yet). Exit 64: the URL is not one Cohort can use; 69: PostgreSQL cannot be \
+            reached (the host, port and error are named); 77: it refused the credentials.
+
             Prometheus metrics are served on http://127.0.0.1:9470/metrics by default, and \
             `cohort coordinator metrics on URL` is printed once bound; when nothing was \
             configured and 9470 is taken (another coordinator on the host), a free port is \
@@ -57,6 +65,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             Examples:
               cohort coordinator                                # tcp://127.0.0.1:7400
               cohort coordinator --endpoint 'tcp://127.0.0.1:*' # any free port
+              cohort coordinator --journal postgres://cohort@db.internal:5432/cohort
               cohort coordinator --config config/coordinator.yaml \\
                   --endpoint tcp://0.0.0.0:7400
               cohort keygen --out /etc/cohort --role coordinator
@@ -118,6 +127,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
             valueName: "file"))
     var httpTokens: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Keep the journal in PostgreSQL instead of SQLite under the state directory: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.",
+            valueName: "url"))
+    var journal: String?
+
     @Flag(
         name: .customLong("no-journal"),
         help: "Keep nothing on disk: accepted groups are lost if the coordinator stops (benchmarks, throwaway runs).")
@@ -174,7 +190,17 @@ struct CoordinatorCommand: AsyncParsableCommand {
             flags: { configuration in
                 if let endpoint { configuration.endpoint = endpoint }
                 if let stateDir { configuration.stateDirectory = stateDir }
-                if noJournal { configuration.stateDirectory = nil }
+                if let journal {
+                    do throws(JournalError) {
+                        configuration.journalStore = try PostgresJournal.opener(url: journal)
+                    } catch {
+                        throw ValidationError("--journal: \(error.description)")
+                    }
+                }
+                if noJournal {
+                    configuration.stateDirectory = nil
+                    configuration.journalStore = nil
+                }
                 if let metrics { configuration.metrics = metrics }
                 for limit in limits {
                     let parts = limit.split(separator: "=", maxSplits: 1).map(String.init)

@@ -2,6 +2,7 @@ import ArgumentParser
 import CohortCoordinator
 import CohortCore
 import CohortJournal
+import CohortJournalPostgres
 import CohortSpec
 import Foundation
 
@@ -15,12 +16,14 @@ struct PruneCommand: ParsableCommand {
             by itself, once an hour. This does it by hand, on the journal file of a state \
             directory, whether the coordinator runs or not (only finished groups are touched; \
             a running coordinator forgets them from memory at its next start). Unfinished \
-            groups are never pruned. See docs/operations.md, "The journal".
+            groups are never pruned. With --journal postgres://… (or the config's journal) it \
+            prunes that PostgreSQL journal instead. See docs/operations.md, "The journal".
 
             Examples:
               cohort prune                  # the default state dir, finished over 7d ago
               cohort prune --state-dir /var/lib/cohort --older-than 1d
               cohort prune --config config/coordinator.yaml --older-than 0s --json
+              cohort prune --journal postgres://cohort@db.internal/cohort --older-than 30d
             """
     )
 
@@ -28,6 +31,13 @@ struct PruneCommand: ParsableCommand {
         name: .customLong("state-dir"),
         help: ArgumentHelp("The coordinator's state directory (default: as `cohort coordinator`).", valueName: "dir"))
     var stateDir: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A PostgreSQL journal to prune instead: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.",
+            valueName: "url"))
+    var journal: String?
 
     @Option(
         name: .customLong("older-than"),
@@ -46,8 +56,8 @@ struct PruneCommand: ParsableCommand {
         _ = try settings()
     }
 
-    /// The journal file and the age to prune from: flags < the coordinator's settings.
-    private func settings() throws -> (journal: String, age: Duration) {
+    /// The journal and the age to prune from: flags < the coordinator's settings.
+    private func settings() throws -> (journal: JournalStoreOpener?, file: String, age: Duration) {
         let configuration: CoordinatorConfiguration
         do {
             configuration = try CoordinatorSettings.load(file: config)
@@ -62,16 +72,26 @@ struct PruneCommand: ParsableCommand {
                 throw ValidationError("--older-than: \(error.description)")
             }
         }
+        if let journal {
+            do throws(JournalError) {
+                return (try PostgresJournal.opener(url: journal), "", age)
+            } catch {
+                throw ValidationError("--journal: \(error.description)")
+            }
+        }
+        if stateDir == nil, let store = configuration.journalStore { return (store, "", age) }
         let directory = stateDir ?? configuration.stateDirectory ?? StateDirectory.defaultPath()
-        return (directory + "/journal.sqlite", age)
+        return (nil, directory + "/journal.sqlite", age)
     }
 
     func run() throws {
-        let (path, age) = try settings()
+        let (store, file, age) = try settings()
+        let path = store?.location ?? file
         let now = Date()
         let cutoff = now.addingTimeInterval(-Double(age.components.seconds))
         do {
-            let journal = try Journal.openExisting(at: path)
+            let journal: any JournalStore
+            if let store { journal = try store.openExisting() } else { journal = try Journal.openExisting(at: file) }
             defer { journal.close() }
             let pruned = try journal.prune(
                 finishedBefore: Timestamp(nanosecondsSinceEpoch: Int64(cutoff.timeIntervalSince1970 * 1e9)))

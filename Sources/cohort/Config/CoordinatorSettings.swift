@@ -1,6 +1,7 @@
 import CohortCoordinator
 import CohortDashboard
 import CohortJournal
+import CohortJournalPostgres
 import Foundation
 
 /// `config/coordinator.yaml` and the `COHORT_COORDINATOR_*` environment, as a
@@ -26,6 +27,7 @@ enum CoordinatorSettings {
             .custom("secretKeyFile"),
             .custom("authorizedKeysDir"),
             .optionalString("stateDir", \.stateDirectory),
+            .custom("journal"),
             .custom("journalSynchronous"),
             .duration("restartGrace", \.restartGrace),
             .duration("retention", \.retention),
@@ -81,6 +83,13 @@ enum CoordinatorSettings {
         ) { (source, configuration) throws(ConfigError) in
             if configuration.stateDirectory == nil {
                 configuration.stateDirectory = StateDirectory.defaultPath(environment: environment)
+            }
+            if let text = try source.string("journal") {
+                do throws(JournalError) {
+                    configuration.journalStore = try PostgresJournal.opener(url: text)
+                } catch {
+                    throw ConfigError(origin: source.origin("journal"), key: "journal", message: error.description)
+                }
             }
             if let limits = try source.countMapping("limits") { configuration.lockLimits = limits }
             if let value = try source.string("journalSynchronous") {

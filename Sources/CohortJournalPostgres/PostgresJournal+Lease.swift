@@ -1,0 +1,170 @@
+import CohortJournal
+import Foundation
+import PostgresNIO
+
+/// The leader lease (issue 16): several coordinators on one database, one of them leading.
+///
+/// The lease is one row (``PostgresJournalSchema/lease``): an epoch, its holder and when it
+/// expires, by the database's clock (`clock_timestamp()`), so the coordinators' clocks need not
+/// agree. A store opened for leadership (``PostgresJournal/Opening/leadership``):
+///
+/// - takes the lease when nobody holds it or its holder's has expired
+///   (``PostgresJournal/acquireLease(holder:ttl:)``), with a new epoch: one more than both the
+///   lease's and the journal's `meta.epoch`, which it becomes too, so epochs (and the fencing
+///   tokens the coordinator derives from them) keep growing across every coordinator that ever
+///   served the database;
+/// - keeps it by renewing it before it expires (``PostgresJournal/renewLease(epoch:holder:ttl:)``);
+/// - checks it first in every write and prune, in the same transaction
+///   (`SELECT … FOR SHARE`): a store whose epoch is over fails `deposed` and commits nothing.
+///   The row lock makes the check and the takeover exclusive: a takeover waits for a write
+///   that has checked to commit, and a write that checks after a takeover sees the new epoch.
+extension PostgresJournal {
+    /// The lease a store holds: its epoch and holder.
+    public struct HeldLease: Sendable, Hashable {
+        public var epoch: UInt64
+        public var holder: String
+
+        public init(epoch: UInt64, holder: String) {
+            (self.epoch, self.holder) = (epoch, holder)
+        }
+    }
+
+    /// The lease as the database has it now.
+    public struct LeaseRow: Sendable, Hashable {
+        /// The epoch of the last store that acquired it (0 if none ever did).
+        public var epoch: UInt64
+        /// Who holds it; nil when nobody does (never acquired, or released).
+        public var holder: String?
+        /// Whether it has expired by the database's clock (a released lease has).
+        public var expired: Bool
+
+        public init(epoch: UInt64, holder: String?, expired: Bool) {
+            (self.epoch, self.holder, self.expired) = (epoch, holder, expired)
+        }
+    }
+
+    /// Takes the lease for `holder` for `ttl` if nobody holds it or its holder's has expired,
+    /// and returns the new epoch (one more than the last, as ``epoch`` becomes); nil if another
+    /// holder's lease is live. A store holding the lease does not acquire it again: it renews.
+    /// - Throws: ``JournalError`` `unusable` unless the store was opened for leadership, or
+    ///   as ``write(_:)`` if the database fails.
+    public func acquireLease(holder: String, ttl: Duration) throws(JournalError) -> UInt64? {
+        try requireLeadership()
+        let micros = Self.microseconds(ttl)
+        let acquired: UInt64? = try session.transaction(doing: "cannot acquire the journal's lease") { execute in
+            let rows = try execute("SELECT epoch, holder, expires_at <= clock_timestamp() FROM lease FOR UPDATE")
+            guard let row = rows.first else {
+                throw JournalError(.damaged, path: location, "the journal's lease row is missing")
+            }
+            let (last, current, expired) = try row.decode((Int64, String?, Bool).self)
+            if current != nil && !expired { return nil }
+            let text = try execute("SELECT value FROM meta WHERE key = 'epoch' FOR UPDATE").first?.decode(String.self)
+            guard let journalEpoch = text.flatMap({ Int64($0) }) else {
+                throw JournalError(.damaged, path: location, "the journal has no epoch")
+            }
+            let next = max(last, journalEpoch) + 1
+            _ = try execute(
+                """
+                UPDATE lease SET epoch = \(next), holder = \(holder),
+                    expires_at = clock_timestamp() + \(micros) * interval '1 microsecond'
+                """)
+            _ = try execute("UPDATE meta SET value = \(String(next)) WHERE key = 'epoch'")
+            return UInt64(next)
+        }
+        if let acquired {
+            state.withLock { $0 = (acquired, HeldLease(epoch: acquired, holder: holder)) }
+        }
+        return acquired
+    }
+
+    /// Extends the lease of `epoch` held by `holder` to `ttl` from now (by the database's
+    /// clock); false if the lease has another epoch or holder (taken over: the store is
+    /// deposed). A lease that expired but that nobody took since is still this one's.
+    /// - Throws: ``JournalError`` `unusable` unless the store was opened for leadership, or
+    ///   as ``write(_:)`` if the database fails.
+    public func renewLease(epoch: UInt64, holder: String, ttl: Duration) throws(JournalError) -> Bool {
+        try requireLeadership()
+        let micros = Self.microseconds(ttl)
+        let rows = try session.run(
+            """
+            UPDATE lease SET expires_at = clock_timestamp() + \(micros) * interval '1 microsecond'
+            WHERE epoch = \(Int64(bitPattern: epoch)) AND holder = \(holder) RETURNING epoch
+            """, doing: "cannot renew the journal's lease")
+        return !rows.isEmpty
+    }
+
+    /// Gives the lease up (a leader stopping cleanly), so that another store takes it without
+    /// waiting for it to expire; nothing if the lease is no longer this store's. The store
+    /// writes no more.
+    /// - Throws: as ``renewLease(epoch:holder:ttl:)``.
+    public func releaseLease() throws(JournalError) {
+        try requireLeadership()
+        guard let held = state.withLock({ $0.lease }) else { return }
+        _ = try session.run(
+            """
+            UPDATE lease SET holder = NULL, expires_at = clock_timestamp()
+            WHERE epoch = \(Int64(bitPattern: held.epoch)) AND holder = \(held.holder)
+            """, doing: "cannot release the journal's lease")
+        state.withLock { $0.lease = nil }
+    }
+
+    /// The lease as the database has it (for operators, tests and a standby deciding when to
+    /// try).
+    public func currentLease() throws(JournalError) -> LeaseRow {
+        let rows = try session.run(
+            "SELECT epoch, holder, expires_at <= clock_timestamp() FROM lease", doing: "cannot read the journal's lease"
+        )
+        do {
+            guard let row = rows.first else {
+                throw JournalError(.damaged, path: location, "the journal's lease row is missing")
+            }
+            let (epoch, holder, expired) = try row.decode((Int64, String?, Bool).self)
+            return LeaseRow(epoch: UInt64(max(epoch, 0)), holder: holder, expired: expired)
+        } catch let error as JournalError {
+            throw error
+        } catch {
+            throw JournalError(.damaged, path: location, "cannot read the journal's lease: \(error)")
+        }
+    }
+
+    // MARK: The check every write makes
+
+    /// The lease a write must find, for a store opened for leadership (nil otherwise: no
+    /// check).
+    /// - Throws: ``JournalError`` `deposed` if the store holds none.
+    func leaseToCheck() throws(JournalError) -> HeldLease? {
+        guard opening == .leadership else { return nil }
+        guard let held = state.withLock({ $0.lease }) else {
+            throw JournalError(
+                .deposed, path: location, "this coordinator does not hold the journal's lease: it may not write")
+        }
+        return held
+    }
+
+    /// First in a write's transaction: the lease row still has `held`'s epoch and holder,
+    /// share-locked until the commit (a takeover waits for it).
+    /// - Throws: ``JournalError`` `deposed` naming the lease's epoch and holder now; the
+    ///   transaction is then rolled back.
+    func checkLease(_ held: HeldLease, _ execute: (PostgresQuery) throws -> [PostgresRow]) throws {
+        let epoch = Int64(bitPattern: held.epoch)
+        let rows = try execute("SELECT epoch FROM lease WHERE epoch = \(epoch) AND holder = \(held.holder) FOR SHARE")
+        guard rows.isEmpty else { return }
+        let now = try execute("SELECT epoch, holder FROM lease").first?.decode((Int64, String?).self)
+        throw JournalError(
+            .deposed, path: location,
+            "this coordinator's lease (epoch \(held.epoch), holder \"\(held.holder)\") was taken over: the lease is at "
+                + "epoch \(now?.0 ?? 0), held by \(now?.1.map { "\"\($0)\"" } ?? "nobody"); nothing was written")
+    }
+
+    private func requireLeadership() throws(JournalError) {
+        guard opening == .leadership else {
+            throw JournalError(
+                .unusable, path: location, "the journal's lease is for a store opened for leadership")
+        }
+    }
+
+    static func microseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}

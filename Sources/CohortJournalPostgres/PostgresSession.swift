@@ -1,0 +1,154 @@
+import CohortJournal
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// One connection to PostgreSQL on an event loop group of its own, used synchronously: every
+/// call sends its statement and waits for the answer on the CALLING thread (never a NIO
+/// thread: the committer's, the loop's or the history queue's), so the journal keeps the
+/// synchronous ``JournalStore`` protocol the coordinator's threads call. Calls are serialised
+/// by a lock, a transaction as a whole.
+final class PostgresSession: @unchecked Sendable {
+    // @unchecked Sendable: `connection` and `group` are Sendable; `lock` serialises their use.
+    let url: PostgresConnectionURL
+    private let group: MultiThreadedEventLoopGroup
+    private let connection: PostgresConnection
+    private let logger: Logger
+    private let lock = NSLock()
+
+    /// Connects and authenticates.
+    /// - Throws: ``JournalError`` `unreachable` naming the host and port, `denied` for
+    ///   credentials PostgreSQL refused.
+    init(_ url: PostgresConnectionURL, logger: Logger) throws(JournalError) {
+        self.url = url
+        self.logger = logger
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var configuration = PostgresConnection.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        do {
+            connection = try PostgresConnection.connect(
+                on: group.next(), configuration: configuration, id: 1, logger: logger
+            ).wait()
+        } catch {
+            try? group.syncShutdownGracefully()
+            throw Self.journalError(error, url: url, doing: "cannot connect to PostgreSQL")
+        }
+        self.group = group
+    }
+
+    /// Closes the connection and stops its event loop.
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        try? connection.close().wait()
+        try? group.syncShutdownGracefully()
+    }
+
+    /// Runs one statement outside a transaction.
+    func run(_ query: PostgresQuery, doing: String) throws(JournalError) -> [PostgresRow] {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            return try execute(query)
+        } catch {
+            throw Self.journalError(error, url: url, doing: doing)
+        }
+    }
+
+    /// Runs `body` in one transaction (`BEGIN` … `COMMIT`, `ROLLBACK` if it throws). `body`
+    /// runs its statements with the `execute` it is given.
+    func transaction<T>(
+        doing: String, _ body: ((PostgresQuery) throws -> [PostgresRow]) throws -> T
+    ) throws(JournalError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            _ = try execute("BEGIN")
+            do {
+                let value = try body(execute)
+                _ = try execute("COMMIT")
+                return value
+            } catch {
+                _ = try? execute("ROLLBACK")
+                throw error
+            }
+        } catch let error as JournalError {
+            throw error
+        } catch {
+            throw Self.journalError(error, url: url, doing: doing)
+        }
+    }
+
+    private func execute(_ query: PostgresQuery) throws -> [PostgresRow] {
+        try connection.query(query, logger: logger).wait().rows
+    }
+
+    /// What PostgreSQL's (or the connection's) error means for the journal, with the words.
+    static func journalError(_ error: any Error, url: PostgresConnectionURL, doing: String) -> JournalError {
+        let location = url.description
+        guard let error = error as? PSQLError else {
+            return JournalError(.unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(error)")
+        }
+        if let server = error.serverInfo {
+            let state = server[.sqlState] ?? ""
+            let message = server[.message] ?? "error \(state)"
+            switch state {
+            case "28P01", "28000":
+                return JournalError(
+                    .denied, path: location,
+                    "PostgreSQL at \(url.host):\(url.port) refused the credentials of user \"\(url.user)\": \(message)")
+            case "3D000":
+                return JournalError(
+                    .unreachable, path: location, "PostgreSQL at \(url.host):\(url.port): \(message) (create it first)")
+            case let code where code.hasPrefix("08") || code.hasPrefix("57P"):
+                return JournalError(.unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(message)")
+            default:
+                return JournalError(.damaged, path: location, "\(doing): \(message) (SQLSTATE \(state))")
+            }
+        }
+        let underlying = error.underlying.map { "\($0)" } ?? "\(error.code)"
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown:
+            return JournalError(.unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(underlying)")
+        default:
+            return JournalError(.damaged, path: location, "\(doing): \(error.code): \(underlying)")
+        }
+    }
+}
+
+/// Multi-row statements: `VALUES (…), (…)` with their bindings, so that a batch's records of
+/// one kind go to PostgreSQL in one round trip.
+struct RowsStatement {
+    /// The most rows in one statement (PostgreSQL takes at most 65,535 parameters).
+    static let maxRows = 1000
+
+    private(set) var values = ""
+    private(set) var bindings = PostgresBindings()
+    private(set) var rows = 0
+
+    /// Adds a row: `template` is the row's text with one `?` per parameter (appended to
+    /// `bindings` by `bind`), e.g. `(?, ?::text, 'pending')`.
+    mutating func row(_ template: String, bind: (inout PostgresBindings) throws -> Void) rethrows {
+        if rows > 0 { values += ", " }
+        var index = bindings.count
+        for character in template {
+            if character == "?" {
+                index += 1
+                values += "$\(index)"
+            } else {
+                values.append(character)
+            }
+        }
+        try bind(&bindings)
+        rows += 1
+    }
+
+    /// The statement: `prefix`, the rows, `suffix`.
+    func query(_ prefix: String, _ suffix: String = "") -> PostgresQuery {
+        PostgresQuery(unsafeSQL: prefix + " " + values + " " + suffix, binds: bindings)
+    }
+}

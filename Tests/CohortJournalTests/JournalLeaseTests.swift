@@ -1,0 +1,142 @@
+import CohortCore
+import CohortJournal
+import CohortJournalPostgres
+import CohortTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// The leader lease of PostgreSQL's journal (issue 16): stores opened for leadership on one
+/// database, against the tests' real server. Only one holds the lease; a takeover waits for
+/// the lease to expire, by the database's clock; the deposed store's writes fail `deposed` and
+/// commit nothing.
+@Suite struct JournalLeaseTests {
+    func leader(_ place: JournalPlace) throws -> PostgresJournal {
+        try PostgresJournal(url: try PostgresConnectionURL(place.location), opening: .leadership)
+    }
+
+    /// A batch that submits group `id`.
+    func submitting(_ id: String, finishedAt finish: Int64? = nil) -> JournalBatch {
+        var batch = JournalBatch()
+        batch.submissions.append(.init(id: id, spec: sampleSpec, submittedAt: at(1)))
+        if let finish { batch.outcomes.append((id, .succeeded, nil, at(finish))) }
+        return batch
+    }
+
+    /// Tries to acquire until it does (the holder's lease expires), or fails at the deadline.
+    func acquireOnceExpired(_ store: PostgresJournal, holder: String) throws -> UInt64 {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if let epoch = try store.acquireLease(holder: holder, ttl: .seconds(60)) { return epoch }
+            usleep(5_000)
+        }
+        throw JournalError(.unusable, path: "", "\(holder) could not take the lease within 10 s")
+    }
+
+    /// Two stores on one database: the second cannot take the lease while the first's is live;
+    /// once it expired, it takes it with the next epoch; then the first's write and prune fail
+    /// `deposed` and commit nothing (read back behind the stores' backs), its renewal says it
+    /// no longer holds it, and the second writes.
+    @Test func aSecondStoreTakesTheLeaseOnceExpiredAndTheFirstIsDeposed() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            // A coordinator served the database alone before: the lease's epochs follow its.
+            let alone = try place.open()
+            #expect(alone.epoch == 1)
+            alone.close()
+            let first = try leader(place)
+            defer { first.close() }
+            let second = try leader(place)
+            defer { second.close() }
+            #expect(first.epoch == 1 && second.epoch == 1, "opening for leadership starts no incarnation")
+
+            let epoch = try #require(try first.acquireLease(holder: "first", ttl: .seconds(60)))
+            #expect(epoch == 2 && first.epoch == 2)
+            #expect(try place.strings("SELECT value FROM meta WHERE key = 'epoch'") == ["2"])
+            try first.write(submitting("before", finishedAt: 2))
+
+            #expect(try second.acquireLease(holder: "second", ttl: .seconds(60)) == nil, "the first's lease is live")
+            #expect(try first.acquireLease(holder: "first", ttl: .seconds(60)) == nil, "held: it renews instead")
+            let unheld = #expect(throws: JournalError.self) { try second.write(submitting("unheld")) }
+            #expect(unheld?.code == .deposed)
+            #expect(try first.renewLease(epoch: epoch, holder: "first", ttl: .seconds(60)))
+            #expect(try first.currentLease() == .init(epoch: 2, holder: "first", expired: false))
+
+            // The first's lease is cut short; it expires by the database's clock.
+            #expect(try first.renewLease(epoch: epoch, holder: "first", ttl: .milliseconds(200)))
+            let taken = try acquireOnceExpired(second, holder: "second")
+            #expect(taken == epoch + 1 && second.epoch == epoch + 1)
+            #expect(try place.strings("SELECT value FROM meta WHERE key = 'epoch'") == ["3"])
+
+            let refused = #expect(throws: JournalError.self) { try first.write(submitting("late")) }
+            #expect(refused?.code == .deposed)
+            #expect(refused?.exitCode == 75)
+            #expect(refused?.message.contains("epoch 3, held by \"second\"") == true, "\(refused?.message ?? "")")
+            #expect(try place.strings("SELECT count(*) FROM groups WHERE id = 'late'") == ["0"])
+            let pruneRefused = #expect(throws: JournalError.self) { _ = try first.prune(finishedBefore: at(100)) }
+            #expect(pruneRefused?.code == .deposed)
+            #expect(try place.strings("SELECT id FROM groups") == ["before"])
+            #expect(try first.renewLease(epoch: epoch, holder: "first", ttl: .seconds(60)) == false)
+
+            try second.write(submitting("late"))
+            #expect(try second.load().groups.map(\.id) == ["before", "late"])
+            #expect(try second.prune(finishedBefore: at(100)) == ["before"])
+        }
+    }
+
+    /// Stores racing for a free lease: exactly one takes it, with epoch 1; the others see it
+    /// held (the lease row is locked while one takes it).
+    @Test func ofStoresRacingForTheLeaseExactlyOneTakesIt() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let stores = try (0..<4).map { _ in try leader(place) }
+            defer { for store in stores { store.close() } }
+            let results = Mutex<[Result<UInt64?, JournalError>]>([])
+            DispatchQueue.concurrentPerform(iterations: stores.count) { index in
+                let result = Result { () throws(JournalError) -> UInt64? in
+                    try stores[index].acquireLease(holder: "store-\(index)", ttl: .seconds(60))
+                }
+                results.withLock { $0.append(result) }
+            }
+            let epochs = try results.withLock { $0 }.map { try $0.get() }
+            #expect(epochs.compactMap { $0 } == [1], "\(epochs)")
+            #expect(try place.strings("SELECT epoch FROM lease") == ["1"])
+        }
+    }
+
+    /// A leader that stops cleanly releases the lease: the next takes it at once, with the
+    /// next epoch, and the released store writes no more.
+    @Test func aReleasedLeaseIsTakenAtOnce() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let first = try leader(place)
+            defer { first.close() }
+            let second = try leader(place)
+            defer { second.close() }
+            let epoch = try #require(try first.acquireLease(holder: "first", ttl: .seconds(60)))
+            #expect(epoch == 1, "a new journal's first lease")
+            try first.releaseLease()
+            #expect(try first.currentLease() == .init(epoch: 1, holder: nil, expired: true))
+            #expect(try second.acquireLease(holder: "second", ttl: .seconds(60)) == 2)
+            let refused = #expect(throws: JournalError.self) { try first.write(submitting("g")) }
+            #expect(refused?.code == .deposed)
+            #expect(try place.strings("SELECT count(*) FROM groups") == ["0"])
+        }
+    }
+
+    /// Without leadership nothing changes: a store opened for serving writes whoever holds
+    /// the lease (one coordinator per database, as before), and has no lease to take.
+    @Test func aStoreNotOpenedForLeadershipNeitherChecksNorTakesTheLease() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let leading = try leader(place)
+            defer { leading.close() }
+            #expect(try leading.acquireLease(holder: "leader", ttl: .seconds(60)) == 1)
+            let serving = try PostgresJournal(url: try PostgresConnectionURL(place.location))
+            defer { serving.close() }
+            try serving.write(submitting("g"))
+            #expect(try place.strings("SELECT id FROM groups") == ["g"])
+            let error = #expect(throws: JournalError.self) {
+                _ = try serving.acquireLease(holder: "serving", ttl: .seconds(60))
+            }
+            #expect(error?.code == .unusable)
+            #expect(error?.message.contains("opened for leadership") == true)
+        }
+    }
+}
