@@ -68,6 +68,7 @@ final class CoordinatorLoop {
         settings.lockLimits = configuration.lockLimits
         settings.priorityAging = configuration.priorityAging
         settings.maxMapItems = configuration.specLimits.maxChildrenPerGroup
+        settings.maxProcedures = configuration.specLimits.maxTotalChildren
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
         self.scheduler = Scheduler(configuration: settings)
         self.scheduler.observes = metrics != nil

@@ -136,6 +136,14 @@ struct NestedRun: Sendable {
     /// During a restore: the journal has how this map ended without procedures, which the
     /// replay applies in its place; until then it does not decide for itself.
     var mapEndJournaled = false
+    /// Maps inside (itself included) that ended without procedures, and those of them that
+    /// ended skipped: a group whose every procedure and every such map was skipped reads as
+    /// skipped.
+    var emptyMaps: Int32 = 0
+    var skippedMaps: Int32 = 0
+    /// Why a map ended skipped or cancelled without procedures when nothing cancelled its group
+    /// (for status).
+    var endReason: String?
     /// Fencing tokens of the hold.
     var tokens: [String: UInt64] = [:]
     /// Set when the group was cancelled (by a client, or its timeout): the reason.

@@ -75,7 +75,17 @@ extension GroupRun {
         for injection in flat.leaves[leaf].inject {
             let selected: JSONValue
             if let producers = injection.gathers {
-                // A fan-out: each procedure's selected output, in order, as one list.
+                // A fan-out: it must have succeeded (a map that ended without procedures may
+                // have failed or been skipped); then each procedure's selected output, in
+                // order, as one list.
+                if let group = injection.fanOutGroup, groups[group].phase != .succeeded || groups[group].wasSkipped {
+                    let path = injection.producerPath
+                    switch groups[group].phase {
+                    case .failed: return .failure(InjectionFailure(.producerFailed(path: path)))
+                    case .succeeded: return .failure(InjectionFailure(.skipped("producer \"\(path)\" was skipped")))
+                    default: return .failure(InjectionFailure(.producerCancelled(path: path)))
+                    }
+                }
                 var list: [JSONValue] = []
                 list.reserveCapacity(producers.count)
                 for producer in producers {

@@ -93,8 +93,16 @@ final class GroupPlan: Sendable {
         var holdRemaining = [Int32](repeating: 0, count: flat.groups.count)
         for group in flat.groups where !group.holds.isEmpty {
             var outside = Set<Int>()
-            for leaf in group.leaves {
-                for path in flat.leaves[leaf].waitsFor {
+            // What its leaves wait for, and what a map inside that has not fanned out waits
+            // for (its procedures will: Scheduler+Map.swift).
+            var waited = group.leaves.map { flat.leaves[$0].waitsFor }
+            for map in flat.groups where map.mapPending {
+                var ancestor = map.parent
+                while let index = ancestor, index != group.index { ancestor = flat.groups[index].parent }
+                if ancestor == group.index || map.index == group.index { waited.append(map.waitsFor) }
+            }
+            for paths in waited {
+                for path in paths {
                     guard let node = nodeByPath[path] else { continue }
                     // By the tree, not by leaf ranges: a map not yet expanded has none, and an
                     // empty range lies within every range (simulation, seed 4).
@@ -277,6 +285,35 @@ extension GroupPlan {
             if names(owner.path, target) { return false }
             let parent = flat.groups[owner.parent]
             guard parent.mode == .sequence, let index = parent.children.firstIndex(of: owner.path), index > 0,
+                parent.children[index - 1] == target
+            else { return false }
+            found = true
+        }
+        return found
+    }
+
+    /// ``conditionDecides(_:after:)`` and ``skipPassesBySequence(_:after:)`` for a map's group
+    /// (Scheduler+Map.swift), which decides for the procedures it makes as one of them would:
+    /// the owners are the group and its enclosing nested groups.
+    func conditionDecides(group: Int, after path: String) -> Bool {
+        var owned = false
+        for owner in [group] + ancestors(ofGroup: group) where owner != 0 {
+            let flatGroup = flat.groups[owner]
+            guard flatGroup.waitsFor.prefix(flatGroup.ownWaitsForCount).contains(path) else { continue }
+            owned = true
+            if flatGroup.condition == nil { return false }
+        }
+        return owned
+    }
+
+    func skipPassesBySequence(group: Int, after target: String) -> Bool {
+        var found = false
+        for owner in [group] + ancestors(ofGroup: group) where owner != 0 {
+            let flatGroup = flat.groups[owner]
+            guard flatGroup.waitsFor.prefix(flatGroup.ownWaitsForCount).contains(target) else { continue }
+            if names(flatGroup.path, target) { return false }
+            let parent = flat.groups[flatGroup.parent ?? 0]
+            guard parent.mode == .sequence, let index = parent.children.firstIndex(of: flatGroup.path), index > 0,
                 parent.children[index - 1] == target
             else { return false }
             found = true

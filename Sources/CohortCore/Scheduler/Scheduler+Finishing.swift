@@ -83,6 +83,14 @@ extension Scheduler {
             for leaf in plan.flat.groups[parentGroup].leaves {
                 cancelLeaf(runIndex, leaf, reason: reason, cause: .propagated, now: now)
             }
+            // A map inside that has not fanned out never will.
+            for inner in plan.flat.groups.indices
+            where plan.flat.groups[inner].mapPending && plan.isWithin(inner, parentGroup) {
+                if runs[runIndex]?.groups[inner].cancelReason == nil {
+                    runs[runIndex]?.groups[inner].cancelReason = reason
+                }
+                work.append(.mapReady(runIndex: runIndex, group: inner))
+            }
         }
         for dependent in plan.dependents[node] {
             let leaf = Int(dependent)
@@ -184,8 +192,11 @@ extension Scheduler {
         }
         let phase = runs[runIndex]?.outcome(ofGroup: group) ?? .cancelled
         runs[runIndex]?.groups[group].phase = phase
-        if group != 0, phase == .succeeded, state.skipped > 0, let plan = runs[runIndex]?.plan,
-            runs[runIndex]?.groups[group].skipped == plan.flat.groups[group].leaves.count
+        // Every procedure inside skipped, and every map inside that ended without procedures
+        // too (a group of skipped children reads as skipped).
+        if group != 0, phase == .succeeded, state.skipped + Int(state.skippedMaps) > 0,
+            let plan = runs[runIndex]?.plan, state.skipped == plan.flat.groups[group].leaves.count,
+            state.skippedMaps == state.emptyMaps
         {
             runs[runIndex]?.groups[group].wasSkipped = true
         }

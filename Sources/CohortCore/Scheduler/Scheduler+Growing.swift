@@ -136,7 +136,9 @@ extension Scheduler {
         for group in groupMap { isNewGroup[group] = false }
         let added = flat.leaves.indices.filter { isNewLeaf[$0] }
         let addedGroups = flat.groups.indices.filter { isNewGroup[$0] }
-        try Self.checkHolds(old: old, new: flat, groupMap: groupMap, added: added)
+        // A map's procedures wait only for what the map waited for, which has finished (and
+        // which an enclosing hold waited for too): only the categories are checked.
+        try Self.checkHolds(old: old, new: flat, groupMap: groupMap, added: expandsMap ? [] : added)
 
         var placementClasses = [Int32](repeating: 0, count: flat.leaves.count)
         for (oldLeaf, leaf) in leafMap.enumerated() { placementClasses[leaf] = plan.placement[oldLeaf] }
@@ -230,6 +232,7 @@ extension Scheduler {
                     switch item {
                     case .unblocked(let r, let old) where r == runIndex: .unblocked(runIndex: r, leaf: leaf(old))
                     case .nodeFinished(let r, let old) where r == runIndex: .nodeFinished(runIndex: r, node: node(old))
+                    case .mapReady(let r, let old) where r == runIndex: .mapReady(runIndex: r, group: group(old))
                     default: item
                     }
                 })

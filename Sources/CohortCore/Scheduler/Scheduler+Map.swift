@@ -23,7 +23,7 @@ extension Scheduler {
     /// How a map that makes no procedures ends.
     enum MapEnd {
         case succeeded
-        case skipped
+        case skipped(String)
         case failed(String)
         case cancelled(CancellationReason)
     }
@@ -55,7 +55,7 @@ extension Scheduler {
         runs[runIndex]?.groups[group].conditionChecked = true
         switch decide(runIndex, condition: flatGroup.condition, requirement: flatGroup.requirement) {
         case .run: break
-        case .skip: return endMap(runIndex, group, .skipped, now: now)
+        case .skip(let why): return endMap(runIndex, group, .skipped(why), now: now)
         case .fail(let why): return endMap(runIndex, group, .failed(why), now: now)
         }
         let items: [JSONValue]
@@ -79,28 +79,26 @@ extension Scheduler {
         if let outputs = runs[runIndex]?.reusable, !outputs.isEmpty { reuseMapped(runIndex, paths, outputs, now: now) }
     }
 
-    /// The failure rules for a ready map, as for a procedure that waits for the same nodes
-    /// (``dependencyEnded(_:_:_:_:now:)``): a skipped dependency skips it, a failed producer
-    /// or (under `cancel-dependents`) a failed dependency cancels it, unless its `if:` decides.
+    /// The failure rules for a ready map, as for a procedure in its place
+    /// (``dependencyEnded(_:_:_:_:now:)``): unless an `if:` of the map or of an enclosing group
+    /// decides, a skipped dependency skips it (not one it only follows in a sequence), a failed
+    /// producer or inject source cancels it, and under `cancel-dependents` so does any failed
+    /// dependency.
     private func dependencyRule(_ run: GroupRun, _ group: Int) -> MapEnd? {
         let plan = run.plan
         let flatGroup = plan.flat.groups[group]
-        let own = flatGroup.waitsFor.prefix(flatGroup.ownWaitsForCount)
+        let injected = Set(
+            (flatGroup.fanOut?.map?.template.inject.map(\.from) ?? []) + [flatGroup.fanOut?.map?.map.from ?? ""])
         for path in flatGroup.waitsFor {
-            guard let node = plan.nodeByPath[path], let end = nodeEnd(run.runIndex, node), !end.succeeded else {
-                continue
-            }
-            if flatGroup.condition != nil, own.contains(path) { continue }
+            guard let node = plan.nodeByPath[path], let end = nodeEnd(run.runIndex, node), !end.succeeded,
+                !plan.conditionDecides(group: group, after: path)
+            else { continue }
             if end.skipped {
-                if let parent = flatGroup.parent, plan.flat.groups[parent].mode == .sequence,
-                    let index = plan.flat.groups[parent].children.firstIndex(of: flatGroup.path), index > 0,
-                    plan.flat.groups[parent].children[index - 1] == path, !plan.names(flatGroup.path, path)
-                {
-                    continue
-                }
-                return .skipped
+                if plan.skipPassesBySequence(group: group, after: path) { continue }
+                return .skipped("dependency \"\(path)\" was skipped")
             }
-            if node == flatGroup.mapProducer {
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            if node < plan.flat.leaves.count, node == flatGroup.mapProducer || injected.contains(name) {
                 return .cancelled(end.failed ? .producerFailed(path: path) : .producerCancelled(path: path))
             }
             if end.policy == .cancelDependents {
@@ -118,9 +116,16 @@ extension Scheduler {
         let path = run.flat.leaves[producer].path
         switch run.children[producer].phase {
         case .succeeded: break
-        case .skipped: return .failure(.init(.skipped))
+        case .skipped: return .failure(.init(.skipped("producer \"\(path)\" was skipped")))
         case .failed: return .failure(.init(.cancelled(.producerFailed(path: path))))
         default: return .failure(.init(.cancelled(.producerCancelled(path: path))))
+        }
+        if run.children[producer].outputTruncated {
+            return .failure(
+                .init(
+                    .failed(
+                        "map: producer \"\(path)\" returned more output than maxOutputBytes and it was cut; its list is not whole"
+                    )))
         }
         guard let output = try? JSONValue(jsonData: run.children[producer].output ?? Data("null".utf8)) else {
             return .failure(.init(.failed("map: producer \"\(path)\" returned output that is not JSON")))
@@ -150,6 +155,14 @@ extension Scheduler {
                         "map: producer \"\(path)\" returned \(items.count) items; a map makes at most \(limit) procedures (limit maxChildrenPerGroup)"
                     )))
         }
+        let total = configuration.maxProcedures
+        guard run.leafCount + items.count <= total else {
+            return .failure(
+                .init(
+                    .failed(
+                        "map: producer \"\(path)\" returned \(items.count) items; with the group's \(run.leafCount) procedures that is over \(total) (limit maxTotalChildren)"
+                    )))
+        }
         return .success(items)
     }
 
@@ -171,7 +184,7 @@ extension Scheduler {
             let (phase, error): (ChildPhase, String?) =
                 switch end {
                 case .succeeded: (.succeeded, nil)
-                case .skipped: (.skipped, nil)
+                case .skipped(let why): (.skipped, why)
                 case .failed(let why): (.failed, why)
                 case .cancelled(let reason): (.cancelled, (runs[runIndex]?.groups[group].cancelReason ?? reason).text)
                 }
@@ -183,11 +196,14 @@ extension Scheduler {
                             state: .finished(phase), output: nil, error: error, worker: nil, startedAt: nil,
                             finishedAt: now))))
         }
+        for index in chain { runs[runIndex]?.groups[index].emptyMaps += 1 }
         switch end {
         case .succeeded:
             break
-        case .skipped:
+        case .skipped(let why):
             runs[runIndex]?.groups[group].wasSkipped = true
+            runs[runIndex]?.groups[group].endReason = why
+            for index in chain { runs[runIndex]?.groups[index].skippedMaps += 1 }
         case .failed(let why):
             let path = plan.flat.groups[group].path
             for index in chain {
@@ -197,7 +213,13 @@ extension Scheduler {
                 }
             }
         case .cancelled(let reason):
-            if runs[runIndex]?.groups[group].cancelReason == nil { runs[runIndex]?.groups[group].cancelReason = reason }
+            // Cancelled with its group (its `cancelReason` is set) or as a consequence (a
+            // failed producer or dependency): the latter counts like a procedure cancelled by
+            // propagation, whose end the enclosing group's `cancel-group` policy follows.
+            if runs[runIndex]?.groups[group].cancelReason == nil {
+                runs[runIndex]?.groups[group].cancelled += 1
+                runs[runIndex]?.groups[group].endReason = reason.text
+            }
             for index in chain where index != group { runs[runIndex]?.groups[index].cancelled += 1 }
         }
         let path = plan.flat.groups[group].path

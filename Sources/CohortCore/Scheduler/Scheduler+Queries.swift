@@ -212,7 +212,8 @@ extension Scheduler {
         let error: String? =
             switch state.phase {
             case .failed: state.firstFailure
-            case .cancelled: state.cancelReason?.text ?? "cancelled"
+            case .cancelled: state.cancelReason?.text ?? state.endReason ?? "cancelled"
+            case .succeeded where state.wasSkipped: state.endReason
             default: nil
             }
         var phase: ChildPhase = .pending

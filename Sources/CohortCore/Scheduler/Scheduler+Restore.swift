@@ -140,7 +140,7 @@ extension Scheduler {
         for finish in finishes {
             guard let leaf = runs[finish.runIndex]?.plan.nodeByPath[finish.record.path] else { continue }
             guard let leafCount = runs[finish.runIndex]?.leafCount, leaf < leafCount else {
-                replayMapEnd(finish.runIndex, leaf, finish.record, finish.phase, now: now)
+                replayMapEnd(finish.runIndex, leaf, finish.record, finish.phase, cancelledPaths: cancels, now: now)
                 continue
             }
             runs[finish.runIndex]?.children[leaf].outputTruncated = finish.record.outputTruncated
@@ -218,18 +218,28 @@ extension Scheduler {
 
     /// A map's journaled end without procedures, replayed at its time among the outcomes.
     private mutating func replayMapEnd(
-        _ runIndex: Int, _ node: Int, _ record: ChildRecord, _ phase: ChildPhase, now: Timestamp
+        _ runIndex: Int, _ node: Int, _ record: ChildRecord, _ phase: ChildPhase,
+        cancelledPaths: [(runIndex: Int, path: String, reason: String)], now: Timestamp
     ) {
         guard let leafCount = runs[runIndex]?.leafCount, node >= leafCount,
             runs[runIndex]?.groups[node - leafCount].mapEndJournaled == true
         else { return }
         let end: MapEnd =
             switch phase {
-            case .skipped: .skipped
+            case .skipped: .skipped(record.error ?? "skipped")
             case .failed: .failed(record.error ?? "failed")
             case .cancelled: .cancelled(.custom(record.error ?? "cancelled"))
             default: .succeeded
             }
+        // Cancelled with its group (a journaled cancel covers it, applied again after the
+        // replay) rather than as a consequence: its end does not set off `cancel-group`.
+        if phase == .cancelled, let path = runs[runIndex]?.plan.path(ofNode: node),
+            cancelledPaths.contains(where: {
+                $0.runIndex == runIndex && ($0.path.isEmpty || path == $0.path || path.hasPrefix($0.path + "/"))
+            })
+        {
+            runs[runIndex]?.groups[node - leafCount].cancelReason = .custom(record.error ?? "cancelled")
+        }
         endMap(runIndex, node - leafCount, end, now: record.finishedAt ?? now)
         drainWork(now: record.finishedAt ?? now)
     }

@@ -144,15 +144,19 @@ public struct Scheduler: Sendable {
                 "limits.\(category) is \(limit), but the coordinator's configuration sets \(configured), which applies")
         }
         if emitsRecords { actions.append(.record(.submitted(id: groupID, spec: spec, owner: owner, at: now))) }
-        // A map's procedures are made later: the outputs of those of the earlier run are kept
-        // for when it fans out (Scheduler+Map.swift).
-        let mapPaths = plan.flat.groups.filter(\.mapPending).map { $0.path + "/" }
-        if !mapPaths.isEmpty {
+        let reusesBefore = mapReuses
+        var reused = 0
+        if !outputs.isEmpty {
+            let (count, mapsMadeAgain) = reuse(outputs, in: plan, now: now)
+            reused = count
+            // A map's procedures are made when it fans out: the earlier run's outputs of those
+            // of a map whose producer (or anything else it waits for) did not run again are
+            // kept for then (Scheduler+Map.swift).
+            let mapPaths = plan.flat.groups.filter { $0.mapPending && !mapsMadeAgain.contains($0.index) }
+                .map { $0.path + "/" }
             let kept = outputs.filter { entry in mapPaths.contains { entry.key.hasPrefix($0) } }
             if !kept.isEmpty { runs[plan.runIndex]?.reusable = kept }
         }
-        let reusesBefore = mapReuses
-        var reused = outputs.isEmpty ? 0 : reuse(outputs, in: plan, now: now)
         settle(now: now)
         reused += mapReuses - reusesBefore
         return Acceptance(
@@ -162,49 +166,41 @@ public struct Scheduler: Sendable {
 
     /// Finishes, succeeded with their earlier output, the procedures of a new run that
     /// `outputs` has and that wait (all levels: their own dependencies, their groups', sequence
-    /// order) for nothing that runs again; returns how many. Before the run's first turn, so
-    /// none of them has started.
-    private mutating func reuse(_ outputs: [String: Data], in plan: GroupPlan, now: Timestamp) -> Int {
+    /// order) for nothing that runs again; returns how many, and the maps that wait for
+    /// something that runs again. Before the run's first turn, so none of them has started.
+    ///
+    /// A map runs again: its procedures are made anew when it fans out (only there can those
+    /// of the earlier run be reused), so what waits for it, or for a group around it, runs
+    /// again too.
+    private mutating func reuse(_ outputs: [String: Data], in plan: GroupPlan, now: Timestamp) -> (Int, Set<Int>) {
         let leaves = plan.flat.leaves
-        var runsAgain = [Bool](repeating: false, count: leaves.count)
-        var groupRunsAgain = [Bool](repeating: false, count: plan.flat.groups.count)
-        var pending: [Int] = []
-        for leaf in leaves.indices where outputs[leaves[leaf].path] == nil {
-            runsAgain[leaf] = true
-            pending.append(leaf)
+        var runsAgain = [Bool](repeating: false, count: leaves.count + plan.flat.groups.count)
+        var stack: [Int] = []
+        func mark(_ node: Int) {
+            guard !runsAgain[node] else { return }
+            runsAgain[node] = true
+            stack.append(node)
         }
-        // What waits for a procedure that runs again (or for a group holding one) runs again;
-        // so does a map that waits for one (its procedures are made from what runs again).
-        while let leaf = pending.popLast() {
-            var nodes = [leaf]
-            var index = 0
-            while index < nodes.count {
-                let node = nodes[index]
-                index += 1
-                let groups = node < leaves.count ? leaves[node].ancestors : []
-                for group in groups + (plan.mapWaits[node] ?? []).map(Int.init) where !groupRunsAgain[group] {
-                    groupRunsAgain[group] = true
-                    nodes.append(leaves.count + group)
-                    // A map's enclosing groups hold something that runs again too.
-                    for ancestor in plan.ancestors(ofGroup: group) where !groupRunsAgain[ancestor] {
-                        groupRunsAgain[ancestor] = true
-                        nodes.append(leaves.count + ancestor)
-                    }
-                }
+        for leaf in leaves.indices where outputs[leaves[leaf].path] == nil { mark(leaf) }
+        for group in plan.flat.groups where group.mapPending { mark(leaves.count + group.index) }
+        var mapsMadeAgain = Set<Int>()
+        while let node = stack.popLast() {
+            // A group around it holds something that runs again; a map that waits for it is
+            // made from what runs again; what waits for it runs again.
+            let enclosing = node < leaves.count ? leaves[node].ancestors : plan.ancestors(ofGroup: node - leaves.count)
+            for group in enclosing { mark(leaves.count + group) }
+            for group in plan.mapWaits[node] ?? [] {
+                mapsMadeAgain.insert(Int(group))
+                mark(leaves.count + Int(group))
             }
-            for node in nodes {
-                for dependent in plan.dependents[node] where !runsAgain[Int(dependent)] {
-                    runsAgain[Int(dependent)] = true
-                    pending.append(Int(dependent))
-                }
-            }
+            for dependent in plan.dependents[node] { mark(Int(dependent)) }
         }
         var reused = 0
         for leaf in leaves.indices where !runsAgain[leaf] {
             finishLeaf(plan.runIndex, leaf, .succeeded, output: outputs[leaves[leaf].path], now: now)
             reused += 1
         }
-        return reused
+        return (reused, mapsMadeAgain)
     }
 
     /// Adds a run and queues the propagation work of the leaves that wait for nothing; the

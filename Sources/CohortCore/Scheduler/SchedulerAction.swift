@@ -116,6 +116,9 @@ public struct SchedulerConfiguration: Hashable, Sendable {
     /// The most procedures one `map` may make (its list's length); a longer list fails the
     /// map. The coordinator sets it to its `specLimits.maxChildrenPerGroup`.
     public var maxMapItems: Int = SpecLimits.default.maxChildrenPerGroup
+    /// The most procedures a group may have once its maps have fanned out. The coordinator
+    /// sets it to its `specLimits.maxTotalChildren`.
+    public var maxProcedures: Int = SpecLimits.default.maxTotalChildren
     /// Seeds the random numbers of retry jitter, so runs are reproducible.
     public var randomSeed: UInt64 = 0x5EED_C0FF_EE00_0001
     #if DEBUG

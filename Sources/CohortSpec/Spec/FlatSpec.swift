@@ -202,16 +202,23 @@ public struct FlatInjection: Sendable, Hashable {
     public var producerPath: String
     public var select: JSONPath
     public var into: JSONPath
-    /// For a producer that is a fan-out (a matrix child): its procedures, whose selected
+    /// For a producer that is a fan-out (a matrix or map child): its procedures, whose selected
     /// outputs are injected as one list, in order. `nil` for a single producer.
     public var gathers: Range<Int>?
+    /// For a fan-out: its group (index in `FlatSpec.groups`), which must have succeeded (a map
+    /// that failed without procedures gathers nothing, not an empty list).
+    public var fanOutGroup: Int?
 
-    public init(producer: Int, producerPath: String, select: JSONPath, into: JSONPath, gathers: Range<Int>? = nil) {
+    public init(
+        producer: Int, producerPath: String, select: JSONPath, into: JSONPath, gathers: Range<Int>? = nil,
+        fanOutGroup: Int? = nil
+    ) {
         self.producer = producer
         self.producerPath = producerPath
         self.select = select
         self.into = into
         self.gathers = gathers
+        self.fanOutGroup = fanOutGroup
     }
 }
 
@@ -227,6 +234,12 @@ extension GroupSpec {
         var leaves: [FlatLeaf] = []
         let holds = holdsByNode(tree)
 
+        // Each group node's index among the groups, known before the loop reaches it (a
+        // consumer may inject from a fan-out written after it).
+        var groupIndexAhead: [Int: Int] = [:]
+        for nodeIndex in tree.nodes.indices where tree.nodes[nodeIndex].isGroup {
+            groupIndexAhead[nodeIndex] = groupIndexAhead.count
+        }
         for nodeIndex in tree.nodes.indices {
             let node = tree.nodes[nodeIndex]
             let ancestorNodes = tree.ancestors(of: nodeIndex)
@@ -283,7 +296,8 @@ extension GroupSpec {
                     guard !producerNode.isGroup || fanOut else { return nil }
                     return FlatInjection(
                         producer: producerNode.leaves.lowerBound, producerPath: producerNode.path,
-                        select: injection.select, into: injection.into, gathers: fanOut ? producerNode.leaves : nil)
+                        select: injection.select, into: injection.into, gathers: fanOut ? producerNode.leaves : nil,
+                        fanOutGroup: fanOut ? groupIndexAhead[producer] : nil)
                 }
                 leaves.append(
                     FlatLeaf(

@@ -256,7 +256,11 @@ extension ChildSpec {
 
     /// A map child as its nested group: its procedures so far, waiting for the producer.
     fileprivate static func expanding(_ child: ChildSpec, _ map: MapSpec, policy: ChildFailurePolicy) -> ChildSpec {
-        let after = child.after.contains(map.from) ? child.after : child.after + [map.from]
+        // Everything its procedures would wait for (`after`, `inject.from`, the names in its
+        // expressions, `map.from`): once that has finished, the map is ready, and nothing it
+        // makes waits for anything that has not (an enclosing hold waits for it all first).
+        var after = child.after
+        for name in child.dependencyNames where !after.contains(name) { after.append(name) }
         var group = ChildSpec(child.name, onChildFailure: policy, after: after, children: child.mapped ?? [])
         group.condition = child.condition
         group.requirement = child.requirement

@@ -377,3 +377,127 @@ extension MapTests {
         #expect(restarted.finished["g"]?.phase == .cancelled)
     }
 }
+
+/// The review's cases: holds, conditions of enclosing groups, `cancel-group`, rerun, injection
+/// from a map that ended without procedures, skips.
+extension MapTests {
+    /// A map inside a holding group whose producer is outside it and takes the same category:
+    /// the hold waits for the producer (as it would for a procedure waiting for it), so there
+    /// is no deadlock, and the procedures made later wait for nothing outside.
+    @Test func aMapInsideAHoldingGroupWithAProducerOutsideIt() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "g",
+            children: [
+                ChildSpec(
+                    "h", exclusive: ["db"],
+                    children: [leaf("a"), ChildSpec("m", run: "echo", map: MapSpec(from: "p"))]),
+                leaf("p", exclusive: ["db"]),
+            ])
+        try harness.submit(spec, id: "g")
+        #expect(harness.attempt("h/a") == nil, "h takes db only after p, which m waits for")
+        try harness.succeed("p", output: [1, 2])
+        try harness.succeed("h/a")
+        try harness.succeed("h/m/m[0]")
+        try harness.succeed("h/m/m[1]")
+        #expect(harness.finished["g"]?.phase == .succeeded)
+    }
+
+    /// A map in a cleanup group whose `if: failed(deploy)` decides: deploy's failure does not
+    /// cancel the map, as it would not cancel a procedure in its place.
+    @Test func anEnclosingGroupsIfDecidesForTheMap() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "g",
+            children: [
+                leaf("deploy"),
+                ChildSpec(
+                    "cleanup", condition: "failed(deploy)",
+                    children: [leaf("list"), ChildSpec("each", run: "echo", map: MapSpec(from: "list"))]),
+            ])
+        try harness.submit(spec, id: "g")
+        try harness.fail("deploy")
+        try harness.succeed("cleanup/list", output: ["x"])
+        #expect(harness.attempt("cleanup/each/each[0]") != nil)
+    }
+
+    /// `cancel-group`: a failure in the map's group cancels the map that has not fanned out,
+    /// at once; its producer's later list makes nothing.
+    @Test func cancelGroupEndsAMapThatHasNotFannedOut() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "g",
+            children: [
+                leaf("list"),
+                ChildSpec(
+                    "work", onChildFailure: .cancelGroup,
+                    children: [leaf("bad"), ChildSpec("each", run: "echo", map: MapSpec(from: "list"))]),
+            ])
+        try harness.submit(spec, id: "g")
+        try harness.fail("work/bad")
+        #expect(try harness.child("g", "work/each").phase == .cancelled)
+        #expect(try harness.child("g", "work").phase.isFinished)
+        try harness.succeed("list", output: [1, 2])
+        #expect(harness.attempt("work/each/each[0]") == nil)
+        #expect(harness.finished["g"]?.phase == .failed)
+    }
+
+    /// A dependent that injects from a map that failed without procedures is cancelled (its
+    /// producer failed), not given an empty list, even under `continue`.
+    @Test func injectingFromAMapThatFailedCancelsTheConsumer() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "g", onChildFailure: .continue,
+            children: [
+                leaf("list"),
+                ChildSpec("each", run: "echo", map: MapSpec(from: "list", select: "files")),
+                leaf("sum", inject: [Injection(from: "each", into: "all")]),
+            ])
+        try harness.submit(spec, id: "g")
+        try harness.succeed("list", output: ["files": 3])
+        #expect(try harness.child("g", "each").phase == .failed)
+        let sum = try harness.child("g", "sum")
+        #expect(sum.phase == .cancelled)
+        #expect(sum.error?.contains("\"each\"") == true, "\(sum.error ?? "")")
+    }
+
+    /// A nested group whose only child is a map that was skipped reads as skipped, and what
+    /// waits for it is skipped too.
+    @Test func aGroupOfASkippedMapIsSkipped() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "g",
+            children: [
+                leaf("list"),
+                ChildSpec(
+                    "wrap", children: [ChildSpec("each", run: "echo", condition: "false", map: MapSpec(from: "list"))]),
+                leaf("after", after: ["wrap"]),
+            ])
+        try harness.submit(spec, id: "g")
+        try harness.succeed("list", output: [1])
+        #expect(try harness.child("g", "wrap/each").phase == .skipped)
+        #expect(try harness.child("g", "wrap/each").error?.contains("if \"false\" was false") == true)
+        #expect(try harness.child("g", "wrap").phase == .skipped)
+        #expect(try harness.child("g", "after").phase == .skipped)
+    }
+
+    /// Rerun: when the producer runs again, the map's procedures are made anew (none reused),
+    /// and what gathers the map runs again whenever the map does.
+    @Test func aRerunWhoseProducerRunsAgainReusesNoneOfTheMap() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 8)
+        let spec = Self.spec()
+        let first: JSONValue = ["n": 1]
+        let outputs = ["each/each[0]": first.jsonData(), "sum": first.jsonData()]
+        let acceptance = try harness.scheduler.submit(spec, id: "g2", reusing: outputs, now: harness.now)
+        harness.record(acceptance.actions)
+        #expect(acceptance.reused == 0)
+        try harness.succeed("list", output: ["files": ["z"]], group: "g2")
+        #expect(harness.attempt("each/each[0]", group: "g2") != nil, "list ran again: each[0] is made anew")
+    }
+}
