@@ -148,6 +148,8 @@ struct NestedRun: Sendable {
     var tokens: [String: UInt64] = [:]
     /// Set when the group was cancelled (by a client, or its timeout): the reason.
     var cancelReason: CancellationReason?
+    /// Set when a failure inside cancelled everything in it (`onChildFailure: cancel-group`).
+    var cancelledByPolicy: CancellationReason?
     /// The first failure inside, `"build" failed: exit code 2`.
     var firstFailure: String?
     var startedAt: Timestamp?

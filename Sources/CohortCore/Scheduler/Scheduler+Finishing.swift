@@ -83,6 +83,10 @@ extension Scheduler {
             for leaf in plan.flat.groups[parentGroup].leaves {
                 cancelLeaf(runIndex, leaf, reason: reason, cause: .propagated, now: now)
             }
+            // Nothing may be added to it any more (Scheduler+Growing.swift).
+            if runs[runIndex]?.groups[parentGroup].cancelledByPolicy == nil {
+                runs[runIndex]?.groups[parentGroup].cancelledByPolicy = reason
+            }
             // A map inside that has not fanned out never will.
             for inner in plan.flat.groups.indices
             where plan.flat.groups[inner].mapPending && plan.isWithin(inner, parentGroup) {

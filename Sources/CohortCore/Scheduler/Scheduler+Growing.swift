@@ -101,11 +101,11 @@ extension Scheduler {
                 "nested group \"\(path)\" of group \"\(plan.id)\" has finished (\(run.groups[target].phase.rawValue)); nothing can be added to it"
             )
         }
-        for group in plan.ancestors(ofGroup: target) + [target] where run.groups[group].cancelReason != nil {
+        for group in plan.ancestors(ofGroup: target) + [target] {
+            guard let reason = run.groups[group].cancelReason ?? run.groups[group].cancelledByPolicy else { continue }
             throw SchedulerError(
                 .invalidRequest,
-                "group \"\(plan.id)\" is being cancelled (\(run.groups[group].cancelReason?.text ?? "")); nothing can be added to it"
-            )
+                "group \"\(plan.id)\" is being cancelled (\(reason.text)); nothing can be added to it")
         }
         return target
     }

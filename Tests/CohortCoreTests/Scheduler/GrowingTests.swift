@@ -223,3 +223,24 @@ import Testing
         #expect(restarted.finished["g"]?.phase == .succeeded)
     }
 }
+
+extension GrowingTests {
+    /// A group whose failure policy `cancel-group` has cancelled everything in it takes nothing
+    /// more while its running children report back (review of the growing branch).
+    @Test func aGroupCancelledByItsFailurePolicyTakesNothing() throws {
+        var harness = SchedulerHarness()
+        harness.addWorker(1, slots: 4)
+        try harness.submit(
+            GroupSpec(
+                "g",
+                children: [
+                    ChildSpec("p", onChildFailure: .cancelGroup, children: [leaf("a"), leaf("b")])
+                ]), id: "g")
+        try harness.fail("p/a")
+        #expect(harness.cancels.count == 1, "b is being cancelled")
+        let error = try #require(throws: SchedulerError.self) {
+            try Self.add(&harness, [leaf("late")], to: "g", into: "p")
+        }
+        #expect(error.message.contains("is being cancelled"), "\(error.message)")
+    }
+}
