@@ -66,8 +66,8 @@ import Testing
                     mutation: .startCancelled, seed: 2, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(
                     mutation: .startCancelled, seed: 3, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
+                Catch(mutation: .deadlockHolds, seed: 1, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .deadlockHolds, seed: 2, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .deadlockHolds, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .keepLostWorkerGrants, seed: 1, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .keepLostWorkerGrants, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .noTokenRaiseAfterRestart, seed: 1, steps: 1000, invariant: .tokensIncrease, by: 1000),
