@@ -14,7 +14,8 @@ extension EndToEnd {
         }
 
         static func pids(in file: String) -> [pid_t] {
-            ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { pid_t($0) }
+            ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(whereSeparator: \.isWhitespace)
+                .compactMap { pid_t($0) }
         }
 
         /// A shell child that writes its pid to `file` and becomes `sleep 60`.

@@ -7,11 +7,13 @@ extension EndToEnd {
     @Suite struct ProcessCleanup {
         /// A shell child that writes its pid, and the pid of a `sleep 300` it starts in a new
         /// session (out of reach of the worker's process-group kill), to `pidFile`, then waits.
+        /// Both on one line, in one write: two children writing at once never interleave them
+        /// (two writes each did, under load, and a child's pid was paired with another's sleep).
         static func escaper(_ name: String, pidFile: String) -> String {
             """
               - name: \(name)
                 run: shell
-                with: { command: ["sh", "-c", "setsid sleep 300 & echo $$ >> \(pidFile); echo $! >> \(pidFile); wait"] }
+                with: { command: ["sh", "-c", "setsid sleep 300 & echo \\"$$ $!\\" >> \(pidFile); wait"] }
 
             """
         }

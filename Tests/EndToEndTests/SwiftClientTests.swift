@@ -139,5 +139,38 @@ extension EndToEnd {
                 #expect(output["all"] == [1, 2, 3])
             }
         }
+
+        /// A map built in Swift fans out at run time over its producer's list, at most
+        /// `maxParallel` at a time, and the gathering child gets the outputs in item order.
+        @Test func aSwiftMapFansOutOverItsProducersList() async throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorkers(1, slots: 4)
+            try await CohortClient.withClient(ClientConfiguration(coordinator: cluster.endpoint)) { client in
+                let spec = GroupSpec(
+                    "swift-map",
+                    children: [
+                        ChildSpec("list", run: "echo", with: ["items": [3, 1, 2]]),
+                        ChildSpec(
+                            "double", run: "echo",
+                            map: MapSpec(from: "list", select: "items", into: "n", maxParallel: 2)),
+                        ChildSpec(
+                            "gather", run: "echo",
+                            inject: [CohortSpec.Injection(from: "double", select: "n", into: "all")]),
+                    ])
+                let receipt = try await client.submit(spec)
+                let final = try await client.wait(receipt.id)
+                #expect(final.state == .succeeded)
+                #expect(
+                    final.children.filter { $0.path.hasPrefix("double/") }.map(\.name) == [
+                        "double[0]", "double[1]", "double[2]",
+                    ])
+                guard case .succeeded(let output) = try await client.result(receipt.id, child: "gather") else {
+                    Issue.record("gather has no output")
+                    return
+                }
+                #expect(output["all"] == [3, 1, 2])
+            }
+        }
     }
 }
