@@ -2,6 +2,8 @@ import CohortJournal
 import Foundation
 import PostgresNIO
 
+extension PostgresJournal: LeaseJournalStore {}
+
 /// The leader lease (issue 16): several coordinators on one database, one of them leading.
 ///
 /// The lease is one row (``PostgresJournalSchema/lease``): an epoch, its holder and when it
@@ -125,6 +127,12 @@ extension PostgresJournal {
         } catch {
             throw JournalError(.damaged, path: location, "cannot read the journal's lease: \(error)")
         }
+    }
+
+    /// Who holds the lease now and whether it has expired (``currentLease()``'s holder).
+    public func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool) {
+        let row = try currentLease()
+        return (row.holder, row.expired)
     }
 
     // MARK: The check every write makes

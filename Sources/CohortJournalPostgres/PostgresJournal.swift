@@ -92,6 +92,9 @@ public final class PostgresJournal: JournalStore {
             open: { () throws(JournalError) -> any JournalStore in try PostgresJournal(url: url) },
             openExisting: { () throws(JournalError) -> any JournalStore in
                 try PostgresJournal(url: url, opening: .maintenance)
+            },
+            openForLeadership: { () throws(JournalError) -> any LeaseJournalStore in
+                try PostgresJournal(url: url, opening: .leadership)
             })
     }
 
