@@ -82,6 +82,11 @@ extension ClientSession {
             return route(reply)
         case .handshake(.welcome(let welcome)) where reconnecting != nil:
             return reconnected(welcome, now: now)
+        case .handshake(.error(let refusal)) where refusal.code == .notLeader && reconnecting != nil:
+            // Reconnecting after a failover: on to the leader the standby names.
+            let moved = moveOn(leader: refusal.leader, now: now)
+            if !moved.isEmpty { reconnecting?.lastHello = now }
+            return moved
         case .handshake(.error(let refusal)):
             return end(ClientError(refusal: refusal, endpoint: endpoint))
         default:
