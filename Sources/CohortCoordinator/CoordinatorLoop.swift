@@ -151,6 +151,8 @@ final class CoordinatorLoop {
             if try !poll(poller) { break }
             now = clock.now()
             try checkLeadership()
+            // Deposed: not one more message read or answered as the leader.
+            if deposed != nil { break }
             if poller.isReadable(network) {
                 var reads = 0
                 if security == nil {

@@ -53,7 +53,14 @@ extension PostgresJournal {
     public func acquireLease(holder: String, ttl: Duration) throws(JournalError) -> UInt64? {
         try requireLeadership()
         let micros = Self.microseconds(ttl)
+        let waitMillis = String(max(micros / 3_000, 1))
+        let leaseMillis = String(max(micros / 1_000, 1))
         let acquired: UInt64? = try session.transaction(doing: "cannot acquire the journal's lease") { execute in
+            // A leader paused inside a write holds the lease row share-locked: the try gives up
+            // after a third of the lease (and is made again), and the server ends a session
+            // idle in a transaction for a lease (this store's, once it leads), which releases it.
+            _ = try execute("SELECT set_config('lock_timeout', \(waitMillis), true)")
+            _ = try execute("SELECT set_config('idle_in_transaction_session_timeout', \(leaseMillis), false)")
             let rows = try execute("SELECT epoch, holder, expires_at <= clock_timestamp() FROM lease FOR UPDATE")
             guard let row = rows.first else {
                 throw JournalError(.damaged, path: location, "the journal's lease row is missing")
