@@ -226,7 +226,10 @@ package struct ClientSession<Instant: InstantProtocol> where Instant.Duration ==
     package func wait(now: Instant) -> Duration {
         switch phase {
         case .handshaking(let handshake):
-            return max(now.duration(to: handshake.deadline), .zero)
+            var until = handshake.deadline
+            // A silent coordinator of a list is left for the next after ``Settings/switchAfter``.
+            if hasAlternatives, let movedAt { until = min(until, movedAt.advanced(by: settings.switchAfter)) }
+            return max(now.duration(to: until), .zero)
         case .serving:
             var wait = settings.maxWait
             for entry in pending.values {
