@@ -127,8 +127,19 @@ public final class Coordinator: Sendable {
         stopRequested: () -> Bool, onBound: @escaping @Sendable (String) -> Void
     ) throws {
         var configuration = configuration
+        var opened = false
         while true {
-            let store = try open()
+            let result = Result { () throws(JournalError) in try open() }
+            if case .failure(let error) = result, error.code == .unreachable, opened {
+                // The database went away after this coordinator had used it (a database
+                // failover): wait for it rather than exit; peers try the other coordinators.
+                logger.warning("cannot reach the journal's database; trying again", metadata: ["error": "\(error)"])
+                for _ in 0..<10 where !stopRequested() { Thread.sleep(forTimeInterval: 0.1) }
+                if stopRequested() { return }
+                continue
+            }
+            let store = try result.get()
+            opened = true
             let writer = JournalWriter(
                 journal: store, directory: nil,
                 metrics: metrics.map {
@@ -146,7 +157,9 @@ public final class Coordinator: Sendable {
                     try loop.run()
                 }
                 return
-            } catch let error as JournalError where error.code == .deposed {
+            } catch let error as JournalError where error.code == .deposed || error.code == .unreachable {
+                // Deposed, or the database went away while leading (its lease then lapses
+                // too): stand by again.
                 if stopRequested() { return }
                 if let bound = loop.boundEndpoint { configuration.endpoint = bound }
                 logger.notice("serving as a standby again", metadata: ["reason": "\(error.message)"])

@@ -53,6 +53,8 @@ extension PostgresJournal {
     public func acquireLease(holder: String, ttl: Duration) throws(JournalError) -> UInt64? {
         try requireLeadership()
         let micros = Self.microseconds(ttl)
+        // A leader waits for no answer longer than its lease: past it, it steps down anyway.
+        session.setAnswerTimeout(ttl)
         let waitMillis = String(max(micros / 3_000, 1))
         let leaseMillis = String(max(micros / 1_000, 1))
         let acquired: UInt64? = try session.transaction(doing: "cannot acquire the journal's lease") { execute in

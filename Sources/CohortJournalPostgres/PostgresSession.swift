@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Synchronization
 
 /// One connection to PostgreSQL on an event loop group of its own, used synchronously: every
 /// call sends its statement and waits for the answer on the CALLING thread (never a NIO
@@ -83,8 +84,42 @@ final class PostgresSession: @unchecked Sendable {
         }
     }
 
+    /// How long a statement may wait for its answer before the connection is given up for
+    /// lost (a server that went away without closing it, or a network cut off): 30 s, or for
+    /// a store leading the journal, its lease (``setAnswerTimeout(_:)``). Guarded by `lock`.
+    private var answerTimeout: Duration = .seconds(30)
+    /// Set once a statement went unanswered: every later call fails at once.
+    private var lost: String?
+
+    /// Sets how long a statement may wait for its answer.
+    func setAnswerTimeout(_ timeout: Duration) {
+        lock.lock()
+        defer { lock.unlock() }
+        answerTimeout = timeout
+    }
+
     private func execute(_ query: PostgresQuery) throws -> [PostgresRow] {
-        try connection.query(query, logger: logger).wait().rows
+        if let lost { throw JournalError(.unreachable, path: url.description, lost) }
+        let answered = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<[PostgresRow], any Error>?>(nil)
+        connection.query(query, logger: logger).whenComplete { result in
+            outcome.withLock { $0 = result.map(\.rows) }
+            answered.signal()
+        }
+        let (seconds, attoseconds) = answerTimeout.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        guard answered.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success,
+            let result = outcome.withLock({ $0 })
+        else {
+            let text =
+                "PostgreSQL at \(url.host):\(url.port) did not answer within \(answerTimeout): the connection is "
+                + "given up"
+            lost = text
+            let closing: EventLoopFuture<Void> = connection.close()
+            closing.whenComplete { _ in }
+            throw JournalError(.unreachable, path: url.description, text)
+        }
+        return try result.get()
     }
 
     /// What PostgreSQL's (or the connection's) error means for the journal, with the words.
