@@ -249,7 +249,14 @@ final class CoordinatorLoop {
     }
 
     private func announce(_ endpoint: String) {
-        logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "epoch": "\(epoch)"])
+        let role = isStandby ? "standby" : "leader"
+        if leadership == nil {
+            logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "epoch": "\(epoch)"])
+        } else {
+            logger.info(
+                "coordinator listening",
+                metadata: ["endpoint": "\(endpoint)", "role": "\(role)", "epoch": "\(isStandby ? 0 : epoch)"])
+        }
         onBound(endpoint)
     }
 

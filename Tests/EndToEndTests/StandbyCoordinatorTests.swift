@@ -270,5 +270,29 @@ extension EndToEnd {
                 ], timeout: .seconds(60))
             #expect(later.status == 0, "the new leader serves the list's clients: \(later)")
         }
+
+        /// Bad settings are refused at start (exit 64), naming what is wrong: --standby without
+        /// a shared journal, --lease without --standby (and `lease` in the config file without
+        /// `standby: true`), a lease too short, a wildcard endpoint without --advertise.
+        @Test func badStandbySettingsAreRefusedNamingWhatIsWrong() throws {
+            let url = try PostgresServer.shared.makeDatabase()
+            let common = ["--http", "off", "--metrics", "off", "--state-dir", Scratch.file("bad-state")]
+            let leaseOnly = try Scratch.write("lease: 3s\n", name: "lease-only.yaml")
+            let cases: [([String], String)] = [
+                (["--standby"], "standby: needs a journal several coordinators share"),
+                (["--lease", "3s"], "--lease applies only with --standby"),
+                (["--config", leaseOnly], "lease: applies only with standby: true"),
+                (["--standby", "--journal", url, "--lease", "100ms"], "lease: must be at least 300ms"),
+                (
+                    ["--standby", "--journal", url, "--endpoint", "tcp://0.0.0.0:7400"],
+                    "advertise: must name this coordinator's endpoint"
+                ),
+            ]
+            for (arguments, message) in cases {
+                let result = try cohort(["coordinator"] + arguments + common, timeout: .seconds(30))
+                #expect(result.status == 64, "\(arguments): \(result)")
+                #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            }
+        }
     }
 }
