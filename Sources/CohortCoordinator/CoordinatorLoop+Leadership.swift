@@ -8,9 +8,10 @@ import ZeroMQ
 /// its lease, and what it does while it holds none.
 ///
 /// A standby binds its endpoint and answers every message with a NOT_LEADER handshake error
-/// naming the leader, and tries for the lease every lease/3. Once it holds the lease it
-/// loads the journal, with the epoch the lease gave it (so its fencing tokens and attempt ids
-/// exceed every one before), and serves. The leader renews every lease/3, measuring with a
+/// naming the leader, and tries for the lease every lease/3. Once it holds the lease it loads the journal, with
+/// the epoch the lease gave it (so its fencing tokens and attempt ids exceed every one
+/// before), renews the lease (the load may have taken a while) and serves; its first prune
+/// waits the usual interval. The leader renews every lease/3, measuring with a
 /// monotonic clock from the start of its last successful renewal: when a renewal finds the
 /// lease taken, when a write fails `deposed`, or when a lease has passed since its last
 /// renewal, it stops at once, sends nothing more and the coordinator starts over as a standby.
@@ -42,6 +43,7 @@ final class Leadership {
         self.settings = settings
     }
 
+    /// How often a leader renews the lease.
     var interval: Duration { settings.lease / 3 }
 
     var isLeading: Bool { phase != .standby }
@@ -125,17 +127,37 @@ extension CoordinatorLoop {
         return max(now.duration(to: next), .zero)
     }
 
-    /// Holding the lease of `epoch`: tokens above `epoch << 32`, the journal loaded, serving.
+    /// Holding the lease of `epoch`: tokens above `epoch << 32`, the journal loaded, the lease
+    /// renewed (the load may have taken longer than the lease), serving.
     private func lead(epoch: UInt64) throws(JournalError) {
         guard let leadership else { return }
         leadership.phase = .leading(epoch: epoch)
         leadership.leader = leadership.holder
-        leadership.nextTry = ContinuousClock.now + leadership.interval
         self.epoch = epoch
         scheduler = Self.makeScheduler(
             configuration, tokenFloor: max(configuration.tokenFloor, epoch << 32), observes: metrics != nil)
         logger.notice("leading: this coordinator holds the journal's lease", metadata: ["epoch": "\(epoch)"])
+        let loading = ContinuousClock.now
         try restoreFromJournal()
+        logger.info("journal loaded for leading", metadata: ["duration": "\(loading.duration(to: .now))"])
+        // A takeover is no time for an hour's prune: the first comes an interval later.
+        journalWriter?.lastPrune = clock.now()
+        let renewal = ContinuousClock.now
+        let kept: Bool
+        do {
+            kept = try leadership.store.renewLease(
+                epoch: epoch, holder: leadership.holder, ttl: leadership.settings.lease)
+        } catch {
+            // Not serving without the lease: stand by again.
+            stepDown("the lease could not be renewed after loading the journal: \(error)")
+            return
+        }
+        guard kept else {
+            stepDown("another coordinator took the journal's lease while this one loaded the journal")
+            return
+        }
+        leadership.validUntil = renewal + leadership.settings.lease
+        leadership.nextTry = renewal + leadership.interval
     }
 
     /// Stops serving at once: nothing held or queued is sent, nothing more is committed (the

@@ -18,11 +18,13 @@ extension EndToEnd {
             let url: String
             let database: String
             let config: String
+            let leaseLength: Duration
             private(set) var coordinators: [Subprocess] = []
             private(set) var endpoints: [String] = []
             private(set) var workers: [Subprocess] = []
 
-            init() throws {
+            init(lease: Duration = StandbyCoordinators.lease) throws {
+                leaseLength = lease
                 url = try PostgresServer.shared.makeDatabase()
                 database = EndToEnd.PostgresJournal.database(url)
                 config = try Scratch.write("restartGrace: 3s\n", name: "coordinator.yaml")
@@ -34,7 +36,7 @@ extension EndToEnd {
             /// Starts a coordinator on a free port, standing by, and waits until it listens.
             @discardableResult
             func addCoordinator() throws -> Int {
-                let lease = "\(StandbyCoordinators.lease.components.seconds)s"
+                let lease = "\(leaseLength.components.seconds)s"
                 let coordinator = try Subprocess(
                     Binaries.cohort,
                     [
@@ -269,6 +271,47 @@ extension EndToEnd {
                     "--wait", "--json", "--coordinator", pair.list,
                 ], timeout: .seconds(60))
             #expect(later.status == 0, "the new leader serves the list's clients: \(later)")
+        }
+
+        /// A takeover of a journal whose load takes longer than the lease (3,000 unfinished
+        /// groups of 20 children, a lease of 1 s): the new leader renews the lease after the
+        /// load and serves, instead of stepping down at once because a lease passed since it
+        /// acquired it (nor is its load transaction ended as idle, nor does it prune first).
+        @Test func aTakeoverWhoseLoadOutlastsTheLeaseLeadsAndServes() throws {
+            let pair = try Pair(lease: .seconds(1))
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            try pair.addCoordinator()
+            let spec = try Scratch.write(
+                "name: big\nchildren:\n"
+                    + (1...20).map { "  - { name: c\($0), run: echo }\n" }.joined(), name: "big.yaml")
+            let submitted = try cohort(["submit", spec, "--coordinator", pair.list])
+            #expect(submitted.status == 0, "\(submitted)")
+            // No worker runs them: 3,000 unfinished copies for the next leader to load.
+            try PostgresServer.shared.psql(
+                """
+                INSERT INTO groups (id, name, spec, fingerprint, submitted_at, state, reason, finished_at, owner)
+                SELECT id || '-' || i, name, spec, fingerprint, submitted_at, state, reason, finished_at, owner
+                FROM groups, generate_series(1, 3000) AS i
+                """, database: pair.database)
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+            _ = try pair.waitUntilLeading(1, timeout: .seconds(30))
+            let loaded = ContinuousClock.now + .seconds(60)
+            while !pair.coordinators[1].stderr.contains("journal loaded for leading") {
+                guard ContinuousClock.now < loaded else {
+                    throw TestFailure("the new leader did not load:\n\(pair.coordinators[1].stderr.suffix(3000))")
+                }
+                usleep(5_000)
+            }
+            let served = try cohort(["workers", "--coordinator", pair.endpoints[1]], timeout: .seconds(30))
+            #expect(served.status == 0, "the new leader serves: \(served)")
+            let log = pair.coordinators[1].stderr
+            print(
+                log.split(separator: "\n").filter { $0.contains("journal loaded for leading") }.joined(separator: "\n"))
+            #expect(!log.contains("stepping down"), "\(log.suffix(3000))")
+            #expect(pair.leads(1, times: 1) && !pair.leads(1, times: 2), "led once and kept it")
         }
 
         /// Bad settings are refused at start (exit 64), naming what is wrong: --standby without
