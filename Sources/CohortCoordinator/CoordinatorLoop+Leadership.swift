@@ -8,7 +8,8 @@ import ZeroMQ
 /// its lease, and what it does while it holds none.
 ///
 /// A standby binds its endpoint and answers every message with a NOT_LEADER handshake error
-/// naming the leader, and tries for the lease every lease/3. Once it holds the lease it loads the journal, with
+/// naming the leader, and tries for the lease every lease/3 or 0.5 s, whichever is shorter (so
+/// it leads soon after the lease expires). Once it holds the lease it loads the journal, with
 /// the epoch the lease gave it (so its fencing tokens and attempt ids exceed every one
 /// before), renews the lease (the load may have taken a while) and serves; its first prune
 /// waits the usual interval. The leader renews every lease/3, measuring with a
@@ -45,6 +46,8 @@ final class Leadership {
 
     /// How often a leader renews the lease.
     var interval: Duration { settings.lease / 3 }
+    /// How often a standby tries for it.
+    var standbyInterval: Duration { min(settings.lease / 3, .milliseconds(500)) }
 
     var isLeading: Bool { phase != .standby }
 }
@@ -71,7 +74,7 @@ extension CoordinatorLoop {
         switch leadership.phase {
         case .standby:
             guard start >= leadership.nextTry else { return }
-            leadership.nextTry = start + leadership.interval
+            leadership.nextTry = start + leadership.standbyInterval
             let acquired: UInt64?
             do {
                 acquired = try leadership.store.acquireLease(holder: leadership.holder, ttl: leadership.settings.lease)

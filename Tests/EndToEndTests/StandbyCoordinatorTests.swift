@@ -85,6 +85,29 @@ extension EndToEnd {
                 return ContinuousClock.now
             }
 
+            /// Waits until coordinator `index` has loaded the journal for leading `times` times
+            /// (it serves right after); returns when it saw it and how long the load took, by
+            /// the coordinator's own log.
+            func waitUntilServing(_ index: Int, times: Int = 1, timeout: Duration) throws -> (
+                at: ContinuousClock.Instant, load: Duration
+            ) {
+                let marker = "journal loaded for leading"
+                let deadline = ContinuousClock.now + timeout
+                while coordinators[index].stderr.components(separatedBy: marker).count - 1 < times {
+                    guard ContinuousClock.now < deadline else {
+                        throw TestFailure(
+                            "coordinator \(index) did not serve within \(timeout); stderr:\n\(coordinators[index].stderr)"
+                        )
+                    }
+                    usleep(2_000)
+                }
+                let at = ContinuousClock.now
+                let line = coordinators[index].stderr.split(separator: "\n").last { $0.contains(marker) } ?? ""
+                let seconds = line.split(separator: " ").first { $0.hasPrefix("duration=") }
+                    .flatMap { Double($0.dropFirst("duration=".count)) }
+                return (at, .milliseconds(Int((seconds ?? 0) * 1000)))
+            }
+
             /// The lease row: `epoch holder`.
             func lease() throws -> String {
                 try PostgresServer.shared.psql(
@@ -173,10 +196,8 @@ extension EndToEnd {
             let killedAt = ContinuousClock.now
             let killedAtWall = Date().timeIntervalSince1970
             _ = try pair.coordinators[0].wait(timeout: .seconds(10))
-            let ledAt = try pair.waitUntilLeading(1, timeout: .seconds(10))
-            let failover = killedAt.duration(to: ledAt)
-            print("standby failover after SIGKILL: \(failover) (lease \(Self.lease))")
-            #expect(failover <= Self.lease + .seconds(1), "the standby led \(failover) after the kill")
+            let serving = try pair.waitUntilServing(1, timeout: .seconds(10))
+            try Self.checkFailover(from: killedAt, to: serving, after: "SIGKILL")
 
             let late = try cohort(
                 [
@@ -239,10 +260,8 @@ extension EndToEnd {
             }
             kill(pair.coordinators[0].pid, SIGSTOP)
             let stoppedAt = ContinuousClock.now
-            let ledAt = try pair.waitUntilLeading(1, timeout: .seconds(10))
-            let failover = stoppedAt.duration(to: ledAt)
-            print("standby failover after SIGSTOP: \(failover) (lease \(Self.lease))")
-            #expect(failover <= Self.lease + .seconds(1), "the standby led \(failover) after the pause")
+            let serving = try pair.waitUntilServing(1, timeout: .seconds(10))
+            try Self.checkFailover(from: stoppedAt, to: serving, after: "SIGSTOP")
             let leaseAfterTakeover = try pair.lease()
             #expect(leaseAfterTakeover.hasPrefix("2 \(second)"), "\(leaseAfterTakeover)")
             #expect(try client.wait(timeout: .seconds(60)) == 0, "the client: \(client.stdout)\n\(client.stderr)")
@@ -271,6 +290,23 @@ extension EndToEnd {
                     "--wait", "--json", "--coordinator", pair.list,
                 ], timeout: .seconds(60))
             #expect(later.status == 0, "the new leader serves the list's clients: \(later)")
+        }
+
+        /// The bound: the standby serves within the lease plus a second of the leader's
+        /// end. It waits out the lease and tries every 0.5 s at most (lease + 0.5 s), then loads
+        /// a small journal. On a loaded machine the load alone may take longer than its share,
+        /// so the bound is checked on the time from the kill to serving less the load the new
+        /// leader logged, and the load (a few groups) must stay under a second besides.
+        static func checkFailover(
+            from end: ContinuousClock.Instant, to serving: (at: ContinuousClock.Instant, load: Duration),
+            after what: String
+        ) throws {
+            let failover = end.duration(to: serving.at)
+            print("standby serving after \(what): \(failover), its load \(serving.load) (lease \(lease))")
+            #expect(
+                failover - serving.load <= lease + .seconds(1),
+                "the standby served \(failover) after \(what), of which its load \(serving.load)")
+            #expect(serving.load <= .seconds(1), "loading a small journal took \(serving.load)")
         }
 
         /// A takeover of a journal whose load takes longer than the lease (3,000 unfinished

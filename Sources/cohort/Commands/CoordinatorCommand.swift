@@ -43,7 +43,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             PostgreSQL journal elect one leader through its lease row: each binds its endpoint; \
             the one holding the lease loads the journal and serves, the others answer every \
             client and worker NOT_LEADER naming the leader's --advertise endpoint (default the \
-            bound one) and try for the lease every lease/3. --lease (default 5s) is how long a \
+            bound one) and try for the lease every lease/3 or 0.5 s, whichever is shorter. --lease (default 5s) is how long a \
             lease lasts unrenewed: the leader renews every lease/3 and stops serving at once \
             when a renewal finds the lease taken, when a write finds its epoch over, or when a \
             lease has passed since its last renewal, then stands by again in the same process. \
