@@ -129,6 +129,24 @@ import Testing
         #expect(Self.sent(back).map(\.requestID) == [1], "the watch is sent again to the new leader")
     }
 
+    /// Serving, a request answered NOT_LEADER (the leader stepped down and stands by): the
+    /// coordinator is lost, not unreachable; the session goes to the leader named, says HELLO
+    /// there only, and sends the open request again once welcomed.
+    @Test func aNotLeaderWhileServingFollowsTheLeaderItNames() {
+        var session = Session(settings: Session.Settings(endpoint: Self.pair))
+        _ = session.connect(now: Self.start)
+        _ = session.received(.success(.handshake(.welcome(Self.welcome()))), now: Self.at(.seconds(1)))
+        _ = session.request(1, .workers, answering: .once, now: Self.at(.seconds(1)))
+        let refused = session.received(Self.notLeader("tcp://b:7400"), now: Self.at(.seconds(2)))
+        #expect(Self.stopped(refused) == nil, "\(refused)")
+        #expect(session.endedWith == nil)
+        #expect(refused.contains(.moveTo("tcp://b:7400")), "\(refused)")
+        #expect(refused.filter { $0 == .sendHello }.count == 1 && refused.last == .sendHello, "\(refused)")
+        #expect(session.endpoint == "tcp://b:7400")
+        let back = session.received(.success(.handshake(.welcome(Self.welcome(epoch: 2)))), now: Self.at(.seconds(3)))
+        #expect(Self.sent(back).map(\.requestID) == [1], "the request is sent again to the new leader")
+    }
+
     @Test func twoRefusedConnectionsBeforeAnyWasMadeAreUnreachableAtOnce() {
         var session = Session(settings: Self.settings())
         _ = session.connect(now: Self.start)
