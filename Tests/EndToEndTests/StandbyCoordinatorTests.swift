@@ -309,6 +309,27 @@ extension EndToEnd {
             #expect(serving.load <= .seconds(1), "loading a small journal took \(serving.load)")
         }
 
+        /// The database ends every coordinator's connection (as a restart or failover of it
+        /// does), then the leader is killed: the standby, having connected again, leads and
+        /// serves (it tried on its dead connection for good before).
+        @Test func aStandbyWhoseConnectionTheDatabaseEndedStillTakesOver() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            try pair.addCoordinator()
+            try PostgresServer.shared.psql(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """, database: pair.database)
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+            _ = try pair.waitUntilServing(1, timeout: .seconds(15))
+            let served = try cohort(["workers", "--coordinator", pair.endpoints[1]], timeout: .seconds(30))
+            #expect(served.status == 0, "the standby leads after the database ended its connection: \(served)")
+        }
+
         /// A takeover of a journal whose load takes longer than the lease (3,000 unfinished
         /// groups of 20 children, a lease of 1 s): the new leader renews the lease after the
         /// load and serves, instead of stepping down at once because a lease passed since it
