@@ -11,7 +11,9 @@ import ZeroMQ
 /// A plain value: reading flags and the environment (`COHORT_COORDINATOR`) happens in the
 /// `cohort` executable, never here.
 public struct ClientConfiguration: Sendable, Equatable {
-    /// The coordinator to talk to.
+    /// The coordinator to talk to, or a comma-separated list of a coordinator and its standbys
+    /// (`tcp://a:7400,tcp://b:7400`): the client follows the leader a standby names (NOT_LEADER)
+    /// and moves on to the next endpoint when one refuses connections or stays silent.
     public var coordinator: String = "tcp://127.0.0.1:7400"
     /// How long ``CohortClient/connect(_:logger:)`` waits for the coordinator's WELCOME
     /// before it fails with ``ClientError/Code/unreachable``. Default 5 s.
@@ -68,7 +70,7 @@ public struct ClientConfiguration: Sendable, Equatable {
     /// Checks the values.
     /// - Throws: ``ClientError`` with code ``ClientError/Code/rejected`` naming the setting at fault.
     public func validate() throws(ClientError) {
-        if let problem = Endpoint.problem(coordinator) { throw ClientError(.rejected, "coordinator: \(problem)") }
+        if let problem = Endpoint.listProblem(coordinator) { throw ClientError(.rejected, "coordinator: \(problem)") }
         for (name, value) in [
             ("connectTimeout", connectTimeout), ("requestTimeout", requestTimeout), ("probeAfter", probeAfter),
         ]

@@ -34,7 +34,10 @@ final class ClientLoop {
         self.session = Session(settings: Session.Settings(configuration))
     }
 
-    private var endpoint: String { configuration.coordinator }
+    /// The coordinator the session talks to now (one of a list, or a leader a standby named).
+    private var endpoint: String { session.endpoint }
+    /// The endpoint the socket is connected to.
+    private var connected: String?
 
     /// Connects, shakes hands (answering `handshake`), then serves requests until closed.
     func run(handshake: CheckedContinuation<Result<Welcome, ClientError>, Never>) {
@@ -49,6 +52,7 @@ final class ClientLoop {
             // libzmq just retries. The monitor turns them into a clear error.
             monitor = try socket.monitor(MonitorEvents.handshakes.union(.connectAttempts))
             try socket.connect(endpoint)
+            connected = endpoint
         } catch {
             let code: ClientError.Code = error.code == ZeroMQError.Code.invalidArgument ? .rejected : .unreachable
             handshake.resume(
@@ -82,6 +86,17 @@ final class ClientLoop {
                     try send(request, socket)
                 } catch {
                     perform(session.requestNotSent(request.requestID, error, now: clock.now), socket)
+                }
+            case .moveTo(let target):
+                if let connected { try? socket.disconnect(connected) }
+                do {
+                    try socket.connect(target)
+                    connected = target
+                } catch {
+                    connected = nil
+                    logger.warning(
+                        "cannot connect to the coordinator",
+                        metadata: ["coordinator.endpoint": "\(target)", "error": "\(error)"])
                 }
             case .welcomed(let welcome):
                 logger.debug(

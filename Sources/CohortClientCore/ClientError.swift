@@ -87,6 +87,7 @@ extension ClientError {
             case .unsupportedVersion, .badFrame, .handshakeRequired, .superseded: .protocolMismatch
             case .internal: .internal
             case .noCapableWorker: .noCapableWorker
+            case .notLeader: .unreachable
             }
         let specErrors = error.specErrors.map { wire in
             CohortSpec.SpecError(.invalidValue, path: wire.path, wire.message, line: wire.line, column: wire.column)
@@ -100,6 +101,7 @@ extension ClientError {
             switch refusal.code {
             case .permissionDenied: .permissionDenied
             case .shuttingDown: .shuttingDown
+            case .notLeader: .unreachable
             default: .protocolMismatch
             }
         self.init(code, "the coordinator at \(endpoint) refused this client: \(refusal.message)")

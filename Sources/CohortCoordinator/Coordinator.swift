@@ -77,6 +77,7 @@ public final class Coordinator: Sendable {
 
         let (configuration, logger, stats, metricsFactory) = (configuration, logger, stats, metricsFactory)
         let onBound: @Sendable (String) -> Void = { [self] endpoint in self.didBind(endpoint) }
+        let stopRequested: @Sendable () -> Bool = { [self] in lifecycle.withLock { $0.stopRequested } }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let thread = Thread {
@@ -84,6 +85,13 @@ public final class Coordinator: Sendable {
                     let result = Result {
                         var configuration = configuration
                         let metrics = metricsFactory.map { CoordinatorMetrics(factory: $0) }
+                        if let settings = configuration.leadership,
+                            let open = configuration.journalStore?.openForLeadership
+                        {
+                            return try Coordinator.serveElected(
+                                configuration, settings: settings, open: open, logger: logger, mailbox: mailbox,
+                                stats: stats, metrics: metrics, stopRequested: stopRequested, onBound: onBound)
+                        }
                         let journal = try Coordinator.openJournal(&configuration, metrics: metrics) {
                             mailbox.post(.journalCommitted)
                         }
@@ -103,7 +111,59 @@ public final class Coordinator: Sendable {
                 thread.start()
             }
         } onCancel: {
+            lifecycle.withLock { $0.stopRequested = true }
             mailbox.post(.stop(reason: "coordinator stopping"))
+        }
+    }
+
+    /// A coordinator in leader election: a standby until it holds the journal's lease, then
+    /// the leader until it stops or loses the lease, then a standby again, on the same
+    /// endpoint (a wildcard port stays the one first bound), each time with a fresh loop and
+    /// a fresh connection to the store (CoordinatorLoop+Leadership.swift).
+    private static func serveElected(
+        _ configuration: CoordinatorConfiguration, settings: LeadershipSettings,
+        open: @Sendable () throws(JournalError) -> any LeaseJournalStore, logger: Logger,
+        mailbox: Mailbox<LoopCommand>, stats: CoordinatorStatistics, metrics: CoordinatorMetrics?,
+        stopRequested: () -> Bool, onBound: @escaping @Sendable (String) -> Void
+    ) throws {
+        var configuration = configuration
+        var opened = false
+        while true {
+            let result = Result { () throws(JournalError) in try open() }
+            if case .failure(let error) = result, error.code == .unreachable, opened {
+                // The database went away after this coordinator had used it (a database
+                // failover): wait for it rather than exit; peers try the other coordinators.
+                logger.warning("cannot reach the journal's database; trying again", metadata: ["error": "\(error)"])
+                for _ in 0..<10 where !stopRequested() { Thread.sleep(forTimeInterval: 0.1) }
+                if stopRequested() { return }
+                continue
+            }
+            let store = try result.get()
+            opened = true
+            let writer = JournalWriter(
+                journal: store, directory: nil,
+                metrics: metrics.map {
+                    JournalCommitter.Metrics(commit: $0.journalCommit, batchSize: $0.journalBatchSize)
+                },
+                onCommit: { mailbox.post(.journalCommitted) })
+            defer { writer.close() }
+            let loop = CoordinatorLoop(
+                configuration: configuration, logger: logger, mailbox: mailbox, stats: stats, journal: writer,
+                metrics: metrics, leadership: Leadership(store: store, settings: settings), onBound: onBound)
+            do {
+                try withServiceThread(
+                    named: "cohort-journal", run: writer.committer.run, finish: writer.committer.finish
+                ) {
+                    try loop.run()
+                }
+                return
+            } catch let error as JournalError where error.code == .deposed || error.code == .unreachable {
+                // Deposed, or the database went away while leading (its lease then lapses
+                // too): stand by again.
+                if stopRequested() { return }
+                if let bound = loop.boundEndpoint { configuration.endpoint = bound }
+                logger.notice("serving as a standby again", metadata: ["reason": "\(error.message)"])
+            }
         }
     }
 
@@ -197,6 +257,8 @@ public final class Coordinator: Sendable {
         var started = false
         var finished = false
         var endpoint: String?
+        /// The task running `run()` was cancelled (a loop that ends deposed does not start over).
+        var stopRequested = false
         var mailbox: Mailbox<LoopCommand>?
         var endpointWaiters: [UInt64: CheckedContinuation<String, any Error>] = [:]
     }

@@ -74,6 +74,12 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// `PostgresJournal.opener(url:)` in CohortJournalPostgres). Nil (the default): SQLite
     /// under ``stateDirectory``. A store opened this way takes no state-directory lock.
     public var journalStore: JournalStoreOpener?
+    /// Take part in leader election through the journal's lease (`cohort coordinator
+    /// --standby`; a ``journalStore`` that has one, PostgreSQL's): serve only while holding
+    /// the lease, refuse peers with NOT_LEADER naming the leader otherwise, and step down when
+    /// the lease is lost (docs/operations.md, "High availability"). Nil (the default): the
+    /// coordinator serves alone.
+    public var leadership: LeadershipSettings?
     /// How hard each journal commit waits for the disk. Default `full` (survives a power
     /// loss); `normal` survives a crash of the coordinator only (docs/operations.md).
     public var journalSynchronous: JournalSynchronous = .full
@@ -159,6 +165,43 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         if let stateDirectory, stateDirectory.isEmpty { throw fail("stateDir", "must not be empty") }
         guard restartGrace >= .zero else { throw fail("restartGrace", "must not be negative, not \(restartGrace)") }
         guard retention >= .zero else { throw fail("retention", "must not be negative, not \(retention)") }
+        if let leadership {
+            guard journalStore?.openForLeadership != nil else {
+                throw fail(
+                    "standby",
+                    "needs a journal several coordinators share: --journal postgres://… (SQLite's journal has no lease)"
+                )
+            }
+            guard leadership.lease >= .milliseconds(300) else {
+                throw fail("lease", "must be at least 300ms, not \(leadership.lease)")
+            }
+            if let advertise = leadership.advertise, let problem = Endpoint.problem(advertise) {
+                throw fail("advertise", problem)
+            }
+            let wildcardHost = ["tcp://*:", "tcp://0.0.0.0:", "tcp://[::]:"].contains { endpoint.hasPrefix($0) }
+            if leadership.advertise == nil, wildcardHost {
+                throw fail(
+                    "advertise",
+                    "must name this coordinator's endpoint as peers reach it (e.g. tcp://host-a:7400) when the endpoint "
+                        + "\(endpoint) binds every address")
+            }
+        }
+    }
+}
+
+/// How a coordinator takes part in leader election (``CoordinatorConfiguration/leadership``).
+public struct LeadershipSettings: Sendable, Equatable {
+    /// How long the lease lasts without a renewal: a standby takes over at most this long
+    /// (plus one try, lease/3) after the leader stopped renewing. The leader renews every
+    /// lease/3 and stops serving once its last renewal is a lease old. Default 5 s.
+    public var lease: Duration = .seconds(5)
+    /// The endpoint peers reach this coordinator at (`tcp://host-a:7400`), stored with the
+    /// lease and named in standbys' NOT_LEADER refusals. Nil: the bound endpoint.
+    public var advertise: String?
+
+    public init(lease: Duration = .seconds(5), advertise: String? = nil) {
+        self.lease = lease
+        self.advertise = advertise
     }
 }
 

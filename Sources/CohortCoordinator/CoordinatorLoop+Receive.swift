@@ -9,6 +9,7 @@ extension CoordinatorLoop {
     /// with (CURVE on).
     func handle(_ frames: [[UInt8]], userID: String? = nil) {
         guard let routing = frames.first else { return }
+        if isStandby { return refuseAsStandby(routing) }
         let message: WireMessage
         do {
             message = try codec.decode(frames: Array(frames.dropFirst()))

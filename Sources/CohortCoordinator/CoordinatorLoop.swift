@@ -1,4 +1,5 @@
 import CohortCore
+import CohortJournal
 import CohortWire
 import Foundation
 import Logging
@@ -18,11 +19,19 @@ final class CoordinatorLoop {
     let onBound: @Sendable (String) -> Void
     let codec: WireCodec
     let clock = LoopClock()
-    let epoch: UInt64
+    /// The incarnation sent in WELCOME: the journal's epoch (the lease's once leading).
+    var epoch: UInt64
     /// The journal, when the coordinator has a state directory (CoordinatorLoop+Journal.swift).
     let journalWriter: JournalWriter?
     /// The metrics, when the coordinator records them (CoordinatorMetrics.swift).
     let metrics: CoordinatorMetrics?
+    /// The lease, when the coordinator takes part in leader election
+    /// (CoordinatorLoop+Leadership.swift).
+    let leadership: Leadership?
+    /// Set when this coordinator lost the lease: the loop ends with it.
+    var deposed: JournalError?
+    /// The endpoint bound, with a wildcard port resolved.
+    private(set) var boundEndpoint: String?
 
     var scheduler: Scheduler
     var peers = PeerTable()
@@ -48,9 +57,10 @@ final class CoordinatorLoop {
     init(
         configuration: CoordinatorConfiguration, logger: Logger, mailbox: Mailbox<LoopCommand>,
         stats: CoordinatorStatistics, journal: JournalWriter? = nil, metrics: CoordinatorMetrics? = nil,
-        onBound: @escaping @Sendable (String) -> Void
+        leadership: Leadership? = nil, onBound: @escaping @Sendable (String) -> Void
     ) {
         self.journalWriter = journal
+        self.leadership = leadership
         self.metrics = metrics
         self.configuration = configuration
         self.logger = logger
@@ -58,24 +68,33 @@ final class CoordinatorLoop {
         self.stats = stats
         self.onBound = onBound
         self.codec = WireCodec(maxFrameSize: configuration.maxFrameSize)
+        self.scheduler = Self.makeScheduler(
+            configuration, tokenFloor: configuration.tokenFloor, observes: metrics != nil)
+        self.now = clock.now()
+        self.idleClients = IdleClientSweep(now: now)
+        self.epoch = configuration.epoch ?? UInt64(max(now.nanosecondsSinceEpoch / 1_000_000_000, 1))
+        self.logger[metadataKey: "coordinator.id"] = "\(configuration.coordinatorID)"
+    }
+
+    /// A scheduler with the configuration's settings, every fencing token above `tokenFloor`.
+    static func makeScheduler(
+        _ configuration: CoordinatorConfiguration, tokenFloor: UInt64, observes: Bool
+    ) -> Scheduler {
         var settings = SchedulerConfiguration()
         settings.prefetch = configuration.prefetch
         settings.heartbeatInterval = configuration.heartbeatInterval
         settings.liveness = configuration.heartbeatLiveness
         settings.finishedGroupRetention = configuration.finishedGroupRetention
         settings.maxWorkerLosses = configuration.maxWorkerLosses
-        settings.tokenFloor = configuration.tokenFloor
+        settings.tokenFloor = tokenFloor
         settings.lockLimits = configuration.lockLimits
         settings.priorityAging = configuration.priorityAging
         settings.maxMapItems = configuration.specLimits.maxChildrenPerGroup
         settings.maxProcedures = configuration.specLimits.maxTotalChildren
         settings.randomSeed = UInt64.random(in: 1...UInt64.max)
-        self.scheduler = Scheduler(configuration: settings)
-        self.scheduler.observes = metrics != nil
-        self.now = clock.now()
-        self.idleClients = IdleClientSweep(now: now)
-        self.epoch = configuration.epoch ?? UInt64(max(now.nanosecondsSinceEpoch / 1_000_000_000, 1))
-        self.logger[metadataKey: "coordinator.id"] = "\(configuration.coordinatorID)"
+        var scheduler = Scheduler(configuration: settings)
+        scheduler.observes = observes
+        return scheduler
     }
 
     /// Binds, serves until a stop command, then tells peers and closes. Runs on the loop thread.
@@ -118,10 +137,13 @@ final class CoordinatorLoop {
         try router.set(.receiveHighWaterMark, to: 100_000)
         try router.set(.maxMessageSize, to: Int64(configuration.effectiveMaxMessageSize))
         try security?.secure(router)
-        try restoreFromJournal()
+        // A standby loads the journal once it holds the lease (startLeadership).
+        if leadership == nil { try restoreFromJournal() }
         try router.bind(configuration.endpoint)
         let endpoint = try router.lastEndpoint
+        boundEndpoint = endpoint
         warnIfExposed(endpoint)
+        try startLeadership(boundEndpoint: endpoint)
         announce(endpoint)
 
         let poller = Poller()
@@ -130,6 +152,9 @@ final class CoordinatorLoop {
         while !stopping {
             if try !poll(poller) { break }
             now = clock.now()
+            try checkLeadership()
+            // Deposed: not one more message read or answered as the leader.
+            if deposed != nil { break }
             if poller.isReadable(network) {
                 var reads = 0
                 if security == nil {
@@ -156,12 +181,16 @@ final class CoordinatorLoop {
                     }
                 }
             }
-            if !stopping { housekeeping() }
+            if !stopping, !isStandby { housekeeping() }
             answerSettledCancels()
             if let metrics { recordMetrics(metrics) }
+            // Nothing goes out as the leader once the lease may be another's.
+            guard stillLeading() else { break }
             flush(router)
         }
+        if let deposed { throw deposed }
         if let journalWriter { finishJournal(router, journal: journalWriter) }
+        releaseLeadership()
         if let metrics {
             // The last turns' counts (and what the stop sent), not left pending.
             scheduler.drainObservations { metrics.record($0) }
@@ -192,10 +221,11 @@ final class CoordinatorLoop {
     private func pollTimeout() -> Duration {
         let interval = configuration.heartbeatInterval
         if !outbox.isEmpty { return .zero }
+        let lease = leadershipWait() ?? interval
         let deadlines = [scheduler.nextDeadline, peers.nextHeartbeat(interval: interval)].compactMap { $0 }
-        guard let next = deadlines.min() else { return interval }
+        guard let next = deadlines.min() else { return min(interval, lease) }
         let wait = next - clock.now()
-        return wait <= .zero ? .zero : min(wait, interval)
+        return wait <= .zero ? .zero : min(wait, interval, lease)
     }
 
     /// Timers, liveness and heartbeats, once per turn.
@@ -221,7 +251,14 @@ final class CoordinatorLoop {
     }
 
     private func announce(_ endpoint: String) {
-        logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "epoch": "\(epoch)"])
+        let role = isStandby ? "standby" : "leader"
+        if leadership == nil {
+            logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "epoch": "\(epoch)"])
+        } else {
+            logger.info(
+                "coordinator listening",
+                metadata: ["endpoint": "\(endpoint)", "role": "\(role)", "epoch": "\(isStandby ? 0 : epoch)"])
+        }
         onBound(endpoint)
     }
 

@@ -89,14 +89,20 @@ public struct JournalStoreOpener: Sendable, Equatable, CustomStringConvertible {
     /// Opens an existing store for maintenance (`cohort prune`), without starting an
     /// incarnation; refuses a database without a journal.
     public var openExisting: @Sendable () throws(JournalError) -> any JournalStore
+    /// Opens the store for a coordinator that takes part in leader election (`--standby`):
+    /// several share it, the one holding its lease writes. Nil for a store that has no lease
+    /// (SQLite's).
+    public var openForLeadership: (@Sendable () throws(JournalError) -> any LeaseJournalStore)?
 
     public init(
         location: String, open: @escaping @Sendable () throws(JournalError) -> any JournalStore,
-        openExisting: @escaping @Sendable () throws(JournalError) -> any JournalStore
+        openExisting: @escaping @Sendable () throws(JournalError) -> any JournalStore,
+        openForLeadership: (@Sendable () throws(JournalError) -> any LeaseJournalStore)? = nil
     ) {
         self.location = location
         self.open = open
         self.openExisting = openExisting
+        self.openForLeadership = openForLeadership
     }
 
     public var description: String { location }
@@ -104,4 +110,23 @@ public struct JournalStoreOpener: Sendable, Equatable, CustomStringConvertible {
     public static func == (lhs: JournalStoreOpener, rhs: JournalStoreOpener) -> Bool {
         lhs.location == rhs.location
     }
+}
+
+/// A journal store that several coordinators share, one of them leading (PostgreSQL's,
+/// opened for leadership): the leader lease, with an epoch that grows at every takeover and
+/// is checked by every write (docs/operations.md, "High availability").
+///
+/// Thread-safety: as ``JournalStore``.
+public protocol LeaseJournalStore: JournalStore {
+    /// Takes the lease for `holder` for `ttl` if nobody holds it or it has expired; returns
+    /// the new epoch (which ``JournalStore/epoch`` becomes), or nil if another holder's lease
+    /// is live.
+    func acquireLease(holder: String, ttl: Duration) throws(JournalError) -> UInt64?
+    /// Extends the lease of `epoch` held by `holder` to `ttl` from now; false if it was taken
+    /// over.
+    func renewLease(epoch: UInt64, holder: String, ttl: Duration) throws(JournalError) -> Bool
+    /// Gives the lease up, so that a standby takes it at once.
+    func releaseLease() throws(JournalError)
+    /// Who holds the lease now (nil: nobody), and whether it has expired.
+    func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool)
 }

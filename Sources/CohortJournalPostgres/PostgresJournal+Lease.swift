@@ -2,6 +2,8 @@ import CohortJournal
 import Foundation
 import PostgresNIO
 
+extension PostgresJournal: LeaseJournalStore {}
+
 /// The leader lease (issue 16): several coordinators on one database, one of them leading.
 ///
 /// The lease is one row (``PostgresJournalSchema/lease``): an epoch, its holder and when it
@@ -51,7 +53,16 @@ extension PostgresJournal {
     public func acquireLease(holder: String, ttl: Duration) throws(JournalError) -> UInt64? {
         try requireLeadership()
         let micros = Self.microseconds(ttl)
+        // A leader waits for no answer longer than its lease: past it, it steps down anyway.
+        session.setAnswerTimeout(ttl)
+        let waitMillis = String(max(micros / 3_000, 1))
+        let leaseMillis = String(max(micros / 1_000, 1))
         let acquired: UInt64? = try session.transaction(doing: "cannot acquire the journal's lease") { execute in
+            // A leader paused inside a write holds the lease row share-locked: the try gives up
+            // after a third of the lease (and is made again), and the server ends a write's
+            // transaction idle for a lease (``checkLease(_:_:)``), which releases it.
+            _ = try execute("SELECT set_config('lock_timeout', \(waitMillis), true)")
+            _ = try execute("SELECT set_config('idle_in_transaction_session_timeout', \(leaseMillis), true)")
             let rows = try execute("SELECT epoch, holder, expires_at <= clock_timestamp() FROM lease FOR UPDATE")
             guard let row = rows.first else {
                 throw JournalError(.damaged, path: location, "the journal's lease row is missing")
@@ -72,6 +83,7 @@ extension PostgresJournal {
             return UInt64(next)
         }
         if let acquired {
+            leaseLength.withLock { $0 = ttl }
             state.withLock { $0 = (acquired, HeldLease(epoch: acquired, holder: holder)) }
         }
         return acquired
@@ -127,6 +139,12 @@ extension PostgresJournal {
         }
     }
 
+    /// Who holds the lease now and whether it has expired (``currentLease()``'s holder).
+    public func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool) {
+        let row = try currentLease()
+        return (row.holder, row.expired)
+    }
+
     // MARK: The check every write makes
 
     /// The lease a write must find, for a store opened for leadership (nil otherwise: no
@@ -142,10 +160,14 @@ extension PostgresJournal {
     }
 
     /// First in a write's transaction: the lease row still has `held`'s epoch and holder,
-    /// share-locked until the commit (a takeover waits for it).
+    /// share-locked until the commit (a takeover waits for it). The server ends the
+    /// transaction if it stays idle for a lease (a leader paused mid-write), which releases the
+    /// row; only writes are limited so, not a new leader's long load.
     /// - Throws: ``JournalError`` `deposed` naming the lease's epoch and holder now; the
     ///   transaction is then rolled back.
     func checkLease(_ held: HeldLease, _ execute: (PostgresQuery) throws -> [PostgresRow]) throws {
+        let idleMillis = String(max(Self.microseconds(leaseLength.withLock { $0 }) / 1_000, 1))
+        _ = try execute("SELECT set_config('idle_in_transaction_session_timeout', \(idleMillis), true)")
         let epoch = Int64(bitPattern: held.epoch)
         let rows = try execute("SELECT epoch FROM lease WHERE epoch = \(epoch) AND holder = \(held.holder) FOR SHARE")
         guard rows.isEmpty else { return }

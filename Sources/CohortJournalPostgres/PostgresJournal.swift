@@ -47,6 +47,9 @@ public final class PostgresJournal: JournalStore {
     /// The epoch, and for a store opened for leadership the lease it holds (nil before it
     /// acquired one).
     let state: Mutex<(epoch: UInt64, lease: HeldLease?)>
+    /// The lease's length, once acquired: how long a write's transaction may stay idle
+    /// (``checkLease(_:_:)``).
+    let leaseLength = Mutex<Duration>(.zero)
 
     /// This incarnation's epoch: for a store opened for leadership, the epoch of the lease it
     /// acquired last (the journal's epoch when opened, before).
@@ -92,6 +95,9 @@ public final class PostgresJournal: JournalStore {
             open: { () throws(JournalError) -> any JournalStore in try PostgresJournal(url: url) },
             openExisting: { () throws(JournalError) -> any JournalStore in
                 try PostgresJournal(url: url, opening: .maintenance)
+            },
+            openForLeadership: { () throws(JournalError) -> any LeaseJournalStore in
+                try PostgresJournal(url: url, opening: .leadership)
             })
     }
 

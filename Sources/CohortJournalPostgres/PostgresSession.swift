@@ -4,17 +4,22 @@ import Logging
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Synchronization
 
 /// One connection to PostgreSQL on an event loop group of its own, used synchronously: every
 /// call sends its statement and waits for the answer on the CALLING thread (never a NIO
 /// thread: the committer's, the loop's or the history queue's), so the journal keeps the
 /// synchronous ``JournalStore`` protocol the coordinator's threads call. Calls are serialised
-/// by a lock, a transaction as a whole.
+/// by a lock, a transaction as a whole. A connection that was lost (closed by the server, or
+/// given up unanswered) is opened again at the next call, so that a coordinator outlives a
+/// restart or failover of its database.
 final class PostgresSession: @unchecked Sendable {
     // @unchecked Sendable: `connection` and `group` are Sendable; `lock` serialises their use.
     let url: PostgresConnectionURL
     private let group: MultiThreadedEventLoopGroup
-    private let connection: PostgresConnection
+    private let configuration: PostgresConnection.Configuration
+    /// Guarded by `lock`; replaced when lost (``reconnectIfLost()``).
+    private var connection: PostgresConnection
     private let logger: Logger
     private let lock = NSLock()
 
@@ -29,6 +34,7 @@ final class PostgresSession: @unchecked Sendable {
             host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
             tls: .disable)
         configuration.options.connectTimeout = .seconds(10)
+        self.configuration = configuration
         do {
             connection = try PostgresConnection.connect(
                 on: group.next(), configuration: configuration, id: 1, logger: logger
@@ -52,6 +58,7 @@ final class PostgresSession: @unchecked Sendable {
     func run(_ query: PostgresQuery, doing: String) throws(JournalError) -> [PostgresRow] {
         lock.lock()
         defer { lock.unlock() }
+        try reconnectIfLost()
         do {
             return try execute(query)
         } catch {
@@ -66,6 +73,7 @@ final class PostgresSession: @unchecked Sendable {
     ) throws(JournalError) -> T {
         lock.lock()
         defer { lock.unlock() }
+        try reconnectIfLost()
         do {
             _ = try execute("BEGIN")
             do {
@@ -83,8 +91,66 @@ final class PostgresSession: @unchecked Sendable {
         }
     }
 
+    /// How long a statement may wait for its answer before the connection is given up for
+    /// lost (a server that went away without closing it, or a network cut off): 30 s, or for
+    /// a store leading the journal, its lease (``setAnswerTimeout(_:)``). Guarded by `lock`.
+    private var answerTimeout: Duration = .seconds(30)
+    /// Set once a statement went unanswered: every later call fails at once.
+    private var lost: String?
+
+    /// Before a call (with `lock` held): a connection the server closed or that was given up
+    /// is replaced by a new one, waiting at most the answer timeout (and 10 s) to connect.
+    /// - Throws: ``JournalError`` `unreachable` (or `denied`) if the new connection fails;
+    ///   the next call tries again.
+    private func reconnectIfLost() throws(JournalError) {
+        guard lost != nil || connection.isClosed else { return }
+        // The old connection lives until it is closed (it must not be released open).
+        let old = connection
+        let closing: EventLoopFuture<Void> = old.close()
+        closing.whenComplete { _ in withExtendedLifetime(old) {} }
+        var configuration = configuration
+        let timeout = min(answerTimeout, .seconds(10))
+        configuration.options.connectTimeout = .milliseconds(
+            max(timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000, 1))
+        do {
+            connection = try PostgresConnection.connect(
+                on: group.next(), configuration: configuration, id: 1, logger: logger
+            ).wait()
+            lost = nil
+        } catch {
+            throw Self.journalError(error, url: url, doing: "cannot connect to PostgreSQL again")
+        }
+    }
+
+    /// Sets how long a statement may wait for its answer.
+    func setAnswerTimeout(_ timeout: Duration) {
+        lock.lock()
+        defer { lock.unlock() }
+        answerTimeout = timeout
+    }
+
     private func execute(_ query: PostgresQuery) throws -> [PostgresRow] {
-        try connection.query(query, logger: logger).wait().rows
+        if let lost { throw JournalError(.unreachable, path: url.description, lost) }
+        let answered = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<[PostgresRow], any Error>?>(nil)
+        connection.query(query, logger: logger).whenComplete { result in
+            outcome.withLock { $0 = result.map(\.rows) }
+            answered.signal()
+        }
+        let (seconds, attoseconds) = answerTimeout.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        guard answered.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .success,
+            let result = outcome.withLock({ $0 })
+        else {
+            let text =
+                "PostgreSQL at \(url.host):\(url.port) did not answer within \(answerTimeout): the connection is "
+                + "given up"
+            lost = text
+            let closing: EventLoopFuture<Void> = connection.close()
+            closing.whenComplete { _ in }
+            throw JournalError(.unreachable, path: url.description, text)
+        }
+        return try result.get()
     }
 
     /// What PostgreSQL's (or the connection's) error means for the journal, with the words.

@@ -236,8 +236,8 @@ extension Simulation {
                 clientCallFailed(client, id, error)
             case .connectionChanged(let change):
                 log("client c\(client) connection: \(change)")
-            case .log:
-                break
+            case .log, .moveTo:
+                break  // one coordinator in the simulation: nowhere else to go
             case .stop(let error):
                 // The client process gives up and is started again: a new session, a new socket.
                 log("client c\(client) session ended: \(error.code.rawValue)")

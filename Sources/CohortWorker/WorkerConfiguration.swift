@@ -13,7 +13,10 @@ import ZeroMQ
 /// `cohort` executable (or a custom worker's `main`), never here. Call ``validate()``
 /// before handing it to ``Worker``; `Worker.run()` validates it again.
 public struct WorkerConfiguration: Sendable, Equatable {
-    /// The coordinator to connect to. Default `tcp://127.0.0.1:7400`.
+    /// The coordinator to connect to, or a comma-separated list of a coordinator and its
+    /// standbys (`tcp://a:7400,tcp://b:7400`): the worker follows the leader a standby names
+    /// (NOT_LEADER) and tries the next endpoint after each lost connection. Default
+    /// `tcp://127.0.0.1:7400`.
     public var coordinator: String = "tcp://127.0.0.1:7400"
     /// The worker's name in `cohort workers`, logs and `COHORT_WORKER`.
     /// Default `<hostname>-<pid>`.
@@ -69,7 +72,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
         func fail(_ setting: String, _ message: String) -> WorkerConfigurationError {
             WorkerConfigurationError(setting: setting, message: message)
         }
-        if let problem = Endpoint.problem(coordinator) { throw fail("coordinator", problem) }
+        if let problem = Endpoint.listProblem(coordinator) { throw fail("coordinator", problem) }
         guard !name.isEmpty, !name.contains(where: \.isWhitespace) else {
             throw fail("name", "\"\(name)\" must be non-empty and without spaces")
         }

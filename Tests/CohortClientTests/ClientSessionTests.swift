@@ -75,6 +75,78 @@ import Testing
         #expect(session.endedWith == error)
     }
 
+    // MARK: - A coordinator and its standbys
+
+    static let pair = "tcp://a:7400,tcp://b:7400"
+
+    static func notLeader(_ leader: String?) -> Result<WireMessage, WireError> {
+        .success(.handshake(.error(HandshakeError(code: .notLeader, message: "a standby", leader: leader))))
+    }
+
+    /// NOT_LEADER naming the leader: HELLO there, the handshake goes on.
+    @Test func aStandbysRefusalSendsTheClientToTheLeaderItNames() {
+        var settings = Session.Settings(endpoint: Self.pair)
+        settings.connectTimeout = .seconds(5)
+        var session = Session(settings: settings)
+        #expect(session.endpoint == "tcp://a:7400")
+        _ = session.connect(now: Self.start)
+        let actions = session.received(Self.notLeader("tcp://c:7400"), now: Self.at(.milliseconds(10)))
+        #expect(actions.contains(.moveTo("tcp://c:7400")) && actions.last == .sendHello, "\(actions)")
+        #expect(session.endpoint == "tcp://c:7400")
+        #expect(session.isHandshaking)
+        // No leader named: the next of the list (after c, not in it: the first).
+        let next = session.received(Self.notLeader(nil), now: Self.at(.milliseconds(20)))
+        #expect(next.contains(.moveTo("tcp://a:7400")), "\(next)")
+        let welcomed = session.received(.success(.handshake(.welcome(Self.welcome()))), now: Self.at(.seconds(1)))
+        #expect(welcomed == [.welcomed(Self.welcome())])
+    }
+
+    /// One endpoint and a standby that names no leader: nowhere to go, the client fails.
+    @Test func aLoneStandbyWithoutALeaderEndsTheSession() {
+        var session = Session(settings: Self.settings())
+        _ = session.connect(now: Self.start)
+        let error = Self.stopped(session.received(Self.notLeader(nil), now: Self.at(.milliseconds(10))))
+        #expect(error?.code == .unreachable)
+        #expect(error?.exitCode == 69)
+    }
+
+    /// A coordinator of a list that stays silent is left for the next after 2 s, during the
+    /// handshake (the shell is woken for it) and while reconnecting.
+    @Test func aSilentCoordinatorOfAListIsLeftForTheNext() {
+        var session = Session(settings: Session.Settings(endpoint: Self.pair))
+        _ = session.connect(now: Self.start)
+        #expect(session.wait(now: Self.start) == .seconds(2))
+        #expect(session.tick(now: Self.at(.milliseconds(1999))).isEmpty)
+        #expect(session.tick(now: Self.at(.seconds(2))).contains(.moveTo("tcp://b:7400")))
+        _ = session.received(.success(.handshake(.welcome(Self.welcome()))), now: Self.at(.seconds(3)))
+        _ = session.request(1, .workers, answering: .stream, now: Self.at(.seconds(3)))
+        // The leader's connection drops: HELLO again, there, then the next of the list.
+        let lost = session.connection(.disconnected, now: Self.at(.seconds(4)))
+        #expect(lost.last == .sendHello)
+        #expect(!session.tick(now: Self.at(.seconds(5))).contains(.moveTo("tcp://a:7400")))
+        #expect(session.tick(now: Self.at(.seconds(6))).contains(.moveTo("tcp://a:7400")))
+        let back = session.received(.success(.handshake(.welcome(Self.welcome(epoch: 2)))), now: Self.at(.seconds(7)))
+        #expect(Self.sent(back).map(\.requestID) == [1], "the watch is sent again to the new leader")
+    }
+
+    /// Serving, a request answered NOT_LEADER (the leader stepped down and stands by): the
+    /// coordinator is lost, not unreachable; the session goes to the leader named, says HELLO
+    /// there only, and sends the open request again once welcomed.
+    @Test func aNotLeaderWhileServingFollowsTheLeaderItNames() {
+        var session = Session(settings: Session.Settings(endpoint: Self.pair))
+        _ = session.connect(now: Self.start)
+        _ = session.received(.success(.handshake(.welcome(Self.welcome()))), now: Self.at(.seconds(1)))
+        _ = session.request(1, .workers, answering: .once, now: Self.at(.seconds(1)))
+        let refused = session.received(Self.notLeader("tcp://b:7400"), now: Self.at(.seconds(2)))
+        #expect(Self.stopped(refused) == nil, "\(refused)")
+        #expect(session.endedWith == nil)
+        #expect(refused.contains(.moveTo("tcp://b:7400")), "\(refused)")
+        #expect(refused.filter { $0 == .sendHello }.count == 1 && refused.last == .sendHello, "\(refused)")
+        #expect(session.endpoint == "tcp://b:7400")
+        let back = session.received(.success(.handshake(.welcome(Self.welcome(epoch: 2)))), now: Self.at(.seconds(3)))
+        #expect(Self.sent(back).map(\.requestID) == [1], "the request is sent again to the new leader")
+    }
+
     @Test func twoRefusedConnectionsBeforeAnyWasMadeAreUnreachableAtOnce() {
         var session = Session(settings: Self.settings())
         _ = session.connect(now: Self.start)

@@ -139,4 +139,44 @@ import Testing
             #expect(error?.message.contains("opened for leadership") == true)
         }
     }
+
+    /// A connection the server ended (a restart or failover of the database) is opened again
+    /// at the next call: a standby's try for the lease, a leader's renewal and its writes work
+    /// again instead of failing on the dead connection for good.
+    @Test func storesConnectAgainAfterTheServerEndsTheirConnections() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let leading = try leader(place)
+            defer { leading.close() }
+            let standby = try leader(place)
+            defer { standby.close() }
+            let epoch = try #require(try leading.acquireLease(holder: "leader", ttl: .seconds(60)))
+            #expect(try standby.acquireLease(holder: "standby", ttl: .seconds(60)) == nil)
+            try place.execute(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = current_database() AND pid <> pg_backend_pid()
+                """)
+            #expect(try afterReconnecting { try standby.leaseHolder().holder } == "leader")
+            #expect(
+                try afterReconnecting {
+                    try leading.renewLease(epoch: epoch, holder: "leader", ttl: .seconds(60))
+                })
+            try leading.write(submitting("after"))
+            #expect(try standby.acquireLease(holder: "standby", ttl: .seconds(60)) == nil)
+            #expect(try place.strings("SELECT id FROM groups") == ["after"])
+        }
+    }
+
+    /// `call`'s result once it reaches the database: a call that finds its connection ended
+    /// fails `unreachable` (the next connects again); fails if none succeeds within 5 s.
+    func afterReconnecting<T>(_ call: () throws -> T) throws -> T {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            do {
+                return try call()
+            } catch let error as JournalError where error.code == .unreachable && ContinuousClock.now < deadline {
+                usleep(10_000)
+            }
+        }
+    }
 }

@@ -8,6 +8,7 @@ extension ClientSession {
         guard case .idle = phase else { return [] }
         phase = .handshaking(Handshake(deadline: now.advanced(by: settings.connectTimeout)))
         lastHeard = now
+        movedAt = now
         return [.sendHello]
     }
 
@@ -28,6 +29,12 @@ extension ClientSession {
                 // libzmq retries a refused connect every 100 ms; two refusals in a row, with no
                 // connection between, are an answer: nothing listens.
                 handshake.refusals += handshake.connected ? 0 : 1
+                if handshake.refusals >= 2, hasAlternatives {
+                    handshake.refusals = 0
+                    handshake.connected = false
+                    phase = .handshaking(handshake)
+                    return moveOn(leader: nil, now: now)
+                }
                 if handshake.refusals >= 2 {
                     return end(
                         ClientError(
@@ -62,6 +69,16 @@ extension ClientSession {
             phase = .serving
             return [.welcomed(welcome)]
         case .success(.handshake(.error(let refusal))):
+            if refusal.code == .notLeader, case .handshaking(var handshake) = phase {
+                // A standby: on to the leader it names, or the next coordinator of the list.
+                let moved = moveOn(leader: refusal.leader, now: now)
+                if !moved.isEmpty {
+                    (handshake.refusals, handshake.connected) = (0, false)
+                    handshake.lastFailure = ClientError(refusal: refusal, endpoint: endpoint)
+                    phase = .handshaking(handshake)
+                    return moved
+                }
+            }
             return end(ClientError(refusal: refusal, endpoint: endpoint))
         case .success(let other):
             return [.log(.debug, "ignored a \(other.family) message before WELCOME")]
@@ -78,6 +95,12 @@ extension ClientSession {
 
     /// No WELCOME by the deadline: the last failed handshake, or unreachable.
     package mutating func handshakeTimedOut(_ handshake: Handshake, now: Instant) -> [Action] {
+        if now < handshake.deadline, hasAlternatives, let movedAt,
+            movedAt.duration(to: now) >= settings.switchAfter
+        {
+            // Silent (stopped, cut off, or a leader that just died): the next of the list.
+            return moveOn(leader: nil, now: now)
+        }
         guard now >= handshake.deadline else { return [] }
         if let failure = handshake.lastFailure { return end(failure) }
         return end(

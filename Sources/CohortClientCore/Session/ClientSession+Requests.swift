@@ -82,6 +82,20 @@ extension ClientSession {
             return route(reply)
         case .handshake(.welcome(let welcome)) where reconnecting != nil:
             return reconnected(welcome, now: now)
+        case .handshake(.error(let refusal)) where refusal.code == .notLeader && reconnecting != nil:
+            // Reconnecting after a failover: on to the leader the standby names.
+            let moved = moveOn(leader: refusal.leader, now: now)
+            if !moved.isEmpty { reconnecting?.lastHello = now }
+            return moved
+        case .handshake(.error(let refusal)) where refusal.code == .notLeader:
+            // Serving, and the coordinator answers as a standby (it stepped down): lost, as
+            // after a failover; on to the leader it names, or the next of the list.
+            let lost = coordinatorLost("it no longer leads (\(refusal.message))", now: now)
+            guard !lost.isEmpty else { return end(ClientError(refusal: refusal, endpoint: endpoint)) }
+            let moved = moveOn(leader: refusal.leader, now: now)
+            guard !moved.isEmpty else { return lost }
+            // HELLO goes to where it moved, not to the standby.
+            return lost.filter { $0 != .sendHello } + moved
         case .handshake(.error(let refusal)):
             return end(ClientError(refusal: refusal, endpoint: endpoint))
         default:

@@ -37,6 +37,13 @@ extension ClientSession {
                         : "the coordinator at \(endpoint) went away and was not back within \(limit)")
                 actions += failAll(lost)
                 self.reconnecting = nil
+            } else if hasAlternatives,
+                max(movedAt ?? reconnecting.since, reconnecting.since).duration(to: now) >= settings.switchAfter
+            {
+                // The coordinator it waits for stays silent: the next of the list (the leader
+                // after a failover is one of them).
+                self.reconnecting?.lastHello = now
+                actions += moveOn(leader: nil, now: now)
             } else if reconnecting.lastHello.duration(to: now) >= settings.helloInterval {
                 self.reconnecting?.lastHello = now
                 actions.append(.sendHello)
@@ -50,8 +57,14 @@ extension ClientSession {
         }
         if let probe {
             if probe.sentAt.duration(to: now) >= settings.probeAfter {
-                actions += failAll(ClientError(.connectionLost, "the coordinator at \(endpoint) stopped answering"))
                 self.probe = nil
+                if hasAlternatives {
+                    // Another coordinator of the list may lead by now: the watches follow it.
+                    actions += coordinatorLost("the coordinator at \(endpoint) stopped answering", now: now)
+                } else {
+                    actions += failAll(
+                        ClientError(.connectionLost, "the coordinator at \(endpoint) stopped answering"))
+                }
             }
         } else if let lastHeard, lastHeard.duration(to: now) >= settings.probeAfter {
             let id = internalID()

@@ -15,8 +15,11 @@ import CohortWire
 package struct ClientSession<Instant: InstantProtocol> where Instant.Duration == Duration {
     /// The settings the session decides with (from ``ClientConfiguration``).
     package struct Settings: Sendable {
-        /// The coordinator's endpoint, for messages.
+        /// The coordinator's endpoint, or a comma-separated list of a coordinator and its
+        /// standbys.
         package var endpoint: String
+        /// How long a coordinator of a list may stay silent (no WELCOME) before the next is tried.
+        package var switchAfter: Duration = .seconds(2)
         package var connectTimeout: Duration = .seconds(5)
         package var requestTimeout: Duration = .seconds(30)
         package var probeAfter: Duration = .seconds(10)
@@ -30,6 +33,12 @@ package struct ClientSession<Instant: InstantProtocol> where Instant.Duration ==
 
         package init(endpoint: String) {
             self.endpoint = endpoint
+        }
+
+        /// The endpoints of ``endpoint``'s list.
+        package var endpoints: [String] {
+            endpoint.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
         }
     }
 
@@ -78,6 +87,9 @@ package struct ClientSession<Instant: InstantProtocol> where Instant.Duration ==
         case sendHello
         /// Send this request (errors: ``requestNotSent(_:_:now:)``).
         case send(ClientRequest)
+        /// Leave the coordinator connected to for the one at this endpoint (the leader a standby
+        /// named, or the next of the list); what was queued for the old one is dropped.
+        case moveTo(String)
         /// The first WELCOME: the connection is open.
         case welcomed(Welcome)
         /// The one answer of a request (an `error` reply too).
@@ -149,6 +161,11 @@ package struct ClientSession<Instant: InstantProtocol> where Instant.Duration ==
     }
 
     package let settings: Settings
+    /// The coordinator this session talks to now: the first of the list, then the leader a
+    /// standby named or the next of the list (``moveOn(leader:now:)``).
+    package private(set) var endpoint: String
+    /// When the session last moved to another endpoint (or started).
+    package var movedAt: Instant?
     package var phase: Phase = .idle
     /// Open requests by id.
     package var pending: [UInt64: Pending] = [:]
@@ -167,9 +184,29 @@ package struct ClientSession<Instant: InstantProtocol> where Instant.Duration ==
 
     package init(settings: Settings) {
         self.settings = settings
+        self.endpoint = settings.endpoints.first ?? settings.endpoint
     }
 
-    package var endpoint: String { settings.endpoint }
+    /// Whether there is another coordinator to try (a list, or a leader named).
+    package var hasAlternatives: Bool { settings.endpoints.count > 1 }
+
+    /// Moves to `leader` (named by a standby) if it is not the current one, else to the next
+    /// endpoint of the list; says HELLO there. Nothing when there is nowhere else to go.
+    package mutating func moveOn(leader: String?, now: Instant) -> [Action] {
+        let list = settings.endpoints
+        let target: String
+        if let leader, leader != endpoint {
+            target = leader
+        } else if list.count > 1 {
+            let index = list.firstIndex(of: endpoint) ?? -1
+            target = list[(index + 1) % list.count]
+        } else {
+            return []
+        }
+        endpoint = target
+        movedAt = now
+        return [.log(.debug, "trying the coordinator at \(target)"), .moveTo(target), .sendHello]
+    }
 
     /// Why the session ended; `nil` while it goes on.
     package var endedWith: ClientError? {
@@ -189,7 +226,10 @@ package struct ClientSession<Instant: InstantProtocol> where Instant.Duration ==
     package func wait(now: Instant) -> Duration {
         switch phase {
         case .handshaking(let handshake):
-            return max(now.duration(to: handshake.deadline), .zero)
+            var until = handshake.deadline
+            // A silent coordinator of a list is left for the next after ``Settings/switchAfter``.
+            if hasAlternatives, let movedAt { until = min(until, movedAt.advanced(by: settings.switchAfter)) }
+            return max(now.duration(to: until), .zero)
         case .serving:
             var wait = settings.maxWait
             for entry in pending.values {

@@ -285,6 +285,13 @@ public struct WorkerSession: Sendable {
             phase = .stopped
             return [.disconnect(reason: "refused: \(refusal.message)"), .fail(refusal)]
         }
+        if refusal.kind == .notLeader {
+            // Redirected, not failed: the leader it names at once (a tenth of the first
+            // delay), else the next coordinator after the first delay; the backoff stays.
+            let delay = refusal.leader == nil ? settings.reconnectDelay : settings.reconnectDelay / 10
+            phase = .disconnected(retryAt: now + delay)
+            return [.disconnect(reason: "refused: \(refusal.message)")]
+        }
         return lose(now: now, reason: "refused: \(refusal.message)")
     }
 
@@ -324,15 +331,21 @@ public struct WorkerRefusal: Error, Equatable, Sendable {
         case unsupportedVersion
         /// A key or role the coordinator refuses: retrying cannot help.
         case permissionDenied
+        /// A standby coordinator (NOT_LEADER): try the leader it names (``WorkerRefusal/leader``)
+        /// soon, or the next coordinator; the backoff does not grow.
+        case notLeader
     }
 
     public var kind: Kind
     public var message: String
+    /// With ``Kind/notLeader``: the leader's endpoint, if one leads.
+    public var leader: String?
 
-    public init(_ kind: Kind, _ message: String) {
+    public init(_ kind: Kind, _ message: String, leader: String? = nil) {
         self.kind = kind
         self.message = message
+        self.leader = leader
     }
 
-    public var isPermanent: Bool { kind != .retry }
+    public var isPermanent: Bool { kind == .unsupportedVersion || kind == .permissionDenied }
 }

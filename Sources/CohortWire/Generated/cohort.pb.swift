@@ -72,6 +72,9 @@ nonisolated enum Cohort_Wire_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
 
   /// a strict submission some of whose kinds no worker offers
   case noCapableWorker // = 13
+
+  /// a standby coordinator: HandshakeError.leader names the leader
+  case notLeader // = 14
   case UNRECOGNIZED(Int)
 
   init() {
@@ -94,6 +97,7 @@ nonisolated enum Cohort_Wire_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case 11: self = .superseded
     case 12: self = .invalidRequest
     case 13: self = .noCapableWorker
+    case 14: self = .notLeader
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -114,6 +118,7 @@ nonisolated enum Cohort_Wire_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     case .superseded: return 11
     case .invalidRequest: return 12
     case .noCapableWorker: return 13
+    case .notLeader: return 14
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -134,6 +139,7 @@ nonisolated enum Cohort_Wire_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterabl
     .superseded,
     .invalidRequest,
     .noCapableWorker,
+    .notLeader,
   ]
 
 }
@@ -680,6 +686,10 @@ nonisolated struct Cohort_Wire_V1_HandshakeError: Sendable {
   var minVersion: UInt32 = 0
 
   var maxVersion: UInt32 = 0
+
+  /// With NOT_LEADER: the endpoint the leading coordinator advertises
+  /// (tcp://host:port), empty while no coordinator leads.
+  var leader: String = String()
 
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2121,7 +2131,7 @@ nonisolated struct Cohort_Wire_V1_WorkerError: Sendable {
 fileprivate nonisolated let _protobuf_package = "cohort.wire.v1"
 
 nonisolated extension Cohort_Wire_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_SPEC\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_BAD_FRAME\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_SHUTTING_DOWN\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_SUPERSEDED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_NO_CAPABLE_WORKER\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_INVALID_SPEC\0\u{1}ERROR_CODE_NOT_FOUND\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_BAD_FRAME\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{1}ERROR_CODE_SHUTTING_DOWN\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_CONFLICT\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_SUPERSEDED\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_NO_CAPABLE_WORKER\0\u{1}ERROR_CODE_NOT_LEADER\0")
 }
 
 nonisolated extension Cohort_Wire_V1_GroupState: SwiftProtobuf._ProtoNameProviding {
@@ -2383,7 +2393,7 @@ nonisolated extension Cohort_Wire_V1_Welcome: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Cohort_Wire_V1_HandshakeError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".HandshakeError"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}min_version\0\u{3}max_version\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}min_version\0\u{3}max_version\0\u{1}leader\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2395,6 +2405,7 @@ nonisolated extension Cohort_Wire_V1_HandshakeError: SwiftProtobuf.Message, Swif
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.minVersion) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.maxVersion) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.leader) }()
       default: break
       }
     }
@@ -2413,6 +2424,9 @@ nonisolated extension Cohort_Wire_V1_HandshakeError: SwiftProtobuf.Message, Swif
     if self.maxVersion != 0 {
       try visitor.visitSingularUInt32Field(value: self.maxVersion, fieldNumber: 4)
     }
+    if !self.leader.isEmpty {
+      try visitor.visitSingularStringField(value: self.leader, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2421,6 +2435,7 @@ nonisolated extension Cohort_Wire_V1_HandshakeError: SwiftProtobuf.Message, Swif
     if lhs.message != rhs.message {return false}
     if lhs.minVersion != rhs.minVersion {return false}
     if lhs.maxVersion != rhs.maxVersion {return false}
+    if lhs.leader != rhs.leader {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

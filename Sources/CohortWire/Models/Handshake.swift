@@ -89,13 +89,18 @@ public struct HandshakeError: Error, Hashable, Sendable, CustomStringConvertible
     public var message: String
     /// The protocol versions the coordinator speaks.
     public var supportedVersions: ClosedRange<UInt16>
+    /// With ``ProtocolError/Code/notLeader``: the endpoint the leading coordinator advertises
+    /// (`tcp://host:port`); nil while none leads.
+    public var leader: String?
 
     public init(
-        code: ProtocolError.Code, message: String, supportedVersions: ClosedRange<UInt16> = WireVersion.supported
+        code: ProtocolError.Code, message: String, supportedVersions: ClosedRange<UInt16> = WireVersion.supported,
+        leader: String? = nil
     ) {
         self.code = code
         self.message = message
         self.supportedVersions = supportedVersions
+        self.leader = leader
     }
 
     /// The refusal of a peer that speaks protocol version `got`:

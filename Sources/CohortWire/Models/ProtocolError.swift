@@ -33,6 +33,9 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         /// A strict submission (`Submission.strict`) some of whose procedures no connected
         /// worker could run: a kind nobody offers, or not with the labels it requires.
         case noCapableWorker
+        /// A standby coordinator (docs/operations.md, "High availability") refuses the peer
+        /// and names the leader (``HandshakeError/leader``), which the peer follows.
+        case notLeader
 
         /// The `cohort` CLI's exit code for a request that failed with this code
         /// (DESIGN.md §1: 64 usage error, 65 invalid spec, 69 coordinator unusable, 77 permission denied).
@@ -42,7 +45,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
             case .permissionDenied: 77
             case .notFound, .tooLarge, .conflict, .invalidRequest: 64
             case .unsupportedVersion, .badFrame, .shuttingDown, .internal, .handshakeRequired, .superseded,
-                .noCapableWorker:
+                .noCapableWorker, .notLeader:
                 69
             }
         }

@@ -125,7 +125,9 @@ extension HandshakeError {
         let low = try version(proto.minVersion, "min version")
         let high = try version(proto.maxVersion, "max version")
         guard low <= high else { throw BodyError("supported versions \(low)...\(high) are empty") }
-        self.init(code: code, message: proto.message, supportedVersions: low...high)
+        self.init(
+            code: code, message: proto.message, supportedVersions: low...high,
+            leader: proto.leader.isEmpty ? nil : proto.leader)
     }
 
     var proto: Cohort_Wire_V1_HandshakeError {
@@ -134,6 +136,7 @@ extension HandshakeError {
         proto.message = message
         proto.minVersion = UInt32(supportedVersions.lowerBound)
         proto.maxVersion = UInt32(supportedVersions.upperBound)
+        proto.leader = leader ?? ""
         return proto
     }
 }

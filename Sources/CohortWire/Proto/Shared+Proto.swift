@@ -119,6 +119,7 @@ extension ProtocolError.Code {
         case .superseded: self = .superseded
         case .invalidRequest: self = .invalidRequest
         case .noCapableWorker: self = .noCapableWorker
+        case .notLeader: self = .notLeader
         case .unspecified, .UNRECOGNIZED: throw BodyError("error code \(proto.rawValue) is unknown")
         }
     }
@@ -138,6 +139,7 @@ extension ProtocolError.Code {
         case .superseded: .superseded
         case .invalidRequest: .invalidRequest
         case .noCapableWorker: .noCapableWorker
+        case .notLeader: .notLeader
         }
     }
 }

@@ -44,8 +44,9 @@ extension WorkerSession.Input {
             switch error.code {
             case .unsupportedVersion: .unsupportedVersion
             case .permissionDenied: .permissionDenied
+            case .notLeader: .notLeader
             default: .retry
             }
-        return .refused(WorkerRefusal(kind, error.message))
+        return .refused(WorkerRefusal(kind, error.message, leader: error.leader))
     }
 }

@@ -35,6 +35,7 @@ extension WorkerLoop {
         case .handshake(.welcome(let welcome)):
             perform(machine.received(.session(.welcome(welcome)), now: now))
         case .handshake(.error(let error)):
+            if error.code == .notLeader { redirect = error.leader ?? "" }
             perform(machine.received(.session(.refused(error)), now: now))
         case .toWorker(let message):
             perform(machine.received(received(message), now: now))

@@ -63,6 +63,13 @@ final class WorkerLoop {
     /// Encoded messages the socket could not take yet, oldest first.
     var blocked: [[[UInt8]]] = []
     var failure: WorkerRunError?
+    /// The coordinator connected to (one of ``WorkerConfiguration/coordinator``'s list, or a
+    /// leader a standby named).
+    var endpoint = ""
+    /// The leader the last NOT_LEADER named ("" when it named none), for the next connection.
+    var redirect: String?
+    /// Connections made so far.
+    var connections = 0
     /// Told of every welcomed session; the library prints nothing itself.
     let onReady: @Sendable (WorkerSessionStarted) -> Void
     var undecodable = 0
@@ -203,19 +210,31 @@ final class WorkerLoop {
         }
     }
 
+    /// The coordinator to connect to next: the first of the list at first; then the leader a
+    /// standby named (``redirect``), else the next of the list after each lost connection.
+    private func nextEndpoint() -> String {
+        let list = Endpoint.list(configuration.coordinator)
+        defer { (redirect, connections) = (nil, connections + 1) }
+        guard connections > 0, !list.isEmpty else { return list.first ?? configuration.coordinator }
+        if let redirect, !redirect.isEmpty, redirect != endpoint { return redirect }
+        guard list.count > 1 else { return list[0] }
+        let index = list.firstIndex(of: endpoint) ?? -1
+        return list[(index + 1) % list.count]
+    }
+
     private func connect(sessionID: String) {
-        logger.debug(
-            "connecting", metadata: ["coordinator": "\(configuration.coordinator)", "session.id": "\(sessionID)"])
+        endpoint = nextEndpoint()
+        logger.debug("connecting", metadata: ["coordinator": "\(endpoint)", "session.id": "\(sessionID)"])
         do {
             let socket = try context.socket(.dealer)
             if let curve = configuration.curve { try socket.makeCurveClient(curve) }
             let monitor = try socket.monitor(.handshakes)
-            try socket.connect(configuration.coordinator)
+            try socket.connect(endpoint)
             install(socket, monitor: monitor)
         } catch {
             // zmq_connect fails only for the endpoint itself (malformed, an unknown transport)
             // or for want of descriptors: retrying would not help.
-            failure = WorkerRunError(.transport, "cannot connect to \(configuration.coordinator): \(error)")
+            failure = WorkerRunError(.transport, "cannot connect to \(endpoint): \(error)")
             return
         }
         let hello = Hello(role: .worker, softwareVersion: Worker.softwareVersion, peerName: configuration.name)
@@ -279,7 +298,7 @@ final class WorkerLoop {
             guard let explanation = event.handshakeFailureExplanation(curve: configuration.curve != nil) else {
                 continue
             }
-            let text = "the coordinator at \(configuration.coordinator) refused the handshake: \(explanation)"
+            let text = "the coordinator at \(endpoint) refused the handshake: \(explanation)"
             guard event.isDefiniteHandshakeFailure else {
                 logger.warning("handshake failed; retrying", metadata: ["reason": "\(text)"])
                 continue

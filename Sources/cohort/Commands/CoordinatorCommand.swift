@@ -36,8 +36,19 @@ struct CoordinatorCommand: AsyncParsableCommand {
             COHORT_COORDINATOR_JOURNAL) keeps the journal in PostgreSQL instead: the same \
             tables, created or migrated at start, one transaction per loop turn. The password \
             comes from the URL or PGPASSWORD. One coordinator per database (nothing checks it \
-            yet). Exit 64: the URL is not one Cohort can use; 69: PostgreSQL cannot be \
-            reached (the host, port and error are named); 77: it refused the credentials.
+            yet, unless --standby). Exit 64: the URL is not one Cohort can use; 69: PostgreSQL \
+            cannot be reached (the host, port and error are named); 77: it refused the credentials.
+
+            --standby (config key standby: true) makes several coordinators on the same \
+            PostgreSQL journal elect one leader through its lease row: each binds its endpoint; \
+            the one holding the lease loads the journal and serves, the others answer every \
+            client and worker NOT_LEADER naming the leader's --advertise endpoint (default the \
+            bound one) and try for the lease every lease/3 or 0.5 s, whichever is shorter. --lease (default 5s) is how long a \
+            lease lasts unrenewed: the leader renews every lease/3 and stops serving at once \
+            when a renewal finds the lease taken, when a write finds its epoch over, or when a \
+            lease has passed since its last renewal, then stands by again in the same process. \
+            Give clients and workers every coordinator: --coordinator tcp://a:7400,tcp://b:7400 \
+            (docs/operations.md, "High availability").
 
             Prometheus metrics are served on http://127.0.0.1:9470/metrics by default, and \
             `cohort coordinator metrics on URL` is printed once bound; when nothing was \
@@ -66,6 +77,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
               cohort coordinator                                # tcp://127.0.0.1:7400
               cohort coordinator --endpoint 'tcp://127.0.0.1:*' # any free port
               cohort coordinator --journal postgres://cohort@db.internal:5432/cohort
+              cohort coordinator --journal postgres://cohort@db.internal:5432/cohort \
+                  --standby --lease 5s --endpoint tcp://0.0.0.0:7400 \
+                  --advertise tcp://host-a.internal:7400
               cohort coordinator --config config/coordinator.yaml \\
                   --endpoint tcp://0.0.0.0:7400
               cohort keygen --out /etc/cohort --role coordinator
@@ -135,6 +149,27 @@ struct CoordinatorCommand: AsyncParsableCommand {
     var journal: String?
 
     @Flag(
+        name: .long,
+        help:
+            "Take part in leader election with the other coordinators on the same --journal postgres://…: serve while holding its lease, else refuse peers naming the leader."
+    )
+    var standby = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --standby: how long the leader's lease lasts unrenewed (default 5s); a standby takes over within it.",
+            valueName: "duration"))
+    var lease: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --standby: the endpoint peers reach this coordinator at, named to them by standbys (default the bound endpoint).",
+            valueName: "endpoint"))
+    var advertise: String?
+
+    @Flag(
         name: .customLong("no-journal"),
         help: "Keep nothing on disk: accepted groups are lost if the coordinator stops (benchmarks, throwaway runs).")
     var noJournal = false
@@ -201,6 +236,18 @@ struct CoordinatorCommand: AsyncParsableCommand {
                     configuration.stateDirectory = nil
                     configuration.journalStore = nil
                 }
+                if standby, configuration.leadership == nil { configuration.leadership = LeadershipSettings() }
+                if lease != nil || advertise != nil, configuration.leadership == nil {
+                    throw ValidationError("--\(lease != nil ? "lease" : "advertise") applies only with --standby")
+                }
+                if let lease {
+                    do {
+                        configuration.leadership?.lease = try Duration(specString: lease)
+                    } catch {
+                        throw ValidationError("--lease: \(error)")
+                    }
+                }
+                if let advertise { configuration.leadership?.advertise = advertise }
                 if let metrics { configuration.metrics = metrics }
                 for limit in limits {
                     let parts = limit.split(separator: "=", maxSplits: 1).map(String.init)

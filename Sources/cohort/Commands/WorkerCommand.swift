@@ -17,7 +17,11 @@ struct WorkerCommand: AsyncParsableCommand {
             children with the built-in kinds shell, sleep, echo and fail. It prints \
             `cohort worker NAME ready (session ID)` once the coordinator has welcomed it, and \
             reconnects on its own if the coordinator goes away (backoff 1 s doubling to 32 s, \
-            reporting what it still runs).
+            reporting what it still runs). --coordinator (or COHORT_COORDINATOR, the config's \
+            coordinator) may list a coordinator and its standbys, comma-separated \
+            (tcp://a:7400,tcp://b:7400): the worker follows the leader a standby names and \
+            tries the next endpoint after a lost connection (docs/operations.md, "High \
+            availability").
 
             SIGTERM or SIGINT drains it: it tells the coordinator to send no more work, lets \
             running children finish, then exits 0. Children still running after \

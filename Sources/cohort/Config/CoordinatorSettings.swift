@@ -29,6 +29,9 @@ enum CoordinatorSettings {
             .optionalString("stateDir", \.stateDirectory),
             .custom("journal"),
             .custom("journalSynchronous"),
+            .custom("standby"),
+            .custom("lease"),
+            .custom("advertise"),
             .duration("restartGrace", \.restartGrace),
             .duration("retention", \.retention),
             .optionalString("metrics", \.metrics),
@@ -90,6 +93,14 @@ enum CoordinatorSettings {
                 } catch {
                     throw ConfigError(origin: source.origin("journal"), key: "journal", message: error.description)
                 }
+            }
+            let lease = try source.duration("lease")
+            let advertise = try source.string("advertise")
+            if try source.bool("standby") == true {
+                configuration.leadership = LeadershipSettings(lease: lease ?? .seconds(5), advertise: advertise)
+            } else if lease != nil || advertise != nil {
+                let key = lease != nil ? "lease" : "advertise"
+                throw ConfigError(origin: source.origin(key), key: key, message: "applies only with standby: true")
             }
             if let limits = try source.countMapping("limits") { configuration.lockLimits = limits }
             if let value = try source.string("journalSynchronous") {

@@ -11,7 +11,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "The coordinator's endpoint (env COHORT_COORDINATOR; default tcp://127.0.0.1:7400).",
+            "The coordinator's endpoint, or a comma-separated list of a coordinator and its standbys (env COHORT_COORDINATOR; default tcp://127.0.0.1:7400).",
             valueName: "endpoint"))
     var coordinator: String?
 
@@ -45,7 +45,7 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     func validate() throws {
-        if let problem = Endpoint.problem(endpoint) { throw ValidationError("--coordinator: \(problem)") }
+        if let problem = Endpoint.listProblem(endpoint) { throw ValidationError("--coordinator: \(problem)") }
         guard connectTimeout > 0, connectTimeout.isFinite else {
             throw ValidationError("--connect-timeout must be a positive number of seconds")
         }

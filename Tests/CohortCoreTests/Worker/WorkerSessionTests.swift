@@ -189,6 +189,24 @@ struct WorkerSessionTests {
         #expect(session.tick(now: at(100)) == [])
     }
 
+    /// A standby's NOT_LEADER is a redirection: the named leader a tenth of the first delay
+    /// later, else the next coordinator after the first delay, and the backoff does not grow.
+    @Test func aStandbysRefusalReconnectsSoonWithoutGrowingTheBackoff() {
+        var session = session()
+        _ = session.tick(now: start)
+        let named = WorkerRefusal(.notLeader, "a standby; the leader is tcp://b:7400", leader: "tcp://b:7400")
+        #expect(!named.isPermanent)
+        #expect(session.received(.refused(named), now: at(0.1)) == [.disconnect(reason: "refused: \(named.message)")])
+        #expect(session.tick(now: at(0.19)) == [])
+        #expect(session.tick(now: at(0.2)) == [.connect(sessionID: "s2")])
+        let unnamed = WorkerRefusal(.notLeader, "a standby; no coordinator leads yet")
+        _ = session.received(.refused(unnamed), now: at(0.3))
+        #expect(session.tick(now: at(1.29)) == [])
+        #expect(session.tick(now: at(1.3)) == [.connect(sessionID: "s3")])
+        _ = session.received(.refused(unnamed), now: at(1.4))
+        #expect(session.tick(now: at(2.4)) == [.connect(sessionID: "s4")], "the delay did not double")
+    }
+
     @Test func forgottenSessionReconnectsAtOnce() {
         var session = session()
         _ = session.tick(now: start)
