@@ -77,8 +77,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
               cohort coordinator                                # tcp://127.0.0.1:7400
               cohort coordinator --endpoint 'tcp://127.0.0.1:*' # any free port
               cohort coordinator --journal postgres://cohort@db.internal:5432/cohort
-              cohort coordinator --journal postgres://cohort@db.internal:5432/cohort \
-                  --standby --lease 5s --endpoint tcp://0.0.0.0:7400 \
+              cohort coordinator --journal postgres://cohort@db.internal:5432/cohort \\
+                  --standby --lease 5s --endpoint tcp://0.0.0.0:7400 \\
                   --advertise tcp://host-a.internal:7400
               cohort coordinator --config config/coordinator.yaml \\
                   --endpoint tcp://0.0.0.0:7400
