@@ -66,7 +66,7 @@ public final class PostgresServer: @unchecked Sendable {
         var server: Process?
         // A port free a moment ago may be taken meanwhile: try a few.
         for _ in 0..<5 {
-            chosen = try Self.freePort()
+            chosen = try freeTCPPort()
             let candidate = try Self.start(
                 bin.appendingPathComponent("postgres").path,
                 [
@@ -218,23 +218,6 @@ public final class PostgresServer: @unchecked Sendable {
             sleepBriefly(.milliseconds(20))
         }
         throw PostgresServerError("PostgreSQL did not accept connections on 127.0.0.1:\(port) within 60 s")
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw PostgresServerError("cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

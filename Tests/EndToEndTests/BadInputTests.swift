@@ -1,4 +1,5 @@
 import CohortPeerSupport
+import CohortTestSupport
 import CohortWire
 import Foundation
 import Testing
@@ -130,7 +131,7 @@ extension EndToEnd {
         /// connection is the answer; the 5 s timeout is for a coordinator that does not
         /// answer), naming the endpoint and saying the connection was refused.
         @Test func unreachableCoordinatorExitsSixtyNineAtOnce() throws {
-            let port = try Self.freePort()
+            let port = UInt16(try freeTCPPort())
             let endpoint = "tcp://127.0.0.1:\(port)"
             let spec = try Scratch.write(Self.echoSpec, name: "unreachable.yaml")
             let result = try cohort(["submit", spec, "--coordinator", endpoint], timeout: .seconds(20))
@@ -140,22 +141,5 @@ extension EndToEnd {
             #expect(result.elapsed < .milliseconds(2_500), "gave up after \(result.elapsed)")
         }
 
-        /// A port nothing listens on (bound, read, closed).
-        static func freePort() throws -> UInt16 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = 0
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                    bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-                }
-            }
-            guard bound else { throw TestFailure("cannot find a free port") }
-            return UInt16(bigEndian: address.sin_port)
-        }
     }
 }

@@ -146,24 +146,6 @@ extension EndToEnd {
     }
 }
 
-/// A TCP port of 127.0.0.1 that was free a moment ago.
-func freeTCPPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-        }
-    }
-    guard bound else { throw TestFailure("cannot find a free port") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// A socket listening on 127.0.0.1:`port` (the caller closes it); throws if the port is taken.
 func listeningSocket(port: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

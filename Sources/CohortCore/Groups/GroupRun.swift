@@ -52,6 +52,8 @@ final class GroupPlan: Sendable {
     /// Per group: the map groups inside it (itself included) still to be expanded, each of
     /// which counts as one unfinished procedure until it is.
     let pendingMaps: [Int32]
+    /// Whether any group is a map's (else nothing looks for maps on the hot path).
+    let hasMaps: Bool
 
     init(
         runIndex: Int, id: String, spec: GroupSpec, flat original: FlatSpec, placement: [Int32], sequence: UInt64,
@@ -141,6 +143,7 @@ final class GroupPlan: Sendable {
             }
         }
         self.mapWaits = mapWaits
+        self.hasMaps = flat.groups.contains { $0.fanOut?.map != nil }
         self.mapRemaining = mapRemaining
         self.pendingMaps = pendingMaps
         let hasConditions =

@@ -70,7 +70,9 @@ extension Scheduler {
     mutating func nodeFinished(_ runIndex: Int, _ node: Int, now: Timestamp) {
         guard let plan = runs[runIndex]?.plan else { return }
         for group in plan.holdWaits[node] ?? [] { outsideNodeFinished(runIndex, Int(group)) }
-        for group in plan.mapWaits[node] ?? [] { mapDependencyFinished(runIndex, Int(group)) }
+        if !plan.mapWaits.isEmpty {
+            for group in plan.mapWaits[node] ?? [] { mapDependencyFinished(runIndex, Int(group)) }
+        }
         if node >= plan.flat.leaves.count {
             let group = node - plan.flat.leaves.count
             finishGroup(runIndex, group, now: now)

@@ -59,7 +59,8 @@ extension Scheduler {
                 return
             }
         }
-        if !child.admitted, let limit = plan.flat.groups[plan.flat.leaves[leaf].group].fanOut?.map?.map.maxParallel,
+        if plan.hasMaps, !child.admitted,
+            let limit = plan.flat.groups[plan.flat.leaves[leaf].group].fanOut?.map?.map.maxParallel,
             !admitToMap(runIndex, leaf, limit: limit)
         {
             setStage(runIndex, leaf, .throttled, .waiting, now: now)
