@@ -183,6 +183,10 @@ extension Simulation {
 
     /// A message to or from a client.
     mutating func deliverClient(_ message: Message, client: Int) {
+        if message.toCoordinator, reachesDeposed(message.connection) {
+            log("client c\(client) → deposed c \(message.summary)")
+            return actAsDeposed { $0.coordinatorReceiveFromClient(message, client: client) }
+        }
         if message.toCoordinator {
             guard scheduler != nil else {
                 log("lost (coordinator down) \(message.summary)")

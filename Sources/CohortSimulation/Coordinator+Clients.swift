@@ -63,9 +63,12 @@ extension Simulation {
                 let acceptance = try scheduler.submit(spec, id: groupID, flat: flat, now: now)
                 self.scheduler = scheduler
                 log("submit \(groupID) leaves=\(flat.leaves.count) already=\(acceptance.alreadySubmitted)")
-                if checker.known[groupID] == nil { checker.known[groupID] = flat }
+                let known = checker.known[groupID] != nil
+                if !known { checker.known[groupID] = flat }
                 // Records first: the reply leaves once the group is in the journal.
                 apply(acceptance.actions)
+                // A deposed leader's submission the journal refused is not accepted.
+                if deposedFenced, !known { checker.known[groupID] = nil }
                 replyToClient(
                     client, connection,
                     CoordinatorReply(

@@ -92,26 +92,29 @@ extension Simulation {
 
     mutating func crashCoordinator() {
         log("FAULT coordinator crash (epoch \(epoch))")
-        scheduler = nil
-        sessions = [:]
-        routes = [:]
         // A restarted coordinator forgets operator drains (they are not journaled).
-        operatorDrained = []
-        shell.reset()
-        // Connections break: what was on the wire is gone, and each client's socket monitor
-        // sees its connection drop.
-        network.removeAll()
-        for client in clients.indices where clients[client].connection != nil {
+        memory = CoordinatorMemory(scheduler: nil, epoch: epoch)
+        // Its connections break (a deposed leader's stay): what was on the wire is gone, and
+        // each client's socket monitor sees its connection drop.
+        let deposedBelow = deposed?.connectionsBelow ?? 0
+        network.removeAll { $0.message.connection >= deposedBelow }
+        for client in clients.indices
+        where clients[client].connection.map({ $0 >= deposedBelow }) ?? false {
             nextConnection += 1
             clients[client].connection = nextConnection
             clients[client].disconnected = true
         }
     }
 
-    mutating func restartCoordinator() {
-        epoch += 1
-        log("restart coordinator (epoch \(epoch))")
-        note("coordinator restart")
+    /// A coordinator serves from the journal with the next epoch: the one that crashed,
+    /// started again, or a standby that took the lease.
+    mutating func restartCoordinator(as what: String = "restart coordinator") {
+        let next = lease.epoch + 1
+        lease = SimLease(now: now)
+        lease.epoch = next
+        epoch = next
+        log("\(what) (epoch \(epoch))")
+        note(what == "restart coordinator" ? "coordinator restart" : "standby takeover")
         var scheduler = Scheduler(configuration: schedulerConfiguration())
         scheduler.emitsRecords = true
         // As with metrics on: the observation bookkeeping runs (and is checked) under every fault.
@@ -128,6 +131,7 @@ extension Simulation {
     /// Carries out the scheduler's actions: records first (the journal commits before the
     /// turn's messages leave), then messages.
     mutating func apply(_ actions: [SchedulerAction]) {
+        if actingDeposed, !deposedMayCommit(actions) { return }
         for case .record(let record) in actions {
             journal.absorb(record)
             checkRecord(record)
@@ -235,7 +239,7 @@ extension Simulation {
             }
             // A running child sometimes grows its group, or cancels it, as a shell child's
             // `cohort add` / `cohort cancel "$COHORT_GROUP"` with its attempt token would.
-            switch random.int(0...29) {
+            switch actingDeposed ? -1 : random.int(0...29) {
             case 0...3: childGrowsGroup(ref, worker: session)
             case 4: childCancelsGroup(ref, worker: session)
             default: break
@@ -248,7 +252,7 @@ extension Simulation {
                 accepted = true
                 return actions
             }
-            if accepted, case .succeeded = outcome { checkRepeatRun(ref) }
+            if accepted, !deposedFenced, case .succeeded = outcome { checkRepeatRun(ref) }
         case .lockRequest(_, let request):
             withScheduler("lock request \(request.requestID)") { scheduler, now in
                 scheduler.lockRequested(

@@ -207,6 +207,13 @@ extension Simulation {
     /// journal, and a resubmission with its id is idempotent.
     mutating func checkAccepted(_ id: String, wasAccepted: Bool, alreadySubmitted: Bool) {
         if journal.groups[id] == nil { fail(.acceptedIsJournaled, "\(id) accepted but not in the journal") }
+        // What a client was told is accepted, the coordinator that leads knows (a deposed
+        // leader that committed after the standby loaded the journal would break this).
+        if let scheduler, !scheduler.contains(group: id) {
+            fail(
+                .acceptedIsJournaled, "\(id) accepted, but the coordinator that leads (epoch \(epoch)) does not know it"
+            )
+        }
         if wasAccepted, !alreadySubmitted {
             fail(.acceptedIsJournaled, "\(id) resubmitted and accepted anew: the coordinator had lost it")
         }

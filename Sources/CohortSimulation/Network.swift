@@ -123,6 +123,9 @@ extension Simulation {
 
     /// Puts a message on the network: delayed, maybe dropped or duplicated (in the fault phase).
     mutating func send(_ message: Message, peer: Peer) {
+        if actingDeposed, deposedFenced, !message.toCoordinator {
+            return log("not sent (the deposed coordinator's turn was refused) \(message.summary)")
+        }
         if inFaultPhase, random.int(0...199) == 0 {
             switch peer {
             case .worker(let worker): breakConnection(of: worker, dropping: message)
@@ -163,6 +166,10 @@ extension Simulation {
         case .worker(let index): worker = index
         case .client(let client): return deliverClient(envelope.message, client: client)
         }
+        if envelope.message.toCoordinator, reachesDeposed(envelope.message.connection) {
+            log("w\(worker) → deposed c \(envelope.message.summary)")
+            return actAsDeposed { $0.coordinatorReceive(envelope.message, from: worker) }
+        }
         if envelope.message.toCoordinator {
             guard scheduler != nil else {
                 log("lost (coordinator down) \(envelope.message.summary)")
@@ -180,7 +187,7 @@ extension Simulation {
     // MARK: Faults
 
     mutating func injectFault() {
-        if scheduler == nil, random.int(0...1) == 0 { return restartCoordinator() }
+        if scheduler == nil, !awaitingLeader, random.int(0...1) == 0 { return restartCoordinator() }
         let roll = random.int(0...99)
         let index = random.int(0...(workers.count - 1))
         switch roll {
@@ -233,6 +240,8 @@ extension Simulation {
             // An operator drains a worker by name (`cohort drain`): the coordinator sends it
             // nothing new, in this session and the next ones, until the operator undrains it
             // (`cohort undrain`), which the same draw does for a worker already drained.
+            // The operator's command reaches the leader, unless it is paused.
+            guard leaderPause == nil else { return }
             if operatorDrained.contains(index) {
                 guard scheduler != nil else { return }
                 count("operator undrain")
@@ -259,12 +268,14 @@ extension Simulation {
         case 77..<90:
             guard let down = workers.indices.first(where: { !workers[$0].up }) else { return }
             restartWorker(down)
-        case 90..<95:
-            guard scheduler != nil, configuration.coordinatorCrashes else { return }
+        case 90..<94:
+            guard scheduler != nil, leaderPause == nil, configuration.coordinatorCrashes else { return }
             count("coordinator crash")
             crashCoordinator()
+        case 94..<98 where configuration.leaderChanges:
+            pauseLeader()
         default:
-            guard scheduler == nil else { return }
+            guard scheduler == nil, !awaitingLeader else { return }
             restartCoordinator()
         }
     }

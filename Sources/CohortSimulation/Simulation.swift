@@ -31,7 +31,10 @@
 //   connections (FIFO within one), duplicates, lost messages that break their connection,
 //   partitions (of workers and clients) and heals;
 // - faults: worker crash, restart, pause, drain; operator drains and undrains; coordinator crash and
-//   restart from the journal.
+//   restart from the journal; a leader change (Leadership.swift): the leader paused, shorter
+//   or longer than its lease, the standby taking the lease with the next epoch while the
+//   deposed leader keeps its memory and connections, and the deposed leader fenced when it
+//   resumes, by its clock or (its clock stopped) by the journal's epoch check.
 //
 // What is not (see docs/simulation.md): status/result queries, watch
 // events of single children, spec parsing (a submission names the spec the client built), the
@@ -53,6 +56,9 @@ public struct SimulationConfiguration: Sendable {
     public var faults: Bool = true
     /// Whether the coordinator crashes (off: every other fault still happens).
     public var coordinatorCrashes = true
+    /// Whether the leader is paused, sometimes past its lease so that the standby takes over
+    /// (Leadership.swift).
+    public var leaderChanges = true
     /// Simulated time the quiet phase may take before liveness fails.
     public var livenessBound: Duration = .seconds(900)
     /// Given every trace line as it happens (`cohort-simulate --trace` prints them); the
@@ -76,6 +82,9 @@ public enum Mutation: String, Sendable, CaseIterable {
     /// Workers start attempts even after they were told to cancel them (a prefetched attempt
     /// starts after its group was cancelled).
     case startCancelled
+    /// A deposed leader neither checks its lease by its clock nor has its commits refused by
+    /// the journal's epoch check: it serves until its next renewal finds the lease taken.
+    case deposedLeaderServes
     #if DEBUG
         /// ``SchedulerMutation/deadlockHolds``.
         case deadlockHolds
@@ -167,10 +176,20 @@ public struct Simulation {
     var events: [String: Int] = [:]
     var failure: SimulationFailure?
 
-    // The coordinator.
+    // The coordinator: the leader's memory (or the deposed leader's, while it acts), the
+    // journal and the lease in the database, and a deposed leader (Leadership.swift).
     var scheduler: Scheduler?
     var epoch: UInt64 = 1
     var journal = SimJournal()
+    var lease: SimLease
+    var leaderPause: LeaderPause?
+    var deposed: DeposedLeader?
+    /// The coordinator's fields are the deposed leader's (``actAsDeposed(_:)``).
+    var actingDeposed = false
+    /// The journal refused the deposed leader's turn: nothing more of it is sent.
+    var deposedFenced = false
+    /// The leader stepped down and nobody leads until the lease expires.
+    var awaitingLeader = false
     /// Live sessions → the worker and its connection.
     var sessions: [SessionID: (worker: Int, connection: UInt64)] = [:]
     /// The coordinator's routing table: connection → session.
@@ -220,6 +239,7 @@ public struct Simulation {
     public init(_ configuration: SimulationConfiguration) {
         self.configuration = configuration
         self.random = SplitMix64(seed: configuration.seed)
+        self.lease = SimLease(now: now)
         for index in 0..<configuration.workers {
             workers.append(
                 SimWorker(index: index, slots: random.int(1...3), now: now, mutation: configuration.mutation))
@@ -251,7 +271,10 @@ public struct Simulation {
     mutating func quiet() {
         let start = now
         log("quiet: faults stop")
-        if scheduler == nil { restartCoordinator() }
+        // Paused coordinators resume at the next turn of time.
+        leaderPause?.until = now
+        if deposed?.pausedUntil != nil { deposed?.pausedUntil = now }
+        if scheduler == nil, !awaitingLeader { restartCoordinator() }
         for index in clients.indices { clients[index].partitioned = false }
         for index in workers.indices {
             workers[index].partitioned = false
@@ -343,6 +366,10 @@ public struct Simulation {
         for index in network.indices {
             let peer: Int
             switch network[index].peer {
+            case _
+            where network[index].message.toCoordinator && coordinatorPaused(for: network[index].message.connection):
+                // A paused coordinator reads nothing.
+                continue
             case .worker(let worker):
                 guard !workers[worker].partitioned else { continue }
                 // A paused worker reads nothing; what it sent before goes on.
@@ -393,7 +420,8 @@ public struct Simulation {
         now = now + duration
         for index in workers.indices { workerTick(index) }
         for index in clients.indices { clientTick(index) }
-        if var scheduler {
+        leaseTick()
+        if var scheduler, leaderPause == nil {
             let actions = scheduler.tick(now: now)
             self.scheduler = scheduler
             apply(actions)

@@ -43,8 +43,10 @@ import Testing
 
     /// A deliberate bug, a seed, the steps with faults it runs, the invariant that catches it
     /// and the step by which it must (docs/simulation.md, "Bug classes", has the table over
-    /// 20 seeds). Seeds were chosen again when the workloads gained counting locks and
-    /// priorities (the traces changed).
+    /// 20 seeds). Seeds are chosen again whenever the traces change (the workloads gained
+    /// counting locks, priorities and maps; the faults a leader change): the first two of
+    /// seeds 1–60 that `cohort-simulate --mutation M --steps 1000` (else 2000) fails with the
+    /// expected invariant within the bound.
     struct Catch: Sendable, CustomTestStringConvertible {
         var mutation: Mutation
         var seed: UInt64
@@ -57,23 +59,28 @@ import Testing
 
     static let catches: [Catch] = {
         // Every deliberate bug exists only in debug builds (a release test build has none).
-        var catches: [Catch] = []
+        var catches: [Catch] = [
+            // The model's lease: a deposed leader that serves commits what the standby, which
+            // loaded the journal before, never learns (Leadership.swift).
+            Catch(mutation: .deposedLeaderServes, seed: 10, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
+            Catch(mutation: .deposedLeaderServes, seed: 27, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
+        ]
         #if DEBUG
             catches += [
-                Catch(mutation: .ignoreLease, seed: 1, steps: 1000, invariant: .exclusiveHolders, by: 1000),
-                Catch(mutation: .ignoreLease, seed: 58, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+                Catch(mutation: .ignoreLease, seed: 5, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+                Catch(mutation: .ignoreLease, seed: 29, steps: 1000, invariant: .exclusiveHolders, by: 1000),
                 Catch(
-                    mutation: .startCancelled, seed: 2, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
+                    mutation: .startCancelled, seed: 4, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(
                     mutation: .startCancelled, seed: 3, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(mutation: .deadlockHolds, seed: 1, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .deadlockHolds, seed: 2, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .keepLostWorkerGrants, seed: 1, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .deadlockHolds, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .keepLostWorkerGrants, seed: 2, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .keepLostWorkerGrants, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 1, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 4, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(mutation: .noTokenRaiseAfterRestart, seed: 5, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 2, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 1, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
                 Catch(
                     mutation: .acceptSupersededResult, seed: 3, steps: 1000, invariant: .outcomeOfCurrentAttempt,
