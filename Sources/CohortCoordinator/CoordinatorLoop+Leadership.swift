@@ -17,10 +17,20 @@ import ZeroMQ
 /// lease taken, when a write fails `deposed`, or when a lease has passed since its last
 /// renewal, it stops at once, sends nothing more and the coordinator starts over as a standby.
 ///
+/// A coordinator that does not stand by (no `--standby`, on a journal with a lease) holds the
+/// lease all the same while it serves, so that its writes are fenced: it takes it at start, or
+/// refuses to serve (`locked`, exit 75) when another coordinator holds it; it waits out a lease
+/// only when the holder has its own name (its previous run, killed without giving the lease
+/// up), and at most a lease. It renews like a leader, and once deposed the loop ends
+/// `deposed` (exit 75) instead of standing by.
+///
 /// Not thread-safe: the loop thread's.
 final class Leadership {
     let store: any LeaseJournalStore
     let settings: LeadershipSettings
+    /// Whether it stands by for the lease (`--standby`), rather than refusing to start
+    /// without it.
+    let standsBy: Bool
     /// Stored with the lease and named in refusals: the advertised endpoint, else the bound one.
     var holder = ""
 
@@ -38,10 +48,14 @@ final class Leadership {
     var leader: String?
     /// The last failure to reach the database, logged once until it works again.
     var lastProblem: String?
+    /// Not standing by: until when it waits for a lease held under its own name to expire.
+    var waitsUntil = ContinuousClock.now
+    var waitLogged = false
 
-    init(store: any LeaseJournalStore, settings: LeadershipSettings) {
+    init(store: any LeaseJournalStore, settings: LeadershipSettings, standsBy: Bool = true) {
         self.store = store
         self.settings = settings
+        self.standsBy = standsBy
     }
 
     /// How often a leader renews the lease.
@@ -60,8 +74,9 @@ extension CoordinatorLoop {
     func startLeadership(boundEndpoint: String) throws(JournalError) {
         guard let leadership else { return }
         leadership.holder = leadership.settings.advertise ?? boundEndpoint
+        leadership.waitsUntil = ContinuousClock.now + leadership.settings.lease + leadership.standbyInterval
         logger.info(
-            "coordinator standing by for the journal's lease",
+            "\(leadership.standsBy ? "coordinator standing by for the journal's lease" : "coordinator taking the journal's lease")",
             metadata: ["holder": "\(leadership.holder)", "lease": "\(leadership.settings.lease)"])
         try checkLeadership()
     }
@@ -76,18 +91,22 @@ extension CoordinatorLoop {
             guard start >= leadership.nextTry else { return }
             leadership.nextTry = start + leadership.standbyInterval
             let acquired: UInt64?
-            do {
+            do throws(JournalError) {
                 acquired = try leadership.store.acquireLease(holder: leadership.holder, ttl: leadership.settings.lease)
                 leadership.lastProblem = nil
                 if acquired == nil { leadership.leader = try leadership.store.leaseHolder().holder }
             } catch {
-                // Tried again at the next interval.
+                // A coordinator that does not stand by fails to start as it would without a
+                // lease; a standby tries again at the next interval.
+                if !leadership.standsBy { throw error }
                 noteLeadershipProblem(error)
                 return
             }
             if let acquired {
                 leadership.validUntil = start + leadership.settings.lease
                 try lead(epoch: acquired)
+            } else if !leadership.standsBy {
+                try refuseToServeBesideLeader()
             }
         case .leading:
             guard stillLeading() else { return }
@@ -110,6 +129,27 @@ extension CoordinatorLoop {
                 _ = stillLeading()
             }
         }
+    }
+
+    /// Not standing by, and the lease is another's: refuses to serve (`locked`), naming its
+    /// holder, unless the holder has this coordinator's own name and the lease may yet expire.
+    private func refuseToServeBesideLeader() throws(JournalError) {
+        guard let leadership, let leader = leadership.leader else { return }
+        if leader == leadership.holder, ContinuousClock.now < leadership.waitsUntil {
+            if !leadership.waitLogged {
+                leadership.waitLogged = true
+                logger.notice(
+                    "the journal's lease is held under this coordinator's name (its previous run?): waiting for it to expire",
+                    metadata: ["holder": "\(leader)", "lease": "\(leadership.settings.lease)"])
+            }
+            return
+        }
+        throw JournalError(
+            .locked, path: leadership.store.location,
+            "another coordinator holds the journal's lease: \(leader) leads"
+                + (leader == leadership.holder ? " (under this coordinator's own name)" : "")
+                + "; this coordinator was started without --standby and serves only alone. Start it with --standby "
+                + "to stand by beside the leader, or stop the other coordinator first")
     }
 
     /// False (and the coordinator steps down) once a lease has passed since the last renewal:
@@ -165,7 +205,7 @@ extension CoordinatorLoop {
 
     /// Stops serving at once: nothing held or queued is sent, nothing more is committed (the
     /// committer's writes fail `deposed` too), and the loop ends with `deposed`, after which
-    /// the coordinator starts over as a standby.
+    /// the coordinator starts over as a standby (or, not standing by, stops: exit 75).
     func stepDown(_ reason: String) {
         guard deposed == nil else { return }
         logger.warning("stepping down: this coordinator no longer leads", metadata: ["reason": "\(reason)"])
@@ -179,8 +219,12 @@ extension CoordinatorLoop {
     func refuseAsStandby(_ routing: RoutingID) {
         let leader = leadership?.leader.flatMap { $0 == leadership?.holder ? nil : $0 }
         let text =
-            leader.map { "this coordinator is a standby; the leader is \($0)" }
-            ?? "this coordinator is a standby and no coordinator leads yet"
+            if leadership?.standsBy == false {
+                "this coordinator is starting: it waits for the journal's lease"
+            } else {
+                leader.map { "this coordinator is a standby; the leader is \($0)" }
+                    ?? "this coordinator is a standby and no coordinator leads yet"
+            }
         outbox.send(.error(HandshakeError(code: .notLeader, message: text, leader: leader)), to: routing)
     }
 

@@ -33,17 +33,11 @@ extension EndToEnd {
             /// Both endpoints, the first coordinator's first (or as given).
             var list: String { endpoints.joined(separator: ",") }
 
-            /// Starts a coordinator on a free port, standing by, and waits until it listens.
+            /// Starts a coordinator on `endpoint` (a free port by default), standing by unless
+            /// `standby` is false, and waits until it listens.
             @discardableResult
-            func addCoordinator() throws -> Int {
-                let lease = "\(leaseLength.components.seconds)s"
-                let coordinator = try Subprocess(
-                    Binaries.cohort,
-                    [
-                        "coordinator", "--endpoint", "tcp://127.0.0.1:*", "--journal", url, "--standby", "--lease",
-                        lease, "--config", config, "--http", "off", "--metrics", "off", "--state-dir",
-                        Scratch.file("state-\(coordinators.count)"),
-                    ], name: "coordinator \(coordinators.count)")
+            func addCoordinator(standby: Bool = true, endpoint: String = "tcp://127.0.0.1:*") throws -> Int {
+                let coordinator = try startCoordinator(standby: standby, endpoint: endpoint)
                 coordinators.append(coordinator)
                 let prefix = "cohort coordinator listening on "
                 endpoints.append(
@@ -52,6 +46,22 @@ extension EndToEnd {
                     })
                 return coordinators.count - 1
             }
+
+            /// Starts a coordinator on the database (stopped with the pair); does not wait.
+            func startCoordinator(standby: Bool, endpoint: String) throws -> Subprocess {
+                let election = standby ? ["--standby", "--lease", "\(leaseLength.components.seconds)s"] : []
+                let coordinator = try Subprocess(
+                    Binaries.cohort,
+                    [
+                        "coordinator", "--endpoint", endpoint, "--journal", url, "--config", config, "--http", "off",
+                        "--metrics", "off", "--state-dir", Scratch.file("state-\(started)"),
+                    ] + election, name: "coordinator \(started)")
+                started += 1
+                others.append(coordinator)
+                return coordinator
+            }
+            private var started = 0
+            private var others: [Subprocess] = []
 
             /// Starts a worker given every endpoint, `order` first, and waits until it is ready.
             func addWorker(_ name: String, list: String) throws {
@@ -118,7 +128,7 @@ extension EndToEnd {
 
             func stop() {
                 for worker in workers { worker.stop() }
-                for coordinator in coordinators {
+                for coordinator in others {
                     kill(coordinator.pid, SIGCONT)
                     coordinator.stop()
                 }
@@ -369,6 +379,63 @@ extension EndToEnd {
                 log.split(separator: "\n").filter { $0.contains("journal loaded for leading") }.joined(separator: "\n"))
             #expect(!log.contains("stepping down"), "\(log.suffix(3000))")
             #expect(pair.leads(1, times: 1) && !pair.leads(1, times: 2), "led once and kept it")
+        }
+
+        /// A coordinator started without --standby on a journal a standby leads refuses to serve
+        /// beside the leader: it exits 75 before it listens, naming the leader and suggesting
+        /// --standby; the lease and the journal's epoch are as they were, and the leader serves.
+        @Test func aCoordinatorWithoutStandbyRefusesToServeBesideALeader() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            let leaseBefore = try pair.lease()
+            let alone = try pair.startCoordinator(standby: false, endpoint: "tcp://127.0.0.1:*")
+            let status = try alone.wait(timeout: .seconds(20))
+            #expect(status == 75, "\(alone.stderr)")
+            #expect(
+                alone.stderr.contains("another coordinator holds the journal's lease: \(pair.endpoints[0]) leads"),
+                "\(alone.stderr)")
+            #expect(alone.stderr.contains("Start it with --standby"), "\(alone.stderr)")
+            #expect(!alone.stdout.contains("listening"), "\(alone.stdout)")
+            #expect(try pair.lease() == leaseBefore)
+            let epoch = try PostgresServer.shared.psql(
+                "SELECT value FROM meta WHERE key = 'epoch'", database: pair.database)
+            #expect(epoch.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "the refused one started no epoch")
+            let served = try cohort(["workers", "--coordinator", pair.endpoints[0]], timeout: .seconds(30))
+            #expect(served.status == 0, "the leader serves on: \(served)")
+        }
+
+        /// A coordinator without --standby holds the lease while it serves. Killed and started
+        /// again on its endpoint, it waits out its previous run's lease and leads with the next
+        /// epoch; a standby started beside it stands by. Paused past its lease, it is deposed by
+        /// the standby, and once woken it exits 75 instead of standing by.
+        @Test func aCoordinatorWithoutStandbyHoldsTheLeaseAndExitsOnceDeposed() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            let endpoint = "tcp://127.0.0.1:\(try freeTCPPort())"
+            try pair.addCoordinator(standby: false, endpoint: endpoint)
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            #expect(try pair.lease() == "1 \(endpoint)")
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+
+            try pair.addCoordinator(standby: false, endpoint: endpoint)
+            _ = try pair.waitUntilLeading(1, timeout: .seconds(15))
+            #expect(pair.coordinators[1].stderr.contains("waiting for it to expire"), "\(pair.coordinators[1].stderr)")
+            #expect(try pair.lease() == "2 \(endpoint)")
+            try pair.addCoordinator()
+            #expect(!pair.leads(2), "the standby stands by beside a coordinator without --standby")
+
+            kill(pair.coordinators[1].pid, SIGSTOP)
+            _ = try pair.waitUntilServing(2, timeout: .seconds(15))
+            #expect(try pair.lease() == "3 \(pair.endpoints[2])")
+            kill(pair.coordinators[1].pid, SIGCONT)
+            let status = try pair.coordinators[1].wait(timeout: .seconds(15))
+            let log = pair.coordinators[1].stderr
+            #expect(status == 75, "\(log)")
+            #expect(log.contains("stepping down"), "\(log)")
+            #expect(!log.contains("standing by"), "\(log)")
         }
 
         /// Bad settings are refused at start (exit 64), naming what is wrong: --standby without
