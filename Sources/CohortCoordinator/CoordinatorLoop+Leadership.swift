@@ -18,11 +18,12 @@ import ZeroMQ
 /// renewal, it stops at once, sends nothing more and the coordinator starts over as a standby.
 ///
 /// A coordinator that does not stand by (no `--standby`, on a journal with a lease) holds the
-/// lease all the same while it serves, so that its writes are fenced: it takes it at start, or
-/// refuses to serve (`locked`, exit 75) when another coordinator holds it; it waits out a lease
-/// only when the holder has its own name (its previous run, killed without giving the lease
-/// up), and at most a lease. It renews like a leader, and once deposed the loop ends
-/// `deposed` (exit 75) instead of standing by.
+/// lease all the same while it serves, so that its writes are fenced: it takes it right after
+/// binding, before it reads a message, or refuses to serve (`locked`,
+/// exit 75) when another coordinator holds it; it waits out a lease only when the holder has
+/// its own name (its previous run, killed without giving the lease up), and at most a lease.
+/// It renews like a leader, and once deposed the loop ends `deposed` (exit 75) instead of
+/// standing by.
 ///
 /// Not thread-safe: the loop thread's.
 final class Leadership {
@@ -48,9 +49,6 @@ final class Leadership {
     var leader: String?
     /// The last failure to reach the database, logged once until it works again.
     var lastProblem: String?
-    /// Not standing by: until when it waits for a lease held under its own name to expire.
-    var waitsUntil = ContinuousClock.now
-    var waitLogged = false
 
     init(store: any LeaseJournalStore, settings: LeadershipSettings, standsBy: Bool = true) {
         self.store = store
@@ -70,15 +68,55 @@ extension CoordinatorLoop {
     /// Whether this coordinator waits for the lease (and refuses every peer).
     var isStandby: Bool { leadership?.phase == .standby }
 
-    /// Right after binding: the holder's name, and a first try for the lease.
+    /// Right after binding: the holder's name, and a first try for the lease (a standby's).
     func startLeadership(boundEndpoint: String) throws(JournalError) {
-        guard let leadership else { return }
+        guard let leadership, leadership.standsBy else { return }
         leadership.holder = leadership.settings.advertise ?? boundEndpoint
-        leadership.waitsUntil = ContinuousClock.now + leadership.settings.lease + leadership.standbyInterval
         logger.info(
-            "\(leadership.standsBy ? "coordinator standing by for the journal's lease" : "coordinator taking the journal's lease")",
+            "coordinator standing by for the journal's lease",
             metadata: ["holder": "\(leadership.holder)", "lease": "\(leadership.settings.lease)"])
         try checkLeadership()
+    }
+
+    /// Not standing by, right after binding and before reading a message: takes the lease and
+    /// leads, or refuses to serve (`locked`) naming its holder. A lease held under this
+    /// coordinator's own name (the bound endpoint) is waited out, at most a lease and a try:
+    /// it is most likely its own previous run's, killed without giving it up. Peers' messages
+    /// wait in the socket meanwhile.
+    func takeLeaseAlone(boundEndpoint: String) throws(JournalError) {
+        guard let leadership, !leadership.standsBy else { return }
+        leadership.holder = leadership.settings.advertise ?? boundEndpoint
+        logger.info(
+            "coordinator taking the journal's lease",
+            metadata: ["holder": "\(leadership.holder)", "lease": "\(leadership.settings.lease)"])
+        let waitsUntil = ContinuousClock.now + leadership.settings.lease + leadership.standbyInterval
+        var waiting = false
+        while true {
+            let start = ContinuousClock.now
+            if let epoch = try leadership.store.acquireLease(holder: leadership.holder, ttl: leadership.settings.lease)
+            {
+                leadership.validUntil = start + leadership.settings.lease
+                try lead(epoch: epoch)
+                if let deposed { throw deposed }
+                return
+            }
+            guard let leader = try leadership.store.leaseHolder().holder else { continue }
+            guard leader == leadership.holder, ContinuousClock.now < waitsUntil else {
+                throw JournalError(
+                    .locked, path: leadership.store.location,
+                    "another coordinator holds the journal's lease: \(leader) leads"
+                        + (leader == leadership.holder ? " (under this coordinator's own name)" : "")
+                        + "; this coordinator was started without --standby and serves only alone. Start it with "
+                        + "--standby to stand by beside the leader, or stop the other coordinator first")
+            }
+            if !waiting {
+                waiting = true
+                logger.notice(
+                    "the journal's lease is held under this coordinator's name (its previous run?): waiting for it to expire",
+                    metadata: ["holder": "\(leader)", "lease": "\(leadership.settings.lease)"])
+            }
+            usleep(useconds_t(leadership.standbyInterval / .microseconds(1)))
+        }
     }
 
     /// Once a turn: a standby tries for the lease when due; a leader renews it when due and
@@ -91,22 +129,18 @@ extension CoordinatorLoop {
             guard start >= leadership.nextTry else { return }
             leadership.nextTry = start + leadership.standbyInterval
             let acquired: UInt64?
-            do throws(JournalError) {
+            do {
                 acquired = try leadership.store.acquireLease(holder: leadership.holder, ttl: leadership.settings.lease)
                 leadership.lastProblem = nil
                 if acquired == nil { leadership.leader = try leadership.store.leaseHolder().holder }
             } catch {
-                // A coordinator that does not stand by fails to start as it would without a
-                // lease; a standby tries again at the next interval.
-                if !leadership.standsBy { throw error }
+                // Tried again at the next interval.
                 noteLeadershipProblem(error)
                 return
             }
             if let acquired {
                 leadership.validUntil = start + leadership.settings.lease
                 try lead(epoch: acquired)
-            } else if !leadership.standsBy {
-                try refuseToServeBesideLeader()
             }
         case .leading:
             guard stillLeading() else { return }
@@ -129,27 +163,6 @@ extension CoordinatorLoop {
                 _ = stillLeading()
             }
         }
-    }
-
-    /// Not standing by, and the lease is another's: refuses to serve (`locked`), naming its
-    /// holder, unless the holder has this coordinator's own name and the lease may yet expire.
-    private func refuseToServeBesideLeader() throws(JournalError) {
-        guard let leadership, let leader = leadership.leader else { return }
-        if leader == leadership.holder, ContinuousClock.now < leadership.waitsUntil {
-            if !leadership.waitLogged {
-                leadership.waitLogged = true
-                logger.notice(
-                    "the journal's lease is held under this coordinator's name (its previous run?): waiting for it to expire",
-                    metadata: ["holder": "\(leader)", "lease": "\(leadership.settings.lease)"])
-            }
-            return
-        }
-        throw JournalError(
-            .locked, path: leadership.store.location,
-            "another coordinator holds the journal's lease: \(leader) leads"
-                + (leader == leadership.holder ? " (under this coordinator's own name)" : "")
-                + "; this coordinator was started without --standby and serves only alone. Start it with --standby "
-                + "to stand by beside the leader, or stop the other coordinator first")
     }
 
     /// False (and the coordinator steps down) once a lease has passed since the last renewal:
@@ -219,12 +232,8 @@ extension CoordinatorLoop {
     func refuseAsStandby(_ routing: RoutingID) {
         let leader = leadership?.leader.flatMap { $0 == leadership?.holder ? nil : $0 }
         let text =
-            if leadership?.standsBy == false {
-                "this coordinator is starting: it waits for the journal's lease"
-            } else {
-                leader.map { "this coordinator is a standby; the leader is \($0)" }
-                    ?? "this coordinator is a standby and no coordinator leads yet"
-            }
+            leader.map { "this coordinator is a standby; the leader is \($0)" }
+            ?? "this coordinator is a standby and no coordinator leads yet"
         outbox.send(.error(HandshakeError(code: .notLeader, message: text, leader: leader)), to: routing)
     }
 
