@@ -214,6 +214,7 @@ extension CoordinatorLoop {
         }
         leadership.validUntil = renewal + leadership.settings.lease
         leadership.nextTry = renewal + leadership.interval
+        metrics?.role(serving: true, epoch: epoch)
     }
 
     /// Stops serving at once: nothing held or queued is sent, nothing more is committed (the
@@ -223,6 +224,7 @@ extension CoordinatorLoop {
         guard deposed == nil else { return }
         logger.warning("stepping down: this coordinator no longer leads", metadata: ["reason": "\(reason)"])
         deposed = JournalError(.deposed, path: journalWriter?.journal.location ?? "", reason)
+        metrics?.role(serving: false, epoch: 0)
         stopping = true
         _ = outbox.take()
         journalWriter?.held.removeAll()

@@ -255,6 +255,7 @@ final class CoordinatorLoop {
 
     private func announce(_ endpoint: String) {
         let role = isStandby ? "standby" : "leader"
+        metrics?.role(serving: !isStandby, epoch: epoch)
         if leadership == nil {
             logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "epoch": "\(epoch)"])
         } else {

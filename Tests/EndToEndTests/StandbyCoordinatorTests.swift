@@ -19,12 +19,15 @@ extension EndToEnd {
             let database: String
             let config: String
             let leaseLength: Duration
+            /// Whether the coordinators serve metrics (on a free port each).
+            let metrics: Bool
             private(set) var coordinators: [Subprocess] = []
             private(set) var endpoints: [String] = []
             private(set) var workers: [Subprocess] = []
 
-            init(lease: Duration = StandbyCoordinators.lease) throws {
+            init(lease: Duration = StandbyCoordinators.lease, metrics: Bool = false) throws {
                 leaseLength = lease
+                self.metrics = metrics
                 url = try PostgresServer.shared.makeDatabase()
                 database = EndToEnd.PostgresJournal.database(url)
                 config = try Scratch.write("restartGrace: 3s\n", name: "coordinator.yaml")
@@ -54,7 +57,7 @@ extension EndToEnd {
                     Binaries.cohort,
                     [
                         "coordinator", "--endpoint", endpoint, "--journal", url, "--config", config, "--http", "off",
-                        "--metrics", "off", "--state-dir", Scratch.file("state-\(started)"),
+                        "--metrics", metrics ? "127.0.0.1:0" : "off", "--state-dir", Scratch.file("state-\(started)"),
                     ] + election, name: "coordinator \(started)")
                 started += 1
                 others.append(coordinator)
@@ -62,6 +65,34 @@ extension EndToEnd {
             }
             private var started = 0
             private var others: [Subprocess] = []
+
+            /// The value of the unlabelled metric `name` coordinator `index` serves.
+            func metric(_ index: Int, _ name: String) throws -> Double? {
+                let prefix = "cohort coordinator metrics on http://127.0.0.1:"
+                let port = try coordinators[index].waitForLine(timeout: .seconds(10)) { line in
+                    line.hasPrefix(prefix) ? Int(line.dropFirst(prefix.count).prefix { $0.isNumber }) : nil
+                }
+                let text = try httpGet(port: port, path: "/metrics").body
+                let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                return line.flatMap { Double($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)) }
+            }
+
+            /// Waits until coordinator `index`'s `cohort_coordinator_leader` and
+            /// `cohort_coordinator_epoch` are `leader` and `epoch`.
+            func waitForRole(_ index: Int, leader: Double, epoch: Double) throws {
+                let deadline = ContinuousClock.now + .seconds(15)
+                var seen: (Double?, Double?) = (nil, nil)
+                while ContinuousClock.now < deadline {
+                    seen = (
+                        try metric(index, "cohort_coordinator_leader"), try metric(index, "cohort_coordinator_epoch")
+                    )
+                    if seen == (leader, epoch) { return }
+                    usleep(20_000)
+                }
+                throw TestFailure(
+                    "coordinator \(index)'s metrics say leader \(seen.0.map { "\($0)" } ?? "-"), epoch "
+                        + "\(seen.1.map { "\($0)" } ?? "-"), not \(leader), \(epoch)")
+            }
 
             /// Starts a worker given every endpoint, `order` first, and waits until it is ready.
             func addWorker(_ name: String, list: String) throws {
@@ -436,6 +467,22 @@ extension EndToEnd {
             #expect(status == 75, "\(log)")
             #expect(log.contains("stepping down"), "\(log)")
             #expect(!log.contains("standing by"), "\(log)")
+        }
+
+        /// Each coordinator's metrics say whether it leads and with which epoch: the leader 1 and
+        /// epoch 1, the standby 0 and 0; after the leader is killed, the standby 1 and epoch 2.
+        @Test func theMetricsSayWhoLeadsWithWhichEpoch() throws {
+            let pair = try Pair(metrics: true)
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            try pair.addCoordinator()
+            try pair.waitForRole(0, leader: 1, epoch: 1)
+            try pair.waitForRole(1, leader: 0, epoch: 0)
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+            _ = try pair.waitUntilServing(1, timeout: .seconds(10))
+            try pair.waitForRole(1, leader: 1, epoch: 2)
         }
 
         /// Bad settings are refused at start (exit 64), naming what is wrong: --standby without
