@@ -163,14 +163,13 @@ public final class Coordinator: Sendable {
                     try loop.run()
                 }
                 return
-            } catch let error as JournalError
-                where standsBy && (error.code == .deposed || error.code == .unreachable)
-            {
-                // Deposed, or the database went away while leading (its lease then lapses
-                // too): stand by again.
+            } catch let error as JournalError where standsBy {
+                // Deposed, the database gone while leading (its lease then lapses too), or a
+                // write or load the database refused: stand by again, as a restart would
+                // (another coordinator may lead meanwhile).
                 if stopRequested() { return }
                 if let bound = loop.boundEndpoint { configuration.endpoint = bound }
-                logger.notice("serving as a standby again", metadata: ["reason": "\(error.message)"])
+                logger.notice("serving as a standby again", metadata: ["reason": "\(error.description)"])
             }
         }
     }

@@ -485,6 +485,44 @@ extension EndToEnd {
             try pair.waitForRole(1, leader: 1, epoch: 2)
         }
 
+        /// A leader whose journal write fails for another reason than a lost lease or database
+        /// (here a CHECK constraint the write breaks) steps down and stands by again, logging
+        /// the database's error, instead of exiting; it leads again with the next epoch and
+        /// serves.
+        @Test func aLeaderWhoseWriteFailsStandsByAgain() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            try PostgresServer.shared.psql(
+                "ALTER TABLE groups ADD CONSTRAINT no_poison CHECK (name <> 'poison') NOT VALID",
+                database: pair.database)
+            let spec = try Scratch.write("name: poison\nchildren:\n  - { name: a, run: echo }\n", name: "poison.yaml")
+            let client = try Subprocess(
+                Binaries.cohort, ["submit", spec, "--coordinator", pair.list], name: "poisoned client")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !pair.coordinators[0].stderr.contains("serving as a standby again") {
+                guard ContinuousClock.now < deadline else {
+                    throw TestFailure("the leader did not stand by again:\n\(pair.coordinators[0].stderr)")
+                }
+                usleep(5_000)
+            }
+            client.stop()
+            try PostgresServer.shared.psql("ALTER TABLE groups DROP CONSTRAINT no_poison", database: pair.database)
+            let log = pair.coordinators[0].stderr
+            #expect(log.contains("no_poison"), "the log names the database's error: \(log)")
+            _ = try pair.waitUntilServing(0, times: 2, timeout: .seconds(15))
+            #expect(pair.coordinators[0].isRunning)
+            let later = try cohort(
+                [
+                    "submit", try Scratch.write("name: later\nchildren:\n  - { name: a, run: echo }\n", name: "l.yaml"),
+                    "--coordinator", pair.list,
+                ], timeout: .seconds(30))
+            #expect(later.status == 0, "it serves again: \(later)")
+            let lease = try pair.lease()
+            #expect(lease.hasPrefix("2 "), "it leads again with the next epoch: \(lease)")
+        }
+
         /// Bad settings are refused at start (exit 64), naming what is wrong: --standby without
         /// a shared journal, --lease without --standby (and `lease` in the config file without
         /// `standby: true`), a lease too short, a wildcard endpoint without --advertise.

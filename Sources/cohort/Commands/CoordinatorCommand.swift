@@ -50,7 +50,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             bound one) and try for the lease every lease/3 or 0.5 s, whichever is shorter. --lease (default 5s) is how long a \
             lease lasts unrenewed: the leader renews every lease/3 and stops serving at once \
             when a renewal finds the lease taken, when a write finds its epoch over, or when a \
-            lease has passed since its last renewal, then stands by again in the same process. \
+            lease has passed since its last renewal, then stands by again in the same process (as \
+            it does when a journal write fails for any other reason). \
             Give clients and workers every coordinator: --coordinator tcp://a:7400,tcp://b:7400 \
             (docs/operations.md, "High availability").
 
