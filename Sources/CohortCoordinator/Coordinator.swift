@@ -85,12 +85,14 @@ public final class Coordinator: Sendable {
                     let result = Result {
                         var configuration = configuration
                         let metrics = metricsFactory.map { CoordinatorMetrics(factory: $0) }
-                        if let settings = configuration.leadership,
-                            let open = configuration.journalStore?.openForLeadership
-                        {
+                        // A journal several coordinators may share (PostgreSQL's): whoever
+                        // serves holds its lease, standby or not, so that no two write.
+                        if let open = configuration.journalStore?.openForLeadership {
                             return try Coordinator.serveElected(
-                                configuration, settings: settings, open: open, logger: logger, mailbox: mailbox,
-                                stats: stats, metrics: metrics, stopRequested: stopRequested, onBound: onBound)
+                                configuration, settings: configuration.leadership ?? LeadershipSettings(),
+                                standsBy: configuration.leadership != nil, open: open, logger: logger,
+                                mailbox: mailbox, stats: stats, metrics: metrics, stopRequested: stopRequested,
+                                onBound: onBound)
                         }
                         let journal = try Coordinator.openJournal(&configuration, metrics: metrics) {
                             mailbox.post(.journalCommitted)
@@ -116,12 +118,15 @@ public final class Coordinator: Sendable {
         }
     }
 
-    /// A coordinator in leader election: a standby until it holds the journal's lease, then
-    /// the leader until it stops or loses the lease, then a standby again, on the same
-    /// endpoint (a wildcard port stays the one first bound), each time with a fresh loop and
-    /// a fresh connection to the store (CoordinatorLoop+Leadership.swift).
+    /// A coordinator on a journal with a lease. With `standsBy` (`--standby`), in leader
+    /// election: a standby until it holds the journal's lease, then the leader until it stops
+    /// or loses the lease (or its journal fails), then a standby again, on the same endpoint
+    /// (a wildcard port stays the one first bound), each time with a fresh loop and a fresh
+    /// connection to the store (CoordinatorLoop+Leadership.swift). Without, it takes the lease
+    /// at start or refuses to serve beside its holder (`locked`), and ends `deposed` if it
+    /// loses it.
     private static func serveElected(
-        _ configuration: CoordinatorConfiguration, settings: LeadershipSettings,
+        _ configuration: CoordinatorConfiguration, settings: LeadershipSettings, standsBy: Bool,
         open: @Sendable () throws(JournalError) -> any LeaseJournalStore, logger: Logger,
         mailbox: Mailbox<LoopCommand>, stats: CoordinatorStatistics, metrics: CoordinatorMetrics?,
         stopRequested: () -> Bool, onBound: @escaping @Sendable (String) -> Void
@@ -149,7 +154,8 @@ public final class Coordinator: Sendable {
             defer { writer.close() }
             let loop = CoordinatorLoop(
                 configuration: configuration, logger: logger, mailbox: mailbox, stats: stats, journal: writer,
-                metrics: metrics, leadership: Leadership(store: store, settings: settings), onBound: onBound)
+                metrics: metrics, leadership: Leadership(store: store, settings: settings, standsBy: standsBy),
+                onBound: onBound)
             do {
                 try withServiceThread(
                     named: "cohort-journal", run: writer.committer.run, finish: writer.committer.finish
@@ -157,12 +163,13 @@ public final class Coordinator: Sendable {
                     try loop.run()
                 }
                 return
-            } catch let error as JournalError where error.code == .deposed || error.code == .unreachable {
-                // Deposed, or the database went away while leading (its lease then lapses
-                // too): stand by again.
+            } catch let error as JournalError where standsBy {
+                // Deposed, the database gone while leading (its lease then lapses too), or a
+                // write or load the database refused: stand by again, as a restart would
+                // (another coordinator may lead meanwhile).
                 if stopRequested() { return }
                 if let bound = loop.boundEndpoint { configuration.endpoint = bound }
-                logger.notice("serving as a standby again", metadata: ["reason": "\(error.message)"])
+                logger.notice("serving as a standby again", metadata: ["reason": "\(error.description)"])
             }
         }
     }

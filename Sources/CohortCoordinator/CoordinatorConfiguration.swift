@@ -78,7 +78,10 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// --standby`; a ``journalStore`` that has one, PostgreSQL's): serve only while holding
     /// the lease, refuse peers with NOT_LEADER naming the leader otherwise, and step down when
     /// the lease is lost (docs/operations.md, "High availability"). Nil (the default): the
-    /// coordinator serves alone.
+    /// coordinator serves alone; on a ``journalStore`` with a lease it still holds the lease
+    /// (default length) while it serves, so that no two coordinators write: it refuses to
+    /// start (`JournalError` `locked`) while another holds it, and stops `deposed` if another
+    /// takes it.
     public var leadership: LeadershipSettings?
     /// How hard each journal commit waits for the disk. Default `full` (survives a power
     /// loss); `normal` survives a crash of the coordinator only (docs/operations.md).

@@ -17,10 +17,21 @@ import ZeroMQ
 /// lease taken, when a write fails `deposed`, or when a lease has passed since its last
 /// renewal, it stops at once, sends nothing more and the coordinator starts over as a standby.
 ///
+/// A coordinator that does not stand by (no `--standby`, on a journal with a lease) holds the
+/// lease all the same while it serves, so that its writes are fenced: it takes it right after
+/// binding, before it reads a message, or refuses to serve (`locked`,
+/// exit 75) when another coordinator holds it; it waits out a lease only when the holder has
+/// its own name (its previous run, killed without giving the lease up), and at most a lease.
+/// It renews like a leader, and once deposed the loop ends `deposed` (exit 75) instead of
+/// standing by.
+///
 /// Not thread-safe: the loop thread's.
 final class Leadership {
     let store: any LeaseJournalStore
     let settings: LeadershipSettings
+    /// Whether it stands by for the lease (`--standby`), rather than refusing to start
+    /// without it.
+    let standsBy: Bool
     /// Stored with the lease and named in refusals: the advertised endpoint, else the bound one.
     var holder = ""
 
@@ -39,9 +50,10 @@ final class Leadership {
     /// The last failure to reach the database, logged once until it works again.
     var lastProblem: String?
 
-    init(store: any LeaseJournalStore, settings: LeadershipSettings) {
+    init(store: any LeaseJournalStore, settings: LeadershipSettings, standsBy: Bool = true) {
         self.store = store
         self.settings = settings
+        self.standsBy = standsBy
     }
 
     /// How often a leader renews the lease.
@@ -56,14 +68,55 @@ extension CoordinatorLoop {
     /// Whether this coordinator waits for the lease (and refuses every peer).
     var isStandby: Bool { leadership?.phase == .standby }
 
-    /// Right after binding: the holder's name, and a first try for the lease.
+    /// Right after binding: the holder's name, and a first try for the lease (a standby's).
     func startLeadership(boundEndpoint: String) throws(JournalError) {
-        guard let leadership else { return }
+        guard let leadership, leadership.standsBy else { return }
         leadership.holder = leadership.settings.advertise ?? boundEndpoint
         logger.info(
             "coordinator standing by for the journal's lease",
             metadata: ["holder": "\(leadership.holder)", "lease": "\(leadership.settings.lease)"])
         try checkLeadership()
+    }
+
+    /// Not standing by, right after binding and before reading a message: takes the lease and
+    /// leads, or refuses to serve (`locked`) naming its holder. A lease held under this
+    /// coordinator's own name (the bound endpoint) is waited out, at most a lease and a try:
+    /// it is most likely its own previous run's, killed without giving it up. Peers' messages
+    /// wait in the socket meanwhile.
+    func takeLeaseAlone(boundEndpoint: String) throws(JournalError) {
+        guard let leadership, !leadership.standsBy else { return }
+        leadership.holder = leadership.settings.advertise ?? boundEndpoint
+        logger.info(
+            "coordinator taking the journal's lease",
+            metadata: ["holder": "\(leadership.holder)", "lease": "\(leadership.settings.lease)"])
+        let waitsUntil = ContinuousClock.now + leadership.settings.lease + leadership.standbyInterval
+        var waiting = false
+        while true {
+            let start = ContinuousClock.now
+            if let epoch = try leadership.store.acquireLease(holder: leadership.holder, ttl: leadership.settings.lease)
+            {
+                leadership.validUntil = start + leadership.settings.lease
+                try lead(epoch: epoch)
+                if let deposed { throw deposed }
+                return
+            }
+            guard let leader = try leadership.store.leaseHolder().holder else { continue }
+            guard leader == leadership.holder, ContinuousClock.now < waitsUntil else {
+                throw JournalError(
+                    .locked, path: leadership.store.location,
+                    "another coordinator holds the journal's lease: \(leader) leads"
+                        + (leader == leadership.holder ? " (under this coordinator's own name)" : "")
+                        + "; this coordinator was started without --standby and serves only alone. Start it with "
+                        + "--standby to stand by beside the leader, or stop the other coordinator first")
+            }
+            if !waiting {
+                waiting = true
+                logger.notice(
+                    "the journal's lease is held under this coordinator's name (its previous run?): waiting for it to expire",
+                    metadata: ["holder": "\(leader)", "lease": "\(leadership.settings.lease)"])
+            }
+            usleep(useconds_t(leadership.standbyInterval / .microseconds(1)))
+        }
     }
 
     /// Once a turn: a standby tries for the lease when due; a leader renews it when due and
@@ -161,15 +214,17 @@ extension CoordinatorLoop {
         }
         leadership.validUntil = renewal + leadership.settings.lease
         leadership.nextTry = renewal + leadership.interval
+        metrics?.role(serving: true, epoch: epoch)
     }
 
     /// Stops serving at once: nothing held or queued is sent, nothing more is committed (the
     /// committer's writes fail `deposed` too), and the loop ends with `deposed`, after which
-    /// the coordinator starts over as a standby.
+    /// the coordinator starts over as a standby (or, not standing by, stops: exit 75).
     func stepDown(_ reason: String) {
         guard deposed == nil else { return }
         logger.warning("stepping down: this coordinator no longer leads", metadata: ["reason": "\(reason)"])
         deposed = JournalError(.deposed, path: journalWriter?.journal.location ?? "", reason)
+        metrics?.role(serving: false, epoch: 0)
         stopping = true
         _ = outbox.take()
         journalWriter?.held.removeAll()

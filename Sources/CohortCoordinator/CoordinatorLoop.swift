@@ -137,12 +137,15 @@ final class CoordinatorLoop {
         try router.set(.receiveHighWaterMark, to: 100_000)
         try router.set(.maxMessageSize, to: Int64(configuration.effectiveMaxMessageSize))
         try security?.secure(router)
-        // A standby loads the journal once it holds the lease (startLeadership).
+        // A standby loads the journal once it holds the lease (startLeadership); a coordinator
+        // that does not stand by takes the lease and loads it right after binding, before it
+        // reads a message (takeLeaseAlone).
         if leadership == nil { try restoreFromJournal() }
         try router.bind(configuration.endpoint)
         let endpoint = try router.lastEndpoint
         boundEndpoint = endpoint
         warnIfExposed(endpoint)
+        try takeLeaseAlone(boundEndpoint: endpoint)
         try startLeadership(boundEndpoint: endpoint)
         announce(endpoint)
 
@@ -252,6 +255,7 @@ final class CoordinatorLoop {
 
     private func announce(_ endpoint: String) {
         let role = isStandby ? "standby" : "leader"
+        metrics?.role(serving: !isStandby, epoch: epoch)
         if leadership == nil {
             logger.info("coordinator listening", metadata: ["endpoint": "\(endpoint)", "epoch": "\(epoch)"])
         } else {

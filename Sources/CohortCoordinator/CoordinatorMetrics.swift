@@ -71,6 +71,8 @@ final class CoordinatorMetrics {
     private let workers: [WorkerPhase: Gauge]
     private let slots: Gauge
     private let slotsInUse: Gauge
+    private let leader: Gauge
+    private let epoch: Gauge
 
     private struct ChildKey: Hashable {
         var kind: String
@@ -103,6 +105,8 @@ final class CoordinatorMetrics {
         static let workers = "cohort_workers"
         static let slots = "cohort_slots"
         static let slotsInUse = "cohort_slots_in_use"
+        static let leader = "cohort_coordinator_leader"
+        static let epoch = "cohort_coordinator_epoch"
     }
 
     init(factory: any MetricsFactory) {
@@ -161,6 +165,8 @@ final class CoordinatorMetrics {
         self.workers = workers
         slots = gauge(Name.slots)
         slotsInUse = gauge(Name.slotsInUse)
+        leader = gauge(Name.leader)
+        epoch = gauge(Name.epoch)
         // Series exist (at 0) from the start, so rates and alerts see them before the first event.
         for code in ProtocolError.Code.allCases { _ = refusal(code) }
     }
@@ -292,6 +298,13 @@ final class CoordinatorMetrics {
         nextRefresh = now + refreshInterval
         flush()
         refresh(scheduler.summary())
+    }
+
+    /// Whether the coordinator serves (1: it leads, or takes no part in leader election) or
+    /// stands by (0), and the epoch it serves with (0 while standing by).
+    func role(serving: Bool, epoch: UInt64) {
+        leader.record(serving ? 1 : 0)
+        self.epoch.record(serving ? Double(epoch) : 0)
     }
 
     func refresh(_ summary: SchedulerSummary) {

@@ -8,7 +8,8 @@ public struct JournalError: Error, Hashable, Sendable, CustomStringConvertible {
         case damaged
         /// The journal was written by a schema version this coordinator does not know.
         case schemaVersion
-        /// Another coordinator holds the state directory's lock.
+        /// Another coordinator holds the state directory's lock, or (PostgreSQL) the journal's
+        /// lease when this one does not stand by for it.
         case locked
         /// The state directory cannot be created, opened or written.
         case unusable
@@ -36,7 +37,7 @@ public struct JournalError: Error, Hashable, Sendable, CustomStringConvertible {
 
     /// The sysexits status: 74 (`EX_IOERR`) for a damaged or unwritable journal, 65
     /// (`EX_DATAERR`) for an unknown schema version, 75 (`EX_TEMPFAIL`) when another
-    /// coordinator holds the state directory, 73 (`EX_CANTCREAT`) when it cannot be created,
+    /// coordinator holds the state directory (or the journal's lease), 73 (`EX_CANTCREAT`) when it cannot be created,
     /// 64 (`EX_USAGE`) for a bad `--journal` URL, 69 (`EX_UNAVAILABLE`) when its database
     /// cannot be reached, 77 (`EX_NOPERM`) when it refuses the credentials, 75 when another
     /// coordinator has taken the lead (deposed).

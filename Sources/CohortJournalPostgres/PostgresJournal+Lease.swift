@@ -11,7 +11,8 @@ extension PostgresJournal: LeaseJournalStore {}
 /// agree. A store opened for leadership (``PostgresJournal/Opening/leadership``):
 ///
 /// - takes the lease when nobody holds it or its holder's has expired
-///   (``PostgresJournal/acquireLease(holder:ttl:)``), with a new epoch: one more than both the
+///   (``PostgresJournal/acquireLease(holder:ttl:)``, one `UPDATE … WHERE` the lease is free or
+///   expired), with a new epoch: one more than both the
 ///   lease's and the journal's `meta.epoch`, which it becomes too, so epochs (and the fencing
 ///   tokens the coordinator derives from them) keep growing across every coordinator that ever
 ///   served the database;
@@ -20,6 +21,10 @@ extension PostgresJournal: LeaseJournalStore {}
 ///   (`SELECT … FOR SHARE`): a store whose epoch is over fails `deposed` and commits nothing.
 ///   The row lock makes the check and the takeover exclusive: a takeover waits for a write
 ///   that has checked to commit, and a write that checks after a takeover sees the new epoch.
+///
+/// Acquiring and renewing are single statements, each in a transaction that gives up waiting
+/// for the lease row after a quarter of the lease (`lock_timeout`, `statement_timeout`), so
+/// that nothing a paused standby does holds up the leader's renewal for long.
 extension PostgresJournal {
     /// The lease a store holds: its epoch and holder.
     public struct HeldLease: Sendable, Hashable {
@@ -55,32 +60,29 @@ extension PostgresJournal {
         let micros = Self.microseconds(ttl)
         // A leader waits for no answer longer than its lease: past it, it steps down anyway.
         session.setAnswerTimeout(ttl)
-        let waitMillis = String(max(micros / 3_000, 1))
-        let leaseMillis = String(max(micros / 1_000, 1))
-        let acquired: UInt64? = try session.transaction(doing: "cannot acquire the journal's lease") { execute in
-            // A leader paused inside a write holds the lease row share-locked: the try gives up
-            // after a third of the lease (and is made again), and the server ends a write's
-            // transaction idle for a lease (``checkLease(_:_:)``), which releases it.
-            _ = try execute("SELECT set_config('lock_timeout', \(waitMillis), true)")
-            _ = try execute("SELECT set_config('idle_in_transaction_session_timeout', \(leaseMillis), true)")
-            let rows = try execute("SELECT epoch, holder, expires_at <= clock_timestamp() FROM lease FOR UPDATE")
-            guard let row = rows.first else {
-                throw JournalError(.damaged, path: location, "the journal's lease row is missing")
-            }
-            let (last, current, expired) = try row.decode((Int64, String?, Bool).self)
-            if current != nil && !expired { return nil }
-            let text = try execute("SELECT value FROM meta WHERE key = 'epoch' FOR UPDATE").first?.decode(String.self)
-            guard let journalEpoch = text.flatMap({ Int64($0) }) else {
-                throw JournalError(.damaged, path: location, "the journal has no epoch")
-            }
-            let next = max(last, journalEpoch) + 1
-            _ = try execute(
-                """
-                UPDATE lease SET epoch = \(next), holder = \(holder),
-                    expires_at = clock_timestamp() + \(micros) * interval '1 microsecond'
-                """)
-            _ = try execute("UPDATE meta SET value = \(String(next)) WHERE key = 'epoch'")
-            return UInt64(next)
+        // One statement: a try that finds the lease live changes and locks nothing, and one
+        // that takes it holds the row only until its commit, so that a standby paused in the
+        // middle of a try never holds up the leader's renewal.
+        let rows: [PostgresRow] = try leaseStatement(ttl, doing: "cannot acquire the journal's lease") {
+            """
+            WITH taken AS (
+                UPDATE lease
+                SET epoch = GREATEST(lease.epoch, (SELECT value::bigint FROM meta WHERE key = 'epoch')) + 1,
+                    holder = \(holder), expires_at = clock_timestamp() + \(micros) * interval '1 microsecond'
+                WHERE lease.holder IS NULL OR lease.expires_at <= clock_timestamp()
+                RETURNING lease.epoch
+            ), bumped AS (
+                UPDATE meta SET value = (SELECT epoch FROM taken)::text
+                WHERE key = 'epoch' AND EXISTS (SELECT 1 FROM taken)
+            )
+            SELECT epoch FROM taken
+            """
+        }
+        let acquired: UInt64?
+        do {
+            acquired = try rows.first.map { UInt64(try $0.decode(Int64.self)) }
+        } catch {
+            throw JournalError(.damaged, path: location, "cannot read the journal's lease: \(error)")
         }
         if let acquired {
             leaseLength.withLock { $0 = ttl }
@@ -93,16 +95,40 @@ extension PostgresJournal {
     /// clock); false if the lease has another epoch or holder (taken over: the store is
     /// deposed). A lease that expired but that nobody took since is still this one's.
     /// - Throws: ``JournalError`` `unusable` unless the store was opened for leadership, or
-    ///   as ``write(_:)`` if the database fails.
+    ///   as ``write(_:)`` if the database fails, or `damaged` naming PostgreSQL's lock or
+    ///   statement timeout when the lease row stays locked for a quarter of `ttl`.
     public func renewLease(epoch: UInt64, holder: String, ttl: Duration) throws(JournalError) -> Bool {
         try requireLeadership()
         let micros = Self.microseconds(ttl)
-        let rows = try session.run(
+        let rows = try leaseStatement(ttl, doing: "cannot renew the journal's lease") {
             """
             UPDATE lease SET expires_at = clock_timestamp() + \(micros) * interval '1 microsecond'
             WHERE epoch = \(Int64(bitPattern: epoch)) AND holder = \(holder) RETURNING epoch
-            """, doing: "cannot renew the journal's lease")
+            """
+        }
         return !rows.isEmpty
+    }
+
+    /// Runs one statement on the lease row in a transaction of its own that waits for a lock,
+    /// and runs, at most a quarter of the lease (less than the leader's renewal interval,
+    /// lease/3: a renewal held up by a lock fails in time to be tried again before the lease
+    /// runs out), and that the server ends if it stays idle for a lease (a process paused
+    /// before its commit).
+    private func leaseStatement(
+        _ ttl: Duration, doing: String, _ statement: () -> PostgresQuery
+    ) throws(JournalError) -> [PostgresRow] {
+        let micros = Self.microseconds(ttl)
+        let waitMillis = String(max(micros / 4_000, 1))
+        let leaseMillis = String(max(micros / 1_000, 1))
+        return try session.transaction(doing: doing) { execute in
+            _ = try execute(
+                """
+                SELECT set_config('lock_timeout', \(waitMillis), true),
+                    set_config('statement_timeout', \(waitMillis), true),
+                    set_config('idle_in_transaction_session_timeout', \(leaseMillis), true)
+                """)
+            return try execute(statement())
+        }
     }
 
     /// Gives the lease up (a leader stopping cleanly), so that another store takes it without

@@ -17,8 +17,9 @@ import Synchronization
 /// its own versions) and increments the epoch, under an advisory lock so that two openings do
 /// not race.
 ///
-/// Opened for serving (``Opening/serving``), one coordinator per database: nothing stops a
-/// second one. Opened for leadership (``Opening/leadership``), several stores share the
+/// Opened for serving (``Opening/serving``), one store per database: nothing stops a second
+/// one (`CohortCoordinator` never opens PostgreSQL so: it opens it for leadership, standby or
+/// not, and holds the lease while it serves). Opened for leadership (``Opening/leadership``), several stores share the
 /// database and the one that holds the leader lease writes: ``acquireLease(holder:ttl:)``
 /// takes it with a new epoch, ``renewLease(epoch:holder:ttl:)`` keeps it, and every
 /// ``write(_:)`` and ``prune(finishedBefore:)`` first checks, in its own transaction, that the

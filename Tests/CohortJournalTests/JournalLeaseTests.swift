@@ -167,6 +167,68 @@ import Testing
         }
     }
 
+    /// Another connection holds the lease row locked (a process paused while holding it): the
+    /// leader's renewal, and a standby's try, give up within a quarter of the lease (plus
+    /// round trips) rather than wait for the lock until the lease is gone, and fail without
+    /// giving the connection up; once the lock is gone the leader renews. A standby's try that
+    /// finds the lease live leaves the row unlocked: the leader renews right after it.
+    @Test func aLockedLeaseRowHoldsTheRenewalUpForLessThanItsInterval() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let leading = try leader(place)
+            defer { leading.close() }
+            let standby = try leader(place)
+            defer { standby.close() }
+            let ttl: Duration = .seconds(3)
+            let epoch = try #require(try leading.acquireLease(holder: "leader", ttl: ttl))
+            #expect(try standby.acquireLease(holder: "standby", ttl: ttl) == nil)
+            #expect(try leading.renewLease(epoch: epoch, holder: "leader", ttl: ttl))
+
+            let holding = DispatchGroup()
+            DispatchQueue.global().async(group: holding) {
+                _ = try? place.execute("BEGIN; SELECT 1 FROM lease FOR UPDATE; SELECT pg_sleep(8); COMMIT")
+            }
+            defer {
+                _ = try? place.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(8)%' "
+                        + "AND pid <> pg_backend_pid()")
+                holding.wait()
+            }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try place.strings(
+                "SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(8)%' "
+                    + "AND pid <> pg_backend_pid()") != ["1"]
+            {
+                guard ContinuousClock.now < deadline else { throw JournalError(.unusable, path: "", "no lock held") }
+                usleep(5_000)
+            }
+            // The bound: a quarter of the lease, and round trips; well under a lease/3 + slack.
+            let bound = ttl / 4 + .milliseconds(400)
+            let renewing = ContinuousClock.now
+            let renewal = #expect(throws: JournalError.self) {
+                try leading.renewLease(epoch: epoch, holder: "leader", ttl: ttl)
+            }
+            let renewTook = renewing.duration(to: .now)
+            #expect(renewTook < bound, "the renewal waited \(renewTook) for the locked lease row")
+            #expect(
+                renewal?.code == .damaged && renewal?.message.contains("timeout") == true,
+                "\(String(describing: renewal))")
+            let trying = ContinuousClock.now
+            _ = try? standby.acquireLease(holder: "standby", ttl: ttl)
+            let tryTook = trying.duration(to: .now)
+            #expect(tryTook < bound, "the standby's try waited \(tryTook) for the locked lease row")
+
+            try place.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(8)%' "
+                    + "AND pid <> pg_backend_pid()")
+            holding.wait()
+            #expect(try leading.renewLease(epoch: epoch, holder: "leader", ttl: ttl), "the same connection renews")
+            #expect(try standby.acquireLease(holder: "standby", ttl: ttl) == nil)
+            let afterTry = ContinuousClock.now
+            #expect(try leading.renewLease(epoch: epoch, holder: "leader", ttl: ttl))
+            #expect(afterTry.duration(to: .now) < bound)
+        }
+    }
+
     /// `call`'s result once it reaches the database: a call that finds its connection ended
     /// fails `unreachable` (the next connects again); fails if none succeeds within 5 s.
     func afterReconnecting<T>(_ call: () throws -> T) throws -> T {

@@ -125,6 +125,20 @@ import Testing
         try await handle.stop()
     }
 
+    /// A coordinator without leader election serves from the start: `cohort_coordinator_leader`
+    /// is 1 and `cohort_coordinator_epoch` its epoch (the standby's 0 is checked end to end,
+    /// `EndToEnd.StandbyCoordinators`).
+    @Test func aCoordinatorAloneSaysItLeadsWithItsEpoch() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let factory = CohortPrometheus.makeFactory(registry: registry)
+        let handle = try await CoordinatorHandle.start(metrics: factory) { $0.epoch = 7 }
+        defer { handle.service.cancel() }
+        let text = registry.emitToString()
+        #expect(MetricsText.value(text, "cohort_coordinator_leader") == 1, "\(text)")
+        #expect(MetricsText.value(text, "cohort_coordinator_epoch") == 7, "\(text)")
+        try await handle.stop()
+    }
+
     @Test func madeUpKindsShareOneSeriesPastTheLimit() {
         let registry = PrometheusCollectorRegistry()
         let metrics = CoordinatorMetrics(factory: CohortPrometheus.makeFactory(registry: registry))

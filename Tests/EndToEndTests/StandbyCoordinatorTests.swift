@@ -19,12 +19,15 @@ extension EndToEnd {
             let database: String
             let config: String
             let leaseLength: Duration
+            /// Whether the coordinators serve metrics (on a free port each).
+            let metrics: Bool
             private(set) var coordinators: [Subprocess] = []
             private(set) var endpoints: [String] = []
             private(set) var workers: [Subprocess] = []
 
-            init(lease: Duration = StandbyCoordinators.lease) throws {
+            init(lease: Duration = StandbyCoordinators.lease, metrics: Bool = false) throws {
                 leaseLength = lease
+                self.metrics = metrics
                 url = try PostgresServer.shared.makeDatabase()
                 database = EndToEnd.PostgresJournal.database(url)
                 config = try Scratch.write("restartGrace: 3s\n", name: "coordinator.yaml")
@@ -33,17 +36,11 @@ extension EndToEnd {
             /// Both endpoints, the first coordinator's first (or as given).
             var list: String { endpoints.joined(separator: ",") }
 
-            /// Starts a coordinator on a free port, standing by, and waits until it listens.
+            /// Starts a coordinator on `endpoint` (a free port by default), standing by unless
+            /// `standby` is false, and waits until it listens.
             @discardableResult
-            func addCoordinator() throws -> Int {
-                let lease = "\(leaseLength.components.seconds)s"
-                let coordinator = try Subprocess(
-                    Binaries.cohort,
-                    [
-                        "coordinator", "--endpoint", "tcp://127.0.0.1:*", "--journal", url, "--standby", "--lease",
-                        lease, "--config", config, "--http", "off", "--metrics", "off", "--state-dir",
-                        Scratch.file("state-\(coordinators.count)"),
-                    ], name: "coordinator \(coordinators.count)")
+            func addCoordinator(standby: Bool = true, endpoint: String = "tcp://127.0.0.1:*") throws -> Int {
+                let coordinator = try startCoordinator(standby: standby, endpoint: endpoint)
                 coordinators.append(coordinator)
                 let prefix = "cohort coordinator listening on "
                 endpoints.append(
@@ -51,6 +48,50 @@ extension EndToEnd {
                         line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : nil
                     })
                 return coordinators.count - 1
+            }
+
+            /// Starts a coordinator on the database (stopped with the pair); does not wait.
+            func startCoordinator(standby: Bool, endpoint: String) throws -> Subprocess {
+                let election = standby ? ["--standby", "--lease", "\(leaseLength.components.seconds)s"] : []
+                let coordinator = try Subprocess(
+                    Binaries.cohort,
+                    [
+                        "coordinator", "--endpoint", endpoint, "--journal", url, "--config", config, "--http", "off",
+                        "--metrics", metrics ? "127.0.0.1:0" : "off", "--state-dir", Scratch.file("state-\(started)"),
+                    ] + election, name: "coordinator \(started)")
+                started += 1
+                others.append(coordinator)
+                return coordinator
+            }
+            private var started = 0
+            private var others: [Subprocess] = []
+
+            /// The value of the unlabelled metric `name` coordinator `index` serves.
+            func metric(_ index: Int, _ name: String) throws -> Double? {
+                let prefix = "cohort coordinator metrics on http://127.0.0.1:"
+                let port = try coordinators[index].waitForLine(timeout: .seconds(10)) { line in
+                    line.hasPrefix(prefix) ? Int(line.dropFirst(prefix.count).prefix { $0.isNumber }) : nil
+                }
+                let text = try httpGet(port: port, path: "/metrics").body
+                let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+                return line.flatMap { Double($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)) }
+            }
+
+            /// Waits until coordinator `index`'s `cohort_coordinator_leader` and
+            /// `cohort_coordinator_epoch` are `leader` and `epoch`.
+            func waitForRole(_ index: Int, leader: Double, epoch: Double) throws {
+                let deadline = ContinuousClock.now + .seconds(15)
+                var seen: (Double?, Double?) = (nil, nil)
+                while ContinuousClock.now < deadline {
+                    seen = (
+                        try metric(index, "cohort_coordinator_leader"), try metric(index, "cohort_coordinator_epoch")
+                    )
+                    if seen == (leader, epoch) { return }
+                    usleep(20_000)
+                }
+                throw TestFailure(
+                    "coordinator \(index)'s metrics say leader \(seen.0.map { "\($0)" } ?? "-"), epoch "
+                        + "\(seen.1.map { "\($0)" } ?? "-"), not \(leader), \(epoch)")
             }
 
             /// Starts a worker given every endpoint, `order` first, and waits until it is ready.
@@ -118,7 +159,7 @@ extension EndToEnd {
 
             func stop() {
                 for worker in workers { worker.stop() }
-                for coordinator in coordinators {
+                for coordinator in others {
                     kill(coordinator.pid, SIGCONT)
                     coordinator.stop()
                 }
@@ -369,6 +410,117 @@ extension EndToEnd {
                 log.split(separator: "\n").filter { $0.contains("journal loaded for leading") }.joined(separator: "\n"))
             #expect(!log.contains("stepping down"), "\(log.suffix(3000))")
             #expect(pair.leads(1, times: 1) && !pair.leads(1, times: 2), "led once and kept it")
+        }
+
+        /// A coordinator started without --standby on a journal a standby leads refuses to serve
+        /// beside the leader: it exits 75 before it listens, naming the leader and suggesting
+        /// --standby; the lease and the journal's epoch are as they were, and the leader serves.
+        @Test func aCoordinatorWithoutStandbyRefusesToServeBesideALeader() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            let leaseBefore = try pair.lease()
+            let alone = try pair.startCoordinator(standby: false, endpoint: "tcp://127.0.0.1:*")
+            let status = try alone.wait(timeout: .seconds(20))
+            #expect(status == 75, "\(alone.stderr)")
+            #expect(
+                alone.stderr.contains("another coordinator holds the journal's lease: \(pair.endpoints[0]) leads"),
+                "\(alone.stderr)")
+            #expect(alone.stderr.contains("Start it with --standby"), "\(alone.stderr)")
+            #expect(!alone.stdout.contains("listening"), "\(alone.stdout)")
+            #expect(try pair.lease() == leaseBefore)
+            let epoch = try PostgresServer.shared.psql(
+                "SELECT value FROM meta WHERE key = 'epoch'", database: pair.database)
+            #expect(epoch.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "the refused one started no epoch")
+            let served = try cohort(["workers", "--coordinator", pair.endpoints[0]], timeout: .seconds(30))
+            #expect(served.status == 0, "the leader serves on: \(served)")
+        }
+
+        /// A coordinator without --standby holds the lease while it serves. Killed and started
+        /// again on its endpoint, it waits out its previous run's lease and leads with the next
+        /// epoch; a standby started beside it stands by. Paused past its lease, it is deposed by
+        /// the standby, and once woken it exits 75 instead of standing by.
+        @Test func aCoordinatorWithoutStandbyHoldsTheLeaseAndExitsOnceDeposed() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            let endpoint = "tcp://127.0.0.1:\(try freeTCPPort())"
+            try pair.addCoordinator(standby: false, endpoint: endpoint)
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            #expect(try pair.lease() == "1 \(endpoint)")
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+
+            try pair.addCoordinator(standby: false, endpoint: endpoint)
+            _ = try pair.waitUntilLeading(1, timeout: .seconds(15))
+            #expect(pair.coordinators[1].stderr.contains("waiting for it to expire"), "\(pair.coordinators[1].stderr)")
+            #expect(try pair.lease() == "2 \(endpoint)")
+            try pair.addCoordinator()
+            #expect(!pair.leads(2), "the standby stands by beside a coordinator without --standby")
+
+            kill(pair.coordinators[1].pid, SIGSTOP)
+            _ = try pair.waitUntilServing(2, timeout: .seconds(15))
+            #expect(try pair.lease() == "3 \(pair.endpoints[2])")
+            kill(pair.coordinators[1].pid, SIGCONT)
+            let status = try pair.coordinators[1].wait(timeout: .seconds(15))
+            let log = pair.coordinators[1].stderr
+            #expect(status == 75, "\(log)")
+            #expect(log.contains("stepping down"), "\(log)")
+            #expect(!log.contains("standing by"), "\(log)")
+        }
+
+        /// Each coordinator's metrics say whether it leads and with which epoch: the leader 1 and
+        /// epoch 1, the standby 0 and 0; after the leader is killed, the standby 1 and epoch 2.
+        @Test func theMetricsSayWhoLeadsWithWhichEpoch() throws {
+            let pair = try Pair(metrics: true)
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            try pair.addCoordinator()
+            try pair.waitForRole(0, leader: 1, epoch: 1)
+            try pair.waitForRole(1, leader: 0, epoch: 0)
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+            _ = try pair.waitUntilServing(1, timeout: .seconds(10))
+            try pair.waitForRole(1, leader: 1, epoch: 2)
+        }
+
+        /// A leader whose journal write fails for another reason than a lost lease or database
+        /// (here a CHECK constraint the write breaks) steps down and stands by again, logging
+        /// the database's error, instead of exiting; it leads again with the next epoch and
+        /// serves.
+        @Test func aLeaderWhoseWriteFailsStandsByAgain() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            try PostgresServer.shared.psql(
+                "ALTER TABLE groups ADD CONSTRAINT no_poison CHECK (name <> 'poison') NOT VALID",
+                database: pair.database)
+            let spec = try Scratch.write("name: poison\nchildren:\n  - { name: a, run: echo }\n", name: "poison.yaml")
+            let client = try Subprocess(
+                Binaries.cohort, ["submit", spec, "--coordinator", pair.list], name: "poisoned client")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !pair.coordinators[0].stderr.contains("serving as a standby again") {
+                guard ContinuousClock.now < deadline else {
+                    throw TestFailure("the leader did not stand by again:\n\(pair.coordinators[0].stderr)")
+                }
+                usleep(5_000)
+            }
+            client.stop()
+            try PostgresServer.shared.psql("ALTER TABLE groups DROP CONSTRAINT no_poison", database: pair.database)
+            let log = pair.coordinators[0].stderr
+            #expect(log.contains("no_poison"), "the log names the database's error: \(log)")
+            _ = try pair.waitUntilServing(0, times: 2, timeout: .seconds(15))
+            #expect(pair.coordinators[0].isRunning)
+            let later = try cohort(
+                [
+                    "submit", try Scratch.write("name: later\nchildren:\n  - { name: a, run: echo }\n", name: "l.yaml"),
+                    "--coordinator", pair.list,
+                ], timeout: .seconds(30))
+            #expect(later.status == 0, "it serves again: \(later)")
+            let lease = try pair.lease()
+            #expect(lease.hasPrefix("2 "), "it leads again with the next epoch: \(lease)")
         }
 
         /// Bad settings are refused at start (exit 64), naming what is wrong: --standby without

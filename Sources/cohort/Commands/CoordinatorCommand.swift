@@ -35,9 +35,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
             --journal postgres://USER@HOST:PORT/DATABASE (config key journal, \
             COHORT_COORDINATOR_JOURNAL) keeps the journal in PostgreSQL instead: the same \
             tables, created or migrated at start, one transaction per loop turn. The password \
-            comes from the URL or PGPASSWORD. One coordinator per database (nothing checks it \
-            yet, unless --standby). Exit 64: the URL is not one Cohort can use; 69: PostgreSQL \
-            cannot be reached (the host, port and error are named); 77: it refused the credentials.
+            comes from the URL or PGPASSWORD. Without --standby the coordinator serves the \
+            database alone: it takes the journal's lease at start (waiting out, at most 5 s, a \
+            lease its own killed run left) and renews it, so its writes are fenced. Exit 64: the \
+            URL is not one Cohort can use; 69: PostgreSQL cannot be reached (the host, port and \
+            error are named); 77: it refused the credentials; 75: another coordinator holds the \
+            lease (it is named; start this one with --standby to stand by beside it), or took it \
+            while this one served.
 
             --standby (config key standby: true) makes several coordinators on the same \
             PostgreSQL journal elect one leader through its lease row: each binds its endpoint; \
@@ -46,7 +50,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
             bound one) and try for the lease every lease/3 or 0.5 s, whichever is shorter. --lease (default 5s) is how long a \
             lease lasts unrenewed: the leader renews every lease/3 and stops serving at once \
             when a renewal finds the lease taken, when a write finds its epoch over, or when a \
-            lease has passed since its last renewal, then stands by again in the same process. \
+            lease has passed since its last renewal, then stands by again in the same process (as \
+            it does when a journal write fails for any other reason). \
             Give clients and workers every coordinator: --coordinator tcp://a:7400,tcp://b:7400 \
             (docs/operations.md, "High availability").
 
