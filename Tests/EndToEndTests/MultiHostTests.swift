@@ -235,17 +235,31 @@ extension EndToEnd {
             var restored = false
             defer { if !restored { _ = try? netns(["link", id, "c1", "up"]) } }
 
-            let marker = "journal loaded for leading"
-            let serving = ContinuousClock.now + .seconds(10)
-            while !log("c2").contains(marker) {
-                guard ContinuousClock.now < serving else {
-                    throw TestFailure("c2 did not lead within 10 s of the cut:\n\(log("c2"))")
+            // While cut off: c2 leads and serves, and c1, which can reach no one, steps down by
+            // its own clock. Both logs watched at once, each event's time taken when first seen.
+            var servingAt: ContinuousClock.Instant?
+            var steppedDownAt: ContinuousClock.Instant?
+            let watching = ContinuousClock.now + .seconds(10)
+            while servingAt == nil || steppedDownAt == nil {
+                guard ContinuousClock.now < watching else {
+                    throw TestFailure(
+                        "within 10 s of the cut, c2 \(servingAt == nil ? "did not lead" : "led"), c1 "
+                            + "\(steppedDownAt == nil ? "did not step down" : "stepped down"):\nc1:\n\(log("c1"))\n"
+                            + "c2:\n\(log("c2"))")
                 }
+                if servingAt == nil, log("c2").contains("journal loaded for leading") { servingAt = .now }
+                if steppedDownAt == nil, log("c1").contains("stepping down") { steppedDownAt = .now }
                 usleep(2_000)
             }
-            let servingAt = ContinuousClock.now
             try Standby.checkFailover(
-                from: cutAt, to: (servingAt, Standby.lastLoad(in: log("c2"))), after: "cutting the leader's host off")
+                from: cutAt, to: (servingAt!, Standby.lastLoad(in: log("c2"))), after: "cutting the leader's host off")
+            // It renews every lease/3 and waits at most a lease for an answer: it steps down
+            // within a lease and a third of the cut (a second of slack for a loaded machine).
+            let stepDown = cutAt.duration(to: steppedDownAt!)
+            print("the cut-off leader stepped down \(stepDown) after the cut (lease \(Standby.lease))")
+            #expect(
+                stepDown <= Standby.lease + Standby.lease / 3 + .seconds(1),
+                "the cut-off leader stepped down \(stepDown) after the cut:\n\(log("c1"))")
 
             #expect(try client.wait(timeout: .seconds(60)) == 0, "the client: \(client.stdout)\n\(client.stderr)")
             let final = try JSON.object(client.stdout)
