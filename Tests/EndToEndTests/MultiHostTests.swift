@@ -194,8 +194,9 @@ extension EndToEnd {
         /// of its own), two worker hosts, a client on the hub waiting on a group of 20
         /// exclusive children, every endpoint given, the leader's first. The leader's host is
         /// cut off (its link down) once 6 children completed: it can reach neither the workers
-        /// nor the database, so it steps down by its own lease clock while the standby leads
-        /// within the lease plus a second of the cut; the client's wait carries on and the
+        /// nor the database, so it stops leading within a lease and a third of the cut (by its
+        /// own clock, or as a journal write goes unanswered) while the standby leads within the
+        /// lease plus a second of it; the client's wait carries on and the
         /// group succeeds: every child completed, no attempt twice (only the child running at
         /// the cut may have run again, its result lost with the old leader), each child's
         /// success journaled once, no two holders of `db` overlapped, tokens after the cut
@@ -241,29 +242,29 @@ extension EndToEnd {
             // as a standby again". Both logs watched at once, each event's time taken when first
             // seen.
             var servingAt: ContinuousClock.Instant?
-            var steppedDownAt: ContinuousClock.Instant?
+            var stoppedAt: ContinuousClock.Instant?
             let watching = ContinuousClock.now + .seconds(10)
-            while servingAt == nil || steppedDownAt == nil {
+            while servingAt == nil || stoppedAt == nil {
                 guard ContinuousClock.now < watching else {
                     throw TestFailure(
                         "within 10 s of the cut, c2 \(servingAt == nil ? "did not lead" : "led"), c1 "
-                            + "\(steppedDownAt == nil ? "did not step down" : "stepped down"):\nc1:\n\(log("c1"))\n"
+                            + "\(stoppedAt == nil ? "did not stop leading" : "stopped leading"):\nc1:\n\(log("c1"))\n"
                             + "c2:\n\(log("c2"))")
                 }
                 if servingAt == nil, log("c2").contains("journal loaded for leading") { servingAt = .now }
-                if steppedDownAt == nil, log("c1").contains("serving as a standby again") { steppedDownAt = .now }
+                if stoppedAt == nil, log("c1").contains("serving as a standby again") { stoppedAt = .now }
                 usleep(2_000)
             }
             try Standby.checkFailover(
                 from: cutAt, to: (servingAt!, Standby.lastLoad(in: log("c2"))), after: "cutting the leader's host off")
             // It renews every lease/3 and waits at most a lease for an answer (a write too): it
             // stops within a lease and a third of the cut (a second of slack for a loaded machine).
-            let stepDown = cutAt.duration(to: steppedDownAt!)
+            let stopped = cutAt.duration(to: stoppedAt!)
             let how = log("c1").contains("stepping down") ? "its renewal failed" : "a journal write went unanswered"
-            print("the cut-off leader stopped leading \(stepDown) after the cut, \(how) (lease \(Standby.lease))")
+            print("the cut-off leader stopped leading \(stopped) after the cut, \(how) (lease \(Standby.lease))")
             #expect(
-                stepDown <= Standby.lease + Standby.lease / 3 + .seconds(1),
-                "the cut-off leader stopped leading \(stepDown) after the cut:\n\(log("c1"))")
+                stopped <= Standby.lease + Standby.lease / 3 + .seconds(1),
+                "the cut-off leader stopped leading \(stopped) after the cut:\n\(log("c1"))")
 
             #expect(try client.wait(timeout: .seconds(60)) == 0, "the client: \(client.stdout)\n\(client.stderr)")
             let final = try JSON.object(client.stdout)
@@ -294,7 +295,7 @@ extension EndToEnd {
                         + "AND state = 'succeeded') FROM groups WHERE id = '\(group)'") == "succeeded 20",
                 "the journal has the group succeeded, each child's success once")
 
-            // The old leader's link comes back: it steps down (it may have already) and stands by.
+            // The old leader's link comes back: it reaches the database again and stands by.
             let back = try netns(["link", id, "c1", "up"])
             try #require(back.status == 0, "\(back)")
             restored = true
