@@ -88,12 +88,15 @@ extension EndToEnd {
             let help = try netns(["--help"])
             #expect(help.status == 0, "\(help)")
             #expect(help.stdout.contains("netns-cluster up N"), "\(help)")
+            #expect(help.stdout.contains("`--coordinators K` (2 or 3)"), "the whole header: \(help)")
             let sideways = try netns(["link", "some-id", "w2", "sideways"])
             #expect(sideways.status == 64, "\(sideways)")
             #expect(sideways.stderr.contains("\"sideways\" is neither up nor down"), "\(sideways)")
             #expect(sideways.stderr.contains("netns-cluster link ID HOST down|up"), "then the usage: \(sideways)")
             let host = try netns(["link", "some-id", "east", "down"])
             #expect(host.status == 64 && host.stderr.contains("\"east\" is not a worker host"), "\(host)")
+            let four = try netns(["up", "1", "--coordinators", "4"])
+            #expect(four.status == 64 && four.stderr.contains("--coordinators takes 1, 2 or 3, not \"4\""), "\(four)")
         }
 
         /// 300 children spread over three hosts; one host's link is cut mid-run: its work is
@@ -160,6 +163,161 @@ extension EndToEnd {
                 return rejoined != nil
             }
             #expect(rejoined != cutSession, "a new session: \(rejoined ?? "-") after \(cutSession)")
+        }
+
+        /// Where the script keeps a cluster's logs and pids.
+        var state: String {
+            (ProcessInfo.processInfo.environment["COHORT_NETNS_STATE"] ?? "/run/cohort-netns") + "/\(id)"
+        }
+
+        /// The log of `host`'s process (`c1`, `c2`, `w1`, ...).
+        func log(_ host: String) -> String {
+            (try? String(contentsOfFile: "\(state)/\(host).log", encoding: .utf8)) ?? ""
+        }
+
+        /// `cohort ARGUMENTS` run on host `hub` of a cluster with standby coordinators.
+        func hubCLI(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> CommandResult {
+            try netns(["exec", id, "hub", "--", Binaries.cohort] + arguments, timeout: timeout)
+        }
+
+        /// `sql` run by psql on host `db`, in the cluster's journal; its output, trimmed.
+        func journal(_ sql: String) throws -> String {
+            let result = try netns([
+                "exec", id, "db", "--", "psql", "-h", "10.231.0.9", "-U", "cohort", "-d", "cohort", "-XAtq", "-v",
+                "ON_ERROR_STOP=1", "-c", sql,
+            ])
+            guard result.status == 0 else { throw TestFailure("psql failed: \(result)") }
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+
+        /// Two coordinator hosts with standby coordinators on one PostgreSQL journal (on a host
+        /// of its own), two worker hosts, a client on the hub waiting on a group of 20
+        /// exclusive children, every endpoint given, the leader's first. The leader's host is
+        /// cut off (its link down) once 6 children completed: it can reach neither the workers
+        /// nor the database, so it stops leading within a lease and a third of the cut (by its
+        /// own clock, or as a journal write goes unanswered) while the standby leads within the
+        /// lease plus a second of it; the client's wait carries on and the
+        /// group succeeds: every child completed, no attempt twice (only the child running at
+        /// the cut may have run again, its result lost with the old leader), each child's
+        /// success journaled once, no two holders of `db` overlapped, tokens after the cut
+        /// above those before. Once the link is back, the old leader has finished no group and
+        /// stands by: the lease stays the new leader's, and a client given the old leader
+        /// first is sent to the new one and its group accepted.
+        @Test(.enabled(if: NetworkNamespaces.available, "\(NetworkNamespaces.unavailableReason ?? "")"))
+        func aLeaderHostCutOffLosesTheLeadAndRejoinsAsStandby() throws {
+            typealias Standby = EndToEnd.StandbyCoordinators
+            let up = try netns([
+                "up", "2", "--id", id, "--cohort", Binaries.cohort, "--coordinators", "2", "--lease",
+                "\(Standby.lease.components.seconds)s", "--restart-grace", "3s", "--heartbeat", "200ms", "--liveness",
+                "5", "--slots", "2",
+            ])
+            defer { down() }
+            try #require(up.status == 0, "netns-cluster up failed: \(up)")
+            let (leader, standby) = ("tcp://10.231.0.2:7400", "tcp://10.231.0.3:7400")
+            let list = "\(leader),\(standby)"
+            #expect(log("c1").contains("leading: this coordinator holds"), "c1 leads")
+            #expect(!log("c2").contains("leading: this coordinator holds"), "c2 stands by")
+
+            let completions = Scratch.file("completions.log")
+            let spec = try Scratch.write(
+                Standby.exclusiveGroup("ha-cut", count: 20, log: completions), name: "ha-cut.yaml")
+            let client = try Subprocess(
+                Self.script,
+                ["exec", id, "hub", "--", Binaries.cohort, "submit", spec, "--wait", "--json", "--coordinator", list],
+                name: "client", tag: tag)
+            defer { client.stop() }
+            try Failures.waitUntil("6 children to complete", timeout: .seconds(60)) {
+                Standby.Completion.read(completions).count >= 6
+            }
+            let cut = try netns(["link", id, "c1", "down"])
+            let cutAt = ContinuousClock.now
+            let cutAtWall = Date().timeIntervalSince1970
+            try #require(cut.status == 0, "\(cut)")
+            var restored = false
+            defer { if !restored { _ = try? netns(["link", id, "c1", "up"]) } }
+
+            // While cut off: c2 leads and serves, and c1, which can reach no one, stops leading:
+            // by its own clock when its renewal fails ("stepping down"), or when a journal write
+            // of its committer goes unanswered for the lease; either way it then logs "serving
+            // as a standby again". Both logs watched at once, each event's time taken when first
+            // seen.
+            var servingAt: ContinuousClock.Instant?
+            var stoppedAt: ContinuousClock.Instant?
+            let watching = ContinuousClock.now + .seconds(10)
+            while servingAt == nil || stoppedAt == nil {
+                guard ContinuousClock.now < watching else {
+                    throw TestFailure(
+                        "within 10 s of the cut, c2 \(servingAt == nil ? "did not lead" : "led"), c1 "
+                            + "\(stoppedAt == nil ? "did not stop leading" : "stopped leading"):\nc1:\n\(log("c1"))\n"
+                            + "c2:\n\(log("c2"))")
+                }
+                if servingAt == nil, log("c2").contains("journal loaded for leading") { servingAt = .now }
+                if stoppedAt == nil, log("c1").contains("serving as a standby again") { stoppedAt = .now }
+                usleep(2_000)
+            }
+            try Standby.checkFailover(
+                from: cutAt, to: (servingAt!, Standby.lastLoad(in: log("c2"))), after: "cutting the leader's host off")
+            // It renews every lease/3 and waits at most a lease for an answer (a write too): it
+            // stops within a lease and a third of the cut (a second of slack for a loaded machine).
+            let stopped = cutAt.duration(to: stoppedAt!)
+            let how = log("c1").contains("stepping down") ? "its renewal failed" : "a journal write went unanswered"
+            print("the cut-off leader stopped leading \(stopped) after the cut, \(how) (lease \(Standby.lease))")
+            #expect(
+                stopped <= Standby.lease + Standby.lease / 3 + .seconds(1),
+                "the cut-off leader stopped leading \(stopped) after the cut:\n\(log("c1"))")
+
+            #expect(try client.wait(timeout: .seconds(60)) == 0, "the client: \(client.stdout)\n\(client.stderr)")
+            let final = try JSON.object(client.stdout)
+            #expect(final.state == "succeeded", "\(final)")
+            let group = try #require(final["id"] as? String)
+
+            let completed = Standby.Completion.read(completions)
+            #expect(Set(completed.map(\.child)) == Set((1...20).map { "c\($0)" }), "every child completed")
+            let attempts = completed.map { "\($0.child)#\($0.attempt)" }
+            #expect(Set(attempts).count == attempts.count, "no attempt completed twice: \(attempts)")
+            // Only the child holding `db` at the cut may have completed twice: a result sent to
+            // the cut-off leader is lost with it, and the new leader runs it again after
+            // restartGrace (docs/operations.md, "Failover timings").
+            let twice = Dictionary(grouping: completed, by: \.child).filter { $0.value.count > 1 }
+            #expect(twice.count <= 1 && completed.count <= 21, "completed more than once: \(attempts)")
+            let byStart = completed.sorted { $0.start < $1.start }
+            for (earlier, later) in zip(byStart, byStart.dropFirst()) {
+                #expect(earlier.end <= later.start, "holders of db overlapped: \(earlier) and \(later)")
+            }
+            let before = completed.filter { $0.end < cutAtWall }
+            let after = completed.filter { $0.start > cutAtWall }
+            #expect(!before.isEmpty && !after.isEmpty)
+            let highestBefore = before.map(\.token).max() ?? 0
+            #expect(after.allSatisfy { $0.token > highestBefore }, "tokens after the failover: \(after)")
+            #expect(
+                try journal(
+                    "SELECT state || ' ' || (SELECT count(*) FROM attempts WHERE group_id = '\(group)' "
+                        + "AND state = 'succeeded') FROM groups WHERE id = '\(group)'") == "succeeded 20",
+                "the journal has the group succeeded, each child's success once")
+
+            // The old leader's link comes back: it reaches the database again and stands by.
+            let back = try netns(["link", id, "c1", "up"])
+            try #require(back.status == 0, "\(back)")
+            restored = true
+            try Failures.waitUntil("the old leader to stand by again", timeout: .seconds(20)) {
+                log("c1").contains("role=standby")
+            }
+            let old = log("c1")
+            #expect(!old.contains("group finished"), "the old leader finished the group: \(old)")
+            #expect(try journal("SELECT epoch || ' ' || holder FROM lease") == "2 \(standby)", "the lease is c2's")
+
+            let redirected = try hubCLI(["workers", "--coordinator", leader, "--log-level", "debug"])
+            #expect(redirected.status == 0, "\(redirected)")
+            #expect(redirected.stderr.contains("trying the coordinator at \(standby)"), "\(redirected.stderr)")
+            let late = try hubCLI([
+                "submit", try Scratch.write("name: after\nchildren:\n  - { name: a, run: echo }\n", name: "after.yaml"),
+                "--wait", "--json", "--coordinator", list,
+            ])
+            #expect(late.status == 0, "a group submitted with the old leader first: \(late)")
+            #expect(try JSON.object(late.stdout).state == "succeeded", "\(late.stdout)")
+            #expect(
+                log("c1").components(separatedBy: "leading: this coordinator holds").count == 2,
+                "the old leader led once, before the cut: \(log("c1"))")
         }
     }
 }

@@ -142,11 +142,7 @@ extension EndToEnd {
                     }
                     usleep(2_000)
                 }
-                let at = ContinuousClock.now
-                let line = coordinators[index].stderr.split(separator: "\n").last { $0.contains(marker) } ?? ""
-                let seconds = line.split(separator: " ").first { $0.hasPrefix("duration=") }
-                    .flatMap { Double($0.dropFirst("duration=".count)) }
-                return (at, .milliseconds(Int((seconds ?? 0) * 1000)))
+                return (ContinuousClock.now, StandbyCoordinators.lastLoad(in: coordinators[index].stderr))
             }
 
             /// The lease row: `epoch holder`.
@@ -164,6 +160,15 @@ extension EndToEnd {
                     coordinator.stop()
                 }
             }
+        }
+
+        /// How long a coordinator's last load of the journal for leading took, by its log (its
+        /// `journal loaded for leading` line; zero if it has none).
+        static func lastLoad(in log: String) -> Duration {
+            let line = log.split(separator: "\n").last { $0.contains("journal loaded for leading") } ?? ""
+            let seconds = line.split(separator: " ").first { $0.hasPrefix("duration=") }
+                .flatMap { Double($0.dropFirst("duration=".count)) }
+            return .milliseconds(Int((seconds ?? 0) * 1000))
         }
 
         /// One line a child appends when it completes: `child attempt token start end`.
