@@ -187,6 +187,16 @@ extension Simulation {
             log("client c\(client) → deposed c \(message.summary)")
             return actAsDeposed { $0.coordinatorReceiveFromClient(message, client: client) }
         }
+        if message.toCoordinator, reachesStandby(message.connection) {
+            // A standby refuses it NOT_LEADER: the session moves to the leader (a new
+            // connection; what it had open is sent again there).
+            log("client c\(client) → standby \(message.summary): moves to the leader")
+            guard clients[client].connection == message.connection else { return }
+            nextConnection += 1
+            clients[client].connection = nextConnection
+            clients[client].disconnected = true
+            return
+        }
         if message.toCoordinator {
             guard scheduler != nil else {
                 log("lost (coordinator down) \(message.summary)")

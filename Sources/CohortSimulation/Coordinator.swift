@@ -275,7 +275,8 @@ extension Simulation {
             withScheduler("goodbye") { scheduler, now in
                 scheduler.workerLost(session, reason: "it disconnected", handedBack: true, now: now)
             }
-        case .hello, .welcome, .heartbeatAck, .forgotten, .dispatch, .cancel, .lockGrant, .lockDeny, .clientHello,
+        case .hello, .welcome, .heartbeatAck, .forgotten, .notLeader, .dispatch, .cancel, .lockGrant, .lockDeny,
+            .clientHello,
             .request, .clientWelcome, .reply:
             break
         }

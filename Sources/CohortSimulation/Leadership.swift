@@ -1,33 +1,37 @@
 import CohortCore
 import Foundation
 
-// A leader change (issue 16; docs/simulation.md, "Leader changes"), modelled on
+// A leader change (issue 16; docs/simulation.md, "Model"), modelled on
 // `CoordinatorLoop+Leadership.swift` and the PostgreSQL journal's lease:
 //
-// - the journal is the database's, and so is the lease: an epoch and an expiry, by the
-//   database's clock; the leader renews it every lease/3 and believes it holds it until a
-//   lease after the start of its last renewal, by its own clock (never later than the
-//   database's expiry, which the renewal sets a little after it started);
-// - a fault pauses the leader (SIGSTOP, a VM that stalls, a host cut off from everyone): it
-//   reads nothing and renews nothing, and part of what it had sent waits until it resumes (it
-//   was paused in the middle of writing it out, after its last check of the lease). Shorter
-//   than the lease, it carries on; once the lease expires, the standby takes it: the next
-//   epoch, the journal loaded, serving new connections — while the old connections stay the
-//   deposed leader's (peers leave them as their timers run out, for the new leader);
+// - two coordinator processes, each with its endpoint and its memory; the journal is the
+//   database's, and so is the lease: an epoch and an expiry, by the database's clock. The
+//   leader renews it every lease/3 by its own clock and believes it holds it until a lease
+//   after the start of its last renewal (never later than the database's expiry, which the
+//   renewal sets a little after it started);
+// - a fault pauses the leader (SIGSTOP, a VM that stalls, a host cut off from everyone), its
+//   clock stopped too in one pause in three: it reads nothing and renews nothing, and part
+//   of what it had sent waits until it resumes (it was paused in the middle of writing it
+//   out, after its last check of the lease);
+// - once the lease expires (the leader paused, or running late on a clock that stopped) the
+//   standby takes it: the next epoch, the journal loaded, serving the connections made from
+//   then on, while the old ones stay the deposed leader's (peers leave them as their timers
+//   run out);
 // - a deposed leader that resumes checks its lease first, as the loop does before it reads
-//   anything, and steps down: its connections break, what waited for it is lost, it sends
-//   nothing more. One pause in three stops its clock too (a suspended VM): it believes it
-//   still leads, reads what waited for it and acts on it — and every turn that would commit
-//   is refused by the journal's epoch check, which is what fences it; it sends nothing of
-//   that turn and steps down, and at the latest its next renewal finds the lease taken.
+//   anything, and steps down: its connections break, what waited for it is lost, and it
+//   stands by (what reaches it is refused NOT_LEADER). One whose clock stopped believes it
+//   still leads and acts on what waited for it — and every turn that would commit is
+//   refused by the journal's epoch check, which is what fences it; it sends nothing of that
+//   turn and steps down, and at the latest its next renewal finds the lease taken.
 //
-// The mutation `deposedLeaderServes` removes both fences (the clock and the epoch check): the
-// invariants must catch what the deposed leader then does.
+// The mutations `deposedLeaderServes` (both fences off) and `unfencedJournal` (the epoch
+// check off) show that the invariants catch what a deposed leader would then do.
 
 /// What one coordinator process holds in memory (the journal is not: it is the database's).
 struct CoordinatorMemory {
     var scheduler: Scheduler?
     var epoch: UInt64
+    var nextSession: UInt64 = 1
     var sessions: [SessionID: (worker: Int, connection: UInt64)] = [:]
     var routes: [UInt64: SessionID] = [:]
     var hellosSeen: Set<UInt64> = []
@@ -38,6 +42,8 @@ struct CoordinatorMemory {
 /// A leader the standby took the lease from while it was paused.
 struct DeposedLeader {
     var memory: CoordinatorMemory
+    /// The endpoint it serves (``Simulation/endpoint(of:)``).
+    var endpoint: Int
     /// Its connections: every one numbered below this (the new leader's come after).
     var connectionsBelow: UInt64
     /// When it resumes; nil once it has.
@@ -84,39 +90,48 @@ extension Simulation {
     var memory: CoordinatorMemory {
         get {
             CoordinatorMemory(
-                scheduler: scheduler, epoch: epoch, sessions: sessions, routes: routes, hellosSeen: hellosSeen,
-                shell: shell, operatorDrained: operatorDrained)
+                scheduler: scheduler, epoch: epoch, nextSession: nextSession, sessions: sessions, routes: routes,
+                hellosSeen: hellosSeen, shell: shell, operatorDrained: operatorDrained)
         }
         set {
-            (scheduler, epoch, sessions, routes) = (
-                newValue.scheduler, newValue.epoch, newValue.sessions, newValue.routes
-            )
+            (scheduler, epoch, nextSession) = (newValue.scheduler, newValue.epoch, newValue.nextSession)
+            (sessions, routes) = (newValue.sessions, newValue.routes)
             (hellosSeen, shell, operatorDrained) = (newValue.hellosSeen, newValue.shell, newValue.operatorDrained)
         }
     }
 
-    /// Whether a message on `connection` reaches the deposed leader (else the leader).
+    /// The endpoint (0 or 1: the two coordinator processes) `connection` was made to: the
+    /// leader's when it was made (a peer that reaches a standby is sent on with NOT_LEADER and
+    /// connects again).
+    func endpoint(of connection: UInt64) -> Int {
+        endpointChanges.last { $0.from <= connection }?.endpoint ?? 0
+    }
+
+    /// Whether a message on `connection` reaches the deposed leader.
     func reachesDeposed(_ connection: UInt64) -> Bool {
-        deposed.map { connection < $0.connectionsBelow } ?? false
+        deposed.map { connection < $0.connectionsBelow && endpoint(of: connection) == $0.endpoint } ?? false
+    }
+
+    /// Whether a message on `connection` reaches a standby (the other endpoint than the
+    /// leader's, the deposed leader's aside): it is refused NOT_LEADER.
+    func reachesStandby(_ connection: UInt64) -> Bool {
+        !reachesDeposed(connection) && endpoint(of: connection) != leaderEndpoint
     }
 
     /// Whether the coordinator a message to it on `connection` reaches is paused (it waits).
     func coordinatorPaused(for connection: UInt64) -> Bool {
-        if let deposed, connection < deposed.connectionsBelow { return deposed.pausedUntil != nil }
-        return leaderPause != nil
+        if reachesDeposed(connection) { return deposed?.pausedUntil != nil }
+        return !reachesStandby(connection) && leaderPause != nil
     }
 
-    /// The leader is paused (a fault): shorter than its lease, or longer (a standby takes over).
+    /// The leader is paused (a fault), from 0.1 s to twice its lease, its clock stopped in
+    /// one pause in three: past the lease's expiry, the standby takes over.
     mutating func pauseLeader() {
         guard scheduler != nil, leaderPause == nil, deposed == nil, !awaitingLeader else { return }
-        let long = random.int(0...1) == 0
-        let length: Duration =
-            long
-            ? Self.coordinatorLease + .milliseconds(Int64(random.int(0...4000)))
-            : .milliseconds(Int64(random.int(100...2000)))
-        let pause = LeaderPause(from: now, until: now + length, clockFrozen: long && random.int(0...2) == 0)
+        let length: Duration = .milliseconds(Int64(random.int(100...8000)))
+        let pause = LeaderPause(from: now, until: now + length, clockFrozen: random.int(0...2) == 0)
         leaderPause = pause
-        count(long ? "leader paused past its lease" : "leader paused")
+        count(length > Self.coordinatorLease ? "leader paused past its lease" : "leader paused")
         log("FAULT pause coordinator (epoch \(epoch)) for \(length)\(pause.clockFrozen ? ", its clock stopped" : "")")
         // Paused while it wrote out its last turn: part of it leaves when it resumes.
         for index in network.indices where !network[index].message.toCoordinator && random.int(0...1) == 0 {
@@ -124,9 +139,10 @@ extension Simulation {
         }
     }
 
-    /// Once a turn of time: the leader renews its lease; a standby takes it once it expired
-    /// while the leader was paused (or after it stepped down); paused coordinators resume; a
-    /// deposed leader that acts checks its lease.
+    /// Once a turn of time: the leader renews its lease when its clock says so (a lease that
+    /// expired but that nobody took is still its own); the standby takes it once it expired
+    /// (the leader paused, or running on a clock that stopped, or stepped down); paused
+    /// coordinators resume; a deposed leader that acts checks its lease.
     mutating func leaseTick() {
         if scheduler != nil, leaderPause == nil, !awaitingLeader, now >= lease.nextRenewal {
             // The database runs the renewal a little after the leader sent it.
@@ -134,7 +150,7 @@ extension Simulation {
             lease.validUntil = now + Self.coordinatorLease
             lease.nextRenewal = now + Self.coordinatorLease / 3
         }
-        if leaderPause != nil || awaitingLeader, deposed == nil, now >= lease.expiresAt {
+        if scheduler != nil || awaitingLeader, deposed == nil, now >= lease.expiresAt {
             takeOver()
         }
         if let pause = leaderPause, now >= pause.until {
@@ -173,14 +189,20 @@ extension Simulation {
     /// The standby takes the expired lease: the next epoch, the journal loaded, serving. A
     /// paused leader keeps its memory and its connections, deposed without knowing it.
     mutating func takeOver() {
-        if let pause = leaderPause {
+        if !awaitingLeader {
+            // Paused, or running on a clock that stopped: deposed without knowing it.
+            let pause = leaderPause ?? LeaderPause(from: now, until: now, clockFrozen: false)
             deposed = DeposedLeader(
-                memory: memory, connectionsBelow: nextConnection + 1, pausedUntil: pause.until,
-                validUntil: pause.shifted(lease.validUntil), nextRenewal: pause.shifted(lease.nextRenewal))
+                memory: memory, endpoint: leaderEndpoint, connectionsBelow: nextConnection + 1,
+                pausedUntil: leaderPause?.until, validUntil: pause.shifted(lease.validUntil),
+                nextRenewal: pause.shifted(lease.nextRenewal))
+            count(leaderPause != nil ? "standby takes over" : "standby takes over from a running leader")
             leaderPause = nil
-            count("standby takes over")
         }
         awaitingLeader = false
+        // The standby is the other process: connections made from now on are to it.
+        leaderEndpoint = 1 - leaderEndpoint
+        endpointChanges.append((nextConnection + 1, leaderEndpoint))
         memory = CoordinatorMemory(scheduler: nil, epoch: epoch)
         restartCoordinator(as: "standby takes the lease")
     }
@@ -242,7 +264,7 @@ extension Simulation {
     /// nothing (``send(_:peer:)``).
     mutating func deposedMayCommit(_ actions: [SchedulerAction]) -> Bool {
         guard actions.contains(where: { if case .record = $0 { true } else { false } }) else { return !deposedFenced }
-        if configuration.mutation == .deposedLeaderServes {
+        if configuration.mutation == .deposedLeaderServes || configuration.mutation == .unfencedJournal {
             note("deposed leader commits")
             return true
         }

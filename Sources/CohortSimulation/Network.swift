@@ -26,6 +26,8 @@ enum Message {
     case heartbeatAck(UInt64, sequence: UInt64)
     /// The coordinator does not know this connection (`HANDSHAKE_REQUIRED`): say hello again.
     case forgotten(UInt64)
+    /// A standby's refusal (`NOT_LEADER`, naming the leader): connect to the leader.
+    case notLeader(UInt64)
     case dispatch(UInt64, DispatchOrder)
     case cancel(UInt64, AttemptRef, CancellationReason)
     case lockGrant(UInt64, request: UInt64, tokens: [String: UInt64])
@@ -44,7 +46,8 @@ enum Message {
             .goodbye(let connection, _), .lockRequest(let connection, _), .lockWithdraw(let connection, _),
             .lockRelease(let connection, _), .lockGrant(let connection, _, _), .lockDeny(let connection, _),
             .welcome(let connection),
-            .heartbeatAck(let connection, _), .forgotten(let connection), .dispatch(let connection, _),
+            .heartbeatAck(let connection, _), .forgotten(let connection), .notLeader(let connection),
+            .dispatch(let connection, _),
             .cancel(let connection, _, _), .clientHello(let connection), .request(let connection, _),
             .clientWelcome(let connection, _), .reply(let connection, _):
             connection
@@ -81,6 +84,7 @@ enum Message {
         case .welcome(let connection): "welcome c\(connection)"
         case .heartbeatAck(let connection, let sequence): "hb-ack c\(connection) #\(sequence)"
         case .forgotten(let connection): "forgotten c\(connection)"
+        case .notLeader(let connection): "not-leader c\(connection)"
         case .dispatch(let connection, let order):
             "dispatch c\(connection) \(order.ref) id=\(order.ref.id) tokens=\(order.tokens.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }) holds=\(order.holds)"
         case .cancel(let connection, let ref, let reason): "cancel c\(connection) \(ref) (\(reason.text))"
@@ -169,6 +173,11 @@ extension Simulation {
         if envelope.message.toCoordinator, reachesDeposed(envelope.message.connection) {
             log("w\(worker) → deposed c \(envelope.message.summary)")
             return actAsDeposed { $0.coordinatorReceive(envelope.message, from: worker) }
+        }
+        if envelope.message.toCoordinator, reachesStandby(envelope.message.connection) {
+            // The other process stands by: whatever the worker sent is refused, not read.
+            log("w\(worker) → standby \(envelope.message.summary)")
+            return send(.notLeader(envelope.message.connection), worker: worker)
         }
         if envelope.message.toCoordinator {
             guard scheduler != nil else {

@@ -85,6 +85,9 @@ public enum Mutation: String, Sendable, CaseIterable {
     /// A deposed leader neither checks its lease by its clock nor has its commits refused by
     /// the journal's epoch check: it serves until its next renewal finds the lease taken.
     case deposedLeaderServes
+    /// The journal does not check a writer's epoch: a deposed leader whose clock stopped or
+    /// ran slow commits until its next renewal (its clock check is still there).
+    case unfencedJournal
     #if DEBUG
         /// ``SchedulerMutation/deadlockHolds``.
         case deadlockHolds
@@ -190,6 +193,10 @@ public struct Simulation {
     var deposedFenced = false
     /// The leader stepped down and nobody leads until the lease expires.
     var awaitingLeader = false
+    /// The endpoint of the process that leads (0 or 1), and from which connection on each
+    /// endpoint led (``endpoint(of:)``).
+    var leaderEndpoint = 0
+    var endpointChanges: [(from: UInt64, endpoint: Int)] = [(0, 0)]
     /// Live sessions → the worker and its connection.
     var sessions: [SessionID: (worker: Int, connection: UInt64)] = [:]
     /// The coordinator's routing table: connection → session.
@@ -197,7 +204,8 @@ public struct Simulation {
     /// Workers an operator drained (by name: every session of theirs is drained); a second
     /// operator fault on one undrains it, and the quiet phase undrains them all.
     var operatorDrained: Set<Int> = []
-    /// Session ids are unique over the whole run (a connection is never reused).
+    /// The next session id: each coordinator process numbers its sessions from 1, as
+    /// `PeerTable` does (a deposed leader and the new one reuse ids at the same time).
     var nextSession: UInt64 = 1
     /// Connections whose HELLO was answered (a duplicated HELLO is answered once).
     var hellosSeen: Set<UInt64> = []

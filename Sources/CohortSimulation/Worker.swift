@@ -306,6 +306,9 @@ extension Simulation {
             received = .session(.heartbeat(acknowledged: sequence))
         case .forgotten:
             received = .session(.forgotten("the coordinator does not know this connection"))
+        case .notLeader:
+            received = .session(
+                .refused(WorkerRefusal(.notLeader, "this coordinator is a standby", leader: "e\(leaderEndpoint)")))
         case .dispatch(_, let order):
             received = .dispatch([order])
         case .lockGrant(_, let request, let tokens):

@@ -62,28 +62,31 @@ import Testing
         var catches: [Catch] = [
             // The model's lease: a deposed leader that serves commits what the standby, which
             // loaded the journal before, never learns (Leadership.swift).
-            Catch(mutation: .deposedLeaderServes, seed: 10, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
-            Catch(mutation: .deposedLeaderServes, seed: 27, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
+            Catch(mutation: .deposedLeaderServes, seed: 50, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
+            Catch(mutation: .deposedLeaderServes, seed: 59, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
+            // Without the journal's epoch check, a deposed leader whose clock stopped does too.
+            Catch(mutation: .unfencedJournal, seed: 29, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
+            Catch(mutation: .unfencedJournal, seed: 5, steps: 3000, invariant: .acceptedIsJournaled, by: 3000),
         ]
         #if DEBUG
             catches += [
                 Catch(mutation: .ignoreLease, seed: 5, steps: 1000, invariant: .exclusiveHolders, by: 1000),
                 Catch(mutation: .ignoreLease, seed: 29, steps: 1000, invariant: .exclusiveHolders, by: 1000),
                 Catch(
-                    mutation: .startCancelled, seed: 4, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
-                Catch(
                     mutation: .startCancelled, seed: 3, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
+                Catch(
+                    mutation: .startCancelled, seed: 7, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(mutation: .deadlockHolds, seed: 1, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .deadlockHolds, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .deadlockHolds, seed: 6, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .keepLostWorkerGrants, seed: 2, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .keepLostWorkerGrants, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 4, steps: 1000, invariant: .tokensIncrease, by: 1000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 5, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .keepLostWorkerGrants, seed: 4, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 2, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 3, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(
                     mutation: .acceptSupersededResult, seed: 1, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 3, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 6, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
             ]
         #endif
