@@ -3,28 +3,33 @@ import Foundation
 
 /// A coordinator and workers as `cohort` processes on 127.0.0.1, for one measurement.
 final class BenchCluster {
+    /// The coordinator's endpoint; with `standby`, the leader's and the standby's, comma-separated.
     let endpoint: String
     private var pids: [pid_t] = []
     /// The coordinator's own journal directory (nil without a journal), removed by ``stop()``.
     private var stateDir: String?
-    /// The coordinator's captured stdout, removed by ``stop()``.
-    private var coordinatorOutput: String?
+    /// The coordinators' captured output, removed by ``stop()``.
+    private var coordinatorOutputs: [String] = []
 
     /// Starts the coordinator (with a journal in a temporary state directory of its own, or
     /// none) and `workers` workers of `slots` slots, and waits until every worker is connected.
     /// `keys` makes it a CURVE cluster. With `metrics`, every process serves Prometheus metrics
     /// on a free port (and records them); without, none does (`--metrics off`).
     /// `journalURL` keeps the journal in that PostgreSQL database instead (`--journal URL`).
+    /// `standby` (with `journalURL`) starts two `--standby` coordinators on it, as in the HA
+    /// set-up: the first leads (renewing its lease while it serves), the second stands by, and
+    /// the workers and ``endpoint`` list both.
     init(
         cohort: String, workers: Int, slots: Int, journal: Bool = true, keys: BenchKeys? = nil, metrics: Bool = false,
-        journalURL: String? = nil
+        journalURL: String? = nil, standby: Bool = false
     ) async throws {
         let metricsArguments = ["--metrics", metrics ? "127.0.0.1:0" : "off"]
+        // A standby logs `leading:` at notice: the line that says the first coordinator leads.
         var arguments =
-            ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", "error"] + (keys?.coordinator ?? [])
-            + metricsArguments
+            ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", standby ? "notice" : "error"]
+            + (keys?.coordinator ?? []) + metricsArguments
         if let journalURL {
-            arguments += ["--journal", journalURL]
+            arguments += ["--journal", journalURL] + (standby ? ["--standby"] : [])
         } else if journal {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
                 "bench-cluster-\(UUID().uuidString)"
@@ -34,24 +39,31 @@ final class BenchCluster {
         } else {
             arguments += ["--no-journal"]
         }
-        let (coordinator, output) = try Self.spawn(cohort, arguments)
-        pids.append(coordinator)
-        coordinatorOutput = output
-        let prefix = "cohort coordinator listening on "
-        var found: String?
         let deadline = ContinuousClock.now + .seconds(20)
-        while found == nil, ContinuousClock.now < deadline {
-            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            found = text.split(separator: "\n").first { $0.hasPrefix(prefix) }.map {
-                String($0.dropFirst(prefix.count))
+        var endpoints: [String] = []
+        for _ in 0..<(standby ? 2 : 1) {
+            let (coordinator, output) = try Self.spawn(cohort, capturingErrors: standby, arguments)
+            pids.append(coordinator)
+            coordinatorOutputs.append(output)
+            let prefix = "cohort coordinator listening on "
+            // The first of two standbys must lead before the second starts, so that it is the leader.
+            let leading = standby && endpoints.isEmpty
+            var found: String?
+            while ContinuousClock.now < deadline {
+                let lines = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n")
+                found = lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+                if found != nil, !leading || lines.contains(where: { $0.contains("leading:") }) { break }
+                found = nil
+                try await Task.sleep(for: .milliseconds(10))
             }
-            if found == nil { try await Task.sleep(for: .milliseconds(10)) }
+            guard let found else {
+                Self.stop(pids)
+                pids = []
+                throw BenchError(leading ? "the coordinator did not lead" : "the coordinator did not start")
+            }
+            endpoints.append(found)
         }
-        guard let found else {
-            Self.stop([coordinator])
-            throw BenchError("the coordinator did not start")
-        }
-        endpoint = found
+        endpoint = endpoints.joined(separator: ",")
         for index in 1...workers {
             let (worker, _) = try Self.spawn(
                 cohort, capturingOutput: false,
@@ -62,7 +74,7 @@ final class BenchCluster {
                     + (keys?.worker ?? []) + metricsArguments)
             pids.append(worker)
         }
-        let endpoint = found
+        let endpoint = endpoint
         try await CohortClient.withClient(keys?.client(endpoint) ?? ClientConfiguration(coordinator: endpoint)) {
             client in
             while try await client.workers().filter({ $0.state == .ready }).count < workers {
@@ -81,11 +93,11 @@ final class BenchCluster {
     func stop() {
         Self.stop(pids.reversed())
         pids = []
-        for path in [stateDir, coordinatorOutput].compactMap({ $0 }) {
+        for path in [stateDir].compactMap({ $0 }) + coordinatorOutputs {
             try? FileManager.default.removeItem(atPath: path)
         }
         stateDir = nil
-        coordinatorOutput = nil
+        coordinatorOutputs = []
     }
 
     deinit { stop() }
@@ -105,10 +117,11 @@ final class BenchCluster {
     }
 
     /// Starts a process with stdout in a temporary file (the caller removes it), or in
-    /// /dev/null when not `capturingOutput`; returns its pid and where stdout went.
-    static func spawn(_ executable: String, capturingOutput: Bool = true, _ arguments: [String]) throws -> (
-        pid_t, String
-    ) {
+    /// /dev/null when not `capturingOutput`; returns its pid and where stdout went. Stderr goes
+    /// to the same file with `capturingErrors`, else to /dev/null.
+    static func spawn(
+        _ executable: String, capturingOutput: Bool = true, capturingErrors: Bool = false, _ arguments: [String]
+    ) throws -> (pid_t, String) {
         let output =
             capturingOutput
             ? FileManager.default.temporaryDirectory.appendingPathComponent("bench-cluster-\(UUID().uuidString).out")
@@ -119,7 +132,11 @@ final class BenchCluster {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if capturingOutput, capturingErrors {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0

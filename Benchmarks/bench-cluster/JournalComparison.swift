@@ -1,34 +1,51 @@
 import CohortClient
 import Foundation
 
-/// `--journal-comparison N --postgres URL`: the coordinator's journal in SQLite (under a state
-/// directory, synchronous FULL, the default) against the same in PostgreSQL (`--journal URL`,
-/// e.g. a server on loopback), in the same run: two clusters side by side (a coordinator and
-/// 2 workers each), measured alternately, N runs each of no-op throughput (`--noops`
-/// children, submit to finished) and of submit → finished latency (`--round-trips` one-child
-/// groups, p50 and p99). The report gives each run, the medians and PostgreSQL/SQLite.
+/// `--journal-comparison N --postgres URL [--postgres-standby URL2]`: the coordinator's journal
+/// in SQLite (under a state directory, synchronous FULL, the default) against the same in
+/// PostgreSQL (`--journal URL`, e.g. a server on loopback), and with `--postgres-standby` against
+/// the HA set-up too (two `--standby` coordinators on URL2, a database of its own: the leader
+/// renews its lease while it serves, the standby tries for it beside it; workers and the client
+/// are given both), in the same run: the clusters side by side (coordinators and 2 workers
+/// each), measured in turn (the order rotated every run), N runs each of no-op throughput
+/// (`--noops` children, submit to finished) and of submit → finished latency (`--round-trips`
+/// one-child groups, p50 and p99). The report gives each run, the medians and the ratios
+/// against SQLite.
 enum JournalComparison {
     static func run(_ options: Options) async throws {
         guard let url = options.postgres else {
             throw BenchError("--journal-comparison needs --postgres postgres://USER@HOST:PORT/DATABASE")
         }
+        if let standbyURL = options.postgresStandby, standbyURL == url {
+            throw BenchError("--postgres-standby needs a database of its own, not the one of --postgres")
+        }
         let cohort = options.binaries + "/cohort"
+        let standbyText = options.postgresStandby.map { " and two --standby coordinators on \(redacted($0))" } ?? ""
         print(
             "bench-cluster --journal-comparison: SQLite (state dir, synchronous full) against PostgreSQL "
-                + "(\(redacted(url))), \(options.noops) no-ops and \(options.roundTrips) round trips per run, "
-                + "\(options.journalRuns) runs each, alternating")
-        let sqlite = try await BenchCluster(cohort: cohort, workers: 2, slots: 8, journal: true)
-        defer { sqlite.stop() }
-        let postgres = try await BenchCluster(cohort: cohort, workers: 2, slots: 8, journal: true, journalURL: url)
-        defer { postgres.stop() }
+                + "(\(redacted(url)))\(standbyText), \(options.noops) no-ops and \(options.roundTrips) round trips "
+                + "per run, \(options.journalRuns) runs each, the order rotated every run")
+        var clusters: [(name: String, cluster: BenchCluster)] = []
+        defer { for (_, cluster) in clusters { cluster.stop() } }
+        clusters.append(("sqlite", try await BenchCluster(cohort: cohort, workers: 2, slots: 8, journal: true)))
+        clusters.append(
+            ("postgres", try await BenchCluster(cohort: cohort, workers: 2, slots: 8, journal: true, journalURL: url)))
+        if let standbyURL = options.postgresStandby {
+            clusters.append(
+                (
+                    "postgres-standby",
+                    try await BenchCluster(
+                        cohort: cohort, workers: 2, slots: 8, journal: true, journalURL: standbyURL, standby: true)
+                ))
+        }
         struct Sample {
             var rate: Double
             var latency: Latency
         }
-        var samples: [String: [Sample]] = ["sqlite": [], "postgres": []]
+        var samples: [String: [Sample]] = [:]
         for index in 0..<options.journalRuns {
-            for name in index % 2 == 0 ? ["sqlite", "postgres"] : ["postgres", "sqlite"] {
-                let cluster = name == "sqlite" ? sqlite : postgres
+            let order = clusters[(index % clusters.count)...] + clusters[..<(index % clusters.count)]
+            for (name, cluster) in order {
                 let sample = try await CohortClient.withClient(ClientConfiguration(coordinator: cluster.endpoint)) {
                     client in
                     Sample(
@@ -48,13 +65,21 @@ enum JournalComparison {
                 MetricsComparison.median(list.map(\.latency.p99Micros))
             )
         }
-        let (s, p) = (medians("sqlite"), medians("postgres"))
+        let titles = ["sqlite": "SQLite", "postgres": "PostgreSQL", "postgres-standby": "PostgreSQL standby leader"]
+        let s = medians("sqlite")
         print(
-            "medians: SQLite \(format(s.rate, 0)) procedures/s, p50 \(format(s.p50)) µs, p99 \(format(s.p99)) µs; "
-                + "PostgreSQL \(format(p.rate, 0)) procedures/s, p50 \(format(p.p50)) µs, p99 \(format(p.p99)) µs")
-        print(
-            "PostgreSQL/SQLite: throughput \(format(p.rate / s.rate, 3)), p50 latency \(format(p.p50 / s.p50, 3)), "
-                + "p99 latency \(format(p.p99 / s.p99, 3))")
+            "medians: "
+                + clusters.map { name, _ in
+                    let m = medians(name)
+                    return "\(titles[name] ?? name) \(format(m.rate, 0)) procedures/s, p50 \(format(m.p50)) µs, "
+                        + "p99 \(format(m.p99)) µs"
+                }.joined(separator: "; "))
+        for (name, _) in clusters.dropFirst() {
+            let m = medians(name)
+            print(
+                "\(titles[name] ?? name)/SQLite: throughput \(format(m.rate / s.rate, 3)), p50 latency "
+                    + "\(format(m.p50 / s.p50, 3)), p99 latency \(format(m.p99 / s.p99, 3))")
+        }
     }
 
     static func redacted(_ url: String) -> String {

@@ -25,13 +25,17 @@ struct Options {
     var journalRuns = 0
     /// The PostgreSQL database of `--journal-comparison`.
     var postgres: String?
+    /// A second PostgreSQL database for `--journal-comparison`'s third cluster, two
+    /// `--standby` coordinators (nil: that cluster is not measured).
+    var postgresStandby: String?
     /// Directory holding `cohort` and `bench-zeromq` (default: this executable's).
     var binaries: String = Options.ownDirectory
 
     static let usage = """
         usage: bench-cluster [--json] [--noops N] [--round-trips N] [--chain N] [--cancel N] [--cancel-runs N]
                              [--handoffs N] [--no-baseline] [--no-journal] [--curve] [--metrics-comparison N]
-                             [--matrix-comparison N] [--journal-comparison N --postgres URL] [--binaries DIR]
+                             [--matrix-comparison N] [--journal-comparison N --postgres URL [--postgres-standby URL2]]
+                             [--binaries DIR]
         Starts real `cohort` processes on 127.0.0.1 (a coordinator and 2 workers; 4 for the cancel
         measurement) and measures, in one run, against the raw ZeroMQ relay of `bench-zeromq --processes`:
           throughput   N no-op (echo) children in one group, submit to finished (procedures/s), journal on;
@@ -53,7 +57,9 @@ struct Options {
         --journal-comparison N --postgres URL instead runs two clusters side by side, one journaling in SQLite (a
         state directory, the default) and one in PostgreSQL (--journal URL, e.g. a server on loopback), and measures
         each N times, alternating: no-op throughput (--noops) and submit → finished latency (--round-trips, p50/p99);
-        prints each run, the medians and PostgreSQL/SQLite.
+        prints each run, the medians and PostgreSQL/SQLite. --postgres-standby URL2 (a database of its own) adds a
+        third cluster, the HA set-up: two `--standby` coordinators on URL2, the first leading (and renewing its lease
+        while it serves), workers and client given both endpoints; the order of the three rotates every run.
         Build in release mode (one product per call): for p in cohort bench-zeromq bench-cluster; do swift build -c release --product $p; done
         """
 
@@ -90,6 +96,9 @@ struct Options {
             case "--postgres":
                 guard let url = rest.popFirst() else { fail("--postgres takes a postgres:// URL") }
                 options.postgres = url
+            case "--postgres-standby":
+                guard let url = rest.popFirst() else { fail("--postgres-standby takes a postgres:// URL") }
+                options.postgresStandby = url
             case "--binaries":
                 guard let directory = rest.popFirst() else { fail("--binaries takes a directory") }
                 options.binaries = directory
