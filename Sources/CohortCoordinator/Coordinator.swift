@@ -90,7 +90,7 @@ public final class Coordinator: Sendable {
                         if let open = configuration.journalStore?.openForLeadership {
                             return try Coordinator.serveElected(
                                 configuration, settings: configuration.leadership ?? LeadershipSettings(),
-                                standsBy: configuration.leadership != nil, open: open, logger: logger,
+                                standsBy: configuration.leadership?.standsBy ?? false, open: open, logger: logger,
                                 mailbox: mailbox, stats: stats, metrics: metrics, stopRequested: stopRequested,
                                 onBound: onBound)
                         }

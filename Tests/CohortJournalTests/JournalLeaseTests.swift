@@ -229,6 +229,44 @@ import Testing
         }
     }
 
+    /// The lease bounds only the lease's own statements: a leader's load (and write) that
+    /// takes longer than the lease, here held up by a table lock for 3 s with a 1 s lease,
+    /// still gets its answer instead of giving the connection up (a coordinator whose journal
+    /// is slow to load would otherwise fail at every start).
+    @Test func aLoadLongerThanTheLeaseSucceedsAfterTheLeaseWasAcquired() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let leading = try leader(place)
+            defer { leading.close() }
+            let ttl: Duration = .seconds(1)
+            let epoch = try #require(try leading.acquireLease(holder: "leader", ttl: ttl))
+            try leading.write(submitting("g"))
+            let holding = DispatchGroup()
+            DispatchQueue.global().async(group: holding) {
+                _ = try? place.execute("BEGIN; LOCK TABLE groups IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT")
+            }
+            defer { holding.wait() }
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try place.strings(
+                "SELECT count(*) FROM pg_locks WHERE relation = 'groups'::regclass AND mode = 'AccessExclusiveLock' "
+                    + "AND granted")
+                != ["1"]
+            {
+                guard ContinuousClock.now < deadline else { throw JournalError(.unusable, path: "", "no lock held") }
+                usleep(5_000)
+            }
+            let loading = ContinuousClock.now
+            let contents = try leading.load()
+            let took = loading.duration(to: .now)
+            #expect(took > ttl, "the load waited \(took) for the table lock: longer than the lease")
+            #expect(contents.groups.map(\.id) == ["g"])
+            // The connection was kept: the lease's statements work on it (the lease lapsed, but
+            // nobody took it, so it is still this store's).
+            #expect(try leading.renewLease(epoch: epoch, holder: "leader", ttl: ttl))
+            try leading.write(submitting("h"))
+            #expect(try place.strings("SELECT id FROM groups ORDER BY id") == ["g", "h"])
+        }
+    }
+
     /// `call`'s result once it reaches the database: a call that finds its connection ended
     /// fails `unreachable` (the next connects again); fails if none succeeds within 5 s.
     func afterReconnecting<T>(_ call: () throws -> T) throws -> T {

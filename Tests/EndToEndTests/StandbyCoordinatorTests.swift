@@ -52,7 +52,7 @@ extension EndToEnd {
 
             /// Starts a coordinator on the database (stopped with the pair); does not wait.
             func startCoordinator(standby: Bool, endpoint: String) throws -> Subprocess {
-                let election = standby ? ["--standby", "--lease", "\(leaseLength.components.seconds)s"] : []
+                let election = (standby ? ["--standby"] : []) + ["--lease", "\(leaseLength.components.seconds)s"]
                 let coordinator = try Subprocess(
                     Binaries.cohort,
                     [
@@ -448,6 +448,11 @@ extension EndToEnd {
             try pair.addCoordinator(standby: false, endpoint: endpoint)
             _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
             #expect(try pair.lease() == "1 \(endpoint)")
+            // --lease applies without --standby: renewed every lease/3, the lease never
+            // reaches further than --lease 2s ahead (the default, 5 s, always would).
+            let reach = try PostgresServer.shared.psql(
+                "SELECT expires_at <= clock_timestamp() + interval '2 s' FROM lease", database: pair.database)
+            #expect(reach.trimmingCharacters(in: .whitespacesAndNewlines) == "t", "the lease is --lease long")
             kill(pair.coordinators[0].pid, SIGKILL)
             _ = try pair.coordinators[0].wait(timeout: .seconds(10))
 
@@ -523,17 +528,20 @@ extension EndToEnd {
             #expect(lease.hasPrefix("2 "), "it leads again with the next epoch: \(lease)")
         }
 
-        /// Bad settings are refused at start (exit 64), naming what is wrong: --standby without
-        /// a shared journal, --lease without --standby (and `lease` in the config file without
-        /// `standby: true`), a lease too short, a wildcard endpoint without --advertise.
+        /// Bad settings are refused at start (exit 64), naming what is wrong: --standby or
+        /// --lease without a shared journal (and `lease` in the config file), --advertise
+        /// without --standby, a lease too short (standby or not), a wildcard endpoint without
+        /// --advertise.
         @Test func badStandbySettingsAreRefusedNamingWhatIsWrong() throws {
             let url = try PostgresServer.shared.makeDatabase()
             let common = ["--http", "off", "--metrics", "off", "--state-dir", Scratch.file("bad-state")]
             let leaseOnly = try Scratch.write("lease: 3s\n", name: "lease-only.yaml")
             let cases: [([String], String)] = [
                 (["--standby"], "standby: needs a journal several coordinators share"),
-                (["--lease", "3s"], "--lease applies only with --standby"),
-                (["--config", leaseOnly], "lease: applies only with standby: true"),
+                (["--lease", "3s"], "lease: needs a journal several coordinators share"),
+                (["--config", leaseOnly], "lease: needs a journal several coordinators share"),
+                (["--journal", url, "--advertise", "tcp://a:7400"], "--advertise applies only with --standby"),
+                (["--journal", url, "--lease", "100ms"], "lease: must be at least 300ms"),
                 (["--standby", "--journal", url, "--lease", "100ms"], "lease: must be at least 300ms"),
                 (
                     ["--standby", "--journal", url, "--endpoint", "tcp://0.0.0.0:7400"],

@@ -163,7 +163,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --standby: how long the leader's lease lasts unrenewed (default 5s); a standby takes over within it.",
+            "How long the lease on a --journal postgres://… lasts unrenewed (default 5s): with --standby, a standby takes over within it; without, the lease this coordinator holds while it serves alone.",
             valueName: "duration"))
     var lease: String?
 
@@ -241,16 +241,22 @@ struct CoordinatorCommand: AsyncParsableCommand {
                     configuration.stateDirectory = nil
                     configuration.journalStore = nil
                 }
-                if standby, configuration.leadership == nil { configuration.leadership = LeadershipSettings() }
-                if lease != nil || advertise != nil, configuration.leadership == nil {
-                    throw ValidationError("--\(lease != nil ? "lease" : "advertise") applies only with --standby")
+                if standby {
+                    configuration.leadership = configuration.leadership ?? LeadershipSettings()
+                    configuration.leadership?.standsBy = true
+                }
+                if advertise != nil, configuration.leadership?.standsBy != true {
+                    throw ValidationError("--advertise applies only with --standby")
                 }
                 if let lease {
+                    // Without --standby, the lease a coordinator serving alone holds.
+                    var leadership = configuration.leadership ?? LeadershipSettings(standsBy: false)
                     do {
-                        configuration.leadership?.lease = try Duration(specString: lease)
+                        leadership.lease = try Duration(specString: lease)
                     } catch {
                         throw ValidationError("--lease: \(error)")
                     }
+                    configuration.leadership = leadership
                 }
                 if let advertise { configuration.leadership?.advertise = advertise }
                 if let metrics { configuration.metrics = metrics }
