@@ -139,6 +139,7 @@ public final class Coordinator: Sendable {
                 // The database went away after this coordinator had used it (a database
                 // failover): wait for it rather than exit; peers try the other coordinators.
                 logger.warning("cannot reach the journal's database; trying again", metadata: ["error": "\(error)"])
+                metrics?.role(serving: false, epoch: 0)
                 for _ in 0..<10 where !stopRequested() { Thread.sleep(forTimeInterval: 0.1) }
                 if stopRequested() { return }
                 continue
@@ -167,6 +168,7 @@ public final class Coordinator: Sendable {
                 // Deposed, the database gone while leading (its lease then lapses too), or a
                 // write or load the database refused: stand by again, as a restart would
                 // (another coordinator may lead meanwhile).
+                metrics?.role(serving: false, epoch: 0)
                 if stopRequested() { return }
                 if let bound = loop.boundEndpoint { configuration.endpoint = bound }
                 logger.notice("serving as a standby again", metadata: ["reason": "\(error.description)"])

@@ -169,6 +169,7 @@ extension CoordinatorLoop {
     /// a standby may hold it by now. Checked before every turn's sends.
     @discardableResult
     func stillLeading() -> Bool {
+        if deposed != nil { return false }
         guard let leadership, leadership.isLeading else { return true }
         guard ContinuousClock.now >= leadership.validUntil else { return true }
         stepDown("the lease was not renewed within \(leadership.settings.lease)")
@@ -224,6 +225,8 @@ extension CoordinatorLoop {
         guard deposed == nil else { return }
         logger.warning("stepping down: this coordinator no longer leads", metadata: ["reason": "\(reason)"])
         deposed = JournalError(.deposed, path: journalWriter?.journal.location ?? "", reason)
+        // No longer leading: whatever runs after (the listening line, the metrics) says so.
+        leadership?.phase = .standby
         metrics?.role(serving: false, epoch: 0)
         stopping = true
         _ = outbox.take()
