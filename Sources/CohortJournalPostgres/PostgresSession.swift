@@ -174,6 +174,12 @@ final class PostgresSession: @unchecked Sendable {
                     .unreachable, path: location, "PostgreSQL at \(url.host):\(url.port): \(message) (create it first)")
             case let code where code.hasPrefix("08") || code.hasPrefix("57P"):
                 return JournalError(.unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(message)")
+            case "55P03", "57014":
+                // lock_not_available, query_canceled (a lock or statement timeout, the lease's
+                // statements': a row another connection held too long): worth trying again,
+                // as for a connection that failed; nothing about the journal is wrong.
+                return JournalError(
+                    .unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(message) (SQLSTATE \(state))")
             default:
                 return JournalError(.damaged, path: location, "\(doing): \(message) (SQLSTATE \(state))")
             }
