@@ -129,7 +129,7 @@ public final class Coordinator: Sendable {
         _ configuration: CoordinatorConfiguration, settings: LeadershipSettings, standsBy: Bool,
         open: @Sendable () throws(JournalError) -> any LeaseJournalStore, logger: Logger,
         mailbox: Mailbox<LoopCommand>, stats: CoordinatorStatistics, metrics: CoordinatorMetrics?,
-        stopRequested: () -> Bool, onBound: @escaping @Sendable (String) -> Void
+        stopRequested: @escaping @Sendable () -> Bool, onBound: @escaping @Sendable (String) -> Void
     ) throws {
         var configuration = configuration
         var opened = false
@@ -155,7 +155,9 @@ public final class Coordinator: Sendable {
             defer { writer.close() }
             let loop = CoordinatorLoop(
                 configuration: configuration, logger: logger, mailbox: mailbox, stats: stats, journal: writer,
-                metrics: metrics, leadership: Leadership(store: store, settings: settings, standsBy: standsBy),
+                metrics: metrics,
+                leadership: Leadership(
+                    store: store, settings: settings, standsBy: standsBy, stopRequested: stopRequested),
                 onBound: onBound)
             do {
                 try withServiceThread(

@@ -168,10 +168,26 @@ extension PostgresJournal {
         }
     }
 
-    /// Who holds the lease now and whether it has expired (``currentLease()``'s holder).
-    public func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool) {
-        let row = try currentLease()
-        return (row.holder, row.expired)
+    /// Who holds the lease now, whether it has expired (as ``currentLease()``), and when it
+    /// expires, in seconds since 1970 by the database's clock (-infinity before any holder):
+    /// a reading later than another's means the lease was renewed or taken in between.
+    public func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool, expiresAt: Double) {
+        let lease = leaseLength.withLock { $0 }
+        let rows = try session.run(
+            "SELECT holder, expires_at <= clock_timestamp(), extract(epoch FROM expires_at)::float8 FROM lease",
+            doing: "cannot read the journal's lease",
+            answerTimeout: lease > .zero ? lease : PostgresSession.answerTimeout)
+        do {
+            guard let row = rows.first else {
+                throw JournalError(.damaged, path: location, "the journal's lease row is missing")
+            }
+            let (holder, expired, expiresAt) = try row.decode((String?, Bool, Double).self)
+            return (holder, expired, expiresAt)
+        } catch let error as JournalError {
+            throw error
+        } catch {
+            throw JournalError(.damaged, path: location, "cannot read the journal's lease: \(error)")
+        }
     }
 
     // MARK: The check every write makes

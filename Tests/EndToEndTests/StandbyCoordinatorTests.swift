@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Standby coordinators over PostgreSQL (issue 16): two `cohort coordinator --standby` on the
@@ -472,6 +473,70 @@ extension EndToEnd {
             #expect(status == 75, "\(log)")
             #expect(log.contains("stepping down"), "\(log)")
             #expect(!log.contains("standing by"), "\(log)")
+        }
+
+        /// A coordinator without --standby decides whose a live lease is by watching it, not by
+        /// its holder's name (two coordinators on `tcp://0.0.0.0:7400` on two hosts share
+        /// one): a lease under its own name that someone keeps renewing (here psql, about every
+        /// 0.3 s) is refused at once, exit 75 naming the holder; a lease under another name that
+        /// nobody renews (its holder killed) is taken once it expired, with the next epoch;
+        /// SIGTERM stops it while it waits.
+        @Test func aCoordinatorWithoutStandbyRefusesARenewedLeaseAndTakesAnAbandonedOne() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            let endpoint = "tcp://127.0.0.1:\(try freeTCPPort())"
+            try pair.addCoordinator(standby: false, endpoint: endpoint)
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+
+            // Renewed for 5 s each time, so that a slow psql on a busy machine still keeps it.
+            let renewal = "UPDATE lease SET expires_at = clock_timestamp() + interval '5 s'"
+            let database = pair.database
+            try PostgresServer.shared.psql(renewal, database: database)
+            let renewing = Atomic<Bool>(true)
+            let renewer = DispatchGroup()
+            DispatchQueue.global().async(group: renewer) {
+                while renewing.load(ordering: .relaxed) {
+                    usleep(300_000)
+                    _ = try? PostgresServer.shared.psql(renewal, database: database)
+                }
+            }
+            let same = try pair.startCoordinator(standby: false, endpoint: endpoint)
+            let status = try same.wait(timeout: .seconds(20))
+            renewing.store(false, ordering: .relaxed)
+            renewer.wait()
+            #expect(status == 75, "\(same.stderr)")
+            #expect(
+                same.stderr.contains(
+                    "another coordinator holds the journal's lease: \(endpoint) leads (the lease was renewed while this "
+                        + "one watched it, under this coordinator's own name)"), "\(same.stderr)")
+            #expect(try pair.lease() == "1 \(endpoint)", "the refused one took nothing")
+
+            // Waiting for a lease to expire, it still stops at SIGTERM at once.
+            try PostgresServer.shared.psql(
+                "UPDATE lease SET holder = 'tcp://elsewhere:7400', expires_at = clock_timestamp() + interval '60 s'",
+                database: database)
+            let waiting = try pair.startCoordinator(standby: false, endpoint: endpoint)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while !waiting.stderr.contains("waiting for it to expire") {
+                guard ContinuousClock.now < deadline else { throw TestFailure("no wait:\n\(waiting.stderr)") }
+                usleep(5_000)
+            }
+            kill(waiting.pid, SIGTERM)
+            let terminated = ContinuousClock.now
+            let stopped = try waiting.wait(timeout: .seconds(10))
+            #expect(stopped == 0, "\(waiting.stderr)")
+            #expect(terminated.duration(to: .now) < .seconds(2), "it stopped while waiting for the lease")
+            #expect(!waiting.stdout.contains("listening"), "\(waiting.stdout)")
+
+            try PostgresServer.shared.psql(
+                "UPDATE lease SET expires_at = clock_timestamp() + interval '2 s'", database: database)
+            try pair.addCoordinator(standby: false, endpoint: endpoint)
+            _ = try pair.waitUntilLeading(1, timeout: .seconds(15))
+            #expect(try pair.lease() == "2 \(endpoint)")
+            #expect(
+                pair.coordinators[1].stderr.contains("waiting for it to expire"), "\(pair.coordinators[1].stderr)")
         }
 
         /// Each coordinator's metrics say whether it leads and with which epoch: the leader 1 and

@@ -36,8 +36,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             COHORT_COORDINATOR_JOURNAL) keeps the journal in PostgreSQL instead: the same \
             tables, created or migrated at start, one transaction per loop turn. The password \
             comes from the URL or PGPASSWORD. Without --standby the coordinator serves the \
-            database alone: it takes the journal's lease at start (waiting out, at most 5 s, a \
-            lease its own killed run left) and renews it, so its writes are fenced. Exit 64: the \
+            database alone: it takes the journal's lease at start and renews it, so its writes \
+            are fenced. A lease another holds it watches: renewed meanwhile, it refuses; not \
+            renewed (its holder, such as this one's killed previous run, is gone), it waits it \
+            out, at most --lease and half a second, and takes it. Exit 64: the \
             URL is not one Cohort can use; 69: PostgreSQL cannot be reached (the host, port and \
             error are named); 77: it refused the credentials; 75: another coordinator holds the \
             lease (it is named; start this one with --standby to stand by beside it), or took it \
