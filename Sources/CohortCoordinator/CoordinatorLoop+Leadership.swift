@@ -20,8 +20,8 @@ import ZeroMQ
 /// A coordinator that does not stand by (no `--standby`, on a journal with a lease) holds the
 /// lease all the same while it serves, so that its writes are fenced: it takes it right after
 /// binding, before it reads a message, or refuses to serve (`locked`,
-/// exit 75) when another coordinator holds it; it waits out a lease only when the holder has
-/// its own name (its previous run, killed without giving the lease up), and at most a lease.
+/// exit 75) when another coordinator holds it and renews it; a lease nobody renews (its
+/// holder gone, such as its own killed previous run) it waits out, at most a lease and a try.
 /// It renews like a leader, and once deposed the loop ends `deposed` (exit 75) instead of
 /// standing by.
 ///

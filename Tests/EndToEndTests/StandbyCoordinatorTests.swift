@@ -462,6 +462,17 @@ extension EndToEnd {
             #expect(pair.coordinators[1].stderr.contains("waiting for it to expire"), "\(pair.coordinators[1].stderr)")
             #expect(try pair.lease() == "2 \(endpoint)")
             try pair.addCoordinator()
+            // Over two leases the lease stays the one coordinator's (its epoch and holder): the
+            // standby stands by beside a coordinator without --standby, which renews it.
+            let watchedUntil = ContinuousClock.now + pair.leaseLength * 2
+            while ContinuousClock.now < watchedUntil {
+                let now = try pair.lease()
+                guard now == "2 \(endpoint)" else {
+                    Issue.record("the lease changed hands beside the coordinator without --standby: \(now)")
+                    break
+                }
+                usleep(20_000)
+            }
             #expect(!pair.leads(2), "the standby stands by beside a coordinator without --standby")
 
             kill(pair.coordinators[1].pid, SIGSTOP)
