@@ -251,7 +251,8 @@ let package = Package(
         .testTarget(
             name: "CohortMetricsTests",
             dependencies: [
-                "CohortMetrics", "CohortCoordinator", "CohortWorker", "CohortCore", "CohortSpec", "CohortWire",
+                "CohortMetrics", "CohortCoordinator", "CohortJournal", "CohortWorker", "CohortCore", "CohortSpec",
+                "CohortWire",
                 "CohortTestSupport", "CohortPeerSupport",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -90,7 +90,7 @@ public final class Coordinator: Sendable {
                         if let open = configuration.journalStore?.openForLeadership {
                             return try Coordinator.serveElected(
                                 configuration, settings: configuration.leadership ?? LeadershipSettings(),
-                                standsBy: configuration.leadership != nil, open: open, logger: logger,
+                                standsBy: configuration.leadership?.standsBy ?? false, open: open, logger: logger,
                                 mailbox: mailbox, stats: stats, metrics: metrics, stopRequested: stopRequested,
                                 onBound: onBound)
                         }
@@ -129,7 +129,7 @@ public final class Coordinator: Sendable {
         _ configuration: CoordinatorConfiguration, settings: LeadershipSettings, standsBy: Bool,
         open: @Sendable () throws(JournalError) -> any LeaseJournalStore, logger: Logger,
         mailbox: Mailbox<LoopCommand>, stats: CoordinatorStatistics, metrics: CoordinatorMetrics?,
-        stopRequested: () -> Bool, onBound: @escaping @Sendable (String) -> Void
+        stopRequested: @escaping @Sendable () -> Bool, onBound: @escaping @Sendable (String) -> Void
     ) throws {
         var configuration = configuration
         var opened = false
@@ -139,6 +139,7 @@ public final class Coordinator: Sendable {
                 // The database went away after this coordinator had used it (a database
                 // failover): wait for it rather than exit; peers try the other coordinators.
                 logger.warning("cannot reach the journal's database; trying again", metadata: ["error": "\(error)"])
+                metrics?.role(serving: false, epoch: 0)
                 for _ in 0..<10 where !stopRequested() { Thread.sleep(forTimeInterval: 0.1) }
                 if stopRequested() { return }
                 continue
@@ -154,7 +155,9 @@ public final class Coordinator: Sendable {
             defer { writer.close() }
             let loop = CoordinatorLoop(
                 configuration: configuration, logger: logger, mailbox: mailbox, stats: stats, journal: writer,
-                metrics: metrics, leadership: Leadership(store: store, settings: settings, standsBy: standsBy),
+                metrics: metrics,
+                leadership: Leadership(
+                    store: store, settings: settings, standsBy: standsBy, stopRequested: stopRequested),
                 onBound: onBound)
             do {
                 try withServiceThread(
@@ -167,6 +170,7 @@ public final class Coordinator: Sendable {
                 // Deposed, the database gone while leading (its lease then lapses too), or a
                 // write or load the database refused: stand by again, as a restart would
                 // (another coordinator may lead meanwhile).
+                metrics?.role(serving: false, epoch: 0)
                 if stopRequested() { return }
                 if let bound = loop.boundEndpoint { configuration.endpoint = bound }
                 logger.notice("serving as a standby again", metadata: ["reason": "\(error.description)"])

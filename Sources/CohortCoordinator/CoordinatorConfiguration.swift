@@ -77,11 +77,12 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// Take part in leader election through the journal's lease (`cohort coordinator
     /// --standby`; a ``journalStore`` that has one, PostgreSQL's): serve only while holding
     /// the lease, refuse peers with NOT_LEADER naming the leader otherwise, and step down when
-    /// the lease is lost (docs/operations.md, "High availability"). Nil (the default): the
+    /// the lease is lost (docs/operations.md, "High availability"). Nil (the default), or
+    /// ``LeadershipSettings/standsBy`` false (`--lease` without `--standby`): the
     /// coordinator serves alone; on a ``journalStore`` with a lease it still holds the lease
-    /// (default length) while it serves, so that no two coordinators write: it refuses to
-    /// start (`JournalError` `locked`) while another holds it, and stops `deposed` if another
-    /// takes it.
+    /// (default length, or the settings') while it serves, so that no two coordinators write:
+    /// it refuses to start (`JournalError` `locked`) while another holds it, and stops
+    /// `deposed` if another takes it.
     public var leadership: LeadershipSettings?
     /// How hard each journal commit waits for the disk. Default `full` (survives a power
     /// loss); `normal` survives a crash of the coordinator only (docs/operations.md).
@@ -171,7 +172,7 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         if let leadership {
             guard journalStore?.openForLeadership != nil else {
                 throw fail(
-                    "standby",
+                    leadership.standsBy ? "standby" : "lease",
                     "needs a journal several coordinators share: --journal postgres://… (SQLite's journal has no lease)"
                 )
             }
@@ -182,7 +183,7 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
                 throw fail("advertise", problem)
             }
             let wildcardHost = ["tcp://*:", "tcp://0.0.0.0:", "tcp://[::]:"].contains { endpoint.hasPrefix($0) }
-            if leadership.advertise == nil, wildcardHost {
+            if leadership.standsBy, leadership.advertise == nil, wildcardHost {
                 throw fail(
                     "advertise",
                     "must name this coordinator's endpoint as peers reach it (e.g. tcp://host-a:7400) when the endpoint "
@@ -201,10 +202,15 @@ public struct LeadershipSettings: Sendable, Equatable {
     /// The endpoint peers reach this coordinator at (`tcp://host-a:7400`), stored with the
     /// lease and named in standbys' NOT_LEADER refusals. Nil: the bound endpoint.
     public var advertise: String?
+    /// Whether the coordinator stands by for the lease (`--standby`) while another holds it;
+    /// false: it serves alone, holding the lease of ``lease``'s length, and refuses to start
+    /// beside another holder (only ``lease`` applies then).
+    public var standsBy: Bool
 
-    public init(lease: Duration = .seconds(5), advertise: String? = nil) {
+    public init(lease: Duration = .seconds(5), advertise: String? = nil, standsBy: Bool = true) {
         self.lease = lease
         self.advertise = advertise
+        self.standsBy = standsBy
     }
 }
 

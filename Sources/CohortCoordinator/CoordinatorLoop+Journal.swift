@@ -134,11 +134,12 @@ extension CoordinatorLoop {
         ((try? router.get(.events)) ?? 0) & 1 != 0
     }
 
-    /// False (and the loop stops) once a commit failed.
+    /// False (and the loop stops, no longer serving) once a commit failed.
     private func journalIsWritable(_ writer: JournalWriter) -> Bool {
         if writer.failure != nil { return false }
         guard let error = writer.committer.failure else { return true }
         logger.critical("the journal cannot be written; stopping", metadata: ["error": "\(error)"])
+        metrics?.role(serving: false, epoch: 0)
         writer.failure = error
         writer.held.removeAll()
         stopping = true

@@ -20,8 +20,8 @@ import ZeroMQ
 /// A coordinator that does not stand by (no `--standby`, on a journal with a lease) holds the
 /// lease all the same while it serves, so that its writes are fenced: it takes it right after
 /// binding, before it reads a message, or refuses to serve (`locked`,
-/// exit 75) when another coordinator holds it; it waits out a lease only when the holder has
-/// its own name (its previous run, killed without giving the lease up), and at most a lease.
+/// exit 75) when another coordinator holds it and renews it; a lease nobody renews (its
+/// holder gone, such as its own killed previous run) it waits out, at most a lease and a try.
 /// It renews like a leader, and once deposed the loop ends `deposed` (exit 75) instead of
 /// standing by.
 ///
@@ -50,10 +50,18 @@ final class Leadership {
     /// The last failure to reach the database, logged once until it works again.
     var lastProblem: String?
 
-    init(store: any LeaseJournalStore, settings: LeadershipSettings, standsBy: Bool = true) {
+    /// Whether the coordinator was asked to stop (its task cancelled, SIGTERM): read while
+    /// the loop thread waits outside the loop (``CoordinatorLoop/takeLeaseAlone(boundEndpoint:)``).
+    let stopRequested: @Sendable () -> Bool
+
+    init(
+        store: any LeaseJournalStore, settings: LeadershipSettings, standsBy: Bool = true,
+        stopRequested: @escaping @Sendable () -> Bool = { false }
+    ) {
         self.store = store
         self.settings = settings
         self.standsBy = standsBy
+        self.stopRequested = stopRequested
     }
 
     /// How often a leader renews the lease.
@@ -79,43 +87,80 @@ extension CoordinatorLoop {
     }
 
     /// Not standing by, right after binding and before reading a message: takes the lease and
-    /// leads, or refuses to serve (`locked`) naming its holder. A lease held under this
-    /// coordinator's own name (the bound endpoint) is waited out, at most a lease and a try:
-    /// it is most likely its own previous run's, killed without giving it up. Peers' messages
-    /// wait in the socket meanwhile.
+    /// leads, or refuses to serve (`locked`) naming its holder. Whose the lease is is decided by
+    /// watching it, not by its holder's name (two coordinators on `tcp://0.0.0.0:7400` on two
+    /// hosts share one): a lease that is renewed (or taken) while this one tries has a live
+    /// holder, and it refuses at once, within a renewal interval (lease/3) and a try; one that
+    /// is not is its holder's last (a coordinator killed without giving it up, such as this
+    /// one's previous run), and it tries until the lease expires and takes it, at most a lease
+    /// and a try later. A failure worth trying again (`unreachable`: a connection lost, a
+    /// lock the lease row was held by too long) is tried again for up to a lease. A stop
+    /// (SIGTERM) while it waits ends it without the lease (`stopping`). Peers' messages wait in
+    /// the socket meanwhile.
     func takeLeaseAlone(boundEndpoint: String) throws(JournalError) {
         guard let leadership, !leadership.standsBy else { return }
         leadership.holder = leadership.settings.advertise ?? boundEndpoint
         logger.info(
             "coordinator taking the journal's lease",
             metadata: ["holder": "\(leadership.holder)", "lease": "\(leadership.settings.lease)"])
-        let waitsUntil = ContinuousClock.now + leadership.settings.lease + leadership.standbyInterval
-        var waiting = false
+        // The lease as first seen held by another (or this name's previous run).
+        var watched: (holder: String, expiresAt: Double)?
+        var failingSince: ContinuousClock.Instant?
         while true {
             let start = ContinuousClock.now
-            if let epoch = try leadership.store.acquireLease(holder: leadership.holder, ttl: leadership.settings.lease)
-            {
-                leadership.validUntil = start + leadership.settings.lease
-                try lead(epoch: epoch)
-                if let deposed { throw deposed }
-                return
+            do throws(JournalError) {
+                if let epoch = try leadership.store.acquireLease(
+                    holder: leadership.holder, ttl: leadership.settings.lease)
+                {
+                    leadership.validUntil = start + leadership.settings.lease
+                    try lead(epoch: epoch)
+                    if let deposed { throw deposed }
+                    return
+                }
+                failingSince = nil
+                let lease = try leadership.store.leaseHolder()
+                // Released since the try: try again at once.
+                guard let holder = lease.holder, !lease.expired else { continue }
+                if let watched, watched.holder != holder || lease.expiresAt > watched.expiresAt {
+                    throw JournalError(
+                        .locked, path: leadership.store.location,
+                        "another coordinator holds the journal's lease: \(holder) leads (the lease was renewed while this one watched it"
+                            + (holder == leadership.holder ? ", under this coordinator's own name)" : ")")
+                            + "; this coordinator was started without --standby and serves only alone. Start it "
+                            + "with --standby to stand by beside the leader, or stop the other coordinator first")
+                }
+                if watched == nil {
+                    watched = (holder, lease.expiresAt)
+                    logger.notice(
+                        "the journal's lease is held: refusing if it is renewed, else waiting for it to expire",
+                        metadata: [
+                            "holder": "\(holder)", "lease": "\(leadership.settings.lease)",
+                            "ownName": "\(holder == leadership.holder)",
+                        ])
+                }
+            } catch let error where error.code == .unreachable {
+                let since = failingSince ?? start
+                failingSince = since
+                guard since.duration(to: .now) < leadership.settings.lease else { throw error }
+                noteLeadershipProblem(error)
             }
-            guard let leader = try leadership.store.leaseHolder().holder else { continue }
-            guard leader == leadership.holder, ContinuousClock.now < waitsUntil else {
-                throw JournalError(
-                    .locked, path: leadership.store.location,
-                    "another coordinator holds the journal's lease: \(leader) leads"
-                        + (leader == leadership.holder ? " (under this coordinator's own name)" : "")
-                        + "; this coordinator was started without --standby and serves only alone. Start it with "
-                        + "--standby to stand by beside the leader, or stop the other coordinator first")
+            if waitOrStop(leadership.standbyInterval) { return }
+        }
+    }
+
+    /// Waits `duration` on the loop thread, in short slices; true (and the loop is stopping)
+    /// as soon as a stop was asked for (SIGTERM), which the loop cannot read meanwhile.
+    private func waitOrStop(_ duration: Duration) -> Bool {
+        let until = ContinuousClock.now + duration
+        while true {
+            if leadership?.stopRequested() == true {
+                logger.info("coordinator stopping before it took the journal's lease")
+                stopping = true
+                return true
             }
-            if !waiting {
-                waiting = true
-                logger.notice(
-                    "the journal's lease is held under this coordinator's name (its previous run?): waiting for it to expire",
-                    metadata: ["holder": "\(leader)", "lease": "\(leadership.settings.lease)"])
-            }
-            usleep(useconds_t(leadership.standbyInterval / .microseconds(1)))
+            let left = ContinuousClock.now.duration(to: until)
+            guard left > .zero else { return false }
+            Thread.sleep(forTimeInterval: min(left, .milliseconds(50)) / .seconds(1))
         }
     }
 
@@ -169,6 +214,7 @@ extension CoordinatorLoop {
     /// a standby may hold it by now. Checked before every turn's sends.
     @discardableResult
     func stillLeading() -> Bool {
+        if deposed != nil { return false }
         guard let leadership, leadership.isLeading else { return true }
         guard ContinuousClock.now >= leadership.validUntil else { return true }
         stepDown("the lease was not renewed within \(leadership.settings.lease)")
@@ -224,6 +270,8 @@ extension CoordinatorLoop {
         guard deposed == nil else { return }
         logger.warning("stepping down: this coordinator no longer leads", metadata: ["reason": "\(reason)"])
         deposed = JournalError(.deposed, path: journalWriter?.journal.location ?? "", reason)
+        // No longer leading: whatever runs after (the listening line, the metrics) says so.
+        leadership?.phase = .standby
         metrics?.role(serving: false, epoch: 0)
         stopping = true
         _ = outbox.take()

@@ -146,6 +146,8 @@ final class CoordinatorLoop {
         boundEndpoint = endpoint
         warnIfExposed(endpoint)
         try takeLeaseAlone(boundEndpoint: endpoint)
+        // Stopped (SIGTERM) while it waited for the lease: it never served.
+        if stopping { return }
         try startLeadership(boundEndpoint: endpoint)
         announce(endpoint)
 

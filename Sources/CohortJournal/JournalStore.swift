@@ -127,6 +127,8 @@ public protocol LeaseJournalStore: JournalStore {
     func renewLease(epoch: UInt64, holder: String, ttl: Duration) throws(JournalError) -> Bool
     /// Gives the lease up, so that a standby takes it at once.
     func releaseLease() throws(JournalError)
-    /// Who holds the lease now (nil: nobody), and whether it has expired.
-    func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool)
+    /// Who holds the lease now (nil: nobody), whether it has expired, and when it expires, in
+    /// seconds since 1970 by the database's clock (it moves when the holder renews the lease;
+    /// only compared with another reading's).
+    func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool, expiresAt: Double)
 }

@@ -58,8 +58,7 @@ extension PostgresJournal {
     public func acquireLease(holder: String, ttl: Duration) throws(JournalError) -> UInt64? {
         try requireLeadership()
         let micros = Self.microseconds(ttl)
-        // A leader waits for no answer longer than its lease: past it, it steps down anyway.
-        session.setAnswerTimeout(ttl)
+        leaseLength.withLock { $0 = ttl }
         // One statement: a try that finds the lease live changes and locks nothing, and one
         // that takes it holds the row only until its commit, so that a standby paused in the
         // middle of a try never holds up the leader's renewal.
@@ -85,7 +84,6 @@ extension PostgresJournal {
             throw JournalError(.damaged, path: location, "cannot read the journal's lease: \(error)")
         }
         if let acquired {
-            leaseLength.withLock { $0 = ttl }
             state.withLock { $0 = (acquired, HeldLease(epoch: acquired, holder: holder)) }
         }
         return acquired
@@ -113,14 +111,16 @@ extension PostgresJournal {
     /// and runs, at most a quarter of the lease (less than the leader's renewal interval,
     /// lease/3: a renewal held up by a lock fails in time to be tried again before the lease
     /// runs out), and that the server ends if it stays idle for a lease (a process paused
-    /// before its commit).
+    /// before its commit). The store waits at most a lease for each answer (past it, a leader
+    /// steps down anyway); only the lease's statements are bounded so: the journal's load,
+    /// writes and prunes on the same connection wait as long as any store's.
     private func leaseStatement(
         _ ttl: Duration, doing: String, _ statement: () -> PostgresQuery
     ) throws(JournalError) -> [PostgresRow] {
         let micros = Self.microseconds(ttl)
         let waitMillis = String(max(micros / 4_000, 1))
         let leaseMillis = String(max(micros / 1_000, 1))
-        return try session.transaction(doing: doing) { execute in
+        return try session.transaction(doing: doing, answerTimeout: ttl) { execute in
             _ = try execute(
                 """
                 SELECT set_config('lock_timeout', \(waitMillis), true),
@@ -138,20 +138,23 @@ extension PostgresJournal {
     public func releaseLease() throws(JournalError) {
         try requireLeadership()
         guard let held = state.withLock({ $0.lease }) else { return }
-        _ = try session.run(
+        _ = try leaseStatement(leaseLength.withLock { $0 }, doing: "cannot release the journal's lease") {
             """
             UPDATE lease SET holder = NULL, expires_at = clock_timestamp()
             WHERE epoch = \(Int64(bitPattern: held.epoch)) AND holder = \(held.holder)
-            """, doing: "cannot release the journal's lease")
+            """
+        }
         state.withLock { $0.lease = nil }
     }
 
     /// The lease as the database has it (for operators, tests and a standby deciding when to
-    /// try).
+    /// try); waits at most the lease last tried for (else as long as any read) for the answer.
     public func currentLease() throws(JournalError) -> LeaseRow {
+        let lease = leaseLength.withLock { $0 }
         let rows = try session.run(
-            "SELECT epoch, holder, expires_at <= clock_timestamp() FROM lease", doing: "cannot read the journal's lease"
-        )
+            "SELECT epoch, holder, expires_at <= clock_timestamp() FROM lease",
+            doing: "cannot read the journal's lease",
+            answerTimeout: lease > .zero ? lease : PostgresSession.answerTimeout)
         do {
             guard let row = rows.first else {
                 throw JournalError(.damaged, path: location, "the journal's lease row is missing")
@@ -165,10 +168,26 @@ extension PostgresJournal {
         }
     }
 
-    /// Who holds the lease now and whether it has expired (``currentLease()``'s holder).
-    public func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool) {
-        let row = try currentLease()
-        return (row.holder, row.expired)
+    /// Who holds the lease now, whether it has expired (as ``currentLease()``), and when it
+    /// expires, in seconds since 1970 by the database's clock (-infinity before any holder):
+    /// a reading later than another's means the lease was renewed or taken in between.
+    public func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool, expiresAt: Double) {
+        let lease = leaseLength.withLock { $0 }
+        let rows = try session.run(
+            "SELECT holder, expires_at <= clock_timestamp(), extract(epoch FROM expires_at)::float8 FROM lease",
+            doing: "cannot read the journal's lease",
+            answerTimeout: lease > .zero ? lease : PostgresSession.answerTimeout)
+        do {
+            guard let row = rows.first else {
+                throw JournalError(.damaged, path: location, "the journal's lease row is missing")
+            }
+            let (holder, expired, expiresAt) = try row.decode((String?, Bool, Double).self)
+            return (holder, expired, expiresAt)
+        } catch let error as JournalError {
+            throw error
+        } catch {
+            throw JournalError(.damaged, path: location, "cannot read the journal's lease: \(error)")
+        }
     }
 
     // MARK: The check every write makes

@@ -54,26 +54,39 @@ final class PostgresSession: @unchecked Sendable {
         try? group.syncShutdownGracefully()
     }
 
-    /// Runs one statement outside a transaction.
-    func run(_ query: PostgresQuery, doing: String) throws(JournalError) -> [PostgresRow] {
+    /// How long a statement waits for its answer unless its call says otherwise: then the
+    /// connection is given up for lost (a server that went away without closing it, or a
+    /// network cut off).
+    static let answerTimeout: Duration = .seconds(30)
+
+    /// Runs one statement outside a transaction, waiting at most `answerTimeout` for its
+    /// answer (and to connect again first).
+    func run(
+        _ query: PostgresQuery, doing: String, answerTimeout: Duration = PostgresSession.answerTimeout
+    ) throws(JournalError) -> [PostgresRow] {
         lock.lock()
         defer { lock.unlock() }
-        try reconnectIfLost()
+        try reconnectIfLost(within: answerTimeout)
         do {
-            return try execute(query)
+            return try execute(query, within: answerTimeout)
         } catch {
             throw Self.journalError(error, url: url, doing: doing)
         }
     }
 
     /// Runs `body` in one transaction (`BEGIN` … `COMMIT`, `ROLLBACK` if it throws). `body`
-    /// runs its statements with the `execute` it is given.
+    /// runs its statements with the `execute` it is given; each waits at most `answerTimeout`
+    /// for its answer.
     func transaction<T>(
-        doing: String, _ body: ((PostgresQuery) throws -> [PostgresRow]) throws -> T
+        doing: String, answerTimeout: Duration = PostgresSession.answerTimeout,
+        _ body: ((PostgresQuery) throws -> [PostgresRow]) throws -> T
     ) throws(JournalError) -> T {
         lock.lock()
         defer { lock.unlock() }
-        try reconnectIfLost()
+        try reconnectIfLost(within: answerTimeout)
+        let execute = { (query: PostgresQuery) throws -> [PostgresRow] in
+            try self.execute(query, within: answerTimeout)
+        }
         do {
             _ = try execute("BEGIN")
             do {
@@ -91,18 +104,14 @@ final class PostgresSession: @unchecked Sendable {
         }
     }
 
-    /// How long a statement may wait for its answer before the connection is given up for
-    /// lost (a server that went away without closing it, or a network cut off): 30 s, or for
-    /// a store leading the journal, its lease (``setAnswerTimeout(_:)``). Guarded by `lock`.
-    private var answerTimeout: Duration = .seconds(30)
     /// Set once a statement went unanswered: every later call fails at once.
     private var lost: String?
 
     /// Before a call (with `lock` held): a connection the server closed or that was given up
-    /// is replaced by a new one, waiting at most the answer timeout (and 10 s) to connect.
+    /// is replaced by a new one, waiting at most `answerTimeout` (and 10 s) to connect.
     /// - Throws: ``JournalError`` `unreachable` (or `denied`) if the new connection fails;
     ///   the next call tries again.
-    private func reconnectIfLost() throws(JournalError) {
+    private func reconnectIfLost(within answerTimeout: Duration) throws(JournalError) {
         guard lost != nil || connection.isClosed else { return }
         // The old connection lives until it is closed (it must not be released open).
         let old = connection
@@ -122,14 +131,7 @@ final class PostgresSession: @unchecked Sendable {
         }
     }
 
-    /// Sets how long a statement may wait for its answer.
-    func setAnswerTimeout(_ timeout: Duration) {
-        lock.lock()
-        defer { lock.unlock() }
-        answerTimeout = timeout
-    }
-
-    private func execute(_ query: PostgresQuery) throws -> [PostgresRow] {
+    private func execute(_ query: PostgresQuery, within answerTimeout: Duration) throws -> [PostgresRow] {
         if let lost { throw JournalError(.unreachable, path: url.description, lost) }
         let answered = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<[PostgresRow], any Error>?>(nil)
@@ -172,6 +174,12 @@ final class PostgresSession: @unchecked Sendable {
                     .unreachable, path: location, "PostgreSQL at \(url.host):\(url.port): \(message) (create it first)")
             case let code where code.hasPrefix("08") || code.hasPrefix("57P"):
                 return JournalError(.unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(message)")
+            case "55P03", "57014":
+                // lock_not_available, query_canceled (a lock or statement timeout, the lease's
+                // statements': a row another connection held too long): worth trying again,
+                // as for a connection that failed; nothing about the journal is wrong.
+                return JournalError(
+                    .unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(message) (SQLSTATE \(state))")
             default:
                 return JournalError(.damaged, path: location, "\(doing): \(message) (SQLSTATE \(state))")
             }

@@ -1,4 +1,5 @@
 import CohortCore
+import CohortJournal
 import CohortMetrics
 import CohortPeerSupport
 import CohortTestSupport
@@ -139,6 +140,36 @@ import Testing
         try await handle.stop()
     }
 
+    /// A coordinator whose journal cannot be written stops serving, and its metrics say so at
+    /// once: `cohort_coordinator_leader` 0 and `cohort_coordinator_epoch` 0, not the 1 it had
+    /// while it served (a PostgreSQL coordinator then waits for its database with this gauge).
+    @Test func aCoordinatorWhoseJournalFailsNoLongerSaysItLeads() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let factory = CohortPrometheus.makeFactory(registry: registry)
+        let handle = try await CoordinatorHandle.start(metrics: factory) { configuration in
+            configuration.journalStore = JournalStoreOpener(
+                location: "unwritable", open: { UnwritableJournal() }, openExisting: { UnwritableJournal() })
+        }
+        defer { handle.service.cancel() }
+        let before = registry.emitToString()
+        #expect(MetricsText.value(before, "cohort_coordinator_leader") == 1, "\(before)")
+        #expect(MetricsText.value(before, "cohort_coordinator_epoch") == 3, "\(before)")
+        let client = try handle.client()
+        // Its reply waits for a commit that fails: sent without waiting for one.
+        try client.send(
+            .clientRequest(
+                ClientRequest(
+                    requestID: client.makeRequestID(),
+                    .submit(Submission(groupID: "mixed", document: Self.mixed, format: .yaml, sourceName: "m.yaml")))))
+        let stopped = await eventually {
+            let text = registry.emitToString()
+            return MetricsText.value(text, "cohort_coordinator_leader") == 0
+                && MetricsText.value(text, "cohort_coordinator_epoch") == 0
+        }
+        #expect(stopped, "\(registry.emitToString())")
+        await #expect(throws: JournalError.self) { try await handle.service.value }
+    }
+
     @Test func madeUpKindsShareOneSeriesPastTheLimit() {
         let registry = PrometheusCollectorRegistry()
         let metrics = CoordinatorMetrics(factory: CohortPrometheus.makeFactory(registry: registry))
@@ -151,4 +182,21 @@ import Testing
         #expect(kinds.count == metrics.maxLabelValues + 1)
         #expect(MetricsText.value(text, #"cohort_children_finished_total{kind="other",outcome="succeeded"}"#) == 20)
     }
+}
+
+/// A journal with epoch 3 and nothing in it whose every write fails (a disk or database gone).
+private final class UnwritableJournal: JournalStore {
+    let location = "unwritable"
+    let epoch: UInt64 = 3
+    func write(_ batches: [JournalBatch]) throws(JournalError) {
+        throw JournalError(.damaged, path: location, "cannot write: the test's journal refuses every write")
+    }
+    func load(finishedSince cutoff: Timestamp?) throws(JournalError) -> JournalContents {
+        JournalContents(groups: [], lastTokens: [:])
+    }
+    func prune(finishedBefore cutoff: Timestamp) throws(JournalError) -> [String] { [] }
+    func openReader() throws(JournalError) -> any JournalStoreReader {
+        throw JournalError(.unusable, path: location, "no reader")
+    }
+    func close() {}
 }

@@ -1,5 +1,6 @@
 import CohortTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 /// Standby coordinators over PostgreSQL (issue 16): two `cohort coordinator --standby` on the
@@ -52,7 +53,7 @@ extension EndToEnd {
 
             /// Starts a coordinator on the database (stopped with the pair); does not wait.
             func startCoordinator(standby: Bool, endpoint: String) throws -> Subprocess {
-                let election = standby ? ["--standby", "--lease", "\(leaseLength.components.seconds)s"] : []
+                let election = (standby ? ["--standby"] : []) + ["--lease", "\(leaseLength.components.seconds)s"]
                 let coordinator = try Subprocess(
                     Binaries.cohort,
                     [
@@ -453,6 +454,11 @@ extension EndToEnd {
             try pair.addCoordinator(standby: false, endpoint: endpoint)
             _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
             #expect(try pair.lease() == "1 \(endpoint)")
+            // --lease applies without --standby: renewed every lease/3, the lease never
+            // reaches further than --lease 2s ahead (the default, 5 s, always would).
+            let reach = try PostgresServer.shared.psql(
+                "SELECT expires_at <= clock_timestamp() + interval '2 s' FROM lease", database: pair.database)
+            #expect(reach.trimmingCharacters(in: .whitespacesAndNewlines) == "t", "the lease is --lease long")
             kill(pair.coordinators[0].pid, SIGKILL)
             _ = try pair.coordinators[0].wait(timeout: .seconds(10))
 
@@ -461,6 +467,17 @@ extension EndToEnd {
             #expect(pair.coordinators[1].stderr.contains("waiting for it to expire"), "\(pair.coordinators[1].stderr)")
             #expect(try pair.lease() == "2 \(endpoint)")
             try pair.addCoordinator()
+            // Over two leases the lease stays the one coordinator's (its epoch and holder): the
+            // standby stands by beside a coordinator without --standby, which renews it.
+            let watchedUntil = ContinuousClock.now + pair.leaseLength * 2
+            while ContinuousClock.now < watchedUntil {
+                let now = try pair.lease()
+                guard now == "2 \(endpoint)" else {
+                    Issue.record("the lease changed hands beside the coordinator without --standby: \(now)")
+                    break
+                }
+                usleep(20_000)
+            }
             #expect(!pair.leads(2), "the standby stands by beside a coordinator without --standby")
 
             kill(pair.coordinators[1].pid, SIGSTOP)
@@ -472,6 +489,70 @@ extension EndToEnd {
             #expect(status == 75, "\(log)")
             #expect(log.contains("stepping down"), "\(log)")
             #expect(!log.contains("standing by"), "\(log)")
+        }
+
+        /// A coordinator without --standby decides whose a live lease is by watching it, not by
+        /// its holder's name (two coordinators on `tcp://0.0.0.0:7400` on two hosts share
+        /// one): a lease under its own name that someone keeps renewing (here psql, about every
+        /// 0.3 s) is refused at once, exit 75 naming the holder; a lease under another name that
+        /// nobody renews (its holder killed) is taken once it expired, with the next epoch;
+        /// SIGTERM stops it while it waits.
+        @Test func aCoordinatorWithoutStandbyRefusesARenewedLeaseAndTakesAnAbandonedOne() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            let endpoint = "tcp://127.0.0.1:\(try freeTCPPort())"
+            try pair.addCoordinator(standby: false, endpoint: endpoint)
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+
+            // Renewed for 5 s each time, so that a slow psql on a busy machine still keeps it.
+            let renewal = "UPDATE lease SET expires_at = clock_timestamp() + interval '5 s'"
+            let database = pair.database
+            try PostgresServer.shared.psql(renewal, database: database)
+            let renewing = Atomic<Bool>(true)
+            let renewer = DispatchGroup()
+            DispatchQueue.global().async(group: renewer) {
+                while renewing.load(ordering: .relaxed) {
+                    usleep(300_000)
+                    _ = try? PostgresServer.shared.psql(renewal, database: database)
+                }
+            }
+            let same = try pair.startCoordinator(standby: false, endpoint: endpoint)
+            let status = try same.wait(timeout: .seconds(20))
+            renewing.store(false, ordering: .relaxed)
+            renewer.wait()
+            #expect(status == 75, "\(same.stderr)")
+            #expect(
+                same.stderr.contains(
+                    "another coordinator holds the journal's lease: \(endpoint) leads (the lease was renewed while this "
+                        + "one watched it, under this coordinator's own name)"), "\(same.stderr)")
+            #expect(try pair.lease() == "1 \(endpoint)", "the refused one took nothing")
+
+            // Waiting for a lease to expire, it still stops at SIGTERM at once.
+            try PostgresServer.shared.psql(
+                "UPDATE lease SET holder = 'tcp://elsewhere:7400', expires_at = clock_timestamp() + interval '60 s'",
+                database: database)
+            let waiting = try pair.startCoordinator(standby: false, endpoint: endpoint)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while !waiting.stderr.contains("waiting for it to expire") {
+                guard ContinuousClock.now < deadline else { throw TestFailure("no wait:\n\(waiting.stderr)") }
+                usleep(5_000)
+            }
+            kill(waiting.pid, SIGTERM)
+            let terminated = ContinuousClock.now
+            let stopped = try waiting.wait(timeout: .seconds(10))
+            #expect(stopped == 0, "\(waiting.stderr)")
+            #expect(terminated.duration(to: .now) < .seconds(2), "it stopped while waiting for the lease")
+            #expect(!waiting.stdout.contains("listening"), "\(waiting.stdout)")
+
+            try PostgresServer.shared.psql(
+                "UPDATE lease SET expires_at = clock_timestamp() + interval '2 s'", database: database)
+            try pair.addCoordinator(standby: false, endpoint: endpoint)
+            _ = try pair.waitUntilLeading(1, timeout: .seconds(15))
+            #expect(try pair.lease() == "2 \(endpoint)")
+            #expect(
+                pair.coordinators[1].stderr.contains("waiting for it to expire"), "\(pair.coordinators[1].stderr)")
         }
 
         /// Each coordinator's metrics say whether it leads and with which epoch: the leader 1 and
@@ -528,17 +609,20 @@ extension EndToEnd {
             #expect(lease.hasPrefix("2 "), "it leads again with the next epoch: \(lease)")
         }
 
-        /// Bad settings are refused at start (exit 64), naming what is wrong: --standby without
-        /// a shared journal, --lease without --standby (and `lease` in the config file without
-        /// `standby: true`), a lease too short, a wildcard endpoint without --advertise.
+        /// Bad settings are refused at start (exit 64), naming what is wrong: --standby or
+        /// --lease without a shared journal (and `lease` in the config file), --advertise
+        /// without --standby, a lease too short (standby or not), a wildcard endpoint without
+        /// --advertise.
         @Test func badStandbySettingsAreRefusedNamingWhatIsWrong() throws {
             let url = try PostgresServer.shared.makeDatabase()
             let common = ["--http", "off", "--metrics", "off", "--state-dir", Scratch.file("bad-state")]
             let leaseOnly = try Scratch.write("lease: 3s\n", name: "lease-only.yaml")
             let cases: [([String], String)] = [
                 (["--standby"], "standby: needs a journal several coordinators share"),
-                (["--lease", "3s"], "--lease applies only with --standby"),
-                (["--config", leaseOnly], "lease: applies only with standby: true"),
+                (["--lease", "3s"], "lease: needs a journal several coordinators share"),
+                (["--config", leaseOnly], "lease: needs a journal several coordinators share"),
+                (["--journal", url, "--advertise", "tcp://a:7400"], "--advertise applies only with --standby"),
+                (["--journal", url, "--lease", "100ms"], "lease: must be at least 300ms"),
                 (["--standby", "--journal", url, "--lease", "100ms"], "lease: must be at least 300ms"),
                 (
                     ["--standby", "--journal", url, "--endpoint", "tcp://0.0.0.0:7400"],

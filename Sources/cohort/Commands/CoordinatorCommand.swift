@@ -36,8 +36,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
             COHORT_COORDINATOR_JOURNAL) keeps the journal in PostgreSQL instead: the same \
             tables, created or migrated at start, one transaction per loop turn. The password \
             comes from the URL or PGPASSWORD. Without --standby the coordinator serves the \
-            database alone: it takes the journal's lease at start (waiting out, at most 5 s, a \
-            lease its own killed run left) and renews it, so its writes are fenced. Exit 64: the \
+            database alone: it takes the journal's lease at start and renews it, so its writes \
+            are fenced. A lease another holds it watches: renewed meanwhile, it refuses; not \
+            renewed (its holder, such as this one's killed previous run, is gone), it waits it \
+            out, at most --lease and half a second, and takes it. Exit 64: the \
             URL is not one Cohort can use; 69: PostgreSQL cannot be reached (the host, port and \
             error are named); 77: it refused the credentials; 75: another coordinator holds the \
             lease (it is named; start this one with --standby to stand by beside it), or took it \
@@ -163,7 +165,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "With --standby: how long the leader's lease lasts unrenewed (default 5s); a standby takes over within it.",
+            "How long the lease on a --journal postgres://… lasts unrenewed (default 5s): with --standby, a standby takes over within it; without, the lease this coordinator holds while it serves alone.",
             valueName: "duration"))
     var lease: String?
 
@@ -241,16 +243,22 @@ struct CoordinatorCommand: AsyncParsableCommand {
                     configuration.stateDirectory = nil
                     configuration.journalStore = nil
                 }
-                if standby, configuration.leadership == nil { configuration.leadership = LeadershipSettings() }
-                if lease != nil || advertise != nil, configuration.leadership == nil {
-                    throw ValidationError("--\(lease != nil ? "lease" : "advertise") applies only with --standby")
+                if standby {
+                    configuration.leadership = configuration.leadership ?? LeadershipSettings()
+                    configuration.leadership?.standsBy = true
+                }
+                if advertise != nil, configuration.leadership?.standsBy != true {
+                    throw ValidationError("--advertise applies only with --standby")
                 }
                 if let lease {
+                    // Without --standby, the lease a coordinator serving alone holds.
+                    var leadership = configuration.leadership ?? LeadershipSettings(standsBy: false)
                     do {
-                        configuration.leadership?.lease = try Duration(specString: lease)
+                        leadership.lease = try Duration(specString: lease)
                     } catch {
                         throw ValidationError("--lease: \(error)")
                     }
+                    configuration.leadership = leadership
                 }
                 if let advertise { configuration.leadership?.advertise = advertise }
                 if let metrics { configuration.metrics = metrics }

@@ -98,9 +98,12 @@ enum CoordinatorSettings {
             let advertise = try source.string("advertise")
             if try source.bool("standby") == true {
                 configuration.leadership = LeadershipSettings(lease: lease ?? .seconds(5), advertise: advertise)
-            } else if lease != nil || advertise != nil {
-                let key = lease != nil ? "lease" : "advertise"
-                throw ConfigError(origin: source.origin(key), key: key, message: "applies only with standby: true")
+            } else if advertise != nil {
+                throw ConfigError(
+                    origin: source.origin("advertise"), key: "advertise", message: "applies only with standby: true")
+            } else if let lease {
+                // Serving alone on PostgreSQL, the coordinator holds a lease of this length.
+                configuration.leadership = LeadershipSettings(lease: lease, standsBy: false)
             }
             if let limits = try source.countMapping("limits") { configuration.lockLimits = limits }
             if let value = try source.string("journalSynchronous") {
