@@ -104,24 +104,29 @@ extension Simulation {
     /// leader's when it was made (a peer that reaches a standby is sent on with NOT_LEADER and
     /// connects again).
     func endpoint(of connection: UInt64) -> Int {
-        endpointChanges.last { $0.from <= connection }?.endpoint ?? 0
+        // Loops without closures: a closure over `self` copies the whole simulation (this runs
+        // for every message on the wire at every step).
+        var endpoint = 0
+        for change in endpointChanges where change.from <= connection { endpoint = change.endpoint }
+        return endpoint
     }
 
     /// Whether a message on `connection` reaches the deposed leader.
     func reachesDeposed(_ connection: UInt64) -> Bool {
-        deposed.map { connection < $0.connectionsBelow && endpoint(of: connection) == $0.endpoint } ?? false
+        guard let below = deposed?.connectionsBelow, connection < below else { return false }
+        return endpoint(of: connection) == deposed?.endpoint
     }
 
     /// Whether a message on `connection` reaches a standby (the other endpoint than the
     /// leader's, the deposed leader's aside): it is refused NOT_LEADER.
     func reachesStandby(_ connection: UInt64) -> Bool {
-        !reachesDeposed(connection) && endpoint(of: connection) != leaderEndpoint
+        endpoint(of: connection) != leaderEndpoint && !reachesDeposed(connection)
     }
 
     /// Whether the coordinator a message to it on `connection` reaches is paused (it waits).
     func coordinatorPaused(for connection: UInt64) -> Bool {
         if reachesDeposed(connection) { return deposed?.pausedUntil != nil }
-        return !reachesStandby(connection) && leaderPause != nil
+        return leaderPause != nil && !reachesStandby(connection)
     }
 
     /// The leader is paused (a fault), from 0.1 s to twice its lease, its clock stopped in

@@ -371,11 +371,14 @@ public struct Simulation {
     func deliverableMessages() -> [Int] {
         var seen = Set<Int>()
         var deliverable: [Int] = []
+        // Rarely true: a coordinator is paused.
+        let somePaused = leaderPause != nil || deposed?.pausedUntil != nil
         for index in network.indices {
             let peer: Int
             switch network[index].peer {
             case _
-            where network[index].message.toCoordinator && coordinatorPaused(for: network[index].message.connection):
+            where somePaused && network[index].message.toCoordinator
+                && coordinatorPaused(for: network[index].message.connection):
                 // A paused coordinator reads nothing.
                 continue
             case .worker(let worker):
