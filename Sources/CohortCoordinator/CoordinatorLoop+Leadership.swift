@@ -108,15 +108,23 @@ extension CoordinatorLoop {
         var failingSince: ContinuousClock.Instant?
         while true {
             let start = ContinuousClock.now
+            var acquired: UInt64?
             do throws(JournalError) {
-                if let epoch = try leadership.store.acquireLease(
-                    holder: leadership.holder, ttl: leadership.settings.lease)
-                {
-                    leadership.validUntil = start + leadership.settings.lease
-                    try lead(epoch: epoch)
-                    if let deposed { throw deposed }
-                    return
-                }
+                acquired = try leadership.store.acquireLease(holder: leadership.holder, ttl: leadership.settings.lease)
+            } catch let error where error.code == .unreachable {
+                try keepTrying(after: error, failingSince: &failingSince, start: start)
+                if waitOrStop(leadership.standbyInterval) { return }
+                continue
+            }
+            if let epoch = acquired {
+                // Outside the retries: a load that fails ends the start as it always did (the
+                // lease it took is this coordinator's own, not another's renewal).
+                leadership.validUntil = start + leadership.settings.lease
+                try lead(epoch: epoch)
+                if let deposed { throw deposed }
+                return
+            }
+            do throws(JournalError) {
                 failingSince = nil
                 let lease = try leadership.store.leaseHolder()
                 // Released since the try: try again at once.
@@ -139,13 +147,21 @@ extension CoordinatorLoop {
                         ])
                 }
             } catch let error where error.code == .unreachable {
-                let since = failingSince ?? start
-                failingSince = since
-                guard since.duration(to: .now) < leadership.settings.lease else { throw error }
-                noteLeadershipProblem(error)
+                try keepTrying(after: error, failingSince: &failingSince, start: start)
             }
             if waitOrStop(leadership.standbyInterval) { return }
         }
+    }
+
+    /// A failure worth trying again (`unreachable`) is noted and tried again for up to a
+    /// lease from the first of a row of them; past it, it is thrown.
+    private func keepTrying(
+        after error: JournalError, failingSince: inout ContinuousClock.Instant?, start: ContinuousClock.Instant
+    ) throws(JournalError) {
+        let since = failingSince ?? start
+        failingSince = since
+        guard let leadership, since.duration(to: .now) < leadership.settings.lease else { throw error }
+        noteLeadershipProblem(error)
     }
 
     /// Waits `duration` on the loop thread, in short slices; true (and the loop is stopping)

@@ -120,7 +120,7 @@ extension PostgresJournal {
         let micros = Self.microseconds(ttl)
         let waitMillis = String(max(micros / 4_000, 1))
         let leaseMillis = String(max(micros / 1_000, 1))
-        return try session.transaction(doing: doing, answerTimeout: ttl) { execute in
+        return try session.transaction(doing: doing, answerTimeout: ttl, timeoutsAreTransient: true) { execute in
             _ = try execute(
                 """
                 SELECT set_config('lock_timeout', \(waitMillis), true),
@@ -195,6 +195,14 @@ extension PostgresJournal {
     /// The lease a write must find, for a store opened for leadership (nil otherwise: no
     /// check).
     /// - Throws: ``JournalError`` `deposed` if the store holds none.
+    /// How long a write or a prune waits for each answer: a store that holds a lease at most
+    /// that lease (past it, its holder has lost it anyway: the renewal waits behind the write
+    /// on the one connection), any other 30 s.
+    var writeAnswerTimeout: Duration {
+        let lease = leaseLength.withLock { $0 }
+        return lease > .zero ? min(lease, PostgresSession.answerTimeout) : PostgresSession.answerTimeout
+    }
+
     func leaseToCheck() throws(JournalError) -> HeldLease? {
         guard opening == .leadership else { return nil }
         guard let held = state.withLock({ $0.lease }) else {

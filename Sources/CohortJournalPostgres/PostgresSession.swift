@@ -77,8 +77,11 @@ final class PostgresSession: @unchecked Sendable {
     /// Runs `body` in one transaction (`BEGIN` … `COMMIT`, `ROLLBACK` if it throws). `body`
     /// runs its statements with the `execute` it is given; each waits at most `answerTimeout`
     /// for its answer.
+    /// `timeoutsAreTransient`: a lock or statement timeout (SQLSTATE 55P03, 57014) fails
+    /// `unreachable`, to be tried again, rather than `damaged` (for the lease's statements,
+    /// which set those timeouts themselves).
     func transaction<T>(
-        doing: String, answerTimeout: Duration = PostgresSession.answerTimeout,
+        doing: String, answerTimeout: Duration = PostgresSession.answerTimeout, timeoutsAreTransient: Bool = false,
         _ body: ((PostgresQuery) throws -> [PostgresRow]) throws -> T
     ) throws(JournalError) -> T {
         lock.lock()
@@ -100,7 +103,7 @@ final class PostgresSession: @unchecked Sendable {
         } catch let error as JournalError {
             throw error
         } catch {
-            throw Self.journalError(error, url: url, doing: doing)
+            throw Self.journalError(error, url: url, doing: doing, timeoutsAreTransient: timeoutsAreTransient)
         }
     }
 
@@ -156,7 +159,9 @@ final class PostgresSession: @unchecked Sendable {
     }
 
     /// What PostgreSQL's (or the connection's) error means for the journal, with the words.
-    static func journalError(_ error: any Error, url: PostgresConnectionURL, doing: String) -> JournalError {
+    static func journalError(
+        _ error: any Error, url: PostgresConnectionURL, doing: String, timeoutsAreTransient: Bool = false
+    ) -> JournalError {
         let location = url.description
         guard let error = error as? PSQLError else {
             return JournalError(.unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(error)")
@@ -174,10 +179,12 @@ final class PostgresSession: @unchecked Sendable {
                     .unreachable, path: location, "PostgreSQL at \(url.host):\(url.port): \(message) (create it first)")
             case let code where code.hasPrefix("08") || code.hasPrefix("57P"):
                 return JournalError(.unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(message)")
-            case "55P03", "57014":
-                // lock_not_available, query_canceled (a lock or statement timeout, the lease's
-                // statements': a row another connection held too long): worth trying again,
-                // as for a connection that failed; nothing about the journal is wrong.
+            case "55P03",
+                "57014" where timeoutsAreTransient:
+                // lock_not_available, query_canceled of the lease's statements (their own lock
+                // or statement timeout: a row another connection held too long): worth trying
+                // again, as for a connection that failed; nothing about the journal is wrong.
+                // Elsewhere (an operator's cancel, a server-wide timeout) they stay `damaged`.
                 return JournalError(
                     .unreachable, path: location, "\(doing) at \(url.host):\(url.port): \(message) (SQLSTATE \(state))")
             default:

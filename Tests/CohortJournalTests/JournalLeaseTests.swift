@@ -273,6 +273,86 @@ import Testing
         }
     }
 
+    /// Holds `table` locked (ACCESS EXCLUSIVE) from another connection for `seconds`, in the
+    /// background, and returns once the lock is granted; the group ends with it.
+    func lock(_ table: String, for seconds: Int, in place: JournalPlace, until holding: DispatchGroup) throws {
+        DispatchQueue.global().async(group: holding) {
+            _ = try? place.execute(
+                "BEGIN; LOCK TABLE \(table) IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(\(seconds)); COMMIT")
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try place.strings(
+            "SELECT count(*) FROM pg_locks WHERE relation = '\(table)'::regclass AND mode = 'AccessExclusiveLock' "
+                + "AND granted") != ["1"]
+        {
+            guard ContinuousClock.now < deadline else { throw JournalError(.unusable, path: "", "no lock held") }
+            usleep(5_000)
+        }
+    }
+
+    /// A leader's write waits at most its lease for an answer (its renewal waits behind it on
+    /// the one connection, and past the lease it has lost the lease anyway), not the 30 s
+    /// every other store waits: it fails `unreachable` and commits nothing, and the store
+    /// connects again and writes once the table is free.
+    @Test func aLeadersWriteWaitsAtMostItsLeaseForAnAnswer() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let leading = try leader(place)
+            defer { leading.close() }
+            let ttl: Duration = .seconds(1)
+            let epoch = try #require(try leading.acquireLease(holder: "leader", ttl: ttl))
+            try leading.write(submitting("g"))
+            let holding = DispatchGroup()
+            try lock("groups", for: 4, in: place, until: holding)
+            let writing = ContinuousClock.now
+            let failure = #expect(throws: JournalError.self) { try leading.write(submitting("h")) }
+            let took = writing.duration(to: .now)
+            #expect(failure?.code == .unreachable, "\(failure.map { "\($0)" } ?? "")")
+            #expect(took < ttl + .milliseconds(800), "the write waited \(took) for the locked table")
+            holding.wait()
+            // Nobody took the lease meanwhile: still this store's, on a new connection.
+            #expect(try leading.renewLease(epoch: epoch, holder: "leader", ttl: ttl))
+            try leading.write(submitting("i"))
+            #expect(try place.strings("SELECT id FROM groups ORDER BY id") == ["g", "i"])
+        }
+    }
+
+    /// A statement cancelled by the server or an operator (`pg_cancel_backend`, SQLSTATE
+    /// 57014) outside the lease's own statements is the journal's failure (`damaged`, exit 74
+    /// without --standby), not an outage to wait out: only the lease's statements, which set
+    /// their own lock and statement timeouts, take those codes for `unreachable`.
+    @Test func aWriteAnOperatorCancelsIsNotTakenForAnOutage() throws {
+        try withJournalPlace(.postgres) { (place: JournalPlace) throws in
+            let leading = try leader(place)
+            defer { leading.close() }
+            _ = try #require(try leading.acquireLease(holder: "leader", ttl: .seconds(30)))
+            let holding = DispatchGroup()
+            try lock("groups", for: 4, in: place, until: holding)
+            defer { holding.wait() }
+            let failure = Mutex<JournalError?>(nil)
+            let writing = DispatchGroup()
+            DispatchQueue.global().async(group: writing) {
+                do { try leading.write(submitting("h")) } catch let error as JournalError {
+                    failure.withLock { $0 = error }
+                } catch {}
+            }
+            // The write waits for the table: cancel it as an operator would.
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try place.strings(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT%'")
+                != ["1"]
+            {
+                guard ContinuousClock.now < deadline else { throw JournalError(.unusable, path: "", "no write waits") }
+                usleep(5_000)
+            }
+            try place.execute(
+                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                    + "AND query LIKE 'INSERT%'")
+            writing.wait()
+            let error = try #require(failure.withLock { $0 })
+            #expect(error.code == .damaged && error.message.contains("57014"), "\(error)")
+        }
+    }
+
     /// A try for an expired lease whose row another connection holds locked (`FOR UPDATE`)
     /// gives up within a quarter of the lease with a lock (or statement) timeout, SQLSTATE
     /// 55P03 (or 57014), that is

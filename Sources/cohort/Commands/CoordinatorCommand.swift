@@ -39,7 +39,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             database alone: it takes the journal's lease at start and renews it, so its writes \
             are fenced. A lease another holds it watches: renewed meanwhile, it refuses; not \
             renewed (its holder, such as this one's killed previous run, is gone), it waits it \
-            out, at most --lease and half a second, and takes it. Exit 64: the \
+            out (until the holder's lease expires) and takes it. Exit 64: the \
             URL is not one Cohort can use; 69: PostgreSQL cannot be reached (the host, port and \
             error are named); 77: it refused the credentials; 75: another coordinator holds the \
             lease (it is named; start this one with --standby to stand by beside it), or took it \
