@@ -283,7 +283,8 @@ import Testing
         let deadline = ContinuousClock.now + .seconds(10)
         while try place.strings(
             "SELECT count(*) FROM pg_locks WHERE relation = '\(table)'::regclass AND mode = 'AccessExclusiveLock' "
-                + "AND granted") != ["1"]
+                + "AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+            != ["1"]
         {
             guard ContinuousClock.now < deadline else { throw JournalError(.unusable, path: "", "no lock held") }
             usleep(5_000)
@@ -338,14 +339,16 @@ import Testing
             // The write waits for the table: cancel it as an operator would.
             let deadline = ContinuousClock.now + .seconds(10)
             while try place.strings(
-                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT%'")
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' "
+                    + "AND query LIKE 'INSERT%'")
                 != ["1"]
             {
                 guard ContinuousClock.now < deadline else { throw JournalError(.unusable, path: "", "no write waits") }
                 usleep(5_000)
             }
             try place.execute(
-                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                    + "AND wait_event_type = 'Lock' "
                     + "AND query LIKE 'INSERT%'")
             writing.wait()
             let error = try #require(failure.withLock { $0 })
