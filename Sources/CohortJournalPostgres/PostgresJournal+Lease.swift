@@ -148,19 +148,36 @@ extension PostgresJournal {
     }
 
     /// The lease as the database has it (for operators, tests and a standby deciding when to
-    /// try); waits at most the lease last tried for (else as long as any read) for the answer.
+    /// try).
     public func currentLease() throws(JournalError) -> LeaseRow {
-        let lease = leaseLength.withLock { $0 }
+        let row = try readLease()
+        return LeaseRow(epoch: row.epoch, holder: row.holder, expired: row.expired)
+    }
+
+    /// Who holds the lease now, whether it has expired (as ``currentLease()``), and when it
+    /// expires, in seconds since 1970 by the database's clock (-infinity before any holder):
+    /// a reading later than another's means the lease was renewed or taken in between.
+    public func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool, expiresAt: Double) {
+        let row = try readLease()
+        return (row.holder, row.expired, row.expiresAt)
+    }
+
+    /// The lease row, waiting at most ``leaseAnswerTimeout`` for the answer.
+    private func readLease() throws(JournalError) -> (
+        epoch: UInt64, holder: String?, expired: Bool, expiresAt: Double
+    ) {
         let rows = try session.run(
-            "SELECT epoch, holder, expires_at <= clock_timestamp() FROM lease",
-            doing: "cannot read the journal's lease",
-            answerTimeout: lease > .zero ? lease : PostgresSession.answerTimeout)
+            """
+            SELECT epoch, holder, expires_at <= clock_timestamp(), extract(epoch FROM expires_at)::float8
+            FROM lease
+            """,
+            doing: "cannot read the journal's lease", answerTimeout: leaseAnswerTimeout)
         do {
             guard let row = rows.first else {
                 throw JournalError(.damaged, path: location, "the journal's lease row is missing")
             }
-            let (epoch, holder, expired) = try row.decode((Int64, String?, Bool).self)
-            return LeaseRow(epoch: UInt64(max(epoch, 0)), holder: holder, expired: expired)
+            let (epoch, holder, expired, expiresAt) = try row.decode((Int64, String?, Bool, Double).self)
+            return (UInt64(max(epoch, 0)), holder, expired, expiresAt)
         } catch let error as JournalError {
             throw error
         } catch {
@@ -168,26 +185,12 @@ extension PostgresJournal {
         }
     }
 
-    /// Who holds the lease now, whether it has expired (as ``currentLease()``), and when it
-    /// expires, in seconds since 1970 by the database's clock (-infinity before any holder):
-    /// a reading later than another's means the lease was renewed or taken in between.
-    public func leaseHolder() throws(JournalError) -> (holder: String?, expired: Bool, expiresAt: Double) {
+    /// How long a read of the lease, a write or a prune waits for each answer: a store that
+    /// tried for a lease at most that lease (past it, a holder has lost it anyway: its renewal
+    /// waits behind the write on the one connection), any other 30 s.
+    var leaseAnswerTimeout: Duration {
         let lease = leaseLength.withLock { $0 }
-        let rows = try session.run(
-            "SELECT holder, expires_at <= clock_timestamp(), extract(epoch FROM expires_at)::float8 FROM lease",
-            doing: "cannot read the journal's lease",
-            answerTimeout: lease > .zero ? lease : PostgresSession.answerTimeout)
-        do {
-            guard let row = rows.first else {
-                throw JournalError(.damaged, path: location, "the journal's lease row is missing")
-            }
-            let (holder, expired, expiresAt) = try row.decode((String?, Bool, Double).self)
-            return (holder, expired, expiresAt)
-        } catch let error as JournalError {
-            throw error
-        } catch {
-            throw JournalError(.damaged, path: location, "cannot read the journal's lease: \(error)")
-        }
+        return lease > .zero ? min(lease, PostgresSession.answerTimeout) : PostgresSession.answerTimeout
     }
 
     // MARK: The check every write makes
@@ -195,14 +198,6 @@ extension PostgresJournal {
     /// The lease a write must find, for a store opened for leadership (nil otherwise: no
     /// check).
     /// - Throws: ``JournalError`` `deposed` if the store holds none.
-    /// How long a write or a prune waits for each answer: a store that holds a lease at most
-    /// that lease (past it, its holder has lost it anyway: the renewal waits behind the write
-    /// on the one connection), any other 30 s.
-    var writeAnswerTimeout: Duration {
-        let lease = leaseLength.withLock { $0 }
-        return lease > .zero ? min(lease, PostgresSession.answerTimeout) : PostgresSession.answerTimeout
-    }
-
     func leaseToCheck() throws(JournalError) -> HeldLease? {
         guard opening == .leadership else { return nil }
         guard let held = state.withLock({ $0.lease }) else {

@@ -167,7 +167,7 @@ public final class PostgresJournal: JournalStore {
             throw JournalError(.damaged, path: location, "cannot encode a journal record: \(error)")
         }
         let lease = try leaseToCheck()
-        try session.transaction(doing: "cannot write the journal", answerTimeout: writeAnswerTimeout) { execute in
+        try session.transaction(doing: "cannot write the journal", answerTimeout: leaseAnswerTimeout) { execute in
             if let lease { try checkLease(lease, execute) }
             for statement in statements { _ = try execute(statement) }
         }
@@ -414,7 +414,7 @@ public final class PostgresJournal: JournalStore {
     public func prune(finishedBefore cutoff: Timestamp) throws(JournalError) -> [String] {
         let time = cutoff.nanosecondsSinceEpoch
         let lease = try leaseToCheck()
-        return try session.transaction(doing: "cannot prune the journal", answerTimeout: writeAnswerTimeout) {
+        return try session.transaction(doing: "cannot prune the journal", answerTimeout: leaseAnswerTimeout) {
             execute in
             if let lease { try checkLease(lease, execute) }
             let doomed = "SELECT id FROM groups WHERE finished_at IS NOT NULL AND finished_at < $1"

@@ -247,19 +247,8 @@ import Testing
             let epoch = try #require(try leading.acquireLease(holder: "leader", ttl: ttl))
             try leading.write(submitting("g"))
             let holding = DispatchGroup()
-            DispatchQueue.global().async(group: holding) {
-                _ = try? place.execute("BEGIN; LOCK TABLE groups IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(3); COMMIT")
-            }
             defer { holding.wait() }
-            let deadline = ContinuousClock.now + .seconds(10)
-            while try place.strings(
-                "SELECT count(*) FROM pg_locks WHERE relation = 'groups'::regclass AND mode = 'AccessExclusiveLock' "
-                    + "AND granted")
-                != ["1"]
-            {
-                guard ContinuousClock.now < deadline else { throw JournalError(.unusable, path: "", "no lock held") }
-                usleep(5_000)
-            }
+            try lock("groups", for: 3, in: place, until: holding)
             let loading = ContinuousClock.now
             let contents = try leading.load()
             let took = loading.duration(to: .now)
