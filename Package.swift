@@ -261,7 +261,7 @@ let package = Package(
         .testTarget(name: "CohortCoreTests", dependencies: ["CohortCore", "CohortSpec"], swiftSettings: strict),
         .testTarget(
             name: "CohortSimulationTests",
-            dependencies: ["CohortSimulation", "CohortCore", "CohortSpec", "CohortWire"],
+            dependencies: ["CohortSimulation", "CohortCore", "CohortSpec", "CohortWire", "CohortTestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "CohortJournalTests",

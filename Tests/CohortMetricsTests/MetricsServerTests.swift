@@ -31,11 +31,11 @@ import Testing
         counter.increment(by: 3)
         try await withServer(MetricsAddress(host: "127.0.0.1", port: 0), registry: registry) { bound in
             #expect(bound.port != 0)
-            let reply = try httpGet(port: bound.port, path: "/metrics")
+            let reply = try await onItsOwnThread { try httpGet(port: bound.port, path: "/metrics") }
             #expect(reply.status == 200)
             #expect(reply.body.contains("# TYPE cohort_test_total counter"))
             #expect(reply.body.contains(#"cohort_test_total{outcome="failed"} 3"#))
-            #expect(try httpGet(port: bound.port, path: "/other").status == 404)
+            #expect(try await onItsOwnThread { try httpGet(port: bound.port, path: "/other") }.status == 404)
         }
     }
 

@@ -11,9 +11,8 @@ import Testing
     /// with the coordinator (only one-answer requests were open); it stayed "reconnecting" for
     /// good and its submissions never got an answer (`liveness`). Fixed in `ClientSession`'s
     /// timers (ClientSessionTests has the unit test); the seed stays as a regression test.
-    @Test func seed1EveryClientGetsItsAnswersAfterCoordinatorCrashes() {
-        var simulation = Simulation(SimulationConfiguration(seed: 1, steps: 20_000))
-        let report = simulation.run()
+    @Test func seed1EveryClientGetsItsAnswersAfterCoordinatorCrashes() async {
+        let report = await simulate(SimulationConfiguration(seed: 1, steps: 20_000))
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.faults["coordinator crash", default: 0] > 0)
         #expect(report.events["submit unanswered", default: 0] > 0, "the session's retries were exercised")
@@ -23,9 +22,8 @@ import Testing
     /// Seed 17 found a worker that ran a duplicated dispatch of an attempt it had already
     /// run, after its category was granted to another holder (`no-two-live-holders`). Fixed
     /// in `WorkerMachine` (WorkerMachineTests has the unit test); the seed stays.
-    @Test func seed17AWorkerRunsADispatchOnce() {
-        var simulation = Simulation(SimulationConfiguration(seed: 17, steps: 20_000))
-        let report = simulation.run()
+    @Test func seed17AWorkerRunsADispatchOnce() async {
+        let report = await simulate(SimulationConfiguration(seed: 17, steps: 20_000))
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.faults["message duplicated", default: 0] > 0)
     }

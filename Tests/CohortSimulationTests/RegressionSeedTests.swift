@@ -8,9 +8,8 @@ import Testing
     /// the worker's machine ran it a second time, holding `prod` under a token the coordinator
     /// had revoked and granted again (`no-two-live-holders`). The machine now remembers the
     /// attempts that ended and ignores their dispatches (WorkerMachineTests too).
-    @Test func aDuplicatedDispatchNeverRunsAnAttemptTwice() {
-        var simulation = Simulation(SimulationConfiguration(seed: 30, steps: 20_000))
-        let report = simulation.run()
+    @Test func aDuplicatedDispatchNeverRunsAnAttemptTwice() async {
+        let report = await simulate(SimulationConfiguration(seed: 30, steps: 20_000))
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.faults["message duplicated", default: 0] > 0)
         // The run still reaches the scenario: a worker is sent an attempt it already ran.
@@ -26,9 +25,8 @@ import Testing
     /// sessions until undrained; the workloads gained conditions, repeats, matrices, counting locks,
     /// priorities, children that add children and cancel their groups, and maps; the faults, leader changes); seed 46
     /// is one that now takes that path: it must take it, and keep every invariant.
-    @Test func aChildEndedAtRestoreIsJournaledBeforeItsDependentsRun() {
-        var simulation = Simulation(SimulationConfiguration(seed: 46, steps: 20_000))
-        let report = simulation.run()
+    @Test func aChildEndedAtRestoreIsJournaledBeforeItsDependentsRun() async {
+        let report = await simulate(SimulationConfiguration(seed: 46, steps: 20_000))
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.events["outcome journaled at restore", default: 0] > 0)
     }
@@ -38,9 +36,8 @@ import Testing
     /// restarted coordinator ran it again as its first run, and the child had more successful
     /// runs than its `max` (`repeat-bounded`). An unreported restored attempt of a repeating
     /// child now counts as a run (ConditionRestoreTests checks the mechanism).
-    @Test func aRepeatRunLostInACrashStillCountsTowardsMax() {
-        var simulation = Simulation(SimulationConfiguration(seed: 4, steps: 5_000))
-        let report = simulation.run()
+    @Test func aRepeatRunLostInACrashStillCountsTowardsMax() async {
+        let report = await simulate(SimulationConfiguration(seed: 4, steps: 5_000))
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.events["repeat run", default: 0] > 0)
         #expect(report.events["child skipped", default: 0] > 0)
@@ -52,9 +49,8 @@ import Testing
     /// deposed leader resumes believing it leads; its first turn that would commit is refused
     /// by the journal's epoch check, it steps down, and every invariant holds. Seed 8 takes
     /// that path within 3,000 steps.
-    @Test func aDeposedLeaderThatActsIsFencedByTheJournalsEpoch() {
-        var simulation = Simulation(SimulationConfiguration(seed: 8, steps: 3000))
-        let report = simulation.run()
+    @Test func aDeposedLeaderThatActsIsFencedByTheJournalsEpoch() async {
+        let report = await simulate(SimulationConfiguration(seed: 8, steps: 3000))
         #expect(report.failure == nil, "\(report.failure.map { "\($0)" } ?? "")")
         #expect(report.events["standby takeover", default: 0] > 0)
         #expect(report.events["deposed leader's commit refused", default: 0] > 0)

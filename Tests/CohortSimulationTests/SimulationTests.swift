@@ -3,15 +3,12 @@ import Testing
 
 @Suite struct SimulationTests {
     /// The same seed gives the same trace, byte for byte.
-    @Test func theSameSeedGivesTheSameTrace() {
-        var first = Simulation(SimulationConfiguration(seed: 42, steps: 3000))
-        var second = Simulation(SimulationConfiguration(seed: 42, steps: 3000))
-        let a = first.run()
-        let b = second.run()
+    @Test func theSameSeedGivesTheSameTrace() async {
+        let a = await simulate(SimulationConfiguration(seed: 42, steps: 3000))
+        let b = await simulate(SimulationConfiguration(seed: 42, steps: 3000))
         #expect(a.traceHash == b.traceHash)
         #expect(a.steps == b.steps)
-        var other = Simulation(SimulationConfiguration(seed: 43, steps: 3000))
-        #expect(other.run().traceHash != a.traceHash)
+        #expect(await simulate(SimulationConfiguration(seed: 43, steps: 3000)).traceHash != a.traceHash)
     }
 
     /// Seeds that found real scheduler bugs keep every invariant now (docs/simulation.md,
@@ -21,9 +18,8 @@ import Testing
     /// an adopted attempt was still queued on its worker (it started after). The others run
     /// the same faults.
     @Test(arguments: [1 as UInt64, 2, 3, 4, 5, 37, 89])
-    func aSeedKeepsEveryInvariant(seed: UInt64) {
-        var simulation = Simulation(SimulationConfiguration(seed: seed, steps: 20_000))
-        let report = simulation.run()
+    func aSeedKeepsEveryInvariant(seed: UInt64) async {
+        let report = await simulate(SimulationConfiguration(seed: seed, steps: 20_000))
         #expect(report.failure == nil, "seed \(seed): \(report.failure.map { "\($0)" } ?? "")")
         #expect(report.steps >= 20_000)
     }
@@ -35,9 +31,8 @@ import Testing
     /// did it too: it now remembers the attempts that ended). The simulated worker is now the
     /// real `WorkerMachine`, and partitions hold or break a connection as TCP does.
     @Test(arguments: [18 as UInt64, 53, 79, 167])
-    func aModelFindingKeepsEveryInvariant(seed: UInt64) {
-        var simulation = Simulation(SimulationConfiguration(seed: seed, steps: 20_000))
-        let report = simulation.run()
+    func aModelFindingKeepsEveryInvariant(seed: UInt64) async {
+        let report = await simulate(SimulationConfiguration(seed: seed, steps: 20_000))
         #expect(report.failure == nil, "seed \(seed): \(report.failure.map { "\($0)" } ?? "")")
     }
 
@@ -96,11 +91,10 @@ import Testing
     /// Each deliberate bug is caught by the invariant it breaks, within a bounded number of
     /// steps, on the seeds of ``catches``; every mutation has at least one.
     @Test(arguments: catches)
-    func aDeliberateBugIsCaught(_ expected: Catch) {
+    func aDeliberateBugIsCaught(_ expected: Catch) async {
         var configuration = SimulationConfiguration(seed: expected.seed, steps: expected.steps)
         configuration.mutation = expected.mutation
-        var simulation = Simulation(configuration)
-        let failure = simulation.run().failure
+        let failure = await simulate(configuration).failure
         #expect(failure?.invariant == expected.invariant, "\(failure.map { "\($0)" } ?? "not caught")")
         #expect((failure?.step ?? .max) <= expected.by)
     }

@@ -14,7 +14,9 @@ public struct HTTPReply: Sendable {
 
 /// A tiny blocking HTTP GET over a TCP socket to `host` (an IPv4 address) and `port`, for
 /// tests of the metrics endpoint; throws when it cannot connect (nothing listens) or the
-/// answer is not HTTP. Waits at most `timeout` for the whole answer.
+/// answer is not HTTP. Waits at most `timeout` for the whole answer. It blocks its thread: for
+/// a server in this process, call it through ``onItsOwnThread(_:)``, since the server needs
+/// the cooperative pool's threads to answer.
 public func httpGet(host: String = "127.0.0.1", port: Int, path: String, timeout: Duration = .seconds(5)) throws
     -> HTTPReply
 {

@@ -34,6 +34,24 @@ public final class TestThread: Sendable {
     }
 }
 
+/// Runs `body` on a thread of its own and returns what it returns. A long computation or a
+/// blocking call (a simulation run, a socket read) made straight from a test holds one of the
+/// cooperative pool's threads, of which a two-core machine has two; tests run in parallel, and
+/// two such calls starve every other test's tasks, servers included (a metrics server that
+/// never got to answer the read that waited for it).
+public func onItsOwnThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        Thread { continuation.resume(returning: body()) }.start()
+    }
+}
+
+/// ``onItsOwnThread(_:)`` for a body that throws.
+public func onItsOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
 /// Whether a process with `pid` still exists (a zombie counts as gone).
 public func processExists(_ pid: Int32) -> Bool {
     guard kill(pid, 0) == 0 || errno == EPERM else { return false }
