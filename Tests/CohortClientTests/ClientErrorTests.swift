@@ -12,20 +12,21 @@ import Testing
     // MARK: Connecting
 
     /// A refused connection is an answer: unreachable at once, saying so, not after the
-    /// connect timeout (30 s here, so waiting it out would fail the bound).
+    /// connect timeout (60 s here, so waiting it out would fail the bound; the bound is wide
+    /// because a loaded machine may take seconds to run the client's first turns).
     @Test func nothingListeningIsUnreachableAtOnce() async throws {
         let unused = try UnusedEndpoint()
         let endpoint = unused.endpoint
         let start = ContinuousClock.now
         let error = await clientError {
-            try await CohortClient.connect(configuration(endpoint) { $0.connectTimeout = .seconds(30) })
+            try await CohortClient.connect(configuration(endpoint) { $0.connectTimeout = .seconds(60) })
         }
         let took = ContinuousClock.now - start
         #expect(error?.code == .unreachable)
         #expect(error?.message.contains(endpoint) == true, "names the endpoint: \(error?.message ?? "")")
         #expect(error?.message.contains("refused") == true, "says it was refused: \(error?.message ?? "")")
         #expect(error?.exitCode == 69)
-        #expect(took < .seconds(5), "gave up after \(took)")
+        #expect(took < .seconds(15), "gave up after \(took)")
         withExtendedLifetime(unused) {}
     }
 

@@ -91,7 +91,7 @@ struct ReconnectionTests {
             _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
             worker.drain()
             // The silent fake is lost; the next session's READY (it still runs `nap`) says draining.
-            let again = try await coordinator.workerMessage("READY of the draining worker", timeout: .seconds(10)) {
+            let again = try await coordinator.workerMessage("READY of the draining worker") {
                 if case .ready(let ready) = $0, !ready.running.isEmpty { ready } else { nil }
             }
             #expect(again.draining)
