@@ -253,6 +253,9 @@ extension Simulation {
                 return actions
             }
             if accepted, !deposedFenced, case .succeeded = outcome { checkRepeatRun(ref) }
+            if accepted, !deposedFenced, workers[worker].resent.contains(ref.id.rawValue) {
+                note("result sent again accepted")
+            }
         case .lockRequest(_, let request):
             withScheduler("lock request \(request.requestID)") { scheduler, now in
                 scheduler.lockRequested(

@@ -32,8 +32,9 @@ struct Checker {
     var startedOutputs: [AttemptID: [Data]] = [:]
     /// `group/path` of every child an attempt of which was dispatched (journaled).
     var dispatchedChildren: Set<String> = []
-    /// `group/path` → successful runs of a repeating child the coordinator accepted.
-    var repeatRuns: [String: Int] = [:]
+    /// `group/path` → the attempts whose successful runs of a repeating child a coordinator
+    /// accepted (a result sent again to the next leader is the same run).
+    var repeatRuns: [String: Set<AttemptID>] = [:]
 
     func cancelAcknowledged(group: String, path: String) -> Bool {
         (acknowledgedCancels[group] ?? []).contains { $0.isEmpty || path == $0 || path.hasPrefix($0 + "/") }
@@ -86,16 +87,17 @@ extension Simulation {
     }
 
     /// `repeat-bounded`: a repeating child never has more successful runs than its `max`
-    /// (counted as the coordinator accepts them, across restarts).
+    /// (counted by attempt as the coordinators accept them, across restarts and leaders).
     mutating func checkRepeatRun(_ ref: AttemptRef) {
         guard let leaf = checker.known[ref.group]?.leaf(at: ref.path), let repeating = leaf.repeating else { return }
         let key = "\(ref.group)/\(ref.path)"
-        checker.repeatRuns[key, default: 0] += 1
+        guard checker.repeatRuns[key, default: []].insert(ref.id).inserted else {
+            return note("repeat run accepted again")
+        }
         note("repeat run")
-        if checker.repeatRuns[key]! > repeating.max {
-            fail(
-                .repeatBounded, "child \(key) ran \(checker.repeatRuns[key]!) times, more than its max \(repeating.max)"
-            )
+        let runs = checker.repeatRuns[key]!.count
+        if runs > repeating.max {
+            fail(.repeatBounded, "child \(key) ran \(runs) times, more than its max \(repeating.max)")
         }
     }
 

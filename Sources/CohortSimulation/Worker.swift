@@ -65,6 +65,8 @@ struct SimWorker {
     var engine: [UInt64: Running] = [:]
     /// The last lock request id its code used (one counter a process, as the lock manager's).
     var lockRequests: UInt64 = 0
+    /// Attempts whose results the machine sent again in a new session (for the counts).
+    var resent: Set<UInt64> = []
 
     init(index: Int, slots: Int, now: Timestamp, mutation: Mutation?) {
         self.index = index
@@ -202,8 +204,10 @@ extension Simulation {
                 for id in workers[index].engine.keys.sorted() {
                     finishInEngine(index, id, outcome: .cancelled(reason: .custom("stopped")), at: now)
                 }
-            case .welcomed(let sessionID, _, let held):
-                log("w\(index) ready \(sessionID) holding \(held)")
+            case .welcomed(let sessionID, _, let held, let resent):
+                log("w\(index) ready \(sessionID) holding \(held), sending \(resent.count) results again")
+                if !resent.isEmpty { note("results sent again") }
+                workers[index].resent.formUnion(resent)
             case .leaseRenewed:
                 break
             case .ignored(let id, let reason):

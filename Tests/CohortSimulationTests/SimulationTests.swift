@@ -39,9 +39,12 @@ import Testing
     /// A deliberate bug, a seed, the steps with faults it runs, the invariant that catches it
     /// and the step by which it must (docs/simulation.md, "Bug classes", has the table over
     /// 20 seeds). Seeds are chosen again whenever the traces change (the workloads gained
-    /// counting locks, priorities and maps; the faults a leader change): the first two of
-    /// seeds 1–60 that `cohort-simulate --mutation M --steps 1000` (else 2000) fails with the
-    /// expected invariant within the bound.
+    /// counting locks, priorities and maps; the faults a leader change; workers send
+    /// unconfirmed results again): the first two of seeds 1–60 that `cohort-simulate
+    /// --mutation M --steps 1000` (else 2000) fails with the expected invariant within the
+    /// bound; for `ignoreLease`, which needs an exclusive attempt outliving its worker's
+    /// partition by the coordinator's liveness, none of 1–60 does, and seeds 72 and 97 are
+    /// the first two after.
     struct Catch: Sendable, CustomTestStringConvertible {
         var mutation: Mutation
         var seed: UInt64
@@ -57,31 +60,31 @@ import Testing
         var catches: [Catch] = [
             // The model's lease: a deposed leader that serves commits what the standby, which
             // loaded the journal before, never learns (Leadership.swift).
-            Catch(mutation: .deposedLeaderServes, seed: 50, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
-            Catch(mutation: .deposedLeaderServes, seed: 59, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
+            Catch(mutation: .deposedLeaderServes, seed: 47, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
+            Catch(mutation: .deposedLeaderServes, seed: 57, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
             // Without the journal's epoch check, a deposed leader whose clock stopped does too.
-            Catch(mutation: .unfencedJournal, seed: 29, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
-            Catch(mutation: .unfencedJournal, seed: 5, steps: 3000, invariant: .acceptedIsJournaled, by: 3000),
+            Catch(mutation: .unfencedJournal, seed: 47, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
+            Catch(mutation: .unfencedJournal, seed: 57, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
         ]
         #if DEBUG
             catches += [
-                Catch(mutation: .ignoreLease, seed: 5, steps: 1000, invariant: .exclusiveHolders, by: 1000),
-                Catch(mutation: .ignoreLease, seed: 29, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+                Catch(mutation: .ignoreLease, seed: 72, steps: 1000, invariant: .exclusiveHolders, by: 1000),
+                Catch(mutation: .ignoreLease, seed: 97, steps: 1000, invariant: .exclusiveHolders, by: 1000),
                 Catch(
-                    mutation: .startCancelled, seed: 3, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
+                    mutation: .startCancelled, seed: 2, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(
                     mutation: .startCancelled, seed: 7, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
-                Catch(mutation: .deadlockHolds, seed: 1, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .deadlockHolds, seed: 6, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .keepLostWorkerGrants, seed: 2, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .keepLostWorkerGrants, seed: 4, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .noTokenRaiseAfterRestart, seed: 2, steps: 1000, invariant: .tokensIncrease, by: 1000),
+                Catch(mutation: .deadlockHolds, seed: 7, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .deadlockHolds, seed: 16, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .keepLostWorkerGrants, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .keepLostWorkerGrants, seed: 6, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .noTokenRaiseAfterRestart, seed: 1, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(mutation: .noTokenRaiseAfterRestart, seed: 3, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 1, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 2, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 6, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 4, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
             ]
         #endif

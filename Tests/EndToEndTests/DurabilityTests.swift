@@ -96,6 +96,47 @@ extension EndToEnd {
             #expect(finishedAt < restartedAt, "finishedAt \(finishedAt) is not before the restart \(restartedAt)")
         }
 
+        /// A result that reached only a coordinator that then died is not lost with it: the
+        /// worker keeps every result until the coordinator acknowledges a heartbeat sent after
+        /// it, and sends it again to the next coordinator, whose READY answer adopts the
+        /// attempt. The child runs once, as attempt 1 (it used to run again after the restart
+        /// grace, as attempt 2).
+        @Test func aResultThatDiedWithTheCoordinatorIsSentAgainAndTheChildRunsOnce() throws {
+            let cluster = try Cluster(heartbeat: "200ms")
+            defer { cluster.stop() }
+            let worker = try cluster.addWorker(name: "w1")
+            let started = Scratch.file("started")
+            let gate = Scratch.file("gate")
+            let ran = Scratch.file("ran")
+            let group = try cluster.submit(
+                """
+                name: once
+                children:
+                  - name: a
+                    run: shell
+                    with: { command: [sh, -c, "echo go >> \(started); while [ ! -e \(gate) ]; do sleep 0.05; done; echo ran >> \(ran)"] }
+
+                """)
+            try Failures.waitUntil("the child to start") { Failures.lines(started).count == 1 }
+            // Frozen, the coordinator takes the result into its socket and never reads it.
+            kill(cluster.coordinator.pid, SIGSTOP)
+            var killed = false
+            defer { if !killed { kill(cluster.coordinator.pid, SIGCONT) } }
+            #expect(FileManager.default.createFile(atPath: gate, contents: nil))
+            try Failures.waitUntil("the child to finish") { Failures.lines(ran).count == 1 }
+            // The worker sent the result at once; it gives the silent coordinator up 600 ms later.
+            try Failures.waitUntil("the worker to give up the frozen coordinator") {
+                worker.stderr.contains("disconnected from the coordinator")
+            }
+            try cluster.killCoordinator()
+            killed = true
+            try cluster.restartCoordinator()
+            let status = try cluster.waitForStatus(group, timeout: .seconds(40)) { $0.state == "succeeded" }
+            #expect(status.child("a")?["attempt"] as? Int == 1, "\(status)")
+            #expect(Failures.lines(ran) == ["ran"], "the child ran again")
+            #expect(worker.stderr.contains("results.resent=1"), "\(worker.stderr.suffix(2000))")
+        }
+
         /// Test 4: a truncated journal and one filled with garbage stop the coordinator at start
         /// with an error naming the file (exit 74); the file is left as it was.
         @Test(arguments: ["truncated", "garbage"])

@@ -116,7 +116,8 @@ extension Scheduler {
                 return location
             }
         #endif
-        guard let location = attempts[ref.id], location.dispatched,
+        // The group too: without a journal, a restarted coordinator's ids start from 1 again.
+        guard let location = attempts[ref.id], location.dispatched, runs[location.runIndex]?.id == ref.group,
             let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
             child.attemptID == ref.id
         else {

@@ -31,13 +31,15 @@ extension Scheduler {
     }
 
     /// Moves a still-running attempt to the worker's new session, or cancels it if unknown.
+    /// The group must match as well as the id: a coordinator without a journal numbers
+    /// attempts from 1 again after a restart, so an id alone may name another group's attempt.
     /// It counts as started only if the worker says so (`started`) or said so before: an
     /// attempt still queued there may yet start, and a cancel is acknowledged only once no
     /// attempt it covers can (found by the simulation, seed 89: an adopted attempt the worker
     /// had queued was taken as started, a cancel of it was acknowledged at once, and the
     /// worker started it before the cancel reached it).
     private mutating func adopt(_ ref: AttemptRef, by worker: SessionID, started: Bool, now: Timestamp) {
-        guard let location = attempts[ref.id], location.dispatched,
+        guard let location = attempts[ref.id], location.dispatched, runs[location.runIndex]?.id == ref.group,
             let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
             let old = child.worker
         else {

@@ -54,6 +54,16 @@ public protocol WorkerVocabulary {
 /// sends once per loop turn: lock messages in order, one `started` for attempts still
 /// running, then the results. Results made while no session is ready wait and go after the
 /// next READY; lock requests not granted yet are sent again after it.
+///
+/// **Results are kept until confirmed.** A result sent is kept until the coordinator
+/// acknowledges a heartbeat sent after it: the coordinator reads a connection in order and
+/// sends a turn's messages only once the turn's journal records are committed, so that
+/// acknowledgement says the result is on disk (or was refused as not current). A result
+/// still unconfirmed when the session ends (the coordinator crashed or was deposed with it
+/// unjournaled, or the connection broke with it on the wire) is sent again after the next
+/// READY, whose list of held attempts names its attempt as started, so the coordinator
+/// adopts it, leader or not, and takes the result instead of running the child again. A
+/// coordinator that acknowledges no heartbeats gets no such promise.
 public struct WorkerMachine<V: WorkerVocabulary> {
     public struct Settings: Sendable {
         public var slots: Int
@@ -111,8 +121,9 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         case kill(attemptID: UInt64, reason: String)
         /// Stopping: cancel every running attempt (their results are not reported).
         case cancelAll
-        /// A session was welcomed and READY sent (for logs and observers).
-        case welcomed(sessionID: String, peerID: String, held: Int)
+        /// A session was welcomed and READY sent (for logs and observers); `resent` names the
+        /// attempts whose results go out again (READY lists them among the `held`).
+        case welcomed(sessionID: String, peerID: String, held: Int, resent: [UInt64])
         case leaseRenewed
         case leaseEnded(reason: String, stopped: Int)
         /// A dispatch not run (for logs): the worker is stopping, or the attempt is held or
@@ -160,10 +171,17 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         var tokens: [String: UInt64]?
     }
 
+    /// A result on its way to the coordinator, with the order and start READY lists it by.
+    private struct Report {
+        var order: V.Order
+        var start: V.Start?
+        var result: V.Result
+    }
+
     private struct Outbox {
         var locks: [Message] = []
         var started: [V.Start] = []
-        var results: [V.Result] = []
+        var results: [Report] = []
         var isEmpty: Bool { locks.isEmpty && started.isEmpty && results.isEmpty }
     }
 
@@ -183,8 +201,12 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     private var endedOrder: Deque<V.Identity> = []
     public static var rememberedEndings: Int { 16_384 }
     private var outbox = Outbox()
-    /// Results made while no session was ready, sent after the next READY.
-    private var unsentResults: [V.Result] = []
+    /// Results made while no session was ready, or not confirmed when the last one ended:
+    /// sent after the next READY.
+    private var unsentResults: [Report] = []
+    /// Results sent on this session and not confirmed yet, each with the number of the last
+    /// heartbeat sent before it: the acknowledgement of a later one confirms it.
+    private var unconfirmed: [(after: UInt64, report: Report)] = []
     /// Lock withdrawals and releases made while no session was ready.
     private var unsentLocks: [Message] = []
     /// READY was sent and the coordinator has not answered yet: nothing starts.
@@ -218,14 +240,19 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     }
 
     /// Whether the worker is done: stopping and nothing runs (or the grace passed), or
-    /// drained (nothing held, every result sent unless the drain timed out).
+    /// drained (nothing held, every result sent and confirmed unless the drain timed out).
     public func isDone(now: Timestamp) -> Bool {
         if let stopDeadline { return running.isEmpty || now >= stopDeadline }
         if let drainDeadline {
-            return waiting.isEmpty && running.isEmpty && (unsentResults.isEmpty || now >= drainDeadline)
+            return waiting.isEmpty && running.isEmpty
+                && (unconfirmedResults == 0 || now >= drainDeadline)
         }
         return false
     }
+
+    /// Results the coordinator has not confirmed yet: waiting for a session, for the turn's
+    /// end, or for the acknowledgement of a heartbeat sent after them.
+    public var unconfirmedResults: Int { unsentResults.count + outbox.results.count + unconfirmed.count }
 
     // MARK: Inputs
 
@@ -248,6 +275,11 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             default: .other
             }
         var actions = perform(session.received(input, now: now), now: now)
+        if case .session(.heartbeat(let acknowledged)) = message, acknowledged != 0, session.isReady {
+            // The coordinator read the heartbeat, and so every result sent before it, and sent
+            // this once the turns that took them were committed.
+            unconfirmed.removeAll { $0.after < acknowledged }
+        }
         switch message {
         case .session(.welcome), .session(.refused), .session(.shutdown), .session(.forgotten):
             return actions + startWhatFits(now: now)
@@ -300,7 +332,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     public mutating func attemptFinished(_ result: V.Result, now: Timestamp) -> [Action] {
         guard let attempt = running.removeValue(forKey: V.attemptID(of: result)) else { return [] }
         remember(V.identity(of: result))
-        if !attempt.interrupted { report(result) }
+        if !attempt.interrupted { report(Report(order: attempt.order, start: attempt.start, result: result)) }
         return startWhatFits(now: now)
     }
 
@@ -355,10 +387,17 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         let outbox = self.outbox
         self.outbox = Outbox()
         var actions = outbox.locks.map { Action.send($0) }
-        let finished = Set(outbox.results.map { V.attemptID(of: $0) })
+        let finished = Set(outbox.results.map { V.attemptID(of: $0.result) })
         let started = outbox.started.filter { !finished.contains(V.attemptID(of: $0)) }
         if !started.isEmpty { actions.append(.send(.started(started))) }
-        if !outbox.results.isEmpty { actions.append(.send(.results(outbox.results))) }
+        if !outbox.results.isEmpty {
+            actions.append(.send(.results(outbox.results.map(\.result))))
+            // Kept until a later heartbeat's acknowledgement confirms them (the type's doc).
+            if session.leaseEnforced {
+                let after = session.heartbeatSequence
+                unconfirmed += outbox.results.map { (after, $0) }
+            }
+        }
         return actions
     }
 
@@ -391,9 +430,10 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             case .leaseRenewed:
                 actions.append(.leaseRenewed)
             case .disconnect(let reason):
-                // What the outbox held waits for the next session; lock requests are sent
-                // again from the table.
-                unsentResults += outbox.results
+                // What the outbox held, and what was sent and not confirmed, waits for the
+                // next session; lock requests are sent again from the table.
+                unsentResults += unconfirmed.map(\.report) + outbox.results
+                unconfirmed = []
                 unsentLocks += outbox.locks.filter {
                     if case .lockRequest = $0 { false } else { true }
                 }
@@ -407,14 +447,17 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         return actions
     }
 
-    /// Welcomed: READY lists every attempt held (waiting or running; the coordinator adopts
-    /// each or cancels it in its answer), then what waited for a session goes out.
+    /// Welcomed: READY lists every attempt held (waiting or running) and every one whose
+    /// result waits to be sent (the coordinator adopts each or cancels it in its answer; an
+    /// adopted one's result is then current, whoever leads now), then what waited for a
+    /// session goes out.
     private mutating func announce(sessionID: String, peerID: String) -> [Action] {
         let held =
             (waiting.map { Held(order: $0, start: nil, lockTokens: [:]) }
             + running.values.filter { !$0.interrupted }.map {
                 Held(order: $0.order, start: $0.start, lockTokens: lockTokens(of: V.attemptID(of: $0.order)))
-            })
+            }
+            + unsentResults.map { Held(order: $0.order, start: $0.start, lockTokens: [:]) })
             .sorted { V.attemptID(of: $0.order) < V.attemptID(of: $1.order) }
         holdingForAdoption = true
         ended = []
@@ -425,12 +468,13 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         }
         outbox.locks += unsentLocks
         unsentLocks = []
+        let resent = unsentResults.map { V.attemptID(of: $0.result) }
         outbox.results += unsentResults
         unsentResults = []
         var actions: [Action] = [.send(.ready(sessionID: sessionID, held: held, draining: draining))]
         // READY says it already; the message is for coordinators that do not read that field.
         if draining { actions.append(.send(.draining(stopping: stopDeadline != nil))) }
-        return actions + [.welcomed(sessionID: sessionID, peerID: peerID, held: held.count)]
+        return actions + [.welcomed(sessionID: sessionID, peerID: peerID, held: held.count, resent: resent)]
     }
 
     private func lockTokens(of attemptID: UInt64) -> [String: UInt64] {
@@ -487,7 +531,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         #endif
         let order = waiting.remove(at: index)
         remember(V.identity(of: order))
-        report(V.cancelledBeforeStart(order, cancellation, at: now))
+        report(Report(order: order, start: nil, result: V.cancelledBeforeStart(order, cancellation, at: now)))
         return []
     }
 
@@ -515,8 +559,8 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         if endedOrder.count > Self.rememberedEndings { ended.remove(endedOrder.removeFirst()) }
     }
 
-    private mutating func report(_ result: V.Result) {
-        if session.isReady { outbox.results.append(result) } else { unsentResults.append(result) }
+    private mutating func report(_ report: Report) {
+        if session.isReady { outbox.results.append(report) } else { unsentResults.append(report) }
     }
 
     private mutating func sendLock(_ message: Message) {

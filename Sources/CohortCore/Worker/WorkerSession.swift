@@ -92,7 +92,7 @@ public struct WorkerSession: Sendable {
     /// When the last numbered heartbeat went out.
     private var lastHeartbeat: Instant
     /// The last heartbeat number of this session (0 before the first).
-    private var heartbeatSequence: UInt64 = 0
+    public private(set) var heartbeatSequence: UInt64 = 0
     /// Heartbeats sent and not acknowledged yet: number → when sent (oldest first).
     private var unacknowledged: [(sequence: UInt64, sentAt: Instant)] = []
     /// When the lease ends; nil before the first WELCOME.

@@ -188,9 +188,13 @@ final class WorkerLoop {
         case .cancelAll:
             queue.cancelAll(
                 with: CancellationReason("worker \(configuration.name) stopped", code: .shutdown))
-        case .welcomed(let sessionID, let peerID, let held):
+        case .welcomed(let sessionID, let peerID, let held, let resent):
             logger.info(
-                "ready", metadata: ["session.id": "\(sessionID)", "worker.id": "\(peerID)", "running": "\(held)"])
+                "ready",
+                metadata: [
+                    "session.id": "\(sessionID)", "worker.id": "\(peerID)", "running": "\(held)",
+                    "results.resent": "\(resent.count)",
+                ])
             metrics?.connected.record(1)
             onReady(WorkerSessionStarted(name: configuration.name, sessionID: sessionID, running: held))
         case .leaseRenewed:

@@ -174,8 +174,8 @@ struct WorkerMachineTests {
     }
 
     /// Results made while disconnected go out after the next READY; READY lists what is held
-    /// (waiting and running, with the tokens its code was granted); requests not granted yet
-    /// are sent again.
+    /// (waiting and running, with the tokens its code was granted) and the attempts of those
+    /// results (for the coordinator to adopt); requests not granted yet are sent again.
     @Test func aNewSessionReportsWhatIsHeldAndWhatWaited() {
         var machine = ready(slots: 2)
         _ = machine.received(Self.orders(1, 2, 3), now: at(0.1))
@@ -194,8 +194,8 @@ struct WorkerMachineTests {
             Issue.record("no READY: \(welcomed)")
             return
         }
-        #expect(held.map(\.order.id) == [1, 3])
-        #expect(held.map(\.start) == [1, nil])
+        #expect(held.map(\.order.id) == [1, 2, 3])
+        #expect(held.map(\.start) == [1, nil, nil])
         #expect(held[0].lockTokens == ["db": 42])
         #expect(Self.started(welcomed).isEmpty)
         let flushed = Self.sent(machine.flush())
@@ -247,14 +247,19 @@ struct WorkerMachineTests {
     }
 
     /// A drain finishes what it holds (what was sent ahead too) and ends once the results went
-    /// out; past its timeout it stops the rest.
+    /// out and were confirmed; past its timeout it stops the rest.
     @Test func drainingFinishesWhatItHoldsThenEnds() {
         var machine = ready(slots: 1)
         _ = machine.received(Self.orders(1, 2), now: at(0.1))
         #expect(Self.sent(machine.drain(now: at(0.2))).count == 1)
         #expect(Self.started(machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))) == [2])
         _ = machine.attemptFinished(.init(id: 2, outcome: "ok"), now: at(0.5))
-        #expect(machine.isDone(now: at(0.3)))
+        #expect(!machine.isDone(now: at(0.5)), "the results are not sent yet")
+        #expect(Self.results(machine.flush()).map(\.id) == [1, 2])
+        #expect(!machine.isDone(now: at(0.6)), "the results are not confirmed yet")
+        #expect(Self.sent(machine.tick(now: at(1))).contains { if case .heartbeat(1) = $0 { true } else { false } })
+        _ = machine.received(.session(.heartbeat(acknowledged: 1)), now: at(1.1))
+        #expect(machine.isDone(now: at(1.1)))
 
         var late = ready(slots: 1)
         _ = late.received(Self.orders(1), now: at(0.1))
@@ -263,6 +268,61 @@ struct WorkerMachineTests {
         let actions = late.tick(now: at(31))
         #expect(actions.contains { if case .cancelAll = $0 { true } else { false } })
         #expect(late.isStopping)
+    }
+
+    /// A result sent is kept until the coordinator acknowledges a heartbeat sent after it (it
+    /// answers a turn once the turn's records are committed); one still unconfirmed when the
+    /// session ends (the coordinator died or was deposed with it unjournaled) is sent again
+    /// after the next READY, which lists its attempt, started, for the coordinator to adopt.
+    @Test func aResultNotConfirmedIsSentAgainInTheNextSession() {
+        var machine = ready(slots: 2)
+        _ = machine.received(Self.orders(1, 2), now: at(0.1))
+        _ = machine.attemptStarted(1)
+        _ = machine.attemptStarted(2)
+        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))
+        #expect(Self.results(machine.flush()).map(\.id) == [1])
+        #expect(machine.unconfirmedResults == 1)
+        // Heartbeat 1 goes out after result 1: its acknowledgement confirms it.
+        #expect(Self.sent(machine.tick(now: at(1))).contains { if case .heartbeat(1) = $0 { true } else { false } })
+        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"), now: at(1.2))
+        #expect(Self.results(machine.flush()).map(\.id) == [2])
+        _ = machine.received(.session(.heartbeat(acknowledged: 1)), now: at(1.3))
+        #expect(machine.unconfirmedResults == 1, "heartbeat 1 went out before result 2: it confirms only result 1")
+        // The coordinator is lost before heartbeat 2's acknowledgement.
+        _ = machine.received(.session(.forgotten("restarted")), now: at(1.5))
+        _ = machine.tick(now: at(1.5))
+        let welcomed = machine.received(.session(Self.welcome), now: at(1.6))
+        guard case .ready(_, let held, _)? = Self.sent(welcomed).first else {
+            Issue.record("no READY: \(welcomed)")
+            return
+        }
+        #expect(held.map(\.order.id) == [2])
+        #expect(held.map(\.start) == [2])
+        #expect(Self.results(machine.flush()).map(\.id) == [2])
+        #expect(machine.unconfirmedResults == 1)
+        // Confirmed in the new session by a heartbeat sent after it.
+        _ = machine.tick(now: at(2.6))
+        _ = machine.received(.session(.heartbeat(acknowledged: 1)), now: at(2.7))
+        #expect(machine.unconfirmedResults == 0)
+    }
+
+    /// A coordinator that acknowledges no heartbeats (an older one) confirms nothing: results
+    /// are sent once, and nothing is kept for them.
+    @Test func withoutAcknowledgementsResultsAreNotKept() {
+        var machine = machine(slots: 1)
+        _ = machine.tick(now: start)
+        _ = machine.received(
+            .session(
+                .welcome(
+                    WorkerWelcome(
+                        peerID: "w", heartbeatInterval: .seconds(1), heartbeatLiveness: 3,
+                        acknowledgesHeartbeats: false))), now: start)
+        _ = machine.received(Self.orders(1), now: at(0.1))
+        _ = machine.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))
+        #expect(Self.results(machine.flush()).map(\.id) == [1])
+        #expect(machine.unconfirmedResults == 0)
+        _ = machine.drain(now: at(0.6))
+        #expect(machine.isDone(now: at(0.6)))
     }
 
     @Test func aDuplicateDispatchIsIgnored() {
