@@ -158,7 +158,8 @@ public struct WorkerSessionStarted: Hashable, Sendable, CustomStringConvertible 
     public var name: String
     /// The session's id, new for every connection.
     public var sessionID: String
-    /// Attempts still running from an earlier session, reported in this one's READY.
+    /// Attempts from an earlier session reported in this one's READY: still held, or whose
+    /// results go out again (not confirmed by the coordinator they were sent to).
     public var running: Int
 
     public init(name: String, sessionID: String, running: Int) {

@@ -61,10 +61,10 @@ import Testing
             // The model's lease: a deposed leader that serves commits what the standby, which
             // loaded the journal before, never learns (Leadership.swift).
             Catch(mutation: .deposedLeaderServes, seed: 47, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
-            Catch(mutation: .deposedLeaderServes, seed: 57, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
+            Catch(mutation: .deposedLeaderServes, seed: 1, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
             // Without the journal's epoch check, a deposed leader whose clock stopped does too.
             Catch(mutation: .unfencedJournal, seed: 47, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
-            Catch(mutation: .unfencedJournal, seed: 57, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
+            Catch(mutation: .unfencedJournal, seed: 1, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
         ]
         #if DEBUG
             catches += [
@@ -73,11 +73,11 @@ import Testing
                 Catch(
                     mutation: .startCancelled, seed: 2, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(
-                    mutation: .startCancelled, seed: 7, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
+                    mutation: .startCancelled, seed: 4, steps: 1000, invariant: .noStartAfterCancelReceived, by: 1000),
                 Catch(mutation: .deadlockHolds, seed: 7, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .deadlockHolds, seed: 16, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .deadlockHolds, seed: 12, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .keepLostWorkerGrants, seed: 3, steps: 1000, invariant: .liveness, by: 8000),
-                Catch(mutation: .keepLostWorkerGrants, seed: 6, steps: 1000, invariant: .liveness, by: 8000),
+                Catch(mutation: .keepLostWorkerGrants, seed: 4, steps: 1000, invariant: .liveness, by: 8000),
                 Catch(mutation: .noTokenRaiseAfterRestart, seed: 1, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(mutation: .noTokenRaiseAfterRestart, seed: 3, steps: 1000, invariant: .tokensIncrease, by: 1000),
                 Catch(

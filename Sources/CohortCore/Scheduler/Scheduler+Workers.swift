@@ -31,8 +31,11 @@ extension Scheduler {
     }
 
     /// Moves a still-running attempt to the worker's new session, or cancels it if unknown.
-    /// The group must match as well as the id: a coordinator without a journal numbers
-    /// attempts from 1 again after a restart, so an id alone may name another group's attempt.
+    /// Only an attempt of an earlier session of the same worker, or of a session before a
+    /// restart (restored from the journal), is adopted, and its group must match as well as its
+    /// id: a coordinator without a journal numbers attempts (and generated group ids) from 1
+    /// again after a restart, so what a worker held before may name an attempt this
+    /// coordinator gave another worker.
     /// It counts as started only if the worker says so (`started`) or said so before: an
     /// attempt still queued there may yet start, and a cancel is acknowledged only once no
     /// attempt it covers can (found by the simulation, seed 89: an adopted attempt the worker
@@ -41,7 +44,7 @@ extension Scheduler {
     private mutating func adopt(_ ref: AttemptRef, by worker: SessionID, started: Bool, now: Timestamp) {
         guard let location = attempts[ref.id], location.dispatched, runs[location.runIndex]?.id == ref.group,
             let child = runs[location.runIndex]?.children[location.leaf], child.attempt == ref.attempt,
-            let old = child.worker
+            let old = child.worker, Self.isPastSession(old) || workerNames[old] == workerNames[worker]
         else {
             actions.append(.cancel(worker, ref, reason: supersededReason(ref)))
             return

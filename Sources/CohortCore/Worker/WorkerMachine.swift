@@ -61,9 +61,10 @@ public protocol WorkerVocabulary {
 /// acknowledgement says the result is on disk (or was refused as not current). A result
 /// still unconfirmed when the session ends (the coordinator crashed or was deposed with it
 /// unjournaled, or the connection broke with it on the wire) is sent again after the next
-/// READY, whose list of held attempts names its attempt as started, so the coordinator
-/// adopts it, leader or not, and takes the result instead of running the child again. A
-/// coordinator that acknowledges no heartbeats gets no such promise.
+/// READY, whose list of held attempts names its attempt (with its start, if it started), so
+/// the coordinator adopts it, leader or not, and takes the result instead of running the
+/// child again; an attempt the lease's end killed is not listed (its result is a worker loss
+/// either way). A coordinator that acknowledges no heartbeats gets no such promise.
 public struct WorkerMachine<V: WorkerVocabulary> {
     public struct Settings: Sendable {
         public var slots: Int
@@ -162,6 +163,8 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         /// Cancelled because the worker stops: its result is not reported; the final
         /// `disconnect` hands it back.
         var interrupted = false
+        /// Killed because the lease ended: its result says so (`workerLost`).
+        var killedByLease = false
     }
 
     private struct LockEntry {
@@ -176,6 +179,11 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         var order: V.Order
         var start: V.Start?
         var result: V.Result
+        /// Listed in READY for the coordinator to adopt. Not an attempt the lease's end
+        /// killed: its result is a worker loss wherever it lands, and one the coordinator
+        /// restored and did not adopt costs no loss (its lease ended because the coordinator
+        /// was away).
+        var adoptable = true
     }
 
     private struct Outbox {
@@ -332,7 +340,11 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     public mutating func attemptFinished(_ result: V.Result, now: Timestamp) -> [Action] {
         guard let attempt = running.removeValue(forKey: V.attemptID(of: result)) else { return [] }
         remember(V.identity(of: result))
-        if !attempt.interrupted { report(Report(order: attempt.order, start: attempt.start, result: result)) }
+        if !attempt.interrupted {
+            report(
+                Report(
+                    order: attempt.order, start: attempt.start, result: result, adoptable: !attempt.killedByLease))
+        }
         return startWhatFits(now: now)
     }
 
@@ -457,7 +469,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             + running.values.filter { !$0.interrupted }.map {
                 Held(order: $0.order, start: $0.start, lockTokens: lockTokens(of: V.attemptID(of: $0.order)))
             }
-            + unsentResults.map { Held(order: $0.order, start: $0.start, lockTokens: [:]) })
+            + unsentResults.filter(\.adoptable).map { Held(order: $0.order, start: $0.start, lockTokens: [:]) })
             .sorted { V.attemptID(of: $0.order) < V.attemptID(of: $1.order) }
         holdingForAdoption = true
         ended = []
@@ -489,7 +501,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// cluster-wide category, or whose code holds or waits for one, is stopped at once: the
     /// coordinator may soon grant the category to someone else. Others carry on; nothing
     /// new starts until the lease is renewed.
-    private func leaseEnded(reason: String) -> [Action] {
+    private mutating func leaseEnded(reason: String) -> [Action] {
         #if DEBUG
             if mutations.contains(.ignoreLease) { return [.leaseEnded(reason: reason, stopped: 0)] }
         #endif
@@ -499,6 +511,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             V.holdsCategories(attempt.order) || locks.values.contains { $0.attemptID == id }
         }
         .keys.sorted()
+        for id in doomed { running[id]?.killedByLease = true }
         return [.leaseEnded(reason: reason, stopped: doomed.count)]
             + doomed.map { .kill(attemptID: $0, reason: reason) }
     }

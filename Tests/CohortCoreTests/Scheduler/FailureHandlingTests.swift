@@ -188,6 +188,36 @@ import Testing
         #expect(h.finished["g"]?.phase == .succeeded)
     }
 
+    /// A READY adopts only what an earlier session of the same worker ran (or a session before
+    /// a restart): a worker that kept a result of another coordinator's attempt with the same
+    /// id and group (a coordinator without a journal numbers both from 1 again) neither takes
+    /// the attempt from the worker running it nor has its result accepted.
+    @Test func aReadyListingAnAttemptAnotherWorkerRunsDoesNotTakeIt() throws {
+        var h = SchedulerHarness()
+        let one = h.addWorker(1, slots: 1)
+        try h.submit(GroupSpec("g", children: [leaf("a")]), id: "g")
+        let a = try #require(h.attempt("a"))
+        #expect(h.running[a.ref.id]?.worker == one)
+        try h.start(a)
+        let stranger = SessionID(2)
+        h.record(
+            h.scheduler.workerReady(
+                stranger, name: "worker-2", host: "host", labels: [], slots: 1, kinds: SchedulerHarness.builtins,
+                running: [a.ref], started: [a.ref.id], now: h.now))
+        #expect(h.cancels[a.ref.id] != nil, "the stranger is told to drop it")
+        #expect(throws: SchedulerError.self) {
+            try h.scheduler.attemptFinished(
+                a.ref, outcome: .succeeded(output: Data("\"stale\"".utf8)), worker: stranger, now: h.now)
+        }
+        #expect(try h.child("g", "a").phase == .running)
+        try h.succeed("a", output: ["from": "worker-1"])
+        guard case .succeeded(let output) = try h.scheduler.result("g", path: "a") else {
+            Issue.record("the child did not keep the real worker's success")
+            return
+        }
+        #expect(try JSONValue(jsonData: output) == ["from": "worker-1"])
+    }
+
     @Test func aLostWorkersGrantIsRevokedTheNextHolderGetsALargerTokenAndALateReleaseChangesNothing() throws {
         var h = SchedulerHarness {
             $0.heartbeatInterval = .seconds(1)

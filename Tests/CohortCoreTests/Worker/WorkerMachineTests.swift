@@ -306,6 +306,31 @@ struct WorkerMachineTests {
         #expect(machine.unconfirmedResults == 0)
     }
 
+    /// An attempt the lease's end killed is not listed in READY: its result (a worker loss) is
+    /// sent again, but a restarted coordinator takes it as its restored attempt's, which costs
+    /// no loss, rather than as an adopted one's.
+    @Test func anAttemptTheLeaseKilledIsSentAgainButNotListed() {
+        var machine = ready(slots: 2)
+        _ = machine.received(.dispatch([.init(id: 1, holds: true), .init(id: 2)]), now: at(0.1))
+        _ = machine.attemptStarted(1)
+        _ = machine.attemptStarted(2)
+        // No acknowledgement: the lease (2 s from the HELLO) ends and kills attempt 1.
+        let ended = machine.tick(now: at(2.1))
+        #expect(ended.contains { if case .kill(attemptID: 1, _) = $0 { true } else { false } })
+        _ = machine.attemptFinished(.init(id: 1, outcome: "worker lost"), now: at(2.2))
+        _ = machine.attemptFinished(.init(id: 2, outcome: "ok"), now: at(2.2))
+        #expect(Self.results(machine.flush()).map(\.id) == [1, 2])
+        _ = machine.received(.session(.forgotten("restarted")), now: at(2.5))
+        _ = machine.tick(now: at(2.5))
+        let welcomed = machine.received(.session(Self.welcome), now: at(2.6))
+        guard case .ready(_, let held, _)? = Self.sent(welcomed).first else {
+            Issue.record("no READY: \(welcomed)")
+            return
+        }
+        #expect(held.map(\.order.id) == [2])
+        #expect(Self.results(machine.flush()).map(\.id) == [1, 2])
+    }
+
     /// A coordinator that acknowledges no heartbeats (an older one) confirms nothing: results
     /// are sent once, and nothing is kept for them.
     @Test func withoutAcknowledgementsResultsAreNotKept() {
