@@ -84,7 +84,7 @@ import Testing
                     mutation: .acceptSupersededResult, seed: 2, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
                 Catch(
-                    mutation: .acceptSupersededResult, seed: 4, steps: 1000, invariant: .outcomeOfCurrentAttempt,
+                    mutation: .acceptSupersededResult, seed: 8, steps: 1000, invariant: .outcomeOfCurrentAttempt,
                     by: 1000),
             ]
         #endif

@@ -184,6 +184,8 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         /// restored and did not adopt costs no loss (its lease ended because the coordinator
         /// was away).
         var adoptable = true
+        /// Sent at least once (and not confirmed when its session ended).
+        var sent = false
     }
 
     private struct Outbox {
@@ -248,12 +250,16 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     }
 
     /// Whether the worker is done: stopping and nothing runs (or the grace passed), or
-    /// drained (nothing held, every result sent and confirmed unless the drain timed out).
+    /// drained (nothing held, every result sent, and confirmed while a coordinator is there
+    /// to confirm it; unless the drain timed out). A result sent once to a coordinator that is
+    /// gone does not hold a drained worker: the whole cluster may be stopping.
     public func isDone(now: Timestamp) -> Bool {
         if let stopDeadline { return running.isEmpty || now >= stopDeadline }
         if let drainDeadline {
-            return waiting.isEmpty && running.isEmpty
-                && (unconfirmedResults == 0 || now >= drainDeadline)
+            let delivered =
+                outbox.results.isEmpty && unsentResults.allSatisfy(\.sent)
+                && (unconfirmed.isEmpty || !session.isReady)
+            return waiting.isEmpty && running.isEmpty && (delivered || now >= drainDeadline)
         }
         return false
     }
@@ -407,7 +413,11 @@ public struct WorkerMachine<V: WorkerVocabulary> {
             // Kept until a later heartbeat's acknowledgement confirms them (the type's doc).
             if session.leaseEnforced {
                 let after = session.heartbeatSequence
-                unconfirmed += outbox.results.map { (after, $0) }
+                unconfirmed += outbox.results.map { report in
+                    var report = report
+                    report.sent = true
+                    return (after, report)
+                }
             }
         }
         return actions

@@ -261,6 +261,18 @@ struct WorkerMachineTests {
         _ = machine.received(.session(.heartbeat(acknowledged: 1)), now: at(1.1))
         #expect(machine.isDone(now: at(1.1)))
 
+        // A coordinator gone with results unconfirmed (stopping with the whole cluster) does
+        // not hold the drained worker until its timeout: they were sent once.
+        var alone = ready(slots: 1)
+        _ = alone.received(Self.orders(1), now: at(0.1))
+        _ = alone.drain(now: at(0.2))
+        _ = alone.attemptFinished(.init(id: 1, outcome: "ok"), now: at(0.5))
+        #expect(Self.results(alone.flush()).map(\.id) == [1])
+        #expect(!alone.isDone(now: at(0.6)))
+        _ = alone.received(.session(.shutdown("stopping")), now: at(0.7))
+        #expect(alone.unconfirmedResults == 1)
+        #expect(alone.isDone(now: at(0.7)))
+
         var late = ready(slots: 1)
         _ = late.received(Self.orders(1), now: at(0.1))
         _ = late.drain(now: at(0.2))
