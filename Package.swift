@@ -339,6 +339,12 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "bench-growth",
+            dependencies: ["CohortSpec"],
+            path: "Benchmarks/bench-growth",
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "bench-wire",
             dependencies: ["CohortWire"],
             path: "Benchmarks/bench-wire",

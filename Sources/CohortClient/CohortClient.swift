@@ -92,15 +92,28 @@ public final class CohortClient: Sendable {
         specText: String, format: CohortSpec.SpecFormat = .yaml, sourceName: String? = nil, id: String? = nil,
         priority: Int? = nil
     ) async throws(ClientError) -> SubmitReceipt {
-        var spec: GroupSpec
+        let spec: GroupSpec
         do {
             spec = try SpecParser.parse(text: specText, format: format, sourceName: sourceName)
-            if let priority {
-                spec.priority = priority
-                try spec.validate()
-            }
         } catch {
             throw ClientError(invalid: error)
+        }
+        return try await submit(parsed: spec, sourceName: sourceName, id: id, priority: priority)
+    }
+
+    /// Submits a spec `SpecParser.parse` returned (so validated once already), with `priority`
+    /// in place of its own: the CLI parses a file once and submits what it parsed. A priority
+    /// outside ``GroupSpec/priorityRange`` is refused here as by validation.
+    package func submit(
+        parsed spec: GroupSpec, sourceName: String?, id: String?, priority: Int?
+    ) async throws(ClientError) -> SubmitReceipt {
+        var spec = spec
+        if let priority {
+            spec.priority = priority
+            // A priority is the one thing changed since validation, and only its range can be wrong.
+            if !GroupSpec.priorityRange.contains(priority) {
+                do { try spec.validate() } catch { throw ClientError(invalid: error) }
+            }
         }
         return try await send(
             Submission(

@@ -275,7 +275,7 @@ extension GroupSpec {
                         exclusive: exclusiveOwn, holds: holds[nodeIndex] ?? [], heldByAncestors: held,
                         acquires: (holds[nodeIndex] ?? []).filter { !held.contains($0) },
                         requires: unique(inheritedRequires + own.requires), leaves: node.leaves,
-                        children: node.children.map { tree.nodes[$0].path }, waitsFor: waitsFor,
+                        children: tree.children(of: nodeIndex).map { tree.nodes[$0].path }, waitsFor: waitsFor,
                         dependencies: dependencies, fanOut: node.child?.fanOut, ownWaitsForCount: ownWaitsForCount,
                         condition: condition, requirement: requirement))
                 if let map = node.child?.fanOut?.map {

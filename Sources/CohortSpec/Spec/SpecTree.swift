@@ -1,5 +1,11 @@
 /// The spec as a flat, indexed tree (pre-order, the top-level group first), with name
 /// resolution. Shared by validation and flattening.
+///
+/// A node holds only what is fixed when it is made. What grows while the tree is built (a
+/// group's children and its names) lives in arrays of its own, indexed by node, so that
+/// appending to a parent's lists never touches a `Node` value: reading `nodes[parent]` to
+/// build a child cannot keep those lists shared while they grow (which made every insert
+/// copy them, quadratic in the group's size; docs/performance.md).
 struct SpecTree {
     struct Node {
         var name: String
@@ -9,9 +15,6 @@ struct SpecTree {
         var indexInParent: Int
         /// 0 for the top-level group, 1 for its children…
         var depth: Int
-        var children: [Int] = []
-        /// The first child with each name.
-        var childByName: [String: Int] = [:]
         /// One past the last node of this node's subtree.
         var subtreeEnd: Int = 0
         /// The leaves (procedures) inside this node, by leaf index; one for a procedure.
@@ -26,11 +29,15 @@ struct SpecTree {
     }
 
     private(set) var nodes: [Node] = []
+    /// Each node's children, by node index (empty for a procedure).
+    private var childLists: [[Int]] = []
+    /// Each node's first child of each name, by node index.
+    private var childNames: [[String: Int]] = []
     /// The node of each leaf, in pre-order.
     private(set) var leafNodes: [Int] = []
 
     init(_ spec: GroupSpec) {
-        nodes.append(
+        append(
             Node(
                 name: spec.name, path: "", parent: nil, indexInParent: 0,
                 depth: 0, mode: spec.mode, onChildFailure: spec.onChildFailure, child: nil))
@@ -39,22 +46,31 @@ struct SpecTree {
         nodes[0].leaves = 0..<leafNodes.count
     }
 
+    private mutating func append(_ node: Node) {
+        nodes.append(node)
+        childLists.append([])
+        childNames.append([:])
+    }
+
     private mutating func addChildren(_ children: [ChildSpec], to parent: Int) {
+        let parentPath = nodes[parent].isTop ? nil : nodes[parent].path
+        let depth = nodes[parent].depth + 1
+        childLists[parent].reserveCapacity(children.count)
+        childNames[parent].reserveCapacity(children.count)
         for (offset, child) in children.enumerated() {
             let index = nodes.count
-            let parentNode = nodes[parent]
             var node = Node(
-                name: child.name, path: parentNode.isTop ? child.name : "\(parentNode.path)/\(child.name)",
+                name: child.name, path: parentPath.map { "\($0)/\(child.name)" } ?? child.name,
                 parent: parent,
-                indexInParent: offset, depth: parentNode.depth + 1, mode: .parallel,
+                indexInParent: offset, depth: depth, mode: .parallel,
                 onChildFailure: .cancelDependents, child: child)
             if case .group(let group) = child.body {
                 node.mode = group.mode
                 node.onChildFailure = group.onChildFailure
             }
-            nodes.append(node)
-            nodes[parent].children.append(index)
-            if nodes[parent].childByName[child.name] == nil { nodes[parent].childByName[child.name] = index }
+            append(node)
+            childLists[parent].append(index)
+            if childNames[parent][child.name] == nil { childNames[parent][child.name] = index }
             let firstLeaf = leafNodes.count
             if case .group(let group) = child.body {
                 addChildren(group.children, to: index)
@@ -65,6 +81,15 @@ struct SpecTree {
             nodes[index].leaves = firstLeaf..<leafNodes.count
         }
     }
+
+    /// The children of `node`, in spec order; empty for a procedure.
+    func children(of node: Int) -> [Int] { childLists[node] }
+
+    /// The first child of `node` named `name`.
+    func child(named name: String, of node: Int) -> Int? { childNames[node][name] }
+
+    /// The names of `node`'s children, sorted (for suggestions in errors).
+    func childNamesSorted(of node: Int) -> [String] { childNames[node].keys.sorted() }
 
     /// Where the child is in the spec, `children[3]`; `""` for the top-level group. Built on
     /// demand, for error messages.
@@ -111,7 +136,7 @@ struct SpecTree {
         var scope = nodes[node].parent
         var found: Int?
         while let level = scope {
-            if let hit = nodes[level].childByName[parts[0]] {
+            if let hit = child(named: parts[0], of: level) {
                 found = hit
                 break
             }
@@ -119,15 +144,15 @@ struct SpecTree {
         }
         guard var current = found else {
             // Suggestions come from every visible name, nearest scope first.
-            let visible = ancestors(of: node).reversed().flatMap { nodes[$0].childByName.keys.sorted() }
+            let visible = ancestors(of: node).reversed().flatMap { childNamesSorted(of: $0) }
             return .failure(.notFound("no child named \"\(parts[0])\"\(Suggestion.didYouMean(parts[0], in: visible))"))
         }
         for part in parts.dropFirst() {
             guard nodes[current].isGroup else {
                 return .failure(.notFound("\"\(nodes[current].path)\" is a procedure; it has no child \"\(part)\""))
             }
-            guard let next = nodes[current].childByName[part] else {
-                let names = nodes[current].childByName.keys.sorted()
+            guard let next = child(named: part, of: current) else {
+                let names = childNamesSorted(of: current)
                 return .failure(
                     .notFound(
                         "group \"\(nodes[current].path)\" has no child named \"\(part)\"\(Suggestion.didYouMean(part, in: names))"
@@ -142,7 +167,7 @@ struct SpecTree {
     /// reference is an error (validation says so), not a dependency.
     func laterSiblingInSequence(containing target: Int, of node: Int) -> Int? {
         guard let parent = nodes[node].parent, nodes[parent].mode == .sequence else { return nil }
-        let siblings = nodes[parent].children
+        let siblings = childLists[parent]
         for sibling in siblings[(nodes[node].indexInParent + 1)...] where isWithin(target, sibling) {
             return sibling
         }
@@ -155,7 +180,7 @@ struct SpecTree {
         guard let child = nodes[node].child, let parent = nodes[node].parent else { return [] }
         var result: [Int] = []
         if nodes[parent].mode == .sequence, nodes[node].indexInParent > 0 {
-            result.append(nodes[parent].children[nodes[node].indexInParent - 1])
+            result.append(childLists[parent][nodes[node].indexInParent - 1])
         }
         for reference in child.dependencyNames {
             guard case .success(let target) = resolve(reference, from: node) else { continue }

@@ -51,23 +51,24 @@ struct SpecValidator {
 
     private mutating func checkGroup(_ index: Int, in tree: SpecTree) {
         let node = tree.nodes[index]
+        let children = tree.children(of: index)
         let path = tree.childrenSpecPath(of: index)
         if node.depth == limits.maxNestingDepth + 1 {
             fail(
                 .limitExceeded, tree.specPath(of: index),
                 "groups nest deeper than \(limits.maxNestingDepth) levels (limit maxNestingDepth)")
         }
-        if node.children.isEmpty {
+        if children.isEmpty {
             fail(.invalidValue, path, "a group needs at least one child")
         }
-        if node.children.count > limits.maxChildrenPerGroup {
+        if children.count > limits.maxChildrenPerGroup {
             fail(
                 .limitExceeded, path,
-                "\(node.children.count) children; a group may have at most \(limits.maxChildrenPerGroup) (limit maxChildrenPerGroup)"
+                "\(children.count) children; a group may have at most \(limits.maxChildrenPerGroup) (limit maxChildrenPerGroup)"
             )
         }
         var firstWithName: [String: Int] = [:]
-        for (offset, childIndex) in node.children.enumerated() {
+        for (offset, childIndex) in children.enumerated() {
             let name = tree.nodes[childIndex].name
             if let first = firstWithName[name] {
                 fail(
@@ -385,7 +386,7 @@ struct SpecValidator {
                 tree.nodes[producer].isGroup
             {
                 let example =
-                    tree.nodes[producer].children.first.map { "; e.g. \"\(injection.from)/\(tree.nodes[$0].name)\"" }
+                    tree.children(of: producer).first.map { "; e.g. \"\(injection.from)/\(tree.nodes[$0].name)\"" }
                     ?? ""
                 fail(
                     .invalidValue, "\(entry).from",

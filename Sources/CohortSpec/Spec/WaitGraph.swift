@@ -24,7 +24,7 @@ struct WaitGraph {
             let finish = start + 1
             edges[finish].append(start)
             if let parent = tree.nodes[node].parent { edges[start].append(2 * parent) }
-            for child in tree.nodes[node].children { edges[finish].append(2 * child + 1) }
+            for child in tree.children(of: node) { edges[finish].append(2 * child + 1) }
             for dependency in tree.directDependencies(of: node) {
                 edges[start].append(2 * dependency + 1)
                 dependencyEdges.insert(Edge(from: start, to: 2 * dependency + 1))

@@ -85,15 +85,16 @@ struct SubmitCommand: AsyncParsableCommand {
         let logger = log.bootstrap("cohort.submit")
         let text = try Self.readSpec(file)
         let format = SpecFormat(path: file)
+        // Parsed (and validated) once: the client sends what this parse made.
+        let spec: GroupSpec
         do {
-            _ = try SpecParser.parse(text: text, format: format, sourceName: file)
+            spec = try SpecParser.parse(text: text, format: format, sourceName: file)
         } catch {
             Self.report(error, file: file)
             throw ExitCode(ExitStatus.invalidSpec)
         }
         try await withClient(connection, logger: logger, strict: strict) { client in
-            let receipt = try await client.submit(
-                specText: text, format: format, sourceName: file, id: id, priority: priority)
+            let receipt = try await client.submit(parsed: spec, sourceName: file, id: id, priority: priority)
             for warning in receipt.warnings { Console.err("cohort: warning: \(warning)") }
             guard wait || watch else {
                 if output.json {
