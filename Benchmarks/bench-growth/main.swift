@@ -7,7 +7,8 @@
 //
 // Paths (docs/performance.md): parse and validate a JSON and a YAML spec of N children, the
 // same nested in groups of 100, flatten it for scheduling, add 1,000 children to a group of
-// N, expand a matrix of N cells and flatten it. Each figure is the best of `--rounds`.
+// N, parse N children to add that name a sibling of the running group, reject a spec of N
+// unknown references, expand a matrix of N cells and flatten it. Each figure is the best of `--rounds`.
 // Exit status 1 when any path grows faster than the limit.
 import CohortSpec
 import Foundation
@@ -98,6 +99,11 @@ func matrixJSON(_ count: Int) -> (text: String, cells: Int) {
     )
 }
 
+struct GrowthError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let clock = ContinuousClock()
     let start = clock.now
@@ -145,6 +151,28 @@ let paths: [Path] = [
             {
                 let children = try SpecParser.parseChildren(text: text, format: .json, limits: limits(for: size))
                 _ = try spec.adding(children, into: "", limits: limits(for: size))
+            }
+        )
+    },
+    Path(name: "children to add, naming others") { size in
+        // What `cohort add` parses: children that wait for a sibling only the running group has.
+        let text =
+            "[" + (0..<size).map { #"{"name":"a\#($0)","run":"echo","after":["gate"]}"# }.joined(separator: ",") + "]"
+        return (size, { _ = try SpecParser.parseChildren(text: text, format: .json, limits: limits(for: size)) })
+    },
+    Path(name: "invalid: every name unknown") { size in
+        // A hostile or broken spec: the errors' cost stays linear too.
+        let children = (0..<size).map { #"{"name":"c\#($0)","run":"echo","after":["missing\#($0)"]}"# }
+        let text = #"{"name":"broken","children":["# + children.joined(separator: ",") + "]}"
+        return (
+            size,
+            {
+                do {
+                    _ = try SpecParser.parse(text: text, format: .json, limits: limits(for: size))
+                    throw GrowthError("the broken spec was accepted")
+                } catch let errors as SpecErrors {
+                    guard errors.errors.count == size else { throw GrowthError("\(errors.errors.count) errors") }
+                }
             }
         )
     },

@@ -49,9 +49,10 @@ extension CoordinatorLoop {
             }
             // Adding a child again exactly as it was added is a no-op: an adder that runs again
             // (a retry, a repeat, a rerun that runs it again) adds what it added before.
-            let present = spec.children(at: into) ?? []
-            let already = children.filter { child in present.contains { $0 == child } }
-            let fresh = children.filter { child in !present.contains { $0 == child } }
+            // Names are unique among siblings, so a child equal to one present has its name.
+            let present = Dictionary((spec.children(at: into) ?? []).map { ($0.name, $0) }) { first, _ in first }
+            let already = children.filter { present[$0.name] == $0 }
+            let fresh = children.filter { present[$0.name] != $0 }
             guard !fresh.isEmpty else {
                 return .success(already.map { into.isEmpty ? $0.name : "\(into)/\($0.name)" })
             }

@@ -18,7 +18,8 @@ struct ParsedSubmission: Sendable {
     var priority: Int32?
 }
 
-/// Submissions: parse and validate with `SpecParser`, then hand the group to the scheduler.
+/// Submissions: parse, validate and flatten with `SpecParser` (one tree for validation and
+/// flattening), then hand the group to the scheduler.
 ///
 /// No request may stall the loop. Only a small document in strict JSON (what `CohortClient`
 /// sends) is parsed on the loop thread: the JSON reader's cost is bounded by the text's size.
@@ -49,13 +50,13 @@ extension CoordinatorLoop {
             !parsingPool.hasWork(for: routing)
         {
             do throws(SpecErrors) {
-                if let spec = try SpecParser.parseStrictJSON(
+                if let parsed = try SpecParser.parseStrictJSONFlattened(
                     text: submission.document, sourceName: submission.sourceName, limits: limits)
                 {
                     accept(
                         ParsedSubmission(
                             routing: routing, requestID: requestID, groupID: groupID,
-                            result: .success((spec, spec.flattened())), strict: submission.strict,
+                            result: .success(parsed), strict: submission.strict,
                             priority: submission.priority))
                     return
                 }
@@ -71,10 +72,10 @@ extension CoordinatorLoop {
         let queued = parsingPool.enqueue(for: routing) {
             let result: Result<(GroupSpec, FlatSpec), SpecErrors>
             do throws(SpecErrors) {
-                let spec = try SpecParser.parse(
-                    text: submission.document, format: submission.format.core, sourceName: submission.sourceName,
-                    limits: limits)
-                result = .success((spec, spec.flattened()))
+                result = .success(
+                    try SpecParser.parseFlattened(
+                        text: submission.document, format: submission.format.core,
+                        sourceName: submission.sourceName, limits: limits))
             } catch {
                 result = .failure(error)
             }

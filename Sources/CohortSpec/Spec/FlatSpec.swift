@@ -228,7 +228,13 @@ extension GroupSpec {
     /// Meant for a validated spec: names that resolve to nothing, or to the child itself or its
     /// ancestors, are left out rather than reported.
     public func flattened() -> FlatSpec {
-        let tree = SpecTree(expandingFanOuts())
+        flattened(validatedTree: nil)
+    }
+
+    /// `validatedTree` is this spec's tree as validation built it: used when the spec has no
+    /// fan-out (whose expansion is another spec, with a tree of its own).
+    func flattened(validatedTree: SpecTree?) -> FlatSpec {
+        let tree = validatedTree.flatMap { hasFanOut ? nil : $0 } ?? SpecTree(expandingFanOuts())
         var groups: [FlatGroup] = []
         var groupIndexByNode: [Int: Int] = [:]
         var leaves: [FlatLeaf] = []

@@ -201,11 +201,14 @@ extension GroupSpec {
     /// Meant for a validated spec; a matrix that refers to a key it lacks keeps the reference
     /// as written.
     public func expandingFanOuts() -> GroupSpec {
-        guard containsFanOut(children) else { return self }
+        guard hasFanOut else { return self }
         var spec = self
         spec.children = expand(children, policy: onChildFailure)
         return spec
     }
+
+    /// Whether a child at any depth is a matrix or a map.
+    var hasFanOut: Bool { containsFanOut(children) }
 
     private func containsFanOut(_ children: [ChildSpec]) -> Bool {
         children.contains { $0.matrix != nil || $0.map != nil || containsFanOut($0.children) }

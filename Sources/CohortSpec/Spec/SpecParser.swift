@@ -19,6 +19,33 @@ public enum SpecParser {
     public static func parse(
         text: String, format: SpecFormat = .yaml, sourceName: String? = nil, limits: SpecLimits = .default
     ) throws(SpecErrors) -> GroupSpec {
+        try parsedTree(text: text, format: format, sourceName: sourceName, limits: limits).spec
+    }
+
+    /// Parses and validates a spec, as ``parse(text:format:sourceName:limits:)``, and flattens
+    /// it for scheduling with the tree validation built (one tree for both; a spec with a
+    /// matrix or map is flattened from its expansion, a tree of its own).
+    public static func parseFlattened(
+        text: String, format: SpecFormat = .yaml, sourceName: String? = nil, limits: SpecLimits = .default
+    ) throws(SpecErrors) -> (spec: GroupSpec, flat: FlatSpec) {
+        let (spec, tree) = try parsedTree(text: text, format: format, sourceName: sourceName, limits: limits)
+        return (spec, spec.flattened(validatedTree: tree))
+    }
+
+    /// ``parseStrictJSON(text:sourceName:limits:)`` and the spec flattened with the tree
+    /// validation built, as ``parseFlattened(text:format:sourceName:limits:)``.
+    public static func parseStrictJSONFlattened(
+        text: String, sourceName: String? = nil, limits: SpecLimits = .default
+    ) throws(SpecErrors) -> (spec: GroupSpec, flat: FlatSpec)? {
+        guard let (spec, tree) = try strictJSONTree(text: text, sourceName: sourceName, limits: limits) else {
+            return nil
+        }
+        return (spec, spec.flattened(validatedTree: tree))
+    }
+
+    private static func parsedTree(
+        text: String, format: SpecFormat, sourceName: String?, limits: SpecLimits
+    ) throws(SpecErrors) -> (spec: GroupSpec, tree: SpecTree) {
         if format == .json, let value = plainJSON(text, limits: limits) {
             // Faults are rare: only then is the text read again as YAML, for positions.
             return try build(value, format: format, sourceName: sourceName, limits: limits) {
@@ -54,6 +81,12 @@ public enum SpecParser {
     public static func parseStrictJSON(
         text: String, sourceName: String? = nil, limits: SpecLimits = .default
     ) throws(SpecErrors) -> GroupSpec? {
+        try strictJSONTree(text: text, sourceName: sourceName, limits: limits)?.spec
+    }
+
+    private static func strictJSONTree(
+        text: String, sourceName: String?, limits: SpecLimits
+    ) throws(SpecErrors) -> (spec: GroupSpec, tree: SpecTree)? {
         guard let value = plainJSON(text, limits: limits) else { return nil }
         return try build(value, format: .json, sourceName: sourceName, limits: limits) {
             // Positions for the errors' lines: the YAML reader of strict JSON, as bounded.
@@ -70,7 +103,7 @@ public enum SpecParser {
     public static func parse(
         json value: JSONValue, sourceName: String? = nil, limits: SpecLimits = .default
     ) throws(SpecErrors) -> GroupSpec {
-        try build(value, format: .json, sourceName: sourceName, limits: limits) { [:] }
+        try build(value, format: .json, sourceName: sourceName, limits: limits) { [:] }.spec
     }
 
     // MARK: - Steps
@@ -189,18 +222,18 @@ public enum SpecParser {
 
     /// JSON value → model, then validation; errors positioned by `marks()` and sorted.
     private static func build(
-        _ value: JSONValue, format: SpecFormat, sourceName: String?, limits: SpecLimits,
+        _ value: JSONValue, format: SpecFormat, sourceName: String?, limits: SpecLimits, suggests: Bool = true,
         marks: () -> [String: Mark]
-    ) throws(SpecErrors) -> GroupSpec {
+    ) throws(SpecErrors) -> (spec: GroupSpec, tree: SpecTree) {
         let defaultName = sourceName.map { SpecFormat.splitName($0).base }.flatMap { $0.isEmpty ? nil : $0 }
         var reader = SpecReader(format: format)
         let spec = reader.readGroup(value, defaultName: defaultName)
-        var validator = SpecValidator(limits: limits)
+        var validator = SpecValidator(limits: limits, suggests: suggests)
         validator.validate(spec)
         let placeholders = reader.placeholders
         let semantic = validator.errors.filter { !isUnder($0.path, anyOf: placeholders) }
         var errors = reader.errors + semantic
-        guard !errors.isEmpty else { return spec }
+        guard !errors.isEmpty else { return (spec, validator.tree ?? SpecTree(spec)) }
         let marks = marks()
         if !marks.isEmpty {
             for index in errors.indices {
@@ -258,10 +291,15 @@ extension SpecParser {
         throws(SpecErrors) -> [ChildSpec]
     {
         let value: JSONValue
-        do {
-            (value, _) = try document(text: text, format: format, limits: limits)
-        } catch {
-            throw SpecErrors(error.errors)
+        if format == .json, let plain = plainJSON(text, limits: limits) {
+            // Strict JSON (what the client sends) is read by the JSON reader alone, as in `parse`.
+            value = plain
+        } else {
+            do {
+                (value, _) = try document(text: text, format: format, limits: limits)
+            } catch {
+                throw SpecErrors(error.errors)
+            }
         }
         let children: JSONValue
         switch value {
@@ -291,7 +329,8 @@ extension SpecParser {
     /// may name children of the running group the document's children are added to).
     private static func parseLenient(_ value: JSONValue, limits: SpecLimits) throws(SpecErrors) -> GroupSpec {
         do {
-            return try parse(json: value, limits: limits)
+            // No "did you mean" for names the running group may have: these errors are dropped.
+            return try build(value, format: .json, sourceName: nil, limits: limits, suggests: false) { [:] }.spec
         } catch {
             let kept = error.errors.filter { $0.code != .unknownReference }
             if !kept.isEmpty { throw SpecErrors(kept) }

@@ -128,7 +128,11 @@ struct SpecTree {
     /// A plain name is looked up among the node's siblings, then among its parent's siblings,
     /// and so on outwards (like a variable in nested scopes). `a/b` names child `b` of the
     /// group that `a` resolves to.
-    func resolve(_ reference: String, from node: Int) -> Result<Int, ResolutionFailure> {
+    ///
+    /// A failure says "did you mean" only when `suggesting`: a suggestion compares the name
+    /// with every visible name, so callers that drop failures (flattening, dependencies) or
+    /// meet many of them (validation has a budget) must not pay for it each time.
+    func resolve(_ reference: String, from node: Int, suggesting: Bool = false) -> Result<Int, ResolutionFailure> {
         let parts = reference.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if parts.contains(where: \.isEmpty) {
             return .failure(.notFound("\"\(reference)\" is not a child name or a path like \"tests/unit\""))
@@ -144,19 +148,21 @@ struct SpecTree {
         }
         guard var current = found else {
             // Suggestions come from every visible name, nearest scope first.
-            let visible = ancestors(of: node).reversed().flatMap { childNamesSorted(of: $0) }
-            return .failure(.notFound("no child named \"\(parts[0])\"\(Suggestion.didYouMean(parts[0], in: visible))"))
+            let suggestion =
+                suggesting
+                ? Suggestion.didYouMean(
+                    parts[0], in: ancestors(of: node).reversed().flatMap { childNamesSorted(of: $0) })
+                : ""
+            return .failure(.notFound("no child named \"\(parts[0])\"\(suggestion)"))
         }
         for part in parts.dropFirst() {
             guard nodes[current].isGroup else {
                 return .failure(.notFound("\"\(nodes[current].path)\" is a procedure; it has no child \"\(part)\""))
             }
             guard let next = child(named: part, of: current) else {
-                let names = childNamesSorted(of: current)
+                let suggestion = suggesting ? Suggestion.didYouMean(part, in: childNamesSorted(of: current)) : ""
                 return .failure(
-                    .notFound(
-                        "group \"\(nodes[current].path)\" has no child named \"\(part)\"\(Suggestion.didYouMean(part, in: names))"
-                    ))
+                    .notFound("group \"\(nodes[current].path)\" has no child named \"\(part)\"\(suggestion)"))
             }
             current = next
         }

@@ -3,9 +3,18 @@
 struct SpecValidator {
     let limits: SpecLimits
     private(set) var errors: [SpecError] = []
+    /// The tree the last `validate` built (flattening reuses it).
+    private(set) var tree: SpecTree?
+    /// How many more unknown references get a "did you mean": each compares the name with
+    /// every name in scope, so a spec of many bad references (a hostile one, or added children
+    /// naming siblings the running group has) would cost the square of its size.
+    private var suggestionsLeft = SpecValidator.suggestionBudget
+    static let suggestionBudget = 10
 
-    init(limits: SpecLimits) {
+    /// `suggests: false` leaves "did you mean" out of every unknown reference's message.
+    init(limits: SpecLimits, suggests: Bool = true) {
         self.limits = limits
+        if !suggests { suggestionsLeft = 0 }
     }
 
     private mutating func fail(_ code: SpecError.Code, _ path: String, _ message: String) {
@@ -28,6 +37,7 @@ struct SpecValidator {
         }
 
         let tree = SpecTree(spec)
+        self.tree = tree
         // A matrix child is as many procedures as it has combinations.
         let procedures = tree.leafNodes.reduce(0) { total, node in
             let count = tree.nodes[node].child?.matrix.map { max($0.count, 1) } ?? 1
@@ -347,8 +357,9 @@ struct SpecValidator {
 
     /// Checks one `after` or `inject.from`; returns the node it names when valid.
     private mutating func checkReference(_ reference: String, from node: Int, in tree: SpecTree, path: String) -> Int? {
-        switch tree.resolve(reference, from: node) {
+        switch tree.resolve(reference, from: node, suggesting: suggestionsLeft > 0) {
         case .failure(.notFound(let message)):
+            suggestionsLeft -= 1
             fail(.unknownReference, path, message)
             return nil
         case .success(let target):

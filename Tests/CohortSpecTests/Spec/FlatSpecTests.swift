@@ -34,6 +34,21 @@ import Testing
         try parseSpec(yaml).flattened()
     }
 
+    /// One tree for validation and flattening gives the same plan as flattening anew, for a
+    /// spec without fan-outs (the tree is reused) and with them (flattened from the expansion).
+    @Test(arguments: [
+        "name: g\nmode: sequence\nchildren:\n  - { name: a, run: echo }\n  - name: t\n    group:\n      children:\n        - { name: x, run: echo, exclusive: [db] }\n        - { name: y, run: echo, after: [x], inject: [{ from: x, select: v, into: w }] }\n  - { name: z, run: echo, after: [t/y] }\n",
+        "name: g\nchildren:\n  - { name: a, run: echo, with: { items: [1, 2] } }\n  - { name: m, run: echo, matrix: { k: [1, 2, 3] } }\n  - { name: e, run: echo, map: { from: a, select: items } }\n  - { name: z, run: echo, after: [m, e] }\n",
+    ])
+    func parsingFlattenedMatchesFlatteningAfterwards(_ text: String) throws {
+        let (spec, flat) = try SpecParser.parseFlattened(text: text)
+        #expect(spec == (try SpecParser.parse(text: text)))
+        #expect(flat == spec.flattened())
+        #expect(!flat.leaves.isEmpty)
+        let strict = try #require(try SpecParser.parseStrictJSONFlattened(text: spec.specText(pretty: false)))
+        #expect(strict.flat == flat)
+    }
+
     @Test func leavesAreInDocumentOrderWithSlashJoinedPaths() throws {
         let spec = try flat(Self.nested)
         #expect(

@@ -143,6 +143,35 @@ import Testing
             at: "children[1].after[0]", containing: "no child named \"buidl\"; did you mean \"build\"?")
     }
 
+    /// Every unknown reference is an error naming its path; the first
+    /// `SpecValidator.suggestionBudget` say "did you mean" and the rest do not, so a spec of
+    /// many bad names costs no more than its size (each suggestion reads every visible name).
+    @Test func suggestionsForUnknownReferencesAreBudgeted() throws {
+        let count = SpecValidator.suggestionBudget + 5
+        let children = (0..<count).map { "  - { name: build\($0), run: echo, after: [build\($0)x] }" }
+        let errors = specErrors("name: g\nchildren:\n" + children.joined(separator: "\n"))
+        #expect(errors.count == count)
+        for (index, error) in errors.enumerated() {
+            #expect(error.path == "children[\(index)].after[0]")
+            #expect(error.message.hasPrefix("no child named \"build\(index)x\""))
+            #expect(
+                error.message.contains("did you mean") == (index < SpecValidator.suggestionBudget), "\(error.message)")
+        }
+    }
+
+    /// Children to add that name a sibling only the running group has are not an error, and
+    /// an error of their own is still reported.
+    @Test func childrenToAddMayNameSiblingsOfTheRunningGroup() throws {
+        let children = try SpecParser.parseChildren(
+            text: #"[{"name":"a","run":"echo","after":["gate"]},{"name":"b","run":"echo","after":["a"]}]"#,
+            format: .json)
+        #expect(children.map(\.name) == ["a", "b"])
+        #expect(children[0].after == ["gate"])
+        #expect(throws: SpecErrors.self) {
+            _ = try SpecParser.parseChildren(text: #"[{"name":"a","run":"echo","retry":"x"}]"#, format: .json)
+        }
+    }
+
     @Test func injectFromMustNameAChild() {
         expectSpecError(
             """
