@@ -12,11 +12,16 @@ extension CohortClient {
         GroupEvents(replies: connection.watch(group: group))
     }
 
-    /// Waits until the group has finished and returns its final status.
+    /// Waits until the group has finished and returns its final status: the watch's snapshot
+    /// with every later event folded in, with no request after the watch's end. (A group that
+    /// grew while watched, or a map that made its procedures, is asked for once at the end:
+    /// where a new child goes is the coordinator's to say.)
     /// - Throws: ``ClientError`` as ``watch(_:)``.
     public func wait(_ group: String) async throws(ClientError) -> GroupDetail {
+        var fold = SnapshotFold()
         do {
             for try await event in watch(group) {
+                fold.apply(event)
                 if case .finished = event { break }
             }
         } catch let error as ClientError {
@@ -24,7 +29,41 @@ extension CohortClient {
         } catch {
             throw ClientError(.internal, "\(error)")
         }
+        if let detail = fold.detail, detail.state.isFinished, !fold.grew { return detail }
         return try await status(group)
+    }
+}
+
+/// A watch's snapshot with its later events folded in, as a `status` after them would answer:
+/// a child's new status replaces its old one (found by path, in constant time) and the group's
+/// end sets its state, reason and finish time.
+package struct SnapshotFold {
+    package private(set) var detail: GroupDetail?
+    private var indexByPath: [String: Int] = [:]
+    /// A child the snapshot did not have appeared (added to a growing group, a map's procedure).
+    package private(set) var grew = false
+
+    package init() {}
+
+    package mutating func apply(_ event: GroupEvent) {
+        switch event {
+        case .snapshot(let snapshot):
+            detail = snapshot
+            indexByPath = Dictionary(snapshot.children.enumerated().map { ($1.path, $0) }) { _, last in last }
+            grew = false
+        case .child(let status, _):
+            guard detail != nil else { return }
+            if let index = indexByPath[status.path] {
+                detail?.children[index] = status
+            } else {
+                grew = true
+            }
+            if detail?.state == .pending, status.state == .running { detail?.state = .running }
+        case .finished(let state, let reason, let at):
+            detail?.state = state
+            detail?.reason = reason
+            detail?.finishedAt = at
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 import CohortClient
 import CohortCore
 import CohortSpec
+import CohortTestSupport
 import Foundation
 import Testing
 
@@ -93,6 +94,73 @@ extension EndToEnd {
                 #expect(reason.contains("no time to sleep"), "\(reason)")
                 // The first group is untouched.
                 #expect(try await client.status(receipt.id).state == .succeeded)
+            }
+        }
+
+        /// `wait` returns the final snapshot its watch delivered, folded from the events, with
+        /// no `status` after: the same as a `status` asked afterwards, child for child, for a
+        /// group that succeeds (nested, retried), one that fails (its dependent cancelled) and
+        /// one cancelled while its children run or wait (issue 28: no needless round trip).
+        @Test func waitReturnsWhatStatusSaysAfterTheEnd() async throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorkers(2, slots: 2)
+            let marker = Scratch.file("second-attempt")
+            let specs = [
+                """
+                name: succeeds
+                children:
+                  - { name: a, run: echo, with: { n: 1 } }
+                  - name: retried
+                    run: shell
+                    retry: 2
+                    with: { command: [sh, -c, 'test -e "\(marker)" || { touch "\(marker)"; exit 3; }'] }
+                  - name: nested
+                    group:
+                      mode: sequence
+                      children:
+                        - { name: x, run: echo, after: [a], with: { n: 2 } }
+                        - { name: y, run: echo, inject: [{ from: x, select: n, into: m }] }
+                """,
+                """
+                name: fails
+                children:
+                  - { name: broken, run: fail, with: { message: broken } }
+                  - { name: after-broken, run: echo, after: [broken] }
+                  - { name: beside, run: echo }
+                """,
+            ]
+            try await CohortClient.withClient(ClientConfiguration(coordinator: cluster.endpoint)) { client in
+                var ids: [String] = []
+                for (index, spec) in specs.enumerated() {
+                    let receipt = try await client.submit(specText: spec, sourceName: "wait-\(index).yaml")
+                    let waited = try await client.wait(receipt.id)
+                    let status = try await client.status(receipt.id)
+                    ids.append(receipt.id)
+                    #expect(waited == status, "\(receipt.name): wait \(waited)\nstatus \(status)")
+                    #expect(waited.state == (index == 0 ? .succeeded : .failed), "\(waited)")
+                }
+                #expect(try await client.status(ids[0]).children.first { $0.path == "retried" }?.attempt == 2)
+
+                let sleepy = try await client.submit(
+                    specText: "name: cancelled\nchildren:\n  - { name: nap, run: sleep, with: { seconds: 60 } }\n"
+                        + "  - { name: later, run: echo, after: [nap] }\n",
+                    sourceName: "cancelled.yaml")
+                let waiting = Task { try await client.wait(sleepy.id) }
+                var events = client.watch(sleepy.id).makeAsyncIterator()
+                var running = false
+                while !running, let event = try await events.next() {
+                    switch event {
+                    case .snapshot(let detail): running = detail.children.first?.state == .running
+                    case .child(let child, _): running = child.path == "nap" && child.state == .running
+                    case .finished: Issue.record("the nap finished on its own")
+                    }
+                }
+                #expect(running)
+                try await client.cancel(sleepy.id, reason: "enough")
+                let waited = try await within(Deadline.event, "wait to return") { try await waiting.value }
+                #expect(waited.state == .cancelled)
+                #expect(waited == (try await client.status(sleepy.id)))
             }
         }
 

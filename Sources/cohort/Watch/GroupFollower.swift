@@ -24,15 +24,21 @@ enum GroupFollower {
         _ client: CohortClient, group: String, style: Style,
         onEvent: @escaping @Sendable (GroupEvent) async throws -> Void = { _ in }
     ) async throws -> GroupDetail {
+        // The final status is the watch's snapshot with its events folded in (no request after
+        // the end), unless the group grew while watched (see `CohortClient.wait`).
+        var fold = SnapshotFold()
         switch style {
         case .live:
             let view = LiveView(group: group)
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
+            fold = try await withThrowingTaskGroup(of: SnapshotFold?.self) { tasks in
                 tasks.addTask {
+                    var fold = SnapshotFold()
                     for try await event in client.watch(group) {
+                        fold.apply(event)
                         await view.apply(event)
                         try await onEvent(event)
                     }
+                    return fold
                 }
                 tasks.addTask {
                     // The elapsed times move even when no event arrives.
@@ -40,9 +46,11 @@ enum GroupFollower {
                         try await Task.sleep(for: .milliseconds(250))
                         await view.redraw()
                     }
+                    return nil
                 }
-                try await tasks.next()
+                let first = try await tasks.next()
                 tasks.cancelAll()
+                return (first ?? nil) ?? SnapshotFold()
             }
             await view.redraw()
         case .lines:
@@ -50,15 +58,18 @@ enum GroupFollower {
             for try await event in client.watch(group) {
                 let shown = EventLines.isNews(event, model: model)
                 model.apply(event)
+                fold.apply(event)
                 if shown { Console.out(EventLines.line(for: event, model: model)) }
                 try await onEvent(event)
             }
         case .jsonLines:
             for try await event in client.watch(group) {
                 Console.out(JSONShapes.event(event, group: group).jsonString())
+                fold.apply(event)
                 try await onEvent(event)
             }
         }
+        if let detail = fold.detail, detail.state.isFinished, !fold.grew { return detail }
         return try await client.status(group)
     }
 }
