@@ -1,6 +1,12 @@
 import CohortCore
 import CohortWire
 
+#if canImport(Glibc)
+    import Glibc
+#else
+    import Darwin
+#endif
+
 /// The attempt tokens the coordinator handed out: a random secret per dispatched attempt,
 /// given to the attempt as `COHORT_ATTEMPT_TOKEN`, that lets whoever holds it — while that
 /// attempt runs — read its group, cancel its group and add children to it (docs/security.md,
@@ -27,11 +33,14 @@ struct AttemptTokens {
             byToken = byToken.filter { isRunning($0.value) }
             sweptAt = byToken.count
         }
-        var generator = SystemRandomNumberGenerator()
-        let token = Self.hex(generator.next()) + Self.hex(generator.next())
+        let token = randomness.token()
         byToken[token] = ref
         return token
     }
+
+    /// The system's random bytes, drawn 4 KiB at a time (one system call per 256 tokens, not
+    /// two per token: minting is on the dispatch path of every child).
+    private var randomness = RandomBytes()
 
     /// The attempt `token` was minted for, if it still runs; why not otherwise (the words of a
     /// refusal: "an unknown or forged attempt token", "the attempt token of … which has ended").
@@ -41,9 +50,28 @@ struct AttemptTokens {
         return .success(ref)
     }
 
-    private static func hex(_ value: UInt64) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
+}
+
+/// Tokens from the system's cryptographic generator (`SystemRandomNumberGenerator`: getrandom
+/// on Linux, arc4random on Darwin), written as hex without formatting.
+struct RandomBytes {
+    private var generator = SystemRandomNumberGenerator()
+
+    /// 128 fresh random bits as 32 lowercase hex digits.
+    mutating func token() -> String {
+        Self.hex(generator.next(), generator.next())
+    }
+
+    private static func hex(_ high: UInt64, _ low: UInt64) -> String {
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            let digits: StaticString = "0123456789abcdef"
+            for index in 0..<32 {
+                let word = index < 16 ? high : low
+                let shift = UInt64(60 - 4 * (index % 16))
+                buffer[index] = digits.utf8Start[Int((word >> shift) & 0xF)]
+            }
+            return 32
+        }
     }
 }
 
