@@ -10,6 +10,11 @@ final class BenchCluster {
     private var stateDir: String?
     /// The coordinators' captured output, removed by ``stop()``.
     private var coordinatorOutputs: [String] = []
+    /// The dashboard's URL (`http://127.0.0.1:PORT/`) when started with `dashboard`.
+    private(set) var dashboardURL: String?
+
+    /// The journal's state directory (nil without a journal or in PostgreSQL).
+    var stateDirectory: String? { stateDir }
 
     /// Starts the coordinator (with a journal in a temporary state directory of its own, or
     /// none) and `workers` workers of `slots` slots, and waits until every worker is connected.
@@ -21,13 +26,14 @@ final class BenchCluster {
     /// the workers and ``endpoint`` list both.
     init(
         cohort: String, workers: Int, slots: Int, journal: Bool = true, keys: BenchKeys? = nil, metrics: Bool = false,
-        journalURL: String? = nil, standby: Bool = false
+        journalURL: String? = nil, standby: Bool = false, dashboard: Bool = false
     ) async throws {
         let metricsArguments = ["--metrics", metrics ? "127.0.0.1:0" : "off"]
+        // The dashboard on a free port when asked for, else none (its default port is fixed).
         // A standby logs `leading:` at notice: the line that says the first coordinator leads.
         var arguments =
             ["coordinator", "--endpoint", "tcp://127.0.0.1:*", "--log-level", standby ? "notice" : "error"]
-            + (keys?.coordinator ?? []) + metricsArguments
+            + (keys?.coordinator ?? []) + metricsArguments + ["--http", dashboard ? "127.0.0.1:0" : "off"]
         if let journalURL {
             arguments += ["--journal", journalURL] + (standby ? ["--standby"] : [])
         } else if journal {
@@ -62,6 +68,10 @@ final class BenchCluster {
                 throw BenchError(leading ? "the coordinator did not lead" : "the coordinator did not start")
             }
             endpoints.append(found)
+            if dashboard, dashboardURL == nil {
+                dashboardURL = try await Self.waitForLine(
+                    "cohort coordinator dashboard on ", in: output, until: deadline)
+            }
         }
         endpoint = endpoints.joined(separator: ",")
         for index in 1...workers {
@@ -100,7 +110,26 @@ final class BenchCluster {
         coordinatorOutputs = []
     }
 
+    /// Stops every process and leaves the journal's state directory for the caller (who
+    /// removes it).
+    func stopKeepingState() {
+        stateDir = nil
+        stop()
+    }
+
     deinit { stop() }
+
+    /// The rest of the first line of `file` that starts with `prefix`, waited for until `deadline`.
+    static func waitForLine(_ prefix: String, in file: String, until deadline: ContinuousClock.Instant) async throws
+        -> String
+    {
+        while ContinuousClock.now < deadline {
+            let lines = ((try? String(contentsOfFile: file, encoding: .utf8)) ?? "").split(separator: "\n")
+            if let line = lines.first(where: { $0.hasPrefix(prefix) }) { return String(line.dropFirst(prefix.count)) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw BenchError("no line \"\(prefix)…\" in the output in time")
+    }
 
     static func stop(_ pids: [pid_t]) {
         for pid in pids { kill(pid, SIGTERM) }

@@ -48,10 +48,22 @@ enum Measurements {
 
     /// `count` no-op children in one group: procedures per second, submit to finished.
     static func throughput(_ client: CohortClient, count: Int) async throws -> Double {
+        try await throughputAndCPU(client, count: count, coordinator: nil).perSecond
+    }
+
+    /// As ``throughput(_:count:)``, and the CPU (user + system) process `coordinator` spent
+    /// per child during the run, in microseconds (nil without a pid).
+    static func throughputAndCPU(_ client: CohortClient, count: Int, coordinator: pid_t?) async throws -> (
+        perSecond: Double, cpuMicrosPerChild: Double?
+    ) {
         _ = try await run(client, echoChildren(min(count, 500), name: "warm-up"))
-        let (elapsed, final) = try await run(client, echoChildren(count, name: "throughput"))
+        let spec = echoChildren(count, name: "throughput")
+        let before = try coordinator.map(Growth.processCPU)
+        let (elapsed, final) = try await run(client, spec)
+        let after = try coordinator.map(Growth.processCPU)
         guard final.state == .succeeded else { throw BenchError("throughput group \(final.state)") }
-        return Double(count) / elapsed.seconds
+        let cpu = before.flatMap { start in after.map { ($0 - start) * 1e6 / Double(count) } }
+        return (Double(count) / elapsed.seconds, cpu)
     }
 
     /// A one-child group, submit to its finished event, `count` times.

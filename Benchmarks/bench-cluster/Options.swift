@@ -28,6 +28,13 @@ struct Options {
     /// A second PostgreSQL database for `--journal-comparison`'s third cluster, two
     /// `--standby` coordinators (nil: that cluster is not measured).
     var postgresStandby: String?
+    /// Measure each path at two sizes instead of the usual measurements (`Growth`).
+    var growth = false
+    var growthSizes = (2_500, 10_000)
+    var growthLimit = 1.3
+    /// Fail (exit 1) when the coordinator's CPU per no-op child exceeds this many times the
+    /// relay's time per pipelined round trip, measured in the same run; nil: no gate.
+    var cpuLimit: Double?
     /// Directory holding `cohort` and `bench-zeromq` (default: this executable's).
     var binaries: String = Options.ownDirectory
 
@@ -35,6 +42,7 @@ struct Options {
         usage: bench-cluster [--json] [--noops N] [--round-trips N] [--chain N] [--cancel N] [--cancel-runs N]
                              [--handoffs N] [--no-baseline] [--no-journal] [--curve] [--metrics-comparison N]
                              [--matrix-comparison N] [--journal-comparison N --postgres URL [--postgres-standby URL2]]
+                             [--growth [--growth-sizes SMALL,LARGE] [--growth-limit X]] [--cpu-limit X]
                              [--binaries DIR]
         Starts real `cohort` processes on 127.0.0.1 (a coordinator and 2 workers; 4 for the cancel
         measurement) and measures, in one run, against the raw ZeroMQ relay of `bench-zeromq --processes`:
@@ -60,6 +68,14 @@ struct Options {
         prints each run, the medians and PostgreSQL/SQLite. --postgres-standby URL2 (a database of its own) adds a
         third cluster, the HA set-up: two `--standby` coordinators on URL2, the first leading (and renewing its lease
         while it serves), workers and client given both endpoints; the order of the three rotates every run.
+        --cpu-limit X fails (exit 1) when the coordinator's CPU per no-op child (user + system, /proc, during the
+        throughput run) exceeds X times the relay's time per pipelined round trip of the same run.
+        --growth instead measures every path whose work grows with a group's size at two sizes (default 2500 and
+        10000 children; --growth-sizes SMALL,LARGE), each on a cluster of its own with a journal and a dashboard:
+        submit → finished (wall and coordinator CPU), status, the first watch snapshot, the dashboard's group API,
+        adding 1,000 children to a running group, a map over N items, a matrix of N cells, rerun, the coordinator's
+        restart on its journal, prune; cost per child at each size, and fails (exit 1) when the larger's exceeds the
+        smaller's by more than --growth-limit (1.3).
         Build in release mode (one product per call): for p in cohort bench-zeromq bench-cluster; do swift build -c release --product $p; done
         """
 
@@ -99,6 +115,23 @@ struct Options {
             case "--postgres-standby":
                 guard let url = rest.popFirst() else { fail("--postgres-standby takes a postgres:// URL") }
                 options.postgresStandby = url
+            case "--growth": options.growth = true
+            case "--growth-sizes":
+                let sizes = (rest.popFirst() ?? "").split(separator: ",").compactMap { Int($0) }
+                guard sizes.count == 2, sizes[0] > 0, sizes[1] > sizes[0] else {
+                    fail("--growth-sizes takes SMALL,LARGE, two whole numbers with SMALL < LARGE")
+                }
+                options.growthSizes = (sizes[0], sizes[1])
+            case "--growth-limit":
+                guard let value = rest.popFirst().flatMap(Double.init), value >= 1 else {
+                    fail("--growth-limit takes a number of at least 1")
+                }
+                options.growthLimit = value
+            case "--cpu-limit":
+                guard let value = rest.popFirst().flatMap(Double.init), value > 0 else {
+                    fail("--cpu-limit takes a positive number")
+                }
+                options.cpuLimit = value
             case "--binaries":
                 guard let directory = rest.popFirst() else { fail("--binaries takes a directory") }
                 options.binaries = directory

@@ -11,6 +11,8 @@ struct Baseline: Codable {
 struct Report: Codable {
     var baseline: Baseline?
     var throughputPerSecond: Double
+    /// The coordinator's CPU per child during that run, in microseconds.
+    var coordinatorCPUPerChildMicros: Double?
     /// The same throughput with the coordinator's journal off (same run); nil with --no-journal.
     var throughputWithoutJournalPerSecond: Double?
     var roundTrip: Latency
@@ -50,11 +52,12 @@ func measure(_ options: Options) async throws -> Report {
 
     let two = try await BenchCluster(cohort: cohort, workers: 2, slots: 8, journal: !options.noJournal)
     defer { two.stop() }
+    let coordinator = two.coordinatorPID
     let (throughput, roundTrip, chain, handoff) = try await CohortClient.withClient(
         ClientConfiguration(coordinator: two.endpoint)
     ) { client in
         (
-            try await Measurements.throughput(client, count: options.noops),
+            try await Measurements.throughputAndCPU(client, count: options.noops, coordinator: coordinator),
             try await Measurements.roundTrips(client, count: options.roundTrips),
             try await Measurements.chain(client, links: options.chain),
             try await Measurements.handoffs(client, children: options.handoffs)
@@ -69,7 +72,8 @@ func measure(_ options: Options) async throws -> Report {
         try await Measurements.cancels(client, children: options.cancelChildren, runs: options.cancelRuns)
     }
     return Report(
-        baseline: baseline, throughputPerSecond: throughput, throughputWithoutJournalPerSecond: withoutJournal,
+        baseline: baseline, throughputPerSecond: throughput.perSecond,
+        coordinatorCPUPerChildMicros: throughput.cpuMicrosPerChild, throughputWithoutJournalPerSecond: withoutJournal,
         roundTrip: roundTrip, chainPerLinkMicros: chain * 1e6,
         cancel: cancel, handoff: handoff)
 }
@@ -102,6 +106,11 @@ func printTable(_ report: Report, _ options: Options) {
         "throughput, \(options.noops) no-ops\(options.noJournal ? ", no journal" : ", journal on")",
         "\(format(report.throughputPerSecond, 0)) procedures/s",
         ratio(report.throughputPerSecond, pipelined, " of pipelined"), "≥ 50000/s and ≥ 0.2×")
+    if let cpu = report.coordinatorCPUPerChildMicros {
+        row(
+            "  coordinator CPU per child", "\(format(cpu, 1)) µs",
+            ratio(cpu, pipelined.map { 1e6 / $0 }, " of a pipelined trip"), "≤ 4×")
+    }
     if let bare = report.throughputWithoutJournalPerSecond {
         row(
             "  same, journal off", "\(format(bare, 0)) procedures/s",
@@ -151,6 +160,14 @@ if options.journalRuns > 0 {
         exit(70)
     }
 }
+if options.growth {
+    do {
+        exit(try await Growth.run(options))
+    } catch {
+        FileHandle.standardError.write(Data("bench-cluster: \(error)\n".utf8))
+        exit(70)
+    }
+}
 if options.curve {
     do {
         try await CurveComparison.run(options)
@@ -168,6 +185,21 @@ do {
         print(String(decoding: try encoder.encode(report), as: UTF8.self))
     } else {
         printTable(report, options)
+    }
+    if let limit = options.cpuLimit {
+        guard let cpu = report.coordinatorCPUPerChildMicros, let pipelined = report.baseline?.relayPipelinedPerSecond
+        else {
+            FileHandle.standardError.write(Data("bench-cluster: --cpu-limit needs the relay baseline\n".utf8))
+            exit(64)
+        }
+        let multiple = cpu / (1e6 / pipelined)
+        guard multiple <= limit else {
+            FileHandle.standardError.write(
+                Data(
+                    ("bench-cluster: coordinator CPU per child \(format(cpu)) µs is \(format(multiple, 2))× the relay's "
+                        + "time per pipelined round trip, over the limit \(limit)×\n").utf8))
+            exit(1)
+        }
     }
 } catch {
     FileHandle.standardError.write(Data("bench-cluster: \(error)\n".utf8))
