@@ -3,6 +3,7 @@
 //   cohort-simulate --seed S --steps N     one seed (replays a failure)
 //   cohort-simulate --seeds K --steps N    seeds 1…K (or from --seed)
 //   cohort-simulate --minutes M            seeds one after another for M minutes of wall clock
+//   cohort-simulate --seeds K --minutes M  seeds 1…K, stopping early when M minutes have passed
 //
 // Prints each seed's steps and trace hash, then the totals and every fault injected; exits 1
 // at the first failure, with the seed, step, invariant and last events, and a shorter run that
@@ -12,7 +13,7 @@ import Foundation
 
 struct Options {
     var seed: UInt64?
-    var seeds = 1
+    var seeds: Int?
     var steps = 20_000
     var minutes: Double?
     var workers = 4
@@ -39,7 +40,8 @@ let usage =
       --seed S      the first seed (default 1); with --steps N alone, replays that seed
       --seeds K     how many seeds, S, S+1, … (default 1)
       --steps N     steps with faults per seed, before the quiet phase (default 20000)
-      --minutes M   run seeds until M minutes of wall clock have passed (overrides --seeds)
+      --minutes M   run seeds until M minutes of wall clock have passed; with --seeds K, at most K
+                    (a seed started finishes; the totals say how many ran)
       --workers W   simulated workers (default 4); --clients C  simulated clients (default 3)
       --quiet       print only the totals
       --trace       print every event of the trace
@@ -107,7 +109,8 @@ var runs = 0
 var totalSteps = 0
 var faults: [String: Int] = [:]
 var events: [String: Int] = [:]
-while deadline.map({ ContinuousClock.now < $0 }) ?? (runs < options.seeds) {
+let seedLimit = options.seeds ?? (deadline == nil ? 1 : Int.max)
+while runs < seedLimit, deadline.map({ ContinuousClock.now < $0 }) ?? true {
     var configuration = SimulationConfiguration(seed: seed, steps: options.steps)
     configuration.workers = options.workers
     configuration.clients = options.clients
@@ -144,8 +147,9 @@ while deadline.map({ ContinuousClock.now < $0 }) ?? (runs < options.seeds) {
 let seconds =
     Double((ContinuousClock.now - started).components.seconds) + 1e-18
     * Double((ContinuousClock.now - started).components.attoseconds)
+let cutShort = runs < seedLimit && seedLimit != Int.max ? " (the time budget ended it: \(runs) of \(seedLimit))" : ""
 print(
-    "simulated \(runs) seeds, \(totalSteps) steps in \(String(format: "%.1f", seconds)) s (\(Int(Double(totalSteps) / max(seconds, 0.001))) steps/s)"
+    "simulated \(runs) seeds\(cutShort), \(totalSteps) steps in \(String(format: "%.1f", seconds)) s (\(Int(Double(totalSteps) / max(seconds, 0.001))) steps/s)"
 )
 print("faults: " + faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
 print("events: " + events.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
