@@ -86,7 +86,7 @@ enum Growth {
         let perChild = { (elapsed: Duration, children: Int) in elapsed.seconds * 1e6 / Double(children) }
         var costs: Costs = []
         let rounds = 3
-        try await CohortClient.withClient(ClientConfiguration(coordinator: cluster.endpoint)) { client in
+        _ = try await CohortClient.withClient(ClientConfiguration(coordinator: cluster.endpoint)) { client in
             _ = try await Measurements.run(client, Measurements.echoChildren(500, name: "warm-up"))
 
             // Submit to finished, and what the coordinator's CPU spent on it.
