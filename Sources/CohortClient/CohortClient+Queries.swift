@@ -63,12 +63,16 @@ extension CohortClient {
     ///
     /// Returns once the coordinator accepted the cancel; the group's end follows in its status
     /// and watch events (``wait(_:)`` waits for it).
+    /// - Returns: nil when the cancel took effect; the state the group (or child) had already
+    ///   finished in, when there was nothing to cancel.
     /// - Throws: ``ClientError/Code/notFound`` for an unknown group or child.
+    @discardableResult
     public func cancel(_ group: String, child: String? = nil, reason: String = "")
-        async throws(ClientError)
+        async throws(ClientError) -> ChildState?
     {
         let reply = try await connection.request(.cancel(group: group, path: child, reason: reason))
-        guard case .cancelAccepted = reply else { throw unexpected(reply, for: "cancel") }
+        guard case .cancelAccepted(_, _, let alreadyFinished) = reply else { throw unexpected(reply, for: "cancel") }
+        return alreadyFinished
     }
 
     /// Adds `children` to a running group (into its nested group at `into`, a path; `nil`: the

@@ -42,6 +42,7 @@ extension CoordinatorLoop {
                 why = .cancelledByChild(path: child.path, attempt: child.attempt, reason: reason)
             }
             do {
+                let finished = scheduler.finishedPhase(group, path: path)
                 let actions =
                     if let path {
                         try scheduler.cancelChild(group, path: path, reason: why, now: now)
@@ -52,7 +53,8 @@ extension CoordinatorLoop {
                 apply(actions)
                 // Acknowledged once no attempt it covers can still start on a worker
                 // (answerSettledCancels, every turn); at once when none was in flight.
-                pendingCancels.append(PendingCancel(routing: routing, requestID: id, group: group, path: path))
+                pendingCancels.append(
+                    PendingCancel(routing: routing, requestID: id, group: group, path: path, alreadyFinished: finished))
                 answerSettledCancels()
             } catch {
                 fail(error.wire)
@@ -149,7 +151,10 @@ extension CoordinatorLoop {
         }
         for cancel in settled {
             outbox.send(
-                CoordinatorReply(requestID: cancel.requestID, .cancelAccepted(group: cancel.group, path: cancel.path)),
+                CoordinatorReply(
+                    requestID: cancel.requestID,
+                    .cancelAccepted(
+                        group: cancel.group, path: cancel.path, alreadyFinished: cancel.alreadyFinished?.wire)),
                 to: cancel.routing)
         }
     }

@@ -208,11 +208,18 @@ extension DashboardServer {
             if case .string(let text)? = fields["child"], !text.isEmpty { child = text }
             if case .string(let text)? = fields["reason"], !text.isEmpty { reason = text }
         }
-        try await call { try await client.cancel(group, child: child, reason: reason) }
+        let finished = try await call { try await client.cancel(group, child: child, reason: reason) }
         logger.notice(
             "dashboard cancel",
             metadata: ["group.id": "\(group)", "child.path": "\(child ?? "")", "token.name": "\(token.name)"])
-        return ["accepted": true, "group": .string(group), "child": DashboardJSON.optional(child)]
+        // As `cohort cancel --json` (docs/cli.md): what had finished was not cancelled.
+        guard let finished else {
+            return ["accepted": true, "group": .string(group), "child": DashboardJSON.optional(child)]
+        }
+        return [
+            "accepted": false, "group": .string(group), "child": DashboardJSON.optional(child),
+            "alreadyFinished": .string("\(finished)"),
+        ]
     }
 
     /// `POST /api/workers/NAME/drain`.

@@ -460,7 +460,7 @@ func describe(_ kind: ClientRequest.Kind) -> String {
 func describe(_ kind: CoordinatorReply.Kind) -> String {
     switch kind {
     case .submitted(let receipt): "submitted \(receipt.id) already=\(receipt.alreadySubmitted)"
-    case .cancelAccepted(let group, let path): "cancel accepted \(group)/\(path ?? "")"
+    case .cancelAccepted(let group, let path, _): "cancel accepted \(group)/\(path ?? "")"
     case .group(let detail): "group \(detail.id) \(detail.state)"
     case .watchEvents(let events): "events \(events.map { "\($0.group) \($0.kind)" })"
     case .error(let error): "error \(error.code) \(error.message)"

@@ -431,11 +431,12 @@ import Testing
                 if case .coordinatorReply(let reply) = message, reply.requestID == cancelID { return reply.kind }
                 return nil
             }
-            guard case .cancelAccepted(_, let path) = answer else {
+            guard case .cancelAccepted(_, let path, let alreadyFinished) = answer else {
                 Issue.record("cancel not accepted: \(answer)")
                 return
             }
             #expect(path == "a")
+            #expect(alreadyFinished == nil, "the cancel took effect")
             let status = try client.waitForStatus("cc") { $0.children.first { $0.path == "b" }?.state == .cancelled }
             #expect(status.children.first { $0.path == "c" }?.state == .ready)
             guard case .result(let result) = try client.request(.result(group: "cc", path: "b")),
@@ -446,6 +447,14 @@ import Testing
             }
             #expect(reason == "dependency \"a\" was cancelled")
             #expect(code == .dependencyFailed, "the result carries the reason's code")
+            // Cancelling what has finished changes nothing, and the answer says how it ended
+            // (`cohort cancel` prints it without asking status first).
+            let again = try client.request(.cancel(group: "cc", path: "b", reason: ""))
+            guard case .cancelAccepted(_, "b", let finished) = again else {
+                Issue.record("a second cancel was not accepted: \(again)")
+                return
+            }
+            #expect(finished == .cancelled)
         }
     }
 

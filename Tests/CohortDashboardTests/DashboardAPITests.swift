@@ -211,9 +211,19 @@ struct DashboardAPITests {
                 "/api/groups/\(id)/cancel", method: .post, token: Self.adminToken,
                 body: #"{"reason": "stopped by the API test"}"#)
             #expect(admin.status == .accepted)
+            let accepted =
+                try JSONSerialization.jsonObject(with: Data(String(buffer: admin.body).utf8)) as? [String: Any]
+            #expect(
+                accepted?["accepted"] as? Bool == true && accepted?["alreadyFinished"] == nil,
+                "\(String(describing: accepted))")
             let final = try await fixture.client.wait(id)
             #expect(final.state == .cancelled)
             #expect(final.children.first?.error?.contains("stopped by the API test") == true)
+            // Cancelling it again changes nothing, and the answer says how it had ended.
+            let again = try await client.response("/api/groups/\(id)/cancel", method: .post, token: Self.adminToken)
+            let answer = try JSONSerialization.jsonObject(with: Data(String(buffer: again.body).utf8)) as? [String: Any]
+            #expect(answer?["accepted"] as? Bool == false, "\(String(describing: answer))")
+            #expect(answer?["alreadyFinished"] as? String == "cancelled", "\(String(describing: answer))")
         }
     }
 

@@ -7,12 +7,15 @@ public struct PendingCancel<Routing: Hashable & Sendable>: Hashable, Sendable {
     public var group: String
     /// nil: the whole group.
     public var path: String?
+    /// The state the group (or child) had finished in before the cancel; nil: it had not.
+    public var alreadyFinished: ChildPhase?
 
-    public init(routing: Routing, requestID: UInt64, group: String, path: String?) {
+    public init(routing: Routing, requestID: UInt64, group: String, path: String?, alreadyFinished: ChildPhase? = nil) {
         self.routing = routing
         self.requestID = requestID
         self.group = group
         self.path = path
+        self.alreadyFinished = alreadyFinished
     }
 }
 

@@ -27,6 +27,16 @@ extension Scheduler {
         return snapshot
     }
 
+    /// The state a group (`path` nil or `""`) or one child of it has finished in; nil while it
+    /// has not finished, or for an unknown group or path. Costs one node, not a snapshot.
+    public func finishedPhase(_ id: String, path: String?) -> ChildPhase? {
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex] else { return nil }
+        guard let node = run.nodeByPath[path ?? ""] else { return nil }
+        let phase =
+            node < run.leafCount ? leafSnapshot(run, node).phase : groupSnapshot(run, node - run.leafCount).phase
+        return phase.isFinished ? phase : nil
+    }
+
     /// The CURVE key (Z85) of the client that submitted group `id`: `.some(nil)` for a group
     /// submitted without CURVE, `nil` for no such group.
     public func groupOwner(_ id: String) -> String?? {

@@ -1282,6 +1282,10 @@ nonisolated struct Cohort_Wire_V1_CancelAccepted: Sendable {
   /// Clears the value of `path`. Subsequent reads from it will return its default value.
   mutating func clearPath() {self._path = nil}
 
+  /// UNSPECIFIED: the cancel took effect. Otherwise the group (or child) had already finished,
+  /// in this state, and nothing changed (a client says so without asking status first).
+  var alreadyFinished: Cohort_Wire_V1_ChildState = .unspecified
+
   var unknownFields = SwiftProtobuf.UnknownStorage()
 
   init() {}
@@ -3450,7 +3454,7 @@ nonisolated extension Cohort_Wire_V1_ResultReply: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_CancelAccepted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".CancelAccepted"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{3}already_finished\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3461,6 +3465,7 @@ nonisolated extension Cohort_Wire_V1_CancelAccepted: SwiftProtobuf.Message, Swif
       case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self._path) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.alreadyFinished) }()
       default: break
       }
     }
@@ -3480,6 +3485,9 @@ nonisolated extension Cohort_Wire_V1_CancelAccepted: SwiftProtobuf.Message, Swif
     try { if let v = self._path {
       try visitor.visitSingularStringField(value: v, fieldNumber: 3)
     } }()
+    if self.alreadyFinished != .unspecified {
+      try visitor.visitSingularEnumField(value: self.alreadyFinished, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3487,6 +3495,7 @@ nonisolated extension Cohort_Wire_V1_CancelAccepted: SwiftProtobuf.Message, Swif
     if lhs.requestID != rhs.requestID {return false}
     if lhs.group != rhs.group {return false}
     if lhs._path != rhs._path {return false}
+    if lhs.alreadyFinished != rhs.alreadyFinished {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

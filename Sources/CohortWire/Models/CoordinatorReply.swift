@@ -20,7 +20,8 @@ public struct CoordinatorReply: Hashable, Sendable {
         /// A finished child's result.
         case result(ResultReply)
         /// The cancel was accepted; the group's (or child's) end follows in status and watch events.
-        case cancelAccepted(group: String, path: String?)
+        /// `alreadyFinished`: it had finished before, in that state, and nothing changed.
+        case cancelAccepted(group: String, path: String?, alreadyFinished: ChildState? = nil)
         /// Events of a watched group, in order. A batch of N is the same as N messages of one.
         case watchEvents([WatchEvent])
         case workers([WorkerInfo])

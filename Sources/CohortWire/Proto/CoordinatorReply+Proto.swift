@@ -57,11 +57,12 @@ extension CoordinatorReply: WireBody {
             proto.outcome = result.outcome.proto
             proto.outputTruncated = result.outputTruncated
             return try serialize(proto)
-        case .cancelAccepted(let group, let path):
+        case .cancelAccepted(let group, let path, let alreadyFinished):
             var proto = Cohort_Wire_V1_CancelAccepted()
             proto.requestID = requestID
             proto.group = group
             if let path { proto.path = path }
+            if let alreadyFinished { proto.alreadyFinished = alreadyFinished.proto }
             return try serialize(proto)
         case .watchEvents(let events):
             var proto = Cohort_Wire_V1_WatchEvents()
@@ -139,7 +140,11 @@ extension CoordinatorReply: WireBody {
         case .cancelAccepted:
             let proto = try body.decode(Cohort_Wire_V1_CancelAccepted.self)
             return CoordinatorReply(
-                requestID: proto.requestID, .cancelAccepted(group: proto.group, path: proto.hasPath ? proto.path : nil))
+                requestID: proto.requestID,
+                .cancelAccepted(
+                    group: proto.group, path: proto.hasPath ? proto.path : nil,
+                    alreadyFinished: proto.alreadyFinished == .unspecified
+                        ? nil : try ChildState(proto: proto.alreadyFinished)))
         case .watchEvents:
             let proto = try body.decode(Cohort_Wire_V1_WatchEvents.self)
             var events: [WatchEvent] = []

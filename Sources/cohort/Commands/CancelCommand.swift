@@ -56,16 +56,9 @@ struct CancelCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = log.bootstrap("cohort.cancel")
         try await withClient(connection, logger: logger) { client in
-            // Already finished: nothing to cancel, and saying "cancelling" would mislead.
-            let before = try await client.status(group)
-            let finishedState: String? =
-                if let child {
-                    before.children.first { $0.path == child }.flatMap { status in
-                        [.succeeded, .failed, .cancelled, .skipped].contains(status.state) ? "\(status.state)" : nil
-                    }
-                } else {
-                    before.state.isFinished ? "\(before.state)" : nil
-                }
+            // One round trip: the answer says whether it had already finished (nothing to
+            // cancel, and saying "cancelling" would mislead).
+            let finishedState = try await client.cancel(group, child: child, reason: reason).map { "\($0)" }
             if let finishedState, !wait {
                 let name = child.map { "\(group)/\($0)" } ?? group
                 if output.json {
@@ -79,7 +72,6 @@ struct CancelCommand: AsyncParsableCommand {
                 }
                 return ExitStatus.success
             }
-            try await client.cancel(group, child: child, reason: reason)
             guard wait else {
                 if output.json {
                     Console.out(

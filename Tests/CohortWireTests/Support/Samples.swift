@@ -188,6 +188,12 @@ enum Samples {
             .coordinatorReply(CoordinatorReply(requestID: 6, .cancelAccepted(group: "g-7f3a", path: "build")))
         ),
         (
+            "cancel of a finished child",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 6, .cancelAccepted(group: "g-7f3a", path: "build", alreadyFinished: .skipped)))
+        ),
+        (
             "watch events",
             .coordinatorReply(
                 CoordinatorReply(
