@@ -12,13 +12,21 @@ import Testing
     @Test func tokensAreRandomAndAtLeast128Bits() {
         var tokens = AttemptTokens()
         var seen = Set<String>()
-        for index in 0..<100 {
+        // 1,000 tokens draw the random pool (256 tokens a fill) four times: a fill that left
+        // the pool as it was would repeat tokens.
+        var digits: [Character: Int] = [:]
+        for index in 0..<1000 {
             let token = tokens.mint(for: ref) { _ in true }
             #expect(token.count == 32, "128 bits as hex: \(token)")
             #expect(token.allSatisfy { $0.isHexDigit })
             seen.insert(token)
             #expect(seen.count == index + 1, "no token repeats")
+            for digit in token { digits[digit, default: 0] += 1 }
         }
+        // 32,000 digits, about 2,000 of each of the 16: none missing or far off (a pool filled
+        // only in part, or with zeros, would be).
+        #expect(digits.count == 16)
+        #expect(digits.values.allSatisfy { (1600...2400).contains($0) }, "\(digits)")
     }
 
     @Test func aTokenIsValidOnlyWhileItsAttemptRuns() {

@@ -52,14 +52,54 @@ struct AttemptTokens {
 
 }
 
-/// Tokens from the system's cryptographic generator (`SystemRandomNumberGenerator`: getrandom
-/// on Linux, arc4random on Darwin), written as hex without formatting.
+/// Tokens from the system's cryptographic generator (/dev/urandom on Linux, the kernel's
+/// CSPRNG that getrandom also reads; arc4random_buf on Darwin), drawn 4 KiB at a time and
+/// written as hex without formatting. Each byte is used once. `SystemRandomNumberGenerator`
+/// makes a system call per 64 bits, two per token, on the dispatch path of every child.
 struct RandomBytes {
-    private var generator = SystemRandomNumberGenerator()
+    private var pool = [UInt64](repeating: 0, count: 512)
+    private var next = 512
 
     /// 128 fresh random bits as 32 lowercase hex digits.
     mutating func token() -> String {
-        Self.hex(generator.next(), generator.next())
+        Self.hex(word(), word())
+    }
+
+    private mutating func word() -> UInt64 {
+        if next == pool.count {
+            pool.withUnsafeMutableBytes { Self.fill($0) }
+            next = 0
+        }
+        defer { next += 1 }
+        return pool[next]
+    }
+
+    #if canImport(Glibc)
+        /// Opened once, for the process's life (close-on-exec: children never inherit it).
+        private static let urandom = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+    #endif
+
+    private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+        #if canImport(Glibc)
+            var filled = 0
+            while urandom >= 0, filled < buffer.count {
+                let count = read(urandom, buffer.baseAddress! + filled, buffer.count - filled)
+                if count > 0 {
+                    filled += count
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            // Without /dev/urandom (a bare chroot), the standard library's generator: the same
+            // source through getrandom, a call per word.
+            guard filled < buffer.count else { return }
+            var generator = SystemRandomNumberGenerator()
+            for index in filled..<buffer.count {
+                buffer[index] = UInt8(truncatingIfNeeded: generator.next())
+            }
+        #else
+            arc4random_buf(buffer.baseAddress!, buffer.count)
+        #endif
     }
 
     private static func hex(_ high: UInt64, _ low: UInt64) -> String {
