@@ -5,7 +5,9 @@
 
 RAW_DIR holds cluster-N.json (bench-cluster --json), growth-N.json (bench-growth --json) and
 procedures-N.json (bench-procedures --json) for N = 1..RUNS, cluster-growth.json
-(bench-cluster --growth --json) and, optionally, peers.json (Benchmarks/peers/compare.py).
+(bench-cluster --growth --json), metrics.json (bench-cluster --metrics-comparison --json),
+curve.json (bench-cluster --curve --json) and, optionally, peers.json
+(Benchmarks/peers/compare.py).
 Every figure in the output comes from those files; the targets are docs/performance.md's.
 """
 
@@ -78,6 +80,8 @@ def main():
     procedures = [p for p in (load(os.path.join(raw, f"procedures-{n}.json")) for n in range(1, runs + 1)) if p]
     cluster_growth = load(os.path.join(raw, "cluster-growth.json"))
     peers = load(os.path.join(raw, "peers.json"))
+    metrics = load(os.path.join(raw, "metrics.json"))
+    curve = load(os.path.join(raw, "curve.json"))
 
     # When the run ended: the newest raw file, so rendering again later keeps the run's date.
     written = [os.path.getmtime(os.path.join(raw, name)) for name in os.listdir(raw) if name.endswith(".json")]
@@ -222,6 +226,61 @@ def main():
             target = "≥ 500,000/s and ≥ 5×" if name == "ProcedureQueue no-op" else ""
             w(f"| {name} | {span(rates, 0)} | {span(ratios, 2, '×')} | {target} |")
         w("")
+
+    # What metrics cost.
+    w("## What metrics cost")
+    w("")
+    if metrics and metrics.get("off") and metrics.get("on"):
+        off, on = metrics["off"], metrics["on"]
+        w(f"`bench-cluster --metrics-comparison {len(off)}`: a fresh cluster per run, "
+          f"{metrics['rounds']} × {metrics['noops']:,} no-op children each, journal "
+          f"{'on' if metrics['journal'] else 'off'}, metrics off and on alternating (coordinator and workers "
+          "serving Prometheus metrics). CPU from /proc: the coordinator's busiest thread (its loop) and the "
+          "whole process, per child. Target: cost < 5 %.")
+        w("")
+        w("| median | metrics off | metrics on | cost |")
+        w("|---|---|---|---|")
+
+        def median(values):
+            values = sorted(values)
+            mid = len(values) // 2
+            return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+        for label, key, higher, scale, unit, digits in (
+                ("throughput", "rate", True, 1, "/s", 0),
+                ("loop thread CPU per child", "loopPerChild", False, 1e-3, " µs", 2),
+                ("process CPU per child", "processPerChild", False, 1e-3, " µs", 2)):
+            a, b = median([x[key] for x in off]), median([x[key] for x in on])
+            cost = (1 - b / a) if higher else (b / a - 1)
+            w(f"| {label} | {a * scale:,.{digits}f}{unit} | {b * scale:,.{digits}f}{unit} | {cost * 100:.1f} % |")
+        w("")
+        w(f"The instrumentation alone, timed on the loop's thread: "
+          f"{metrics['instrumentationNanosPerChild']:,.0f} ns per child. Runs, off then on: " +
+          "; ".join(f"{x['rate']:,.0f}/s" for x in off) + " off, " +
+          "; ".join(f"{x['rate']:,.0f}/s" for x in on) + " on.")
+    else:
+        w("`bench-cluster --metrics-comparison` did not complete in this run.")
+    w("")
+
+    # What CURVE costs.
+    w("## What CURVE costs")
+    w("")
+    if curve:
+        plain, secure = curve["plaintext"], curve["curve"]
+        w("`bench-cluster --curve`: a plaintext and a CURVE cluster (coordinator and 2 workers), alternated "
+          "twice, best of each (docs/security.md).")
+        w("")
+        w("| measure | plaintext | CURVE | CURVE / plaintext |")
+        w("|---|---|---|---|")
+        for label, a, b, unit, digits in (
+                ("connect (handshake + HELLO/WELCOME), p50", plain["connect"]["p50Micros"], secure["connect"]["p50Micros"], " µs", 0),
+                (f"throughput, {curve['noops']:,} no-op children", plain["throughput"], secure["throughput"], "/s", 0),
+                ("submit → finished, p50", plain["roundTrip"]["p50Micros"], secure["roundTrip"]["p50Micros"], " µs", 0),
+                ("submit → finished, p99", plain["roundTrip"]["p99Micros"], secure["roundTrip"]["p99Micros"], " µs", 0)):
+            w(f"| {label} | {a:,.{digits}f}{unit} | {b:,.{digits}f}{unit} | {b / a:.2f}× |")
+    else:
+        w("`bench-cluster --curve` did not complete in this run.")
+    w("")
 
     # Peers.
     w("## Peers")

@@ -50,7 +50,7 @@ struct BenchKeys {
 
 /// `bench-cluster --curve`: the same measurements on a plaintext and a CURVE cluster, one run.
 enum CurveComparison {
-    struct Side {
+    struct Side: Codable {
         var connect: Latency
         var throughput: Double
         var roundTrip: Latency
@@ -94,6 +94,17 @@ enum CurveComparison {
         }
         let plain = best(plains)
         let curve = best(curves)
+        if options.json {
+            // For scripts/bench-report (docs/performance.md): the best of each side.
+            struct Report: Codable {
+                var noops: Int
+                var plaintext: Side
+                var curve: Side
+            }
+            let report = Report(noops: options.noops, plaintext: plain, curve: curve)
+            print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            return
+        }
         func row(_ label: String, _ plain: Double, _ curve: Double, _ unit: String, decimals: Int = 1) {
             print(
                 label.padding(toLength: 30, withPad: " ", startingAt: 0)

@@ -16,7 +16,7 @@ import Prometheus
 /// busy machine the rate swings with other processes; the CPU time per child is what the
 /// metrics add to the coordinator's work, and barely moves with the machine's load.
 enum MetricsComparison {
-    struct Sample {
+    struct Sample: Codable {
         var rate: Double
         /// Nanoseconds of the busiest thread (the coordinator's loop) per child.
         var loopPerChild: Double
@@ -26,10 +26,23 @@ enum MetricsComparison {
 
     static let rounds = 3
 
+    /// `--json`: every run's samples, for scripts/bench-report (docs/performance.md).
+    struct Report: Codable {
+        var noops: Int
+        var rounds: Int
+        var journal: Bool
+        var off: [Sample]
+        var on: [Sample]
+        /// What the metrics do on the loop's thread for one child, timed alone (median of 5).
+        var instrumentationNanosPerChild: Double
+    }
+
     static func run(_ options: Options) async throws {
         let cohort = options.binaries + "/cohort"
         var off: [Sample] = []
         var on: [Sample] = []
+        // With --json only the report is printed, at the end.
+        let print: (String) -> Void = options.json ? { _ in } : { Swift.print($0) }
         print(
             "bench-cluster --metrics-comparison: \(rounds) × \(options.noops) no-op children per run, "
                 + "journal \(options.noJournal ? "off" : "on"), \(options.metricsRuns) runs each")
@@ -72,6 +85,13 @@ enum MetricsComparison {
                     + "  cost \(format(100 * cost))%")
         }
         let alone = median((0..<5).map { _ in instrumentationPerChild() })
+        if options.json {
+            let report = Report(
+                noops: options.noops, rounds: rounds, journal: !options.noJournal, off: off, on: on,
+                instrumentationNanosPerChild: alone)
+            Swift.print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            return
+        }
         print(
             "instrumentation alone, what the coordinator's metrics do on the loop's thread for one no-op child "
                 + "(8 message counts, 3 observations; thread CPU time, median of 5): \(format(alone, 0)) ns per child")
