@@ -9,6 +9,8 @@
 // same nested in groups of 100, flatten it for scheduling, add 1,000 children to a group of
 // N, parse N children to add that name a sibling of the running group, reject a spec of N
 // unknown references, expand a matrix of N cells and flatten it. Each figure is the best of `--rounds`.
+// A path over the limit is measured up to 3 times more, each size keeping its best: a busy
+// stretch of a shared machine passes on a later attempt, a cost that grows stays over.
 // Exit status 1 when any path grows faster than the limit.
 import CohortSpec
 import Foundation
@@ -192,23 +194,34 @@ struct Figure {
     var path: String
     var smallMicroseconds: Double
     var largeMicroseconds: Double
+    /// How many times it was measured (more than once: it was over the limit at first).
+    var attempts = 1
     var growth: Double { largeMicroseconds / smallMicroseconds }
 }
 
 /// The best of `rounds` runs, as microseconds per item; sizes interleaved so that a slow
-/// stretch of the machine falls on both.
-func measure(_ path: Path) throws -> Figure {
+/// stretch of the machine falls on both. A path over the limit is measured again, up to
+/// `retries` times, each size keeping its best figure over every attempt: a busy stretch
+/// that slowed only the larger size's runs passes on a later attempt, while a cost that
+/// really grows with size (2× or 4× from 2,500 to 10,000 for a quadratic path) stays over on
+/// every one.
+func measure(_ path: Path, retries: Int = 3) throws -> Figure {
     let small = try path.prepare(options.small)
     let large = try path.prepare(options.large)
     try small.run()  // warm-up
     try large.run()
     var bestSmall = Double.infinity
     var bestLarge = Double.infinity
-    for _ in 0..<options.rounds {
-        bestSmall = min(bestSmall, try seconds(small.run) / Double(small.items))
-        bestLarge = min(bestLarge, try seconds(large.run) / Double(large.items))
-    }
-    return Figure(path: path.name, smallMicroseconds: bestSmall * 1e6, largeMicroseconds: bestLarge * 1e6)
+    var attempts = 0
+    repeat {
+        attempts += 1
+        for _ in 0..<options.rounds {
+            bestSmall = min(bestSmall, try seconds(small.run) / Double(small.items))
+            bestLarge = min(bestLarge, try seconds(large.run) / Double(large.items))
+        }
+    } while bestLarge / bestSmall > options.limit && attempts <= retries
+    return Figure(
+        path: path.name, smallMicroseconds: bestSmall * 1e6, largeMicroseconds: bestLarge * 1e6, attempts: attempts)
 }
 
 var figures: [Figure] = []
@@ -226,7 +239,8 @@ if options.json {
     let rows = figures.map { figure in
         #"{"path":"\#(figure.path)","small":\#(options.small),"large":\#(options.large),"#
             + #""smallMicrosecondsPerItem":\#(figure.smallMicroseconds),"largeMicrosecondsPerItem":\#(figure.largeMicroseconds),"#
-            + #""growth":\#(figure.growth),"limit":\#(options.limit),"ok":\#(figure.growth <= options.limit)}"#
+            + #""growth":\#(figure.growth),"limit":\#(options.limit),"ok":\#(figure.growth <= options.limit),"#
+            + #""attempts":\#(figure.attempts)}"#
     }
     print("[" + rows.joined(separator: ",") + "]")
 } else {
@@ -237,7 +251,8 @@ if options.json {
             figure.path.padding(toLength: 28, withPad: " ", startingAt: 0)
                 + String(
                     format: "%9.2f µs %9.2f µs  %5.2fx  ", figure.smallMicroseconds, figure.largeMicroseconds,
-                    figure.growth) + verdict)
+                    figure.growth) + verdict
+                + (figure.attempts > 1 ? " (measured \(figure.attempts) times: over the limit at first)" : ""))
     }
 }
 if !failing.isEmpty {
