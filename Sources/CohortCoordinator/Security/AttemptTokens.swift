@@ -67,7 +67,7 @@ struct RandomBytes {
 
     private mutating func word() -> UInt64 {
         if next == pool.count {
-            pool.withUnsafeMutableBytes { Self.fill($0) }
+            Self.fill(&pool)
             next = 0
         }
         defer { next += 1 }
@@ -79,26 +79,28 @@ struct RandomBytes {
         private static let urandom = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
     #endif
 
-    private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    private static func fill(_ pool: inout [UInt64]) {
         #if canImport(Glibc)
-            var filled = 0
-            while urandom >= 0, filled < buffer.count {
-                let count = read(urandom, buffer.baseAddress! + filled, buffer.count - filled)
-                if count > 0 {
-                    filled += count
-                } else if count == 0 || errno != EINTR {
-                    break
+            let complete = pool.withUnsafeMutableBytes { buffer in
+                var filled = 0
+                while urandom >= 0, filled < buffer.count {
+                    let count = read(urandom, buffer.baseAddress! + filled, buffer.count - filled)
+                    if count > 0 {
+                        filled += count
+                    } else if count == 0 || errno != EINTR {
+                        break
+                    }
                 }
+                return filled == buffer.count
             }
             // Without /dev/urandom (a bare chroot), the standard library's generator: the same
             // source through getrandom, a call per word.
-            guard filled < buffer.count else { return }
-            var generator = SystemRandomNumberGenerator()
-            for index in filled..<buffer.count {
-                buffer[index] = UInt8(truncatingIfNeeded: generator.next())
+            if !complete {
+                var generator = SystemRandomNumberGenerator()
+                for index in pool.indices { pool[index] = generator.next() }
             }
         #else
-            arc4random_buf(buffer.baseAddress!, buffer.count)
+            pool.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
         #endif
     }
 
