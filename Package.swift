@@ -8,9 +8,13 @@ import PackageDescription
 let warningsAsErrors: [SwiftSetting] =
     Context.environment["WARNINGS_AS_ERRORS"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
 
+// DELIBERATE_BUGS compiles in the switches for the deliberate bugs the simulation's tests show
+// its invariants catch (docs/simulation.md, "Bug classes"): in debug builds, and in the
+// optimized test build of scripts/test (which passes -DDELIBERATE_BUGS); never in a release build.
 let strict: [SwiftSetting] =
     [
-        .enableUpcomingFeature("ExistentialAny")
+        .enableUpcomingFeature("ExistentialAny"),
+        .define("DELIBERATE_BUGS", .when(configuration: .debug)),
     ] + warningsAsErrors
 
 let package = Package(

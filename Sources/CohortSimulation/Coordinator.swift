@@ -76,7 +76,7 @@ extension Simulation {
         configuration.lockLimits = Self.configuredLimits
         configuration.priorityAging = .seconds(5)
         configuration.randomSeed = configuration.randomSeed ^ epoch
-        #if DEBUG
+        #if DELIBERATE_BUGS
             if let mutation = self.configuration.mutation?.schedulerMutation { configuration.mutations = [mutation] }
         #endif
         return configuration

@@ -74,21 +74,25 @@ public struct SimulationConfiguration: Sendable {
 }
 
 /// Deliberate bugs in the simulated cluster, to show that an invariant catches each
-/// (docs/simulation.md, "Bug classes"). The first are the model's (its workers'); the others,
-/// in debug builds only, switch on a ``SchedulerMutation`` in the real scheduler.
+/// (docs/simulation.md, "Bug classes"). The first two are the model's own (its leader and its
+/// journal); the others switch on a deliberate bug in the real code, a ``WorkerMachine``
+/// mutation or a ``SchedulerMutation``, and exist only in builds with the `DELIBERATE_BUGS`
+/// condition (debug builds, and the test build of `scripts/test`).
 public enum Mutation: String, Sendable, CaseIterable {
-    /// Workers ignore their lease: exclusive attempts of a cut-off worker keep running.
-    case ignoreLease
-    /// Workers start attempts even after they were told to cancel them (a prefetched attempt
-    /// starts after its group was cancelled).
-    case startCancelled
     /// A deposed leader neither checks its lease by its clock nor has its commits refused by
     /// the journal's epoch check: it serves until its next renewal finds the lease taken.
     case deposedLeaderServes
     /// The journal does not check a writer's epoch: a deposed leader whose clock stopped or
     /// ran slow commits until its next renewal (its clock check is still there).
     case unfencedJournal
-    #if DEBUG
+    #if DELIBERATE_BUGS
+        /// Workers ignore their lease: exclusive attempts of a cut-off worker keep running
+        /// (``WorkerMachine/Mutation/ignoreLease``).
+        case ignoreLease
+        /// Workers start attempts even after they were told to cancel them (a prefetched
+        /// attempt starts after its group was cancelled;
+        /// ``WorkerMachine/Mutation/startCancelledWaiting``).
+        case startCancelled
         /// ``SchedulerMutation/deadlockHolds``.
         case deadlockHolds
         /// ``SchedulerMutation/keepLostWorkerGrants``.

@@ -85,7 +85,7 @@ struct SimWorker {
                     reconnectDelay: .seconds(1), maxReconnectDelay: .seconds(8)),
                 drainTimeout: .seconds(3), stopGrace: .seconds(5)),
             now: now, makeSessionID: { counter.next() })
-        #if DEBUG
+        #if DELIBERATE_BUGS
             switch mutation {
             case .startCancelled: machine.mutations = [.startCancelledWaiting]
             case .ignoreLease: machine.mutations = [.ignoreLease]

@@ -26,8 +26,8 @@ struct Options {
 }
 
 let mutationUsage: String = {
-    #if DEBUG
-        "\n  --mutation NAME   a deliberate bug that the invariants must catch (debug builds only): "
+    #if DELIBERATE_BUGS
+        "\n  --mutation NAME   a deliberate bug that the invariants must catch (builds with DELIBERATE_BUGS: debug, and scripts/test's): "
             + Mutation.allCases.map(\.rawValue).joined(separator: ", ")
     #else
         ""
@@ -80,7 +80,7 @@ func parse(_ arguments: [String]) -> Options? {
         case "--trace": options.trace = true
         case "--no-coordinator-crash": options.noCoordinatorCrash = true
         case "--no-shrink": options.shrinks = false
-        #if DEBUG
+        #if DELIBERATE_BUGS
             case "--mutation":
                 guard let text = value(), let mutation = Mutation(rawValue: text) else { return nil }
                 options.mutation = mutation

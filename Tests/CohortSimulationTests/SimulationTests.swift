@@ -56,7 +56,8 @@ import Testing
     }
 
     static let catches: [Catch] = {
-        // Every deliberate bug exists only in debug builds (a release test build has none).
+        // The model's own bugs exist in every build; the real code's only with DELIBERATE_BUGS
+        // (debug builds, and scripts/test's optimized test build).
         var catches: [Catch] = [
             // The model's lease: a deposed leader that serves commits what the standby, which
             // loaded the journal before, never learns (Leadership.swift).
@@ -66,7 +67,7 @@ import Testing
             Catch(mutation: .unfencedJournal, seed: 47, steps: 1000, invariant: .acceptedIsJournaled, by: 1000),
             Catch(mutation: .unfencedJournal, seed: 1, steps: 2000, invariant: .acceptedIsJournaled, by: 2000),
         ]
-        #if DEBUG
+        #if DELIBERATE_BUGS
             catches += [
                 Catch(mutation: .ignoreLease, seed: 72, steps: 1000, invariant: .exclusiveHolders, by: 1000),
                 Catch(mutation: .ignoreLease, seed: 97, steps: 1000, invariant: .exclusiveHolders, by: 1000),

@@ -105,7 +105,7 @@ extension Scheduler {
 
     /// The attempt `ref` names, if it is current and runs on `worker`.
     func current(_ ref: AttemptRef, on worker: SessionID) throws(SchedulerError) -> AttemptLocation {
-        #if DEBUG
+        #if DELIBERATE_BUGS
             // SchedulerMutation.acceptSupersededResult: the child's current attempt, whichever
             // attempt the report names and whichever worker sends it.
             if mutated(.acceptSupersededResult), let runIndex = runs.index(of: ref.group),

@@ -37,7 +37,7 @@ extension Scheduler {
         for request in attempts.localRequests.removeValue(forKey: attemptID) ?? [] {
             grants += removeLock(.local(attempt: attemptID, request: request), now: now)
         }
-        #if DEBUG
+        #if DELIBERATE_BUGS
             if keepsEndedAttemptsGrants { return handleGrants(grants, now: now) }
         #endif
         grants += removeLock(.attempt(attemptID), now: now)

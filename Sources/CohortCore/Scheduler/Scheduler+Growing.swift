@@ -289,7 +289,7 @@ extension Scheduler {
     /// does, deliberate bugs of the simulation included).
     func flatForPlan(_ spec: GroupSpec) -> FlatSpec {
         var flat = spec.flattened()
-        #if DEBUG
+        #if DELIBERATE_BUGS
             // SchedulerMutation.deadlockHolds, as in addRun.
             if mutated(.deadlockHolds) {
                 for index in flat.groups.indices { flat.groups[index].holds = flat.groups[index].exclusive }

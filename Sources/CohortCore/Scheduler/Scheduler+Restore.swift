@@ -55,7 +55,7 @@ extension Scheduler {
         _ groups: [RestoredGroup], lastTokens: [String: UInt64], grace: Duration, now: Timestamp
     ) -> [SchedulerAction] {
         locks.lastTokens = lastTokens
-        #if DEBUG
+        #if DELIBERATE_BUGS
             // SchedulerMutation.noTokenRaiseAfterRestart: neither the journal's counters nor the
             // epoch's floor: tokens start over.
             if mutated(.noTokenRaiseAfterRestart) {

@@ -157,7 +157,7 @@ extension Scheduler {
         _ id: SessionID, reason: String, loss: WorkerLoss, handedBack: Bool = false, now: Timestamp
     ) {
         guard let record = membership.remove(id) else { return }
-        #if DEBUG
+        #if DELIBERATE_BUGS
             // SchedulerMutation.keepLostWorkerGrants: the session's attempts end, their grants stay.
             keepsEndedAttemptsGrants = mutated(.keepLostWorkerGrants)
             defer { keepsEndedAttemptsGrants = false }

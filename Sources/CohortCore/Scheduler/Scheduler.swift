@@ -78,7 +78,7 @@ public struct Scheduler: Sendable {
     /// counted for ``Acceptance/reused``.
     var mapReuses = 0
 
-    #if DEBUG
+    #if DELIBERATE_BUGS
         /// ``SchedulerMutation/keepLostWorkerGrants``: set while a lost session's attempts end.
         var keepsEndedAttemptsGrants = false
     #endif
@@ -209,7 +209,7 @@ public struct Scheduler: Sendable {
         _ spec: GroupSpec, id groupID: String, flat: FlatSpec, sequence: UInt64, owner: String?, submittedAt: Timestamp,
         declaresLimits: Bool = true
     ) -> GroupPlan {
-        #if DEBUG
+        #if DELIBERATE_BUGS
             // SchedulerMutation.deadlockHolds: a group's hold no longer covers what its
             // descendants declare, so a child inside may wait for a category outside the hold
             // while the group holds (the hold-and-wait of a lock cycle).

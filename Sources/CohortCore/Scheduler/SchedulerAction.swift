@@ -121,9 +121,9 @@ public struct SchedulerConfiguration: Hashable, Sendable {
     public var maxProcedures: Int = SpecLimits.default.maxTotalChildren
     /// Seeds the random numbers of retry jitter, so runs are reproducible.
     public var randomSeed: UInt64 = 0x5EED_C0FF_EE00_0001
-    #if DEBUG
-        /// Deliberate bugs switched on, for the simulation's tests only (none by default; a
-        /// release build has no such field).
+    #if DELIBERATE_BUGS
+        /// Deliberate bugs switched on, for the simulation's tests only (none by default; only
+        /// builds with `DELIBERATE_BUGS` have the field).
         public var mutations: Set<SchedulerMutation> = []
     #endif
 

@@ -1,8 +1,9 @@
-#if DEBUG
+#if DELIBERATE_BUGS
     /// Deliberate bugs in the scheduler, for the simulation to show that its invariants catch
     /// each class of bug (issue 11, "Show that it bites"; docs/simulation.md, "Bug classes").
     ///
-    /// Debug builds only: a release build has neither this type nor
+    /// Only in builds with the `DELIBERATE_BUGS` condition (debug builds, and the optimized
+    /// test build of `scripts/test`): a release build has neither this type nor
     /// ``SchedulerConfiguration/mutations``. Each is switched on at the one place its mechanism
     /// lives, and nowhere else.
     public enum SchedulerMutation: String, Hashable, Sendable, CaseIterable {

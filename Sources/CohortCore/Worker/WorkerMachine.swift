@@ -145,7 +145,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         case other
     }
 
-    #if DEBUG
+    #if DELIBERATE_BUGS
         /// Deliberate bugs, to show that the simulation catches them (test builds only).
         public enum Mutation: Hashable, Sendable {
             /// A cancel of an attempt still waiting for a slot is ignored: the prefetched attempt
@@ -512,7 +512,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// coordinator may soon grant the category to someone else. Others carry on; nothing
     /// new starts until the lease is renewed.
     private mutating func leaseEnded(reason: String) -> [Action] {
-        #if DEBUG
+        #if DELIBERATE_BUGS
             if mutations.contains(.ignoreLease) { return [.leaseEnded(reason: reason, stopped: 0)] }
         #endif
         // Attempts that stopping cancelled already are killed too: their processes may be in
@@ -549,7 +549,7 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     private mutating func cancel(_ attemptID: UInt64, _ cancellation: V.Cancellation, now: Timestamp) -> [Action] {
         if running[attemptID] != nil { return [.cancel(attemptID: attemptID, cancellation)] }
         guard let index = waiting.firstIndex(where: { V.attemptID(of: $0) == attemptID }) else { return [] }
-        #if DEBUG
+        #if DELIBERATE_BUGS
             if mutations.contains(.startCancelledWaiting) { return [] }
         #endif
         let order = waiting.remove(at: index)

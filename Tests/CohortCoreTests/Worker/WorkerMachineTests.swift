@@ -437,7 +437,7 @@ struct WorkerMachineTests {
         #expect(machine.attemptCount == 0)
     }
 
-    #if DEBUG
+    #if DELIBERATE_BUGS
         /// The deliberate bug the simulation must catch: a cancelled prefetched attempt starts.
         @Test func theStartCancelledWaitingMutationLetsACancelledAttemptStart() {
             var machine = ready(slots: 1)
