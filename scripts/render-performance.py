@@ -66,6 +66,14 @@ def swift_version():
         return "unknown"
 
 
+def postgres_version(raw):
+    try:
+        with open(os.path.join(raw, "postgres-version.txt")) as handle:
+            return handle.read().strip()
+    except OSError:
+        return "(version unknown)"
+
+
 def verdict(ok):
     if ok is None:
         return "-"
@@ -82,6 +90,9 @@ def main():
     peers = load(os.path.join(raw, "peers.json"))
     metrics = load(os.path.join(raw, "metrics.json"))
     curve = load(os.path.join(raw, "curve.json"))
+    journal = load(os.path.join(raw, "journal-postgres.json"))
+    failovers = [f for f in (load(os.path.join(raw, name)) for name in
+                             ("failover-2s.json", "failover-5s.json", "failover-2s-200.json")) if f]
 
     # When the run ended: the newest raw file, so rendering again later keeps the run's date.
     written = [os.path.getmtime(os.path.join(raw, name)) for name in os.listdir(raw) if name.endswith(".json")]
@@ -181,8 +192,10 @@ def main():
     w("## Growth: cost per item at two sizes")
     w("")
     w("Each path measured at two sizes in one run; the gate fails when the larger size's cost per "
-      "item is more than 1.3× the smaller's. CI (`scripts/test`) runs `bench-growth` in release mode; "
-      "`bench-cluster --growth` runs here, in `scripts/bench-report`.")
+      "item is more than 1.3× the smaller's. CI (`scripts/test`) runs both gates, `bench-growth` and "
+      "`bench-cluster --growth`, in its optimized test build, with a third: `bench-cluster --cpu-limit 35` "
+      "fails when the coordinator's CPU per no-op child exceeds 35 times the relay's time per pipelined "
+      "round trip of the same run (the target is 4×).")
     w("")
     if growth_runs:
         first = growth_runs[0][0] if growth_runs[0] else {}
@@ -280,6 +293,70 @@ def main():
             w(f"| {label} | {a:,.{digits}f}{unit} | {b:,.{digits}f}{unit} | {b / a:.2f}× |")
     else:
         w("`bench-cluster --curve` did not complete in this run.")
+    w("")
+
+    # The journal in PostgreSQL.
+    def median(values):
+        values = sorted(v for v in values if v is not None)
+        if not values:
+            return None
+        mid = len(values) // 2
+        return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+    w("## The journal in PostgreSQL")
+    w("")
+    if journal and journal.get("samples", {}).get("sqlite"):
+        samples = journal["samples"]
+        names = [n for n in ("sqlite", "postgres", "postgres-standby") if samples.get(n)]
+        titles = {"sqlite": "SQLite (`full`)", "postgres": "PostgreSQL", "postgres-standby": "PostgreSQL, standby leader"}
+        w(f"`bench-cluster --journal-comparison {journal['runs']}` (docs/operations.md, \"In PostgreSQL\" and "
+          "\"High availability\"): clusters side by side (a coordinator and 2 workers each; for the HA set-up two "
+          "`--standby` coordinators, the first leading, the workers and the client given both), measured in turn, "
+          f"the order rotated every run: {journal['noops']:,} no-op children in one group, then "
+          f"{journal['roundTrips']:,} one-child groups one after the other. PostgreSQL {postgres_version(raw)} on "
+          "loopback with its defaults (`fsync` and `synchronous_commit` on), started by `scripts/bench-report "
+          "--postgres` for the run.")
+        w("")
+        w("| median of " + str(journal["runs"]) + " runs | " + " | ".join(titles[n] for n in names) + " | " +
+          " | ".join(f"{titles[n].split(' (')[0]}/SQLite" for n in names[1:]) + " |")
+        w("|---" * (2 * len(names)) + "|")
+        for label, key, unit, digits in (
+                (f"throughput, {journal['noops']:,} no-ops", "rate", " children/s", 0),
+                ("submit → finished p50", "p50Micros", " µs", 0),
+                ("submit → finished p99", "p99Micros", " µs", 0)):
+            values = {n: median([x[key] for x in samples[n]]) for n in names}
+            base = values["sqlite"]
+            w(f"| {label} | " + " | ".join(f"{values[n]:,.{digits}f}{unit}" for n in names) + " | " +
+              " | ".join(f"{values[n] / base:.2f}" for n in names[1:]) + " |")
+        w("")
+    else:
+        w("Not measured in this run: `scripts/bench-report --postgres` starts a PostgreSQL server of its own "
+          "(`scripts/bootstrap --tests` installs it) and measures it.")
+        w("")
+
+    w("## Standby failover")
+    w("")
+    if failovers:
+        w("`scripts/measure-failover`: two `--standby` coordinators on one PostgreSQL journal (the same server), "
+          "the leader killed with SIGKILL at a random point of its renewal cycle (a random pause of up to L/3 "
+          "after the restarted one stands by), the time from the kill to the other's `leading` log line; the "
+          "killed one is restarted as a standby. Each database new; a run with queued groups submitted that many "
+          "one-child groups first (no worker, so all stay queued and every takeover loads them).")
+        w("")
+        w("| lease | journal | kills | min | median | max | journal load (logged) |")
+        w("|---|---|---|---|---|---|---|")
+        for run in failovers:
+            times = sorted(run["seconds"])
+            loads = [x for x in run["loadSeconds"] if x is not None]
+            journal_text = f"{run['groups']} queued groups" if run["groups"] else "empty"
+            load_text = (f"{min(loads) * 1000:.0f} – {max(loads) * 1000:.0f} ms" if loads else "-")
+            w(f"| {run['lease']} | {journal_text} | {len(times)} | {times[0]:.2f} s | {median(times):.2f} s | "
+              f"{times[-1]:.2f} s | {load_text} |")
+        w("")
+        w("A takeover takes between L − L/3 and L + the standby's try interval (L/3 or 0.5 s, whichever is "
+          "shorter), plus the journal's load.")
+    else:
+        w("Not measured in this run: `scripts/bench-report --postgres`.")
     w("")
 
     # Peers.

@@ -12,6 +12,22 @@ import Foundation
 /// one-child groups, p50 and p99). The report gives each run, the medians and the ratios
 /// against SQLite.
 enum JournalComparison {
+    /// One run of one cluster.
+    struct Sample: Codable {
+        var rate: Double
+        var p50Micros: Double
+        var p99Micros: Double
+    }
+
+    /// `--json`: every run's samples per cluster (`sqlite`, `postgres`, `postgres-standby`), for
+    /// scripts/bench-report (docs/performance.md).
+    struct Report: Codable {
+        var noops: Int
+        var roundTrips: Int
+        var runs: Int
+        var samples: [String: [Sample]]
+    }
+
     static func run(_ options: Options) async throws {
         guard let url = options.postgres else {
             throw BenchError("--journal-comparison needs --postgres postgres://USER@HOST:PORT/DATABASE")
@@ -20,6 +36,8 @@ enum JournalComparison {
             throw BenchError("--postgres-standby needs a database of its own, not the one of --postgres")
         }
         let cohort = options.binaries + "/cohort"
+        // With --json only the report is printed, at the end.
+        let print: (String) -> Void = options.json ? { _ in } : { Swift.print($0) }
         let standbyText = options.postgresStandby.map { " and two --standby coordinators on \(redacted($0))" } ?? ""
         print(
             "bench-cluster --journal-comparison: SQLite (state dir, synchronous full) against PostgreSQL "
@@ -38,31 +56,33 @@ enum JournalComparison {
                         cohort: cohort, workers: 2, slots: 8, journal: true, journalURL: standbyURL, standby: true)
                 ))
         }
-        struct Sample {
-            var rate: Double
-            var latency: Latency
-        }
         var samples: [String: [Sample]] = [:]
         for index in 0..<options.journalRuns {
             let order = clusters[(index % clusters.count)...] + clusters[..<(index % clusters.count)]
             for (name, cluster) in order {
                 let sample = try await CohortClient.withClient(ClientConfiguration(coordinator: cluster.endpoint)) {
                     client in
-                    Sample(
-                        rate: try await Measurements.throughput(client, count: options.noops),
-                        latency: try await Measurements.roundTrips(client, count: options.roundTrips))
+                    let rate = try await Measurements.throughput(client, count: options.noops)
+                    let latency = try await Measurements.roundTrips(client, count: options.roundTrips)
+                    return Sample(rate: rate, p50Micros: latency.p50Micros, p99Micros: latency.p99Micros)
                 }
                 samples[name, default: []].append(sample)
                 print(
                     "  run \(index + 1), \(name): \(format(sample.rate, 0)) procedures/s, submit → finished p50 "
-                        + "\(format(sample.latency.p50Micros)) µs, p99 \(format(sample.latency.p99Micros)) µs")
+                        + "\(format(sample.p50Micros)) µs, p99 \(format(sample.p99Micros)) µs")
             }
+        }
+        if options.json {
+            let report = Report(
+                noops: options.noops, roundTrips: options.roundTrips, runs: options.journalRuns, samples: samples)
+            Swift.print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            return
         }
         func medians(_ name: String) -> (rate: Double, p50: Double, p99: Double) {
             let list = samples[name] ?? []
             return (
-                MetricsComparison.median(list.map(\.rate)), MetricsComparison.median(list.map(\.latency.p50Micros)),
-                MetricsComparison.median(list.map(\.latency.p99Micros))
+                MetricsComparison.median(list.map(\.rate)), MetricsComparison.median(list.map(\.p50Micros)),
+                MetricsComparison.median(list.map(\.p99Micros))
             )
         }
         let titles = ["sqlite": "SQLite", "postgres": "PostgreSQL", "postgres-standby": "PostgreSQL standby leader"]

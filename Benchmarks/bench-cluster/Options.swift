@@ -67,7 +67,8 @@ struct Options {
         each N times, alternating: no-op throughput (--noops) and submit → finished latency (--round-trips, p50/p99);
         prints each run, the medians and PostgreSQL/SQLite. --postgres-standby URL2 (a database of its own) adds a
         third cluster, the HA set-up: two `--standby` coordinators on URL2, the first leading (and renewing its lease
-        while it serves), workers and client given both endpoints; the order of the three rotates every run.
+        while it serves), workers and client given both endpoints; the order of the three rotates every run. With
+        --json, every run of each cluster as one JSON object (for scripts/bench-report).
         --cpu-limit X fails (exit 1) when the coordinator's CPU per no-op child (user + system, /proc, during the
         throughput run) exceeds X times the relay's time per pipelined round trip of the same run.
         --growth instead measures every path whose work grows with a group's size at two sizes (default 2500 and
