@@ -9,7 +9,8 @@ import Foundation
 /// (`--growth-sizes SMALL,LARGE`, 2,500 and 10,000 children) through real processes, as cost
 /// per child. A path fails when the larger size's cost per child is more than
 /// `--growth-limit` (1.3) times the smaller's: a ratio within one run, which a slow day
-/// moves for both sizes alike (docs/performance.md). Exit status 1 when any path fails.
+/// moves for both sizes alike (docs/performance.md). A path over the limit is measured again, up
+/// to 4 times in all, each size keeping its best. Exit status 1 when any path stays over.
 ///
 /// Paths: submit to finished (wall time and the coordinator's CPU), `status` and the first
 /// `watch` snapshot of the finished group, the dashboard's group API and page, adding 1,000
@@ -30,6 +31,8 @@ enum Growth {
         var small: Int
         var large: Int
         var limit: Double
+        /// How many times the paths were measured (more than 1 when one was over the limit).
+        var attempts: Int
         var figures: [Figure]
     }
 
@@ -38,16 +41,36 @@ enum Growth {
 
     static func run(_ options: Options) async throws -> Int32 {
         let (small, large) = options.growthSizes
-        let smallCosts = try await measure(size: small, options)
-        let largeCosts = try await measure(size: large, options)
-        var figures: [Figure] = []
-        for (index, cost) in smallCosts.enumerated() {
-            var figure = Figure(
-                path: cost.path, smallMicrosPerChild: cost.micros, largeMicrosPerChild: largeCosts[index].micros)
-            figure.ok = figure.growth <= options.growthLimit
-            figures.append(figure)
+        var smallCosts = try await measure(size: small, options)
+        var largeCosts = try await measure(size: large, options)
+        func compared() -> [Figure] {
+            smallCosts.enumerated().map { index, cost in
+                var figure = Figure(
+                    path: cost.path, smallMicrosPerChild: cost.micros, largeMicrosPerChild: largeCosts[index].micros)
+                figure.ok = figure.growth <= options.growthLimit
+                return figure
+            }
         }
-        let report = Report(small: small, large: large, limit: options.growthLimit, figures: figures)
+        // A path over the limit is measured again (both sizes, on fresh clusters), up to 3 more
+        // times, each size keeping its best over every attempt: a busy stretch of the machine
+        // that slowed only the larger size's run cannot fail the gate, while a cost that grows
+        // with size stays over on every attempt.
+        var attempts = 1
+        while attempts < 4, compared().contains(where: { !$0.ok }) {
+            attempts += 1
+            let over = compared().filter { !$0.ok }.map(\.path)
+            FileHandle.standardError.write(
+                Data("bench-cluster --growth: over the limit, measured again (\(attempts) of 4): \(over)\n".utf8))
+            let smallAgain = try await measure(size: small, options)
+            let largeAgain = try await measure(size: large, options)
+            for index in smallCosts.indices {
+                smallCosts[index].micros = min(smallCosts[index].micros, smallAgain[index].micros)
+                largeCosts[index].micros = min(largeCosts[index].micros, largeAgain[index].micros)
+            }
+        }
+        let figures = compared()
+        let report = Report(
+            small: small, large: large, limit: options.growthLimit, attempts: attempts, figures: figures)
         if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

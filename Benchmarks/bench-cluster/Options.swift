@@ -76,7 +76,8 @@ struct Options {
         submit → finished (wall and coordinator CPU), status, the first watch snapshot, the dashboard's group API,
         adding 1,000 children to a running group, a map over N items, a matrix of N cells, rerun, the coordinator's
         restart on its journal, prune; cost per child at each size, and fails (exit 1) when the larger's exceeds the
-        smaller's by more than --growth-limit (1.3).
+        smaller's by more than --growth-limit (1.3), on each of up to 4 attempts (a path over the limit is
+        measured again, each size keeping its best).
         Build in release mode (one product per call): for p in cohort bench-zeromq bench-cluster; do swift build -c release --product $p; done
         """
 
