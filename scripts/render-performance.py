@@ -105,7 +105,7 @@ def main():
     w("<!-- Written by scripts/bench-report from the run it describes; do not edit by hand. -->")
     w("")
     w(f"Measured {now} at commit `{commit}` on {machine()}; {swift_version()}; release builds; "
-      f"{len(clusters)} run{'' if len(clusters) == 1 else 's'}. Regenerate with `scripts/bench-report` (about 10 minutes).")
+      f"{len(clusters)} run{'' if len(clusters) == 1 else 's'}. Regenerate with `scripts/bench-report` (about 10 minutes after the build; `--postgres` adds 6).")
     w("")
     w("Absolute figures on a shared 2-core machine vary up to 5× between days, so every target is a "
       "ratio to a baseline measured in the same run: the raw ZeroMQ relay (`bench-zeromq --processes`: "

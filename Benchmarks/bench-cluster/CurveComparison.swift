@@ -102,7 +102,7 @@ enum CurveComparison {
                 var curve: Side
             }
             let report = Report(noops: options.noops, plaintext: plain, curve: curve)
-            print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            try printJSON(report)
             return
         }
         func row(_ label: String, _ plain: Double, _ curve: Double, _ unit: String, decimals: Int = 1) {

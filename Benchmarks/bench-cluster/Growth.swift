@@ -72,9 +72,7 @@ enum Growth {
         let report = Report(
             small: small, large: large, limit: options.growthLimit, attempts: attempts, figures: figures)
         if options.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            try printJSON(report)
         } else {
             print(
                 "bench-cluster --growth: cost per child at \(small) and \(large) children; limit \(options.growthLimit)x"

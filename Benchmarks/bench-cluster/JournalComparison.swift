@@ -75,7 +75,7 @@ enum JournalComparison {
         if options.json {
             let report = Report(
                 noops: options.noops, roundTrips: options.roundTrips, runs: options.journalRuns, samples: samples)
-            Swift.print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            try printJSON(report)
             return
         }
         func medians(_ name: String) -> (rate: Double, p50: Double, p99: Double) {

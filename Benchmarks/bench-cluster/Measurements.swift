@@ -1,6 +1,13 @@
 import CohortClient
 import Foundation
 
+/// Prints `report` as JSON on stdout (`--json`, for scripts/bench-report): sorted keys, indented.
+func printJSON(_ report: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    Swift.print(String(decoding: try encoder.encode(report), as: UTF8.self))
+}
+
 /// Latency samples summarised.
 struct Latency: Codable {
     var count: Int

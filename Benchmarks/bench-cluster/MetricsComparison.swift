@@ -89,7 +89,7 @@ enum MetricsComparison {
             let report = Report(
                 noops: options.noops, rounds: rounds, journal: !options.noJournal, off: off, on: on,
                 instrumentationNanosPerChild: alone)
-            Swift.print(String(decoding: try JSONEncoder().encode(report), as: UTF8.self))
+            try printJSON(report)
             return
         }
         print(

@@ -180,9 +180,7 @@ if options.curve {
 do {
     let report = try await measure(options)
     if options.json {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        try printJSON(report)
     } else {
         printTable(report, options)
     }
