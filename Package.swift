@@ -1,5 +1,5 @@
 // swift-tools-version:6.1
-// Cohort: group procedures across a cluster. The module layout follows DESIGN.md §4.
+// Cohort: group procedures across a cluster. The module layout is docs/architecture.md's.
 import PackageDescription
 
 // CI builds the project's own targets with warnings as errors (.ci/run sets
@@ -110,7 +110,7 @@ let package = Package(
             name: "cohort-simulate", dependencies: ["CohortSimulation"], swiftSettings: strict),
 
         // The coordinator's journal: accepted groups and their state in SQLite (WAL), so a
-        // restarted coordinator carries on (DESIGN.md §3, docs/operations.md "The journal").
+        // restarted coordinator carries on (docs/operations.md, "The journal").
         .target(
             name: "CohortJournal",
             dependencies: [
@@ -228,7 +228,7 @@ let package = Package(
             swiftSettings: strict
         ),
 
-        // Test support, shared by the test targets (STYLE.md, Tests): a manual clock, deadline
+        // Test support, shared by the test targets (docs/architecture.md, "What is tested where"): a manual clock, deadline
         // waits, Locked, an async inbox, a seeded generator. No Cohort module, no ZeroMQ, so
         // ProceduresTests links only Procedures and this.
         .target(name: "CohortTestSupport", path: "Tests/CohortTestSupport", swiftSettings: strict),

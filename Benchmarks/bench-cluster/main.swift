@@ -1,5 +1,5 @@
 // bench-cluster: Cohort's cluster measured through real processes, against the raw ZeroMQ
-// relay measured in the same run (DESIGN.md §5). See `Options.usage`.
+// relay measured in the same run (docs/performance.md). See `Options.usage`.
 import CohortClient
 import Foundation
 

@@ -1,5 +1,5 @@
 // bench-zeromq: raw libzmq baselines over loopback TCP that Cohort's cluster
-// benchmarks divide by (DESIGN.md §5). See `Options.usage`.
+// benchmarks divide by (docs/performance.md). See `Options.usage`.
 import Foundation
 import ZeroMQ
 

@@ -81,7 +81,7 @@ public final class CohortClient: Sendable {
     /// with every fault's line. It then travels in its JSON form, which the coordinator reads
     /// (and validates again) several times faster than YAML; `sourceName` goes with it.
     /// - Parameters:
-    ///   - specText: the document, DESIGN.md §2.
+    ///   - specText: the document (docs/spec.md).
     ///   - format: its format (JSON is read as YAML; the format only changes the words of errors).
     ///   - sourceName: where it came from, e.g. `examples/release.yaml`: the group's default name.
     ///   - id: a group id of the caller's choosing; submitting the same id again is idempotent.

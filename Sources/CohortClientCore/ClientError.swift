@@ -4,7 +4,7 @@ import CohortWire
 /// Why a client call failed: a code a program can switch on and a message a person can read.
 ///
 /// Every error `CohortClient` throws is one of these. ``exitCode`` is the `cohort` CLI's exit
-/// status for it (DESIGN.md §1: 64 usage, 65 invalid spec, 69 coordinator unreachable).
+/// status for it (docs/cli.md: 64 usage, 65 invalid spec, 69 coordinator unreachable).
 public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
     public enum Code: String, Hashable, Sendable, CaseIterable {

@@ -41,8 +41,8 @@ extension CoordinatorLoop {
     /// the codec if it would exceed the frame limit.
     private func send(_ item: Outbox.Item, to routing: RoutingID, _ router: Socket) -> Bool {
         switch item {
-        case .toWorker(.dispatch(let tasks)) where tasks.count > configuration.maxBatch:
-            return chunks(tasks).allSatisfy { send(.toWorker(.dispatch($0)), to: routing, router) }
+        case .toWorker(.dispatch(let attempts)) where attempts.count > configuration.maxBatch:
+            return chunks(attempts).allSatisfy { send(.toWorker(.dispatch($0)), to: routing, router) }
         case .toWorker(.cancel(let cancels)) where cancels.count > configuration.maxBatch:
             return chunks(cancels).allSatisfy { send(.toWorker(.cancel($0)), to: routing, router) }
         case .reply(let reply):
@@ -77,11 +77,11 @@ extension CoordinatorLoop {
     {
         logger.error("cannot encode a message", metadata: ["error": "\(error)"])
         switch item {
-        case .toWorker(.dispatch(let tasks)) where tasks.count > 1:
+        case .toWorker(.dispatch(let attempts)) where attempts.count > 1:
             // Send what fits; fail the attempts that do not.
-            return tasks.allSatisfy { send(.toWorker(.dispatch([$0])), to: routing, router) }
-        case .toWorker(.dispatch(let tasks)):
-            if let task = tasks.first { failUnsendable(task.ref, routing: routing) }
+            return attempts.allSatisfy { send(.toWorker(.dispatch([$0])), to: routing, router) }
+        case .toWorker(.dispatch(let attempts)):
+            if let attempt = attempts.first { failUnsendable(attempt.ref, routing: routing) }
             return true
         case .reply(let reply):
             guard case .error = reply.kind else {
@@ -137,9 +137,9 @@ extension CoordinatorLoop {
     }
 
     /// An attempt whose dispatch cannot be encoded fails (nothing else could be done with it).
-    private func failUnsendable(_ task: WireAttemptRef, routing: RoutingID) {
+    private func failUnsendable(_ attempt: WireAttemptRef, routing: RoutingID) {
         guard let worker = peers[routing]?.worker else { return }
-        let ref = AttemptRef(task)
+        let ref = AttemptRef(attempt)
         if let actions = try? scheduler.attemptFinished(
             ref, outcome: .failed(error: "its input is too large to send to a worker"), worker: worker, now: now)
         {

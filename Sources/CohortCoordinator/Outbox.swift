@@ -45,11 +45,11 @@ struct Outbox {
     mutating func send(_ message: CoordinatorToWorker, to routing: RoutingID) {
         let last = queues[routing]?.last
         switch message {
-        case .dispatch(let tasks):
+        case .dispatch(let attempts):
             if case .dispatches(let index)? = last {
-                dispatchBatches[index].append(contentsOf: tasks)
+                dispatchBatches[index].append(contentsOf: attempts)
             } else {
-                dispatchBatches.append(tasks)
+                dispatchBatches.append(attempts)
                 append(.dispatches(dispatchBatches.count - 1), to: routing)
             }
         case .cancel(let cancels):

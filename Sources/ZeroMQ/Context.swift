@@ -24,7 +24,7 @@ public final class Context: @unchecked Sendable {
     /// The linger given to every socket this context creates.
     ///
     /// libzmq's own default (-1) makes `zmq_close` and `zmq_ctx_term` wait
-    /// forever for unsent messages; 0 loses the last replies (DESIGN.md §6).
+    /// forever for unsent messages; 0 loses the last replies (docs/architecture.md, "ZeroMQ facts the code relies on").
     public let defaultLinger: Duration
 
     /// Creates a context.

@@ -2,7 +2,7 @@ import Synchronization
 
 /// A queue that any thread can post to and a socket-owning loop drains, with a ``Waker``.
 ///
-/// This is the hand-off DESIGN.md §4 asks for: sockets stay on their thread,
+/// This is the hand-off docs/architecture.md asks for: sockets stay on their thread,
 /// and other threads post work here instead of touching them. Register
 /// ``waker`` with the loop's ``Poller``; when it is readable, call ``drain()``.
 ///

@@ -49,7 +49,7 @@ extension Socket {
     ///
     /// Sets `CURVE_SERVER`, the secret key, `ZAP_DOMAIN` and
     /// `ZAP_ENFORCE_DOMAIN`, so that without a running ``ZAPHandler`` every
-    /// client is refused (fail closed; DESIGN.md §6). Call before ``bind(_:)``.
+    /// client is refused (fail closed; docs/architecture.md, "ZeroMQ facts the code relies on"). Call before ``bind(_:)``.
     /// Thread-safety: the owning thread. Throws ``ZeroMQError``.
     public func makeCurveServer(secretKey: CurveSecretKey, zapDomain: String = "cohort") throws(ZeroMQError) {
         try set(.zapDomain, to: zapDomain)

@@ -21,7 +21,7 @@ func currentThreadID() -> UInt {
 /// Starts `body` on a new detached OS thread.
 ///
 /// ZeroMQ loops block in `zmq_poll`/`zmq_msg_recv`, so they must never run on a
-/// Swift concurrency pool thread (DESIGN.md §5); this gives them their own.
+/// Swift concurrency pool thread (docs/architecture.md); this gives them their own.
 func startDetachedThread(_ body: @escaping @Sendable () -> Void) throws(ZeroMQError) {
     final class Box {
         let body: @Sendable () -> Void

@@ -1,7 +1,7 @@
 import Dispatch
 import Testing
 
-// Waiting for an event with a deadline, never a sleep "to let things settle" (STYLE.md, Tests).
+// Waiting for an event with a deadline, never a sleep "to let things settle" (docs/architecture.md, "What is tested where").
 
 /// How long tests wait for something that should happen (generous: the machine is shared with
 /// builders, and a passing test never waits this long), and for something that should not.

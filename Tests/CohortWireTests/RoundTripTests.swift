@@ -44,7 +44,7 @@ import Testing
         "lock withdraw": (.workerMessage, 7), "draining": (.workerMessage, 8), "worker disconnect": (.workerMessage, 9),
         "group cancel by attempt": (.workerMessage, 10), "children added by attempt": (.workerMessage, 11),
         "coordinator heartbeat": (.coordinatorToWorker, 1), "dispatch": (.coordinatorToWorker, 2),
-        "cancel tasks": (.coordinatorToWorker, 3), "lock grant": (.coordinatorToWorker, 4),
+        "cancel attempts": (.coordinatorToWorker, 3), "lock grant": (.coordinatorToWorker, 4),
         "lock denied": (.coordinatorToWorker, 5), "shutdown": (.coordinatorToWorker, 6),
         "worker error": (.coordinatorToWorker, 7),
     ]
@@ -57,6 +57,41 @@ import Testing
             let frames = try codec.encode(message)
             #expect(frames[0][6] == expected.0.rawValue && frames[0][7] == expected.1, "\(name)")
         }
+    }
+
+    /// docs/protocol.md §4.3 is what a client written from the docs alone goes by: its tables
+    /// list exactly the kinds the codec sends, each with a body `cohort.proto` defines.
+    @Test func theProtocolDocumentsKindTablesListEveryKind() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let document = try String(contentsOf: root.appending(path: "docs/protocol.md"), encoding: .utf8)
+        let proto = try String(
+            contentsOf: root.appending(path: "Sources/CohortWire/Schema/cohort.proto"), encoding: .utf8)
+        let section = try #require(
+            document.firstRange(of: "### 4.3 Kinds and bodies").map { document[$0.upperBound...] })
+        let tables = section[..<(try #require(section.firstRange(of: "### 4.4")).lowerBound)]
+        var family: UInt8?
+        var documented: Set<[UInt8]> = []
+        for line in tables.split(separator: "\n") {
+            if line.hasPrefix("**Family "), let number = line.dropFirst(9).split(separator: ",").first {
+                family = UInt8(number)
+                continue
+            }
+            guard let family, line.hasPrefix("|") else { continue }
+            // A row holds one or two `| kind | body |` pairs (the reply table has two columns).
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
+            for index in cells.indices.dropLast() {
+                guard let kind = UInt8(cells[index]), cells[index + 1].hasPrefix("`") else { continue }
+                let body = cells[index + 1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+                #expect(proto.contains("message \(body) {"), "family \(family) kind \(kind): no message \(body)")
+                #expect(documented.insert([family, kind]).inserted, "family \(family) kind \(kind) listed twice")
+            }
+        }
+        let sent = Set(Self.kindTable.values.map { [$0.0.rawValue, $0.1] })
+        #expect(documented.subtracting(sent).isEmpty, "documented but not sent: \(documented.subtracting(sent))")
+        #expect(sent.subtracting(documented).isEmpty, "sent but not documented: \(sent.subtracting(documented))")
     }
 
     @Test func heartbeatsHaveEmptyBodies() throws {

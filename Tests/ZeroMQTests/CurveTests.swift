@@ -150,7 +150,7 @@ private struct CurveServer {
         #expect(try server.socket.receiveFrames(wait: .upTo(Deadline.silence)) == nil)
     }
 
-    /// Why the option matters (DESIGN.md §6): without it, a missing handler lets anyone in.
+    /// Why the option matters (docs/architecture.md, "ZeroMQ facts the code relies on"): without it, a missing handler lets anyone in.
     @Test func withNoZAPHandlerAndNoEnforcementAnyKeyGetsIn() throws {
         let context = try Context()
         let server = try CurveServer(context: context, enforceDomain: false)

@@ -3,7 +3,7 @@ import DequeModule
 import Foundation
 
 /// The scheduler's record of one procedure child (a leaf of the flattened spec) of a group
-/// run. Kept small: the coordinator holds one per queued procedure (DESIGN.md §5: ≤ 2 KiB).
+/// run. Kept small: the coordinator holds one per queued procedure.
 struct ChildRun: Sendable {
     /// Where the child is in its pipeline; `phase` is what users see.
     enum Stage: UInt8, Sendable {

@@ -1,6 +1,6 @@
 import Procedures
 
-/// The cluster-wide lock table (DESIGN.md §3): a pure state machine over
+/// The cluster-wide lock table (docs/scheduling.md, "Locks"): a pure state machine over
 /// `Procedures.ExclusivityTable`, one table per ``LockScope``.
 ///
 /// - A request names its categories level by level (``LockLevel``): the cluster table first,

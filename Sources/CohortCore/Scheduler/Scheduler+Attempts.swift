@@ -146,11 +146,11 @@ extension Scheduler {
         else { return }
         guard child.counted < budget(runIndex, leaf), !cancelled, let policy = runs[runIndex]?.flat.leaves[leaf].retry
         else {
-            // After several attempts the child's error reads as every attempt's, its own words.
+            // After several attempts the child's error reads as every attempt's, its own words;
+            // the reason stays how the last one ended (a timeout keeps `timedOut` as its code,
+            // however many attempts timed out before).
             let error = everyAttemptsError(runIndex, leaf, last: message)
-            finishLeaf(
-                runIndex, leaf, phase, message: error, reason: child.attemptErrors.isEmpty ? reason : nil,
-                at: finishedAt, now: now)
+            finishLeaf(runIndex, leaf, phase, message: error, reason: reason, at: finishedAt, now: now)
             return
         }
         endForRetry(

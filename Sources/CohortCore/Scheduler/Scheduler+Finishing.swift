@@ -15,7 +15,7 @@ extension Scheduler {
         if attemptID != .none { endAttempt(attemptID, now: now) }
         if runs[runIndex]?.children[leaf].admitted == true { leaveMap(runIndex, leaf) }
         runs[runIndex]?.finishLeaf(
-            leaf, phase, message: reason?.text ?? message, reason: reason, output: output, now: finishedAt ?? now,
+            leaf, phase, message: message ?? reason?.text, reason: reason, output: output, now: finishedAt ?? now,
             work: &work)
         if emitsRecords { recordFinish(runIndex, leaf) }
         if observes, let run = runs[runIndex] {

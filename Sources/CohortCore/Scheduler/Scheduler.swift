@@ -20,7 +20,7 @@ import Foundation
 /// The `Scheduler+*.swift` extensions are the routing: what an event means for each part.
 /// It never touches a socket, a clock or a thread: every event carries `now`.
 ///
-/// What it guarantees (DESIGN.md §3):
+/// What it guarantees (docs/scheduling.md):
 /// - a procedure starts only after everything it waits for (`after`, `inject`, sequence
 ///   order, its enclosing groups' `after`) has finished;
 /// - it runs on a ready worker that offers its kind and has all its `requires` labels,

@@ -69,7 +69,7 @@ public enum AttemptOutcome: Hashable, Sendable {
     case cancelled(reason: CancellationReason)
 }
 
-/// A group's state (DESIGN.md §1).
+/// A group's state (docs/protocol.md §7).
 public enum GroupPhase: String, Hashable, Sendable, CaseIterable {
     case pending, running, succeeded, failed, cancelled
 
@@ -81,7 +81,7 @@ public enum GroupPhase: String, Hashable, Sendable, CaseIterable {
     }
 }
 
-/// A child's state (DESIGN.md §1): a group's states plus `waiting` (for dependencies, a lock,
+/// A child's state (docs/protocol.md §7): a group's states plus `waiting` (for dependencies, a lock,
 /// a worker that offers its kind, a retry's backoff), `ready` (queued for a worker, or
 /// sent to one that has not started it yet) and `skipped` (finished without running: its
 /// `if:` was false, or it depends on a skipped child and has no `if:` of its own).

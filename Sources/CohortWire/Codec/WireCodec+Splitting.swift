@@ -27,9 +27,9 @@ extension WireMessage {
             return (make(Array(items[..<middle])), make(Array(items[middle...])))
         }
         switch self {
-        case .toWorker(.dispatch(let tasks)): return split(tasks) { .toWorker(.dispatch($0)) }
-        case .toWorker(.cancel(let tasks)): return split(tasks) { .toWorker(.cancel($0)) }
-        case .worker(.started(let tasks)): return split(tasks) { .worker(.started($0)) }
+        case .toWorker(.dispatch(let attempts)): return split(attempts) { .toWorker(.dispatch($0)) }
+        case .toWorker(.cancel(let attempts)): return split(attempts) { .toWorker(.cancel($0)) }
+        case .worker(.started(let attempts)): return split(attempts) { .worker(.started($0)) }
         case .worker(.results(let results)): return split(results) { .worker(.results($0)) }
         case .coordinatorReply(let reply):
             guard case .watchEvents(let events) = reply.kind else { return nil }

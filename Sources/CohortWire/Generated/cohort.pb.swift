@@ -8,7 +8,7 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// Cohort wire protocol, version 2: the bodies (frame 1) of every message.
+/// Cohort wire protocol, version 3: the bodies (frame 1) of every message.
 ///
 /// docs/protocol.md is the specification; this file gives the field numbers.
 /// Frame 0 (the 8-byte header: "CHRT", version, family, kind) is not

@@ -85,7 +85,7 @@ public struct Submission: Hashable, Sendable {
     /// A client-chosen group id (`--id`); submitting the same id again is
     /// idempotent. `nil`: the coordinator chooses one.
     public var groupID: String?
-    /// The spec document, as text (DESIGN.md §2).
+    /// The spec document, as text (docs/spec.md).
     public var document: String
     public var format: SpecFormat
     /// Where the document came from (e.g. `release.yaml`); the default group name.

@@ -1,4 +1,4 @@
-/// A group's state (DESIGN.md §1).
+/// A group's state (docs/protocol.md §7).
 public enum GroupState: Hashable, Sendable, CaseIterable {
     case pending, running, succeeded, failed, cancelled
 

@@ -38,7 +38,7 @@ public struct ProtocolError: Error, Hashable, Sendable, CustomStringConvertible 
         case notLeader
 
         /// The `cohort` CLI's exit code for a request that failed with this code
-        /// (DESIGN.md §1: 64 usage error, 65 invalid spec, 69 coordinator unusable, 77 permission denied).
+        /// (docs/cli.md: 64 usage error, 65 invalid spec, 69 coordinator unusable, 77 permission denied).
         public var exitCode: Int32 {
             switch self {
             case .invalidSpec: 65

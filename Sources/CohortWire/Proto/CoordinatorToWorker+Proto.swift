@@ -31,15 +31,15 @@ extension CoordinatorToWorker: WireBody {
             var proto = Cohort_Wire_V1_Heartbeat()
             proto.acknowledged = acknowledged
             return try serialize(proto)
-        case .dispatch(let tasks):
-            return try RepeatedMessageField.encode(tasks) { $0.proto }
+        case .dispatch(let attempts):
+            return try RepeatedMessageField.encode(attempts) { $0.proto }
         case .cancel(let cancellations):
             return try RepeatedMessageField.encode(cancellations) { cancellation in
-                var task = Cohort_Wire_V1_AttemptCancellation()
-                cancellation.ref.write(into: &task)
-                task.reason = cancellation.reason
-                task.code = cancellation.code.proto
-                return task
+                var message = Cohort_Wire_V1_AttemptCancellation()
+                cancellation.ref.write(into: &message)
+                message.reason = cancellation.reason
+                message.code = cancellation.code.proto
+                return message
             }
         case .lockGrant(let grant):
             var proto = Cohort_Wire_V1_LockGrant()
@@ -66,7 +66,7 @@ extension CoordinatorToWorker: WireBody {
             var proto = Cohort_Wire_V1_WorkerError()
             proto.code = error.code.proto
             proto.message = error.message
-            if let task = error.ref { proto.attempt = task.proto }
+            if let ref = error.ref { proto.attempt = ref.proto }
             if let requestID = error.requestID { proto.requestID = requestID }
             return try serialize(proto)
         }
@@ -77,18 +77,19 @@ extension CoordinatorToWorker: WireBody {
         case .heartbeat:
             return .heartbeat(acknowledged: try body.decode(Cohort_Wire_V1_Heartbeat.self).acknowledged)
         case .dispatch:
-            var tasks: [AttemptDispatch] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_Attempt.self) { task, _ in
-                tasks.append(AttemptDispatch(proto: task))
+            var attempts: [AttemptDispatch] = []
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_Attempt.self) { attempt, _ in
+                attempts.append(AttemptDispatch(proto: attempt))
             }
-            return .dispatch(tasks)
+            return .dispatch(attempts)
         case .cancel:
             var cancellations: [AttemptCancellation] = []
             try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptCancellation.self) {
-                (task, _) throws(BodyError) in
+                (attempt, _) throws(BodyError) in
                 cancellations.append(
                     AttemptCancellation(
-                        ref: WireAttemptRef(inline: task), reason: task.reason, code: try CancelCode(proto: task.code)))
+                        ref: WireAttemptRef(inline: attempt), reason: attempt.reason,
+                        code: try CancelCode(proto: attempt.code)))
             }
             return .cancel(cancellations)
         case .lockGrant:

@@ -9,7 +9,7 @@ import SwiftProtobuf
 /// Why not let SwiftProtobuf do the wrapper: its generic repeated-field
 /// code, unspecialised across the module boundary, copies every item
 /// struct twice when encoding and once more when decoding, which was the
-/// largest cost of a one-task dispatch (see bench-wire). The bytes are
+/// largest cost of a one-attempt dispatch (see bench-wire). The bytes are
 /// exactly those SwiftProtobuf writes for the wrapper message, and the
 /// reader follows protobuf's rules (unknown fields skipped, anything
 /// malformed refused); `RepeatedMessageFieldTests` checks both against the

@@ -47,11 +47,11 @@ extension WorkerMessage: WireBody {
             proto.kinds = ready.kinds
             proto.draining = ready.draining
             proto.running = ready.running.map { running in
-                var task = Cohort_Wire_V1_RunningAttempt()
-                running.ref.write(into: &task)
-                task.startedAt = running.startedAt.wireValue
-                task.heldTokens = running.heldTokens
-                return task
+                var message = Cohort_Wire_V1_RunningAttempt()
+                running.ref.write(into: &message)
+                message.startedAt = running.startedAt.wireValue
+                message.heldTokens = running.heldTokens
+                return message
             }
             return try serialize(proto)
         case .heartbeat(let sequence):
@@ -61,10 +61,10 @@ extension WorkerMessage: WireBody {
             return try serialize(proto)
         case .started(let started):
             return try RepeatedMessageField.encode(started) { start in
-                var task = Cohort_Wire_V1_AttemptStarted()
-                start.ref.write(into: &task)
-                task.startedAt = start.startedAt.nanosecondsSinceEpoch
-                return task
+                var message = Cohort_Wire_V1_AttemptStarted()
+                start.ref.write(into: &message)
+                message.startedAt = start.startedAt.nanosecondsSinceEpoch
+                return message
             }
         case .results(let results):
             return try RepeatedMessageField.encode(results) { $0.proto }
@@ -122,11 +122,11 @@ extension WorkerMessage: WireBody {
             return .heartbeat(sequence: try body.decode(Cohort_Wire_V1_Heartbeat.self).sequence)
         case .started:
             var started: [AttemptStart] = []
-            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptStarted.self) { task, _ in
+            try RepeatedMessageField.decode(body, as: Cohort_Wire_V1_AttemptStarted.self) { attempt, _ in
                 started.append(
                     AttemptStart(
-                        ref: WireAttemptRef(inline: task),
-                        startedAt: WireTimestamp(nanosecondsSinceEpoch: task.startedAt)))
+                        ref: WireAttemptRef(inline: attempt),
+                        startedAt: WireTimestamp(nanosecondsSinceEpoch: attempt.startedAt)))
             }
             return .started(started)
         case .results:

@@ -1,7 +1,7 @@
 import CohortSpec
 import Foundation
 
-/// The built-in kinds (DESIGN.md §2): `shell`, `sleep`, `echo`, `fail`.
+/// The built-in kinds (docs/spec.md): `shell`, `sleep`, `echo`, `fail`.
 enum Builtins {
     static let kinds: [String: ProcedureKind] = [
         "echo": ProcedureKind(.immediate(echo)),

@@ -1,4 +1,4 @@
-/// The `COHORT_*` variables every process an attempt starts sees (DESIGN.md §2).
+/// The `COHORT_*` variables every process an attempt starts sees (docs/worker.md).
 enum CohortEnvironment {
     /// `COHORT_GROUP`, `COHORT_CHILD`, `COHORT_ATTEMPT`, `COHORT_WORKER`, and
     /// `COHORT_FENCE_<CATEGORY>` for each category held.

@@ -17,8 +17,8 @@ struct AddCommand: AsyncParsableCommand {
             a mapping with only `children:`; `-` reads them from stdin. They are validated like \
             a spec (names unique among their new siblings, `after` and `inject` may name \
             children already in the group), journaled before the command returns, and run like \
-            submitted children; the group finishes only after them. --into PATH adds them to a \
-            nested group (its path), which must be last in the group's document order.
+            submitted children; the group finishes only after them. --into PATH adds them at the \
+            end of a nested group's children (its path): any nested group that is running.
 
             A group that has finished, or is being cancelled, is refused (exit 64). Under CURVE \
             the group's owner or an admin key may add; a running child of the group may add \

@@ -2,7 +2,7 @@ import ArgumentParser
 import CohortClient
 import Logging
 
-/// The exit statuses of DESIGN.md §1 (sysexits).
+/// The exit statuses of docs/cli.md (sysexits).
 enum ExitStatus {
     static let success: Int32 = 0
     static let groupFailed: Int32 = 1

@@ -2,7 +2,7 @@ import CohortClient
 
 import enum CohortSpec.JSONValue
 
-// The `--json` shapes of DESIGN.md §1, built in one place. Every field named there is always
+// The `--json` shapes of docs/cli.md, built in one place. Every field named there is always
 // present (`null` when it has no value), so scripts can rely on the keys; fields may be added,
 // never removed or renamed.
 

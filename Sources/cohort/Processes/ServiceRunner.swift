@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// Runs a service's `run()` until it returns, cancelling it on SIGINT or SIGTERM: the contract
-/// of the services (DESIGN.md §4) is that cancelling the task running `run()` stops them
+/// of the services (docs/architecture.md) is that cancelling the task running `run()` stops them
 /// gracefully.
 enum ServiceRunner {
     /// Runs `body` in a task that the first SIGINT/SIGTERM cancels; a second signal exits at once.

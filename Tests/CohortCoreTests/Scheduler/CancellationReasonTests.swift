@@ -22,6 +22,19 @@ import Testing
         // Its last attempt times out too: the child ends cancelled, `timed out` after every attempt's.
         try h.finish(try #require(h.attempt("b")), .cancelled(reason: .timedOut))
         #expect(try h.child("g", "b").error == "attempt 1: timed out; attempt 2: timed out")
+        // Its result keeps the code: every attempt timed out, so the child did.
+        #expect(try h.scheduler.result("g", path: "b") == .cancelled(reason: .timedOut))
+    }
+
+    @Test func aChildWhoseLastAttemptTimedOutAfterAFailureEndsTimedOut() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1)
+        try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 2))]), id: "g")
+        try h.finish(try #require(h.attempt("a")), .failed(error: "exit code 2"))
+        try h.finish(try #require(h.attempt("a")), .cancelled(reason: .timedOut))
+        #expect(try h.child("g", "a").phase == .cancelled)
+        #expect(try h.child("g", "a").error == "attempt 1: exit code 2; attempt 2: timed out")
+        #expect(try h.scheduler.result("g", path: "a") == .cancelled(reason: .timedOut))
     }
 
     @Test func resultsKeepTheReasonsCaseAndItsWords() throws {

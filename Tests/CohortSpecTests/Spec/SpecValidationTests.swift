@@ -2,7 +2,7 @@ import Testing
 
 @testable import CohortSpec
 
-/// One rule of DESIGN.md §2 / docs/spec.md per test; each error named by its path.
+/// One rule of docs/spec.md per test; each error named by its path.
 @Suite struct SpecValidationTests {
     // MARK: Fields and types
 

@@ -344,7 +344,7 @@ enum Samples {
                 ]))
         ),
         (
-            "cancel tasks",
+            "cancel attempts",
             .toWorker(
                 .cancel([
                     AttemptCancellation(ref: task, reason: "group cancelled"),
@@ -430,7 +430,7 @@ enum Samples {
             switch message {
             case .heartbeat: "coordinator heartbeat"
             case .dispatch: "dispatch"
-            case .cancel: "cancel tasks"
+            case .cancel: "cancel attempts"
             case .lockGrant: "lock grant"
             case .lockDenied: "lock denied"
             case .shutdown: "shutdown"
