@@ -105,15 +105,15 @@ extension CoordinatorLoop {
         outbox.send(.error(WorkerError(code: .permissionDenied, message: message, ref: ref.wire)), to: routing)
     }
 
-    private func refuseAttempt(_ task: WireAttemptRef, _ error: SchedulerError, to routing: RoutingID) {
+    private func refuseAttempt(_ attempt: WireAttemptRef, _ error: SchedulerError, to routing: RoutingID) {
         stats.refused.bump()
         logger.notice(
             "refused a report about an attempt that is not current",
             metadata: [
-                "attempt.id": "\(task.id)", "attempt.ref": "\(task.group)/\(task.path)#\(task.attempt)",
+                "attempt.id": "\(attempt.id)", "attempt.ref": "\(attempt.group)/\(attempt.path)#\(attempt.attempt)",
                 "error": "\(error.message)",
             ])
-        outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, ref: task)), to: routing)
+        outbox.send(.error(WorkerError(code: error.wire.code, message: error.message, ref: attempt)), to: routing)
     }
 
     /// Carries out the scheduler's actions, the one stream of everything it decided: records
@@ -143,7 +143,8 @@ extension CoordinatorLoop {
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 outbox.send(
-                    .cancel([AttemptCancellation(ref: ref.wire, reason: reason.text, code: reason.code)]), to: routing)
+                    .cancel([AttemptCancellation(ref: ref.wire, reason: reason.text, code: reason.wireCode)]),
+                    to: routing)
             case .grant(let worker, let request, let tokens):
                 guard let routing = peers.routingOfWorker[worker] else { continue }
                 outbox.send(.lockGrant(LockGrant(requestID: request, tokens: tokens)), to: routing)

@@ -34,34 +34,48 @@ extension AttemptOutcome {
         switch self {
         case .succeeded(let output): .succeeded(output: output)
         case .failed(let error): .failed(error: error)
-        case .cancelled(let reason): .cancelled(reason: reason.text, code: reason.code)
+        case .cancelled(let reason): .cancelled(reason: reason.text, code: reason.wireCode)
         }
     }
 }
 
 extension CancellationReason {
-    /// A reason as a worker reports it: the cases a code says all of keep their case; the
-    /// others keep their words (the scheduler switches only on ``timedOut``).
+    /// A reason as it crosses the wire: its code and its words, both kept.
     init(code: CancelCode, text: String) {
-        switch code {
-        case .timedOut: self = .timedOut
-        case .groupFinished: self = .groupFinished
-        case .workerLost: self = .workerLost(text)
-        case .handedBack: self = .handedBack(text)
-        case .skipped: self = .skipped(text)
-        case .shutdown: self = .shutdown(text)
-        case .custom, .cancelledByClient, .superseded, .producerFailed, .producerCancelled, .dependencyFailed,
-            .cancelledByChild:
-            self = .custom(text)
-        }
+        self.init(code: Code(code), text: text)
     }
 
     /// The code that travels next to ``text``.
-    var code: CancelCode {
+    var wireCode: CancelCode { code.wire }
+}
+
+extension CancellationReason.Code {
+    /// Every wire code has its case, and back: nothing is lost either way.
+    init(_ code: CancelCode) {
+        self =
+            switch code {
+            case .custom: .custom
+            case .timedOut: .timedOut
+            case .cancelledByClient: .cancelledByClient
+            case .superseded: .superseded
+            case .producerFailed: .producerFailed
+            case .producerCancelled: .producerCancelled
+            case .groupFinished: .groupFinished
+            case .dependencyFailed: .dependencyFailed
+            case .workerLost: .workerLost
+            case .handedBack: .handedBack
+            case .shutdown: .shutdown
+            case .skipped: .skipped
+            case .cancelledByChild: .cancelledByChild
+            }
+    }
+
+    var wire: CancelCode {
         switch self {
+        case .custom: .custom
         case .timedOut: .timedOut
         case .cancelledByClient: .cancelledByClient
-        case .superseded, .unknownAttempt: .superseded
+        case .superseded: .superseded
         case .producerFailed: .producerFailed
         case .producerCancelled: .producerCancelled
         case .groupFinished: .groupFinished
@@ -71,7 +85,6 @@ extension CancellationReason {
         case .shutdown: .shutdown
         case .skipped: .skipped
         case .cancelledByChild: .cancelledByChild
-        case .custom: .custom
         }
     }
 }

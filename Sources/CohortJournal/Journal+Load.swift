@@ -30,7 +30,7 @@ extension Journal {
         let rows = try Row.fetchCursor(
             db,
             sql: """
-                SELECT seq, id, spec, submitted_at, state, reason, finished_at, owner FROM groups
+                SELECT seq, id, spec, submitted_at, state, reason, reason_code, finished_at, owner FROM groups
                 WHERE finished_at IS NULL OR finished_at >= ? ORDER BY seq
                 """,
             arguments: [cutoff?.nanosecondsSinceEpoch ?? Int64.min])
@@ -54,14 +54,14 @@ extension Journal {
                 RestoredGroup(
                     id: id, spec: spec, sequence: UInt64(max(row["seq"] as Int64, 0)),
                     submittedAt: Timestamp(nanosecondsSinceEpoch: row["submitted_at"]), owner: row["owner"],
-                    outcome: outcome))
+                    outcome: outcome, outcomeCode: try cancelCode(row["reason_code"], of: "group \"\(id)\"")))
         }
         // The latest record of each child: rows come by path and attempt, the last one wins.
         let attempts = try Row.fetchCursor(
             db,
             sql: """
                 SELECT group_id, path, attempt, attempt_id, state, worker, tokens, output, error, started_at, finished_at,
-                    output_truncated, losses, counted
+                    output_truncated, losses, counted, cancel_code, cancel_reason
                 FROM attempts ORDER BY group_id, path, attempt
                 """)
         var latest: [String: [String: ChildRecord]] = [:]
@@ -74,10 +74,12 @@ extension Journal {
         for (group, children) in latest {
             groups[index[group]!].children = children.values.sorted { $0.path < $1.path }
         }
-        let cancels = try Row.fetchCursor(db, sql: "SELECT group_id, path, reason FROM cancels ORDER BY rowid")
+        let cancels = try Row.fetchCursor(db, sql: "SELECT group_id, path, reason, code FROM cancels ORDER BY rowid")
         while let row = try cancels.next() {
-            guard let position = index[row["group_id"]] else { continue }
-            groups[position].cancels.append((row["path"], row["reason"]))
+            let group: String = row["group_id"]
+            guard let position = index[group] else { continue }
+            let code = try cancelCode(row["code"], of: "a cancel of group \"\(group)\"") ?? .custom
+            groups[position].cancels.append((row["path"], CancellationReason(code: code, text: row["reason"])))
         }
         let additions = try Row.fetchCursor(
             db, sql: "SELECT group_id, into_path, children FROM additions ORDER BY rowid")
@@ -127,6 +129,8 @@ extension Journal {
             group: group, path: path, attempt: UInt32(clamping: row["attempt"] as Int64),
             attemptID: AttemptID(UInt64(bitPattern: row["attempt_id"])), state: state, output: row["output"],
             outputTruncated: (row["output_truncated"] as Int64? ?? 0) != 0, error: row["error"],
+            cancelReason: try cancelReason(
+                code: row["cancel_code"], text: row["cancel_reason"], of: "\(group)/\(path)"),
             worker: row["worker"], tokens: tokens,
             startedAt: (row["started_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)),
             finishedAt: (row["finished_at"] as Int64?).map(Timestamp.init(nanosecondsSinceEpoch:)),
@@ -151,6 +155,23 @@ extension Journal {
             if case .int(let token) = value { tokens[category] = UInt64(bitPattern: token) }
         }
         return tokens
+    }
+
+    /// A cancel reason's code from a `*code` column (NULL: none, as in rows of schema version 6
+    /// and older).
+    private func cancelCode(_ text: String?, of owner: String) throws -> CancellationReason.Code? {
+        guard let text else { return nil }
+        guard let code = CancellationReason.Code(rawValue: text) else {
+            throw damage("\(owner) has an unknown cancel code \"\(text)\"")
+        }
+        return code
+    }
+
+    /// A cancelled or skipped child's reason from `attempts.cancel_code` and `cancel_reason`;
+    /// nil when the row has none (the child then reads `custom`, its `error` as the words).
+    private func cancelReason(code: String?, text: String?, of child: String) throws -> CancellationReason? {
+        guard let code = try cancelCode(code, of: "child \"\(child)\""), let text else { return nil }
+        return CancellationReason(code: code, text: text)
     }
 
     /// A child's record state from an `attempts.state` column; nil if unknown.

@@ -71,12 +71,13 @@ extension Journal {
             let upsert = try db.cachedStatement(
                 sql: """
                     INSERT INTO attempts (group_id, path, attempt, attempt_id, state, worker, output, error, started_at, finished_at,
-                        output_truncated)
-                    VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)
+                        output_truncated, cancel_code, cancel_reason)
+                    VALUES (?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (group_id, path, attempt) DO UPDATE SET
                         state = excluded.state, worker = coalesce(excluded.worker, worker), output = excluded.output,
                         error = excluded.error, started_at = coalesce(excluded.started_at, started_at),
-                        finished_at = excluded.finished_at, output_truncated = excluded.output_truncated
+                        finished_at = excluded.finished_at, output_truncated = excluded.output_truncated,
+                        cancel_code = excluded.cancel_code, cancel_reason = excluded.cancel_reason
                     """)
             var row = BoundStatement(upsert)
             for record in batch.finishes {
@@ -91,24 +92,28 @@ extension Journal {
                 row.bind(record.startedAt?.nanosecondsSinceEpoch)
                 row.bind(record.finishedAt?.nanosecondsSinceEpoch)
                 row.bind(Int64(record.outputTruncated ? 1 : 0))
+                row.bind(record.cancelReason?.code.rawValue)
+                row.bind(record.cancelReason?.text)
                 try row.run()
             }
         }
         if !batch.outcomes.isEmpty {
             let update = try db.cachedStatement(
-                sql: "UPDATE groups SET state = ?, reason = ?, finished_at = ? WHERE id = ?")
+                sql: "UPDATE groups SET state = ?, reason = ?, reason_code = ?, finished_at = ? WHERE id = ?")
             for outcome in batch.outcomes {
                 try update.execute(arguments: [
-                    outcome.phase.rawValue, outcome.reason, outcome.at.nanosecondsSinceEpoch, outcome.id,
+                    outcome.phase.rawValue, outcome.reason, outcome.code?.rawValue, outcome.at.nanosecondsSinceEpoch,
+                    outcome.id,
                 ])
             }
         }
         if !batch.cancels.isEmpty {
             let insert = try db.cachedStatement(
-                sql: "INSERT INTO cancels (group_id, path, reason, at) VALUES (?, ?, ?, ?)")
+                sql: "INSERT INTO cancels (group_id, path, reason, code, at) VALUES (?, ?, ?, ?, ?)")
             for cancel in batch.cancels {
                 try insert.execute(arguments: [
-                    cancel.group, cancel.path, cancel.reason, cancel.at.nanosecondsSinceEpoch,
+                    cancel.group, cancel.path, cancel.reason.text, cancel.reason.code.rawValue,
+                    cancel.at.nanosecondsSinceEpoch,
                 ])
             }
         }

@@ -26,10 +26,12 @@ public struct JournalBatch: Sendable {
     public var dispatches: [ChildRecord] = []
     /// Children that finished.
     public var finishes: [ChildRecord] = []
-    /// Groups that finished: id, outcome, reason, when.
-    public var outcomes: [(id: String, phase: GroupPhase, reason: String?, at: Timestamp)] = []
+    /// Groups that finished: id, outcome, reason, its cancel's code (if it had one), when.
+    public var outcomes:
+        [(id: String, phase: GroupPhase, reason: String?, code: CancellationReason.Code?, at: Timestamp)] =
+            []
     /// Cancels clients asked for: group, path (`""` for the whole group), reason, when.
-    public var cancels: [(group: String, path: String, reason: String, at: Timestamp)] = []
+    public var cancels: [(group: String, path: String, reason: CancellationReason, at: Timestamp)] = []
     /// Fencing counters that moved: category → last token.
     public var fencing: [String: UInt64] = [:]
     /// Worker-local grants made and released, in order.
@@ -65,8 +67,8 @@ public struct JournalBatch: Sendable {
             noteTokens(child.tokens)
         case .finished(let child):
             finishes.append(child)
-        case .groupFinished(let id, let phase, let reason, let at):
-            outcomes.append((id, phase, reason, at))
+        case .groupFinished(let id, let phase, let reason, let code, let at):
+            outcomes.append((id, phase, reason, code, at))
         case .cancelRequested(let group, let path, let reason, let at):
             cancels.append((group, path, reason, at))
         case .childrenAdded(let group, let into, let children, let at):

@@ -1,12 +1,12 @@
 import Foundation
 
-/// The journal's tables (schema version 6), documented for operators in docs/operations.md,
+/// The journal's tables (schema version 7), documented for operators in docs/operations.md,
 /// "The journal". Times are nanoseconds since 1970-01-01 UTC; a group's id is its key
 /// everywhere.
 enum JournalSchema {
     /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
     /// is brought up to this one when opened; any other version is refused.
-    static let version = 6
+    static let version = 7
 
     /// Version -> the statements that bring a journal of that version to the next one.
     /// Version 2 added `attempts.output_truncated` and the `local_locks` table; version 3 calls
@@ -14,7 +14,9 @@ enum JournalSchema {
     /// `attempts.losses` and `attempts.counted`, the workers the child had lost and the
     /// attempts that had used up its retry budget when the attempt was sent; version 5 added
     /// the indexes `cohort status` lists the history with (``historyIndexes``); version 6 added
-    /// the `additions` table, the children added to running groups (``additions``).
+    /// the `additions` table, the children added to running groups (``additions``); version 7
+    /// keeps each cancel reason's code beside its words (``cancelCodes``), so that a restart
+    /// gives a cancelled child, group or replayed cancel the code it had.
     static let migrations: [Int: [String]] = [
         1: [
             "ALTER TABLE attempts ADD COLUMN output_truncated INTEGER NOT NULL DEFAULT 0",
@@ -32,6 +34,19 @@ enum JournalSchema {
         ],
         4: historyIndexes,
         5: additions,
+        6: cancelCodes,
+    ]
+
+    /// A cancel reason's code (`CancellationReason.Code`'s raw value, `timed-out`, …) beside
+    /// its words: a cancelled or skipped child's (`attempts.cancel_code`, with the reason's own
+    /// words in `cancel_reason`, which `error` may extend with every attempt's), a group's that
+    /// finished cancelled with one (`groups.reason_code`; `reason` holds the words), and a cancel
+    /// a client asked for (`cancels.code`). Rows of older versions have none and read `custom`.
+    static let cancelCodes = [
+        "ALTER TABLE attempts ADD COLUMN cancel_code TEXT",
+        "ALTER TABLE attempts ADD COLUMN cancel_reason TEXT",
+        "ALTER TABLE groups ADD COLUMN reason_code TEXT",
+        "ALTER TABLE cancels ADD COLUMN code TEXT",
     ]
 
     /// Children added to running groups (docs/spec.md, "Growing groups"), replayed in `rowid`
@@ -96,7 +111,8 @@ enum JournalSchema {
             state TEXT NOT NULL,
             reason TEXT,
             finished_at INTEGER,
-            owner TEXT
+            owner TEXT,
+            reason_code TEXT
         )
         """,
         "CREATE INDEX groups_by_finish ON groups (finished_at) WHERE finished_at IS NOT NULL",
@@ -118,6 +134,8 @@ enum JournalSchema {
             output_truncated INTEGER NOT NULL DEFAULT 0,
             losses INTEGER NOT NULL DEFAULT 0,
             counted INTEGER,
+            cancel_code TEXT,
+            cancel_reason TEXT,
             PRIMARY KEY (group_id, path, attempt)
         ) WITHOUT ROWID
         """,
@@ -133,7 +151,8 @@ enum JournalSchema {
             group_id TEXT NOT NULL,
             path TEXT NOT NULL,
             reason TEXT NOT NULL,
-            at INTEGER NOT NULL
+            at INTEGER NOT NULL,
+            code TEXT
         )
         """,
         "CREATE INDEX cancels_by_group ON cancels (group_id)",

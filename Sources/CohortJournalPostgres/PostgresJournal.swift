@@ -185,7 +185,8 @@ public final class PostgresJournal: JournalStore {
         var dispatchOrder: [AttemptKey] = []
         var finishes: [AttemptKey: ChildRecord] = [:]
         var finishOrder: [AttemptKey] = []
-        var outcomes: [String: (phase: GroupPhase, reason: String?, at: Timestamp)] = [:]
+        var outcomes: [String: (phase: GroupPhase, reason: String?, code: CancellationReason.Code?, at: Timestamp)] =
+            [:]
         var outcomeOrder: [String] = []
         var cancels = RowsStatement()
         var additions = RowsStatement()
@@ -199,7 +200,7 @@ public final class PostgresJournal: JournalStore {
             statement = RowsStatement()
         }
         let insertGroups = "INSERT INTO groups (id, name, spec, fingerprint, submitted_at, state, owner) VALUES"
-        let insertCancels = "INSERT INTO cancels (group_id, path, reason, at) VALUES"
+        let insertCancels = "INSERT INTO cancels (group_id, path, reason, code, at) VALUES"
         let insertAdditions = "INSERT INTO additions (group_id, into_path, children, at) VALUES"
         for batch in batches {
             for submission in batch.submissions {
@@ -224,15 +225,18 @@ public final class PostgresJournal: JournalStore {
                 if finishes.updateValue(record, forKey: key) == nil { finishOrder.append(key) }
             }
             for outcome in batch.outcomes {
-                if outcomes.updateValue((outcome.phase, outcome.reason, outcome.at), forKey: outcome.id) == nil {
+                if outcomes.updateValue((outcome.phase, outcome.reason, outcome.code, outcome.at), forKey: outcome.id)
+                    == nil
+                {
                     outcomeOrder.append(outcome.id)
                 }
             }
             for cancel in batch.cancels {
-                cancels.row("(?, ?, ?, ?)") { binds in
+                cancels.row("(?, ?, ?, ?, ?)") { binds in
                     binds.append(cancel.group)
                     binds.append(cancel.path)
-                    binds.append(cancel.reason)
+                    binds.append(cancel.reason.text)
+                    binds.append(cancel.reason.code.rawValue)
                     binds.append(cancel.at.nanosecondsSinceEpoch)
                 }
                 if cancels.rows == RowsStatement.maxRows { flush(&cancels, insertCancels) }
@@ -272,7 +276,7 @@ public final class PostgresJournal: JournalStore {
             ON CONFLICT (group_id, path, attempt) DO UPDATE SET attempt_id = excluded.attempt_id, state = excluded.state,
                 worker = excluded.worker, tokens = excluded.tokens, started_at = excluded.started_at,
                 losses = excluded.losses, counted = excluded.counted, output = NULL, error = NULL, finished_at = NULL,
-                output_truncated = false
+                output_truncated = false, cancel_code = NULL, cancel_reason = NULL
             """
         let supersede = "UPDATE attempts AS a SET state = 'ended' FROM (VALUES"
         let supersedeWhere = """
@@ -309,19 +313,20 @@ public final class PostgresJournal: JournalStore {
 
         let insertFinishes = """
             INSERT INTO attempts (group_id, path, attempt, attempt_id, state, worker, output, error, started_at, finished_at,
-                output_truncated)
+                output_truncated, cancel_code, cancel_reason)
             VALUES
             """
         let mergeFinished = """
             ON CONFLICT (group_id, path, attempt) DO UPDATE SET
                 state = excluded.state, worker = coalesce(excluded.worker, attempts.worker), output = excluded.output,
                 error = excluded.error, started_at = coalesce(excluded.started_at, attempts.started_at),
-                finished_at = excluded.finished_at, output_truncated = excluded.output_truncated
+                finished_at = excluded.finished_at, output_truncated = excluded.output_truncated,
+                cancel_code = excluded.cancel_code, cancel_reason = excluded.cancel_reason
             """
         for key in finishOrder {
             let record = finishes[key]!
             guard case .finished(let phase) = record.state else { continue }
-            try statement.row("(?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)") { binds in
+            try statement.row("(?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)") { binds in
                 binds.append(record.group)
                 binds.append(record.path)
                 binds.append(Int64(record.attempt))
@@ -332,20 +337,23 @@ public final class PostgresJournal: JournalStore {
                 binds.append(record.startedAt?.nanosecondsSinceEpoch)
                 binds.append(record.finishedAt?.nanosecondsSinceEpoch)
                 binds.append(record.outputTruncated)
+                binds.append(record.cancelReason?.code.rawValue)
+                binds.append(record.cancelReason?.text)
             }
             if statement.rows == RowsStatement.maxRows { flush(&statement, insertFinishes, mergeFinished) }
         }
         flush(&statement, insertFinishes, mergeFinished)
 
         let updateOutcomes =
-            "UPDATE groups AS g SET state = o.state, reason = o.reason, finished_at = o.at FROM (VALUES"
-        let outcomesWhere = ") AS o (id, state, reason, at) WHERE g.id = o.id"
+            "UPDATE groups AS g SET state = o.state, reason = o.reason, reason_code = o.code, finished_at = o.at FROM (VALUES"
+        let outcomesWhere = ") AS o (id, state, reason, code, at) WHERE g.id = o.id"
         for id in outcomeOrder {
             let outcome = outcomes[id]!
-            statement.row("(?::text, ?::text, ?::text, ?::bigint)") { binds in
+            statement.row("(?::text, ?::text, ?::text, ?::text, ?::bigint)") { binds in
                 binds.append(id)
                 binds.append(outcome.phase.rawValue)
                 binds.append(outcome.reason)
+                binds.append(outcome.code?.rawValue)
                 binds.append(outcome.at.nanosecondsSinceEpoch)
             }
             if statement.rows == RowsStatement.maxRows { flush(&statement, updateOutcomes, outcomesWhere) }
@@ -437,18 +445,26 @@ public final class PostgresJournal: JournalStore {
     public func load(finishedSince cutoff: Timestamp?) throws(JournalError) -> JournalContents {
         let location = self.location
         func damage(_ message: String) -> JournalError { JournalError(.damaged, path: location, message) }
+        /// A cancel reason's code from a `*code` column (NULL: none, as in rows of schema 3 and older).
+        func cancelCode(_ text: String?, of owner: String) throws(JournalError) -> CancellationReason.Code? {
+            guard let text else { return nil }
+            guard let code = CancellationReason.Code(rawValue: text) else {
+                throw damage("\(owner) has an unknown cancel code \"\(text)\"")
+            }
+            return code
+        }
         let since = cutoff?.nanosecondsSinceEpoch ?? Int64.min
         return try session.transaction(doing: "the journal cannot be read") { execute in
             var groups: [RestoredGroup] = []
             var index: [String: Int] = [:]
             let rows = try execute(
                 """
-                SELECT seq, id, spec, submitted_at, state, reason, finished_at, owner FROM groups
+                SELECT seq, id, spec, submitted_at, state, reason, finished_at, owner, reason_code FROM groups
                 WHERE finished_at IS NULL OR finished_at >= \(since) ORDER BY seq
                 """)
             for row in rows {
-                let (seq, id, text, submittedAt, state, reason, finishedAt, owner) = try row.decode(
-                    (Int64, String, String, Int64, String, String?, Int64?, String?).self)
+                let (seq, id, text, submittedAt, state, reason, finishedAt, owner, reasonCode) = try row.decode(
+                    (Int64, String, String, Int64, String, String?, Int64?, String?, String?).self)
                 let spec: GroupSpec
                 do {
                     spec = try SpecParser.parse(text: text, format: .json, limits: Journal.restoreLimits)
@@ -466,13 +482,14 @@ public final class PostgresJournal: JournalStore {
                 groups.append(
                     RestoredGroup(
                         id: id, spec: spec, sequence: UInt64(max(seq, 0)),
-                        submittedAt: Timestamp(nanosecondsSinceEpoch: submittedAt), owner: owner, outcome: outcome))
+                        submittedAt: Timestamp(nanosecondsSinceEpoch: submittedAt), owner: owner, outcome: outcome,
+                        outcomeCode: try cancelCode(reasonCode, of: "group \"\(id)\"")))
             }
             var latest: [String: [String: ChildRecord]] = [:]
             let attempts = try execute(
                 """
                 SELECT group_id, path, attempt, attempt_id, state, worker, tokens, output, error, started_at, finished_at,
-                    output_truncated, losses, counted
+                    output_truncated, losses, counted, cancel_code, cancel_reason
                 FROM attempts ORDER BY group_id, path, attempt
                 """)
             for row in attempts {
@@ -487,6 +504,11 @@ public final class PostgresJournal: JournalStore {
                 let truncated = try columns[11].decode(Bool.self)
                 let losses = try columns[12].decode(Int64.self)
                 let counted = try columns[13].decode(Int64?.self)
+                let cancelCode = try cancelCode(try columns[14].decode(String?.self), of: "child \"\(group)/\(path)\"")
+                let cancelText = try columns[15].decode(String?.self)
+                let cancelReason = cancelCode.flatMap { code in
+                    cancelText.map { CancellationReason(code: code, text: $0) }
+                }
                 guard let state = Journal.childState(stateText) else {
                     throw damage("child \"\(group)/\(path)\" has an unknown state \"\(stateText)\"")
                 }
@@ -496,7 +518,8 @@ public final class PostgresJournal: JournalStore {
                 latest[group, default: [:]][path] = ChildRecord(
                     group: group, path: path, attempt: UInt32(clamping: attempt),
                     attemptID: AttemptID(UInt64(bitPattern: attemptID)), state: state, output: output,
-                    outputTruncated: truncated, error: error, worker: worker, tokens: tokens,
+                    outputTruncated: truncated, error: error, cancelReason: cancelReason, worker: worker,
+                    tokens: tokens,
                     startedAt: startedAt.map(Timestamp.init(nanosecondsSinceEpoch:)),
                     finishedAt: finishedAt.map(Timestamp.init(nanosecondsSinceEpoch:)),
                     losses: UInt32(clamping: losses), counted: counted.map { UInt32(clamping: $0) })
@@ -504,10 +527,11 @@ public final class PostgresJournal: JournalStore {
             for (group, children) in latest {
                 groups[index[group]!].children = children.values.sorted { $0.path < $1.path }
             }
-            for row in try execute("SELECT group_id, path, reason FROM cancels ORDER BY seq") {
-                let (group, path, reason) = try row.decode((String, String, String).self)
+            for row in try execute("SELECT group_id, path, reason, code FROM cancels ORDER BY seq") {
+                let (group, path, reason, code) = try row.decode((String, String, String, String?).self)
                 guard let position = index[group] else { continue }
-                groups[position].cancels.append((path, reason))
+                let reasonCode = try cancelCode(code, of: "a cancel of group \"\(group)\"") ?? .custom
+                groups[position].cancels.append((path, CancellationReason(code: reasonCode, text: reason)))
             }
             for row in try execute("SELECT group_id, into_path, children FROM additions ORDER BY seq") {
                 let (group, into, text) = try row.decode((String, String, String).self)

@@ -1,5 +1,5 @@
 /// The PostgreSQL journal's tables, documented for operators in docs/operations.md, "The
-/// journal". The same tables and columns as SQLite's schema version 6 (``version`` 3 here:
+/// journal". The same tables and columns as SQLite's schema version 7 (``version`` 4 here:
 /// PostgreSQL's schema has versions of its own), and the leader lease (``lease``), with
 /// PostgreSQL's types: times are
 /// nanoseconds since 1970-01-01 UTC in `bigint`, outputs `bytea`; names and paths compare
@@ -7,14 +7,24 @@
 enum PostgresJournalSchema {
     /// Written to `meta.schemaVersion`. A journal of an older version listed in ``migrations``
     /// is brought up to this one when opened; any other version is refused.
-    static let version = 3
+    static let version = 4
 
     /// Version -> the statements that bring a journal of that version to the next one.
     /// Version 2 added the `additions` table, the children added to running groups
-    /// (``additions``; SQLite's schema version 6); version 3 the leader lease (``lease``).
+    /// (``additions``; SQLite's schema version 6); version 3 the leader lease (``lease``);
+    /// version 4 each cancel reason's code beside its words (``cancelCodes``; SQLite's 7).
     static let migrations: [Int: [String]] = [
         1: additions,
         2: lease,
+        3: cancelCodes,
+    ]
+
+    /// A cancel reason's code beside its words, as SQLite's `JournalSchema.cancelCodes`.
+    static let cancelCodes = [
+        "ALTER TABLE attempts ADD COLUMN cancel_code text",
+        "ALTER TABLE attempts ADD COLUMN cancel_reason text",
+        "ALTER TABLE groups ADD COLUMN reason_code text",
+        "ALTER TABLE cancels ADD COLUMN code text",
     ]
 
     /// The leader lease (issue 16): one row, the epoch of the coordinator that leads, who it
@@ -65,7 +75,8 @@ enum PostgresJournalSchema {
             state text NOT NULL,
             reason text,
             finished_at bigint,
-            owner text
+            owner text,
+            reason_code text
         )
         """,
         "CREATE INDEX groups_by_finish ON groups (finished_at) WHERE finished_at IS NOT NULL",
@@ -87,6 +98,8 @@ enum PostgresJournalSchema {
             output_truncated boolean NOT NULL DEFAULT false,
             losses bigint NOT NULL DEFAULT 0,
             counted bigint,
+            cancel_code text,
+            cancel_reason text,
             PRIMARY KEY (group_id, path, attempt)
         )
         """,
@@ -102,7 +115,8 @@ enum PostgresJournalSchema {
             group_id text COLLATE "C" NOT NULL,
             path text COLLATE "C" NOT NULL,
             reason text NOT NULL,
-            at bigint NOT NULL
+            at bigint NOT NULL,
+            code text
         )
         """,
         "CREATE INDEX cancels_by_group ON cancels (group_id)",

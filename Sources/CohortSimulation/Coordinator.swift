@@ -11,8 +11,9 @@ struct SimJournal {
         var sequence: UInt64
         var submittedAt: Timestamp
         var outcome: (GroupPhase, String?, Timestamp)?
+        var outcomeCode: CancellationReason.Code?
         var children: [String: ChildRecord] = [:]
-        var cancels: [(path: String, reason: String)] = []
+        var cancels: [(path: String, reason: CancellationReason)] = []
         var additions: [(into: String, children: [ChildSpec])] = []
     }
 
@@ -32,12 +33,13 @@ struct SimJournal {
         case .dispatched(let child), .finished(let child):
             groups[child.group]?.children[child.path] = child
             for (category, token) in child.tokens { lastTokens[category] = max(lastTokens[category] ?? 0, token) }
-        case .groupFinished(let id, let phase, let reason, let at):
+        case .groupFinished(let id, let phase, let reason, let code, let at):
             // A journaled outcome is final (the invariants check it never changes).
             if let earlier = groups[id]?.outcome, earlier.0 != phase {
                 overwrittenOutcomes.append((id, earlier.0, phase))
             }
             groups[id]?.outcome = (phase, reason, at)
+            groups[id]?.outcomeCode = code
         case .cancelRequested(let group, let path, let reason, _):
             groups[group]?.cancels.append((path, reason))
         case .childrenAdded(let group, let into, let children, _):
@@ -57,7 +59,8 @@ struct SimJournal {
                 id: id, spec: group.spec, sequence: group.sequence, submittedAt: group.submittedAt,
                 outcome: group.outcome.map { ($0.0, $0.1, $0.2) },
                 children: group.children.keys.sorted().map { group.children[$0]! }, cancels: group.cancels,
-                localLocks: localLocks.keys.sorted().compactMap { localLocks[$0] }.filter { $0.group == id })
+                localLocks: localLocks.keys.sorted().compactMap { localLocks[$0] }.filter { $0.group == id },
+                outcomeCode: group.outcomeCode)
             restored.additions = group.additions
             return restored
         }

@@ -23,7 +23,7 @@ import Testing
             if index < 8 {
                 batch.outcomes.append(
                     (
-                        "g\(index)", index % 2 == 0 ? .succeeded : .failed, index % 2 == 0 ? nil : "boom",
+                        "g\(index)", index % 2 == 0 ? .succeeded : .failed, index % 2 == 0 ? nil : "boom", nil,
                         at(100 + Int64(index))
                     ))
             }
@@ -82,7 +82,7 @@ import Testing
             defer { reader.close() }
             #expect(try reader.finishedGroups(matching: GroupQuery(limit: 1)).map(\.id) == ["g7"])
             var batch = JournalBatch()
-            batch.outcomes.append(("g9", .cancelled, "cancelled by alice", at(200)))
+            batch.outcomes.append(("g9", .cancelled, "cancelled by alice", nil, at(200)))
             try journal.write(batch)
             #expect(try reader.finishedGroups(matching: GroupQuery(limit: 1)).map(\.id) == ["g9"])
         }

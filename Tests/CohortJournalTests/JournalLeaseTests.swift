@@ -19,7 +19,7 @@ import Testing
     func submitting(_ id: String, finishedAt finish: Int64? = nil) -> JournalBatch {
         var batch = JournalBatch()
         batch.submissions.append(.init(id: id, spec: sampleSpec, submittedAt: at(1)))
-        if let finish { batch.outcomes.append((id, .succeeded, nil, at(finish))) }
+        if let finish { batch.outcomes.append((id, .succeeded, nil, nil, at(finish))) }
         return batch
     }
 

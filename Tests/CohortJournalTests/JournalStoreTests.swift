@@ -37,10 +37,52 @@ import Testing
             #expect(running.spec == sampleSpec)
             #expect(running.outputs == ["version": Data(#"{"v":1}"#.utf8)])
             batch = JournalBatch()
-            batch.outcomes.append(("r1", .failed, "build failed", at(3)))
+            batch.outcomes.append(("r1", .failed, "build failed", nil, at(3)))
             try journal.write(batch)
             #expect(try reader.rerunSource(group: "r1")?.phase == .failed)
             #expect(try reader.rerunSource(group: "nope") == nil)
+        }
+    }
+
+    /// A cancel reason is written as its code and its words and loaded back equal: a child's
+    /// (also one whose `error` says more than its reason), the group's outcome code, a cancel
+    /// a client asked for; a row without a code (written before the codes) reads as none.
+    @Test(arguments: StoreKind.allCases)
+    func cancelReasonsAreLoadedBackWithTheirCodes(_ kind: StoreKind) throws {
+        try withJournalPlace(kind) { place in
+            let journal = try place.open()
+            defer { journal.close() }
+            let timedOut = CancellationReason.timedOut
+            let producer = CancellationReason.producerFailed(path: "version")
+            let alice = CancellationReason.cancelledByClient("alice")
+            var batch = JournalBatch()
+            batch.submissions.append(.init(id: "c1", spec: sampleSpec, submittedAt: at(1)))
+            batch.append(.cancelRequested(group: "c1", path: "build", reason: alice, at: at(2)))
+            batch.append(.cancelRequested(group: "c1", path: "", reason: "my own words", at: at(3)))
+            func finished(_ path: String, _ phase: ChildPhase, error: String, _ reason: CancellationReason?)
+                -> ChildRecord
+            {
+                ChildRecord(
+                    group: "c1", path: path, attempt: 2, attemptID: 0, state: .finished(phase), error: error,
+                    cancelReason: reason, finishedAt: at(4))
+            }
+            batch.append(
+                .finished(finished("version", .cancelled, error: "attempt 1: boom; attempt 2: timed out", timedOut)))
+            batch.append(.finished(finished("build", .cancelled, error: producer.text, producer)))
+            batch.append(.finished(finished("publish", .failed, error: "exit code 1", nil)))
+            batch.append(.groupFinished(id: "c1", .cancelled, reason: "timed out", code: .timedOut, at: at(5)))
+            try journal.write(batch)
+
+            let group = try #require(try journal.load().groups.first { $0.id == "c1" })
+            let children = Dictionary(uniqueKeysWithValues: group.children.map { ($0.path, $0) })
+            #expect(children["version"]?.cancelReason == timedOut)
+            #expect(children["version"]?.error == "attempt 1: boom; attempt 2: timed out")
+            #expect(children["build"]?.cancelReason == producer)
+            #expect(children["publish"]?.cancelReason == nil)
+            #expect(group.outcomeCode == .timedOut && group.outcome?.reason == "timed out")
+            #expect(group.cancels.map(\.path) == ["build", ""])
+            #expect(group.cancels.map(\.reason) == [alice, .custom("my own words")])
+            #expect(try place.strings("SELECT cancel_code FROM attempts WHERE path = 'build'") == ["producer-failed"])
         }
     }
 
@@ -229,7 +271,7 @@ import Testing
             let journal = try place.open()
             journal.close()
             let version = try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'")
-            #expect(version == [kind == .sqlite ? "6" : "3"])
+            #expect(version == [kind == .sqlite ? "7" : "4"])
             try place.execute("UPDATE meta SET value = '99' WHERE key = 'schemaVersion'")
             let error = #expect(throws: JournalError.self) { _ = try place.open() }
             #expect(error?.code == .schemaVersion)
@@ -257,10 +299,15 @@ import Testing
                 try journal.write(batch)
             }
             try place.execute(
-                "DROP TABLE additions; DROP TABLE lease; UPDATE meta SET value = '1' WHERE key = 'schemaVersion'")
+                """
+                DROP TABLE additions; DROP TABLE lease;
+                ALTER TABLE attempts DROP COLUMN cancel_code, DROP COLUMN cancel_reason;
+                ALTER TABLE groups DROP COLUMN reason_code; ALTER TABLE cancels DROP COLUMN code;
+                UPDATE meta SET value = '1' WHERE key = 'schemaVersion'
+                """)
             let journal = try place.open()
             defer { journal.close() }
-            #expect(try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'") == ["3"])
+            #expect(try place.strings("SELECT value FROM meta WHERE key = 'schemaVersion'") == ["4"])
             #expect(try place.strings("SELECT epoch || ' ' || coalesce(holder, 'nobody') FROM lease") == ["0 nobody"])
             #expect(
                 try place.strings("SELECT count(*) FROM pg_indexes WHERE indexname = 'additions_by_group'") == ["1"])

@@ -70,7 +70,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                     ChildRecord(
                         group: "r1", path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded),
                         output: Data(#"{"value":"1.2.3"}"#.utf8), worker: "w2", startedAt: at(12), finishedAt: at(13)))
-                batch.outcomes.append(("done", .cancelled, "cancelled by alice", at(14)))
+                batch.outcomes.append(("done", .cancelled, "cancelled by alice", nil, at(14)))
                 batch.cancels.append(("done", "", "cancelled by alice", at(14)))
                 batch.fencing["repo"] = 1 << 32 | 3
                 try journal.write(batch)
@@ -202,8 +202,8 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                         group: id, path: "version", attempt: 1, attemptID: 0, state: .finished(.succeeded),
                         finishedAt: at(2)))
             }
-            batch.outcomes.append(("old", .succeeded, nil, at(100)))
-            batch.outcomes.append(("recent", .succeeded, nil, at(300)))
+            batch.outcomes.append(("old", .succeeded, nil, nil, at(100)))
+            batch.outcomes.append(("recent", .succeeded, nil, nil, at(300)))
             try journal.write(batch)
             #expect(try journal.prune(finishedBefore: at(200)) == ["old"])
             #expect(try journal.load().groups.map(\.id) == ["recent", "running"])
@@ -272,8 +272,52 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         }
     }
 
+    /// Turns a journal of the current schema into what version 6 wrote: no cancel codes.
+    static func makeVersion6(_ db: Database) throws {
+        try db.execute(sql: "ALTER TABLE attempts DROP COLUMN cancel_code")
+        try db.execute(sql: "ALTER TABLE attempts DROP COLUMN cancel_reason")
+        try db.execute(sql: "ALTER TABLE groups DROP COLUMN reason_code")
+        try db.execute(sql: "ALTER TABLE cancels DROP COLUMN code")
+        try db.execute(sql: "UPDATE meta SET value = '6' WHERE key = 'schemaVersion'")
+    }
+
+    /// A version-6 journal gets the cancel codes; its cancelled children, outcomes and cancels,
+    /// written without codes, read as none (`custom` with their words after a restore), and
+    /// those written after the migration keep theirs.
+    @Test func aVersion6JournalIsMigratedAndItsOldRowsHaveNoCodes() throws {
+        try withStateDirectory { path in
+            let file = try writtenJournal(path)
+            let old = try Journal.openExisting(at: file)
+            try old.database.write { db in
+                try Self.makeVersion6(db)
+                try db.execute(
+                    sql: """
+                        INSERT INTO attempts (group_id, path, attempt, attempt_id, state, error)
+                        VALUES ('g0', 'a', 1, 0, 'cancelled', 'cancelled by alice')
+                        """)
+                try db.execute(sql: "INSERT INTO cancels (group_id, path, reason, at) VALUES ('g0', 'a', 'stop', 1)")
+            }
+            old.close()
+            let journal = try Journal(directory: try StateDirectory(path: path))
+            defer { journal.close() }
+            let version = try journal.database.read { db in
+                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
+            }
+            #expect(version == "7")
+            var group = try #require(try journal.load().groups.first { $0.id == "g0" })
+            #expect(group.children.first { $0.path == "a" }?.cancelReason == nil)
+            #expect(group.cancels.map(\.reason) == [.custom("stop")])
+            var batch = JournalBatch()
+            batch.append(.cancelRequested(group: "g0", path: "", reason: .cancelledByClient("bob"), at: .zero))
+            try journal.write(batch)
+            group = try #require(try journal.load().groups.first { $0.id == "g0" })
+            #expect(group.cancels.map(\.reason) == [.custom("stop"), .cancelledByClient("bob")])
+        }
+    }
+
     /// Turns a journal of the current schema into what version 5 wrote: no `additions`.
     static func makeVersion5(_ db: Database) throws {
+        try makeVersion6(db)
         try db.execute(sql: "DROP INDEX additions_by_group")
         try db.execute(sql: "DROP TABLE additions")
         try db.execute(sql: "UPDATE meta SET value = '5' WHERE key = 'schemaVersion'")
@@ -292,7 +336,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "6")
+            #expect(version == "7")
             var batch = JournalBatch()
             let first = ChildSpec(name: "late", body: .procedure(.init(run: "echo")), after: ["a"])
             let second = ChildSpec(name: "later", body: .procedure(.init(run: "echo")))
@@ -355,7 +399,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "6")
+            #expect(version == "7")
             let child = try journal.load().groups.first { $0.id == "g0" }?.children.first
             #expect(child?.attempt == 2 && child?.losses == 0 && child?.counted == nil)
         }
@@ -384,7 +428,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                     try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'grants'")
                 )
             }
-            #expect(version == "6")
+            #expect(version == "7")
             #expect(view?.contains("attempt_id") == true)
             let record = try journal.database.read { db in
                 try Row.fetchOne(db, sql: "SELECT attempt_id, request FROM local_locks")
@@ -422,7 +466,7 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let version = try journal.database.read { db in
                 try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
             }
-            #expect(version == "6")
+            #expect(version == "7")
             let contents = try journal.load()
             #expect(contents.groups.count == before)
             let version1 = contents.groups.first { $0.id == "g0" }?.children.first

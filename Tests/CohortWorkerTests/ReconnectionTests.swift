@@ -90,7 +90,10 @@ struct ReconnectionTests {
                 .dispatch([AttemptDispatch(ref: nap, kind: "sleep", input: Data(#"{"seconds":60}"#.utf8))]))
             _ = try await coordinator.workerMessage("started") { if case .started(let s) = $0 { s } else { nil } }
             worker.drain()
-            // The silent fake is lost; the next session's READY (it still runs `nap`) says draining.
+            // The drain reached the worker's loop (its Draining); a session lost before that, on a
+            // loaded machine, said READY without it. The silent fake is lost; every session's READY
+            // after the drain (it still runs `nap`) says draining.
+            _ = try await coordinator.workerMessage("Draining") { if case .draining = $0 { true } else { nil } }
             let again = try await coordinator.workerMessage("READY of the draining worker") {
                 if case .ready(let ready) = $0, !ready.running.isEmpty { ready } else { nil }
             }

@@ -15,10 +15,11 @@ public enum JournalRecord: Hashable, Sendable {
     case dispatched(ChildRecord)
     /// A child finished (its outcome, output, latest attempt and worker).
     case finished(ChildRecord)
-    /// A group finished.
-    case groupFinished(id: String, GroupPhase, reason: String?, at: Timestamp)
+    /// A group finished; `code` is its own cancel reason's, when it finished cancelled with
+    /// one (`reason` holds its words).
+    case groupFinished(id: String, GroupPhase, reason: String?, code: CancellationReason.Code? = nil, at: Timestamp)
     /// A client asked to cancel a group (`path` `""`) or a child; replayed after a restart.
-    case cancelRequested(group: String, path: String, reason: String, at: Timestamp)
+    case cancelRequested(group: String, path: String, reason: CancellationReason, at: Timestamp)
     /// A worker-local grant was made or released.
     case localLock(LocalLockChange)
     /// Children were added to a running group (`into`: the nested group's path, `""` the top

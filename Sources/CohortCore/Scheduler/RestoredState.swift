@@ -27,6 +27,10 @@ public struct ChildRecord: Hashable, Sendable {
     public var outputTruncated: Bool
     /// The failure message or cancellation reason.
     public var error: String?
+    /// Why a cancelled or skipped child ended, its code and its words (which `error` may
+    /// extend: every attempt's error after several); nil otherwise, and in records of journals
+    /// older than version 7, whose children come back `custom` with `error` as their words.
+    public var cancelReason: CancellationReason?
     /// The name of the worker that ran (or runs) the attempt.
     public var worker: String?
     /// Category → fencing token of the locks the attempt runs under (its own and its groups').
@@ -43,8 +47,8 @@ public struct ChildRecord: Hashable, Sendable {
 
     public init(
         group: String, path: String, attempt: UInt32, attemptID: AttemptID, state: State, output: Data? = nil,
-        outputTruncated: Bool = false, error: String? = nil, worker: String? = nil, tokens: [String: UInt64] = [:],
-        startedAt: Timestamp? = nil,
+        outputTruncated: Bool = false, error: String? = nil, cancelReason: CancellationReason? = nil,
+        worker: String? = nil, tokens: [String: UInt64] = [:], startedAt: Timestamp? = nil,
         finishedAt: Timestamp? = nil, losses: UInt32 = 0, counted: UInt32? = nil
     ) {
         self.group = group
@@ -55,6 +59,7 @@ public struct ChildRecord: Hashable, Sendable {
         self.output = output
         self.outputTruncated = outputTruncated
         self.error = error
+        self.cancelReason = cancelReason
         self.worker = worker
         self.tokens = tokens
         self.startedAt = startedAt
@@ -75,10 +80,13 @@ public struct RestoredGroup: Sendable {
     public var owner: String?
     /// The outcome, if the group had finished.
     public var outcome: (phase: GroupPhase, reason: String?, finishedAt: Timestamp)?
+    /// The code of the group's own cancel reason, if it finished cancelled with one (its
+    /// words are the outcome's `reason`); nil otherwise and from journals older than version 7.
+    public var outcomeCode: CancellationReason.Code?
     /// The latest record of each child that has one (children without one had not started).
     public var children: [ChildRecord]
     /// Cancels asked for (by a client), oldest first: path (`""` for the whole group), reason.
-    public var cancels: [(path: String, reason: String)]
+    public var cancels: [(path: String, reason: CancellationReason)]
     /// Worker-local grants not released, of attempts that may still be in flight.
     public var localLocks: [LocalLockRecord]
     /// Children added while it ran, oldest first: the nested group's path (`""` the top
@@ -88,7 +96,8 @@ public struct RestoredGroup: Sendable {
     public init(
         id: String, spec: GroupSpec, sequence: UInt64, submittedAt: Timestamp, owner: String? = nil,
         outcome: (phase: GroupPhase, reason: String?, finishedAt: Timestamp)? = nil, children: [ChildRecord] = [],
-        cancels: [(path: String, reason: String)] = [], localLocks: [LocalLockRecord] = []
+        cancels: [(path: String, reason: CancellationReason)] = [], localLocks: [LocalLockRecord] = [],
+        outcomeCode: CancellationReason.Code? = nil
     ) {
         self.id = id
         self.spec = spec
@@ -96,6 +105,7 @@ public struct RestoredGroup: Sendable {
         self.submittedAt = submittedAt
         self.owner = owner
         self.outcome = outcome
+        self.outcomeCode = outcomeCode
         self.children = children
         self.cancels = cancels
         self.localLocks = localLocks

@@ -58,13 +58,13 @@ extension Scheduler {
             observe(.attemptFinished(ran: (finished ?? now) - started))
         }
         let cancelling = runs[runIndex]?.children[leaf].cancelling
-        if case .cancelled(.workerLost(let text)) = outcome, cancelling == nil {
+        if case .cancelled(let reason) = outcome, reason.code == .workerLost, cancelling == nil {
             // Its worker stopped it when its lease ended: a worker loss, not the child's
             // failure; free if it never started (the worker gives no start), or if the lease
             // ended because the coordinator was away (a restored attempt: losing the
             // coordinator is not the child's failure either).
             if startedAt != nil { runs[runIndex]?.children[leaf].stage = .started }
-            loseAttempt(ref.id, message: text, costsALoss: !restored, now: now)
+            loseAttempt(ref.id, message: reason.text, costsALoss: !restored, now: now)
             settle(now: now)
             return takeActions()
         }
@@ -85,11 +85,10 @@ extension Scheduler {
         case .failed(let error) where cancelling == nil:
             retryOrFinish(runIndex, leaf, .failed, message: error, at: finished, now: now)
         case .cancelled(let reason) where cancelling == nil:
-            switch reason {
-            case .timedOut:
+            if reason.code == .timedOut {
                 retryOrFinish(
                     runIndex, leaf, .cancelled, message: reason.text, reason: reason, at: finished, now: now)
-            default:
+            } else {
                 if runs[runIndex]?.children[leaf].cancelCause == nil {
                     runs[runIndex]?.children[leaf].cancelCause = .explicit
                 }

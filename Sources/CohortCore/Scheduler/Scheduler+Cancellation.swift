@@ -9,7 +9,7 @@ extension Scheduler {
         -> [SchedulerAction]
     {
         guard let runIndex = runs.index(of: id) else { throw SchedulerError(.notFound, "no group \"\(id)\"") }
-        if emitsRecords { actions.append(.record(.cancelRequested(group: id, path: "", reason: reason.text, at: now))) }
+        if emitsRecords { actions.append(.record(.cancelRequested(group: id, path: "", reason: reason, at: now))) }
         cancelGroup(runIndex, 0, reason: reason, now: now)
         settle(now: now)
         return takeActions()
@@ -30,7 +30,7 @@ extension Scheduler {
             throw SchedulerError(.notFound, "group \"\(id)\" has no child \"\(path)\"")
         }
         if emitsRecords {
-            actions.append(.record(.cancelRequested(group: id, path: path, reason: reason.text, at: now)))
+            actions.append(.record(.cancelRequested(group: id, path: path, reason: reason, at: now)))
         }
         if node < plan.flat.leaves.count {
             cancelLeaf(runIndex, node, reason: reason, cause: .explicit, now: now)

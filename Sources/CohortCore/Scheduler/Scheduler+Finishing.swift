@@ -227,7 +227,10 @@ extension Scheduler {
         runs[runIndex]?.reason = reason
         runs[runIndex]?.finishedAt = now
         actions.append(.groupFinished(group: id, phase, reason: reason))
-        if emitsRecords { actions.append(.record(.groupFinished(id: id, phase, reason: reason, at: now))) }
+        if emitsRecords {
+            let code = phase == .cancelled ? state.cancelReason?.code : nil
+            actions.append(.record(.groupFinished(id: id, phase, reason: reason, code: code, at: now)))
+        }
         runs.finished(runIndex, retention: configuration.finishedGroupRetention)
     }
 }

@@ -181,19 +181,20 @@ extension Scheduler {
             // Journaled as the group's own record: a restart replays it in its place among the
             // outcomes instead of deciding again (a cancel asked for before the producer
             // finished would be applied only after it; simulation, seed 24).
-            let (phase, error): (ChildPhase, String?) =
+            let (phase, why): (ChildPhase, CancellationReason?) =
                 switch end {
                 case .succeeded: (.succeeded, nil)
-                case .skipped(let why): (.skipped, why)
-                case .failed(let why): (.failed, why)
-                case .cancelled(let reason): (.cancelled, (runs[runIndex]?.groups[group].cancelReason ?? reason).text)
+                case .skipped(let why): (.skipped, .skipped(why))
+                case .failed(let why): (.failed, .custom(why))
+                case .cancelled(let reason): (.cancelled, runs[runIndex]?.groups[group].cancelReason ?? reason)
                 }
             actions.append(
                 .record(
                     .finished(
                         ChildRecord(
                             group: plan.id, path: plan.flat.groups[group].path, attempt: 0, attemptID: .none,
-                            state: .finished(phase), output: nil, error: error, worker: nil, startedAt: nil,
+                            state: .finished(phase), output: nil, error: why?.text,
+                            cancelReason: phase == .failed ? nil : why, worker: nil, startedAt: nil,
                             finishedAt: now))))
         }
         for index in chain { runs[runIndex]?.groups[index].emptyMaps += 1 }

@@ -32,7 +32,7 @@ extension Scheduler {
                 runs[runIndex]?.children[leaf].injected = true
             case .failure(let failure):
                 if failure.phase == .cancelled { runs[runIndex]?.children[leaf].cancelCause = .propagated }
-                if case .skipped = failure.reason {
+                if failure.reason?.code == .skipped {
                     finishLeaf(runIndex, leaf, .skipped, reason: failure.reason, now: now)
                     return
                 }

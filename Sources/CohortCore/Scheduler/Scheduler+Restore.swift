@@ -37,6 +37,7 @@ extension Scheduler {
                         group: group, path: path, attempt: child.sentAttempt,
                         attemptID: .none, state: .finished(child.phase), output: child.output,
                         outputTruncated: child.outputTruncated, error: child.phase == .succeeded ? nil : child.error,
+                        cancelReason: child.phase == .cancelled || child.phase == .skipped ? child.cancelReason : nil,
                         worker: child.worker.flatMap { workerNames[$0] },
                         startedAt: child.startedAt, finishedAt: child.finishedAt))))
     }
@@ -73,7 +74,7 @@ extension Scheduler {
             return id
         }
         var finishes: [(runIndex: Int, leaf: Int, record: ChildRecord, phase: ChildPhase)] = []
-        var cancels: [(runIndex: Int, path: String, reason: String)] = []
+        var cancels: [(runIndex: Int, path: String, reason: CancellationReason)] = []
         let restored = groups.sorted(by: { $0.sequence < $1.sequence }).filter { runs.index(of: $0.id) == nil }
         // Every unfinished group's limits are in force before any grant is restored: a grant of
         // an earlier group may hold a unit of a category a later group declares (as it did).
@@ -146,16 +147,17 @@ extension Scheduler {
             runs[finish.runIndex]?.children[leaf].outputTruncated = finish.record.outputTruncated
             finishLeaf(
                 finish.runIndex, leaf, finish.phase, message: finish.record.error,
-                reason: finish.phase == .skipped ? .skipped(finish.record.error ?? "skipped") : nil,
+                reason: finish.record.cancelReason
+                    ?? (finish.phase == .skipped ? .skipped(finish.record.error ?? "skipped") : nil),
                 output: finish.record.output, now: finish.record.finishedAt ?? now)
             drainWork(now: finish.record.finishedAt ?? now)
         }
         for cancel in cancels {
             guard let plan = runs[cancel.runIndex]?.plan, let node = plan.nodeByPath[cancel.path] else { continue }
             if node < plan.flat.leaves.count {
-                cancelLeaf(cancel.runIndex, node, reason: .custom(cancel.reason), cause: .explicit, now: now)
+                cancelLeaf(cancel.runIndex, node, reason: cancel.reason, cause: .explicit, now: now)
             } else {
-                cancelGroup(cancel.runIndex, node - plan.flat.leaves.count, reason: .custom(cancel.reason), now: now)
+                cancelGroup(cancel.runIndex, node - plan.flat.leaves.count, reason: cancel.reason, now: now)
             }
         }
         settle(now: now)
@@ -186,6 +188,11 @@ extension Scheduler {
             runs[runIndex]?.phase = outcome.phase
             runs[runIndex]?.groups[0].phase = outcome.phase
             runs[runIndex]?.reason = outcome.reason
+            // Its own cancel's code and words, as its result read before the restart (a cancel
+            // asked for is also replayed; a timeout is not).
+            if outcome.phase == .cancelled, let code = group.outcomeCode, let reason = outcome.reason {
+                runs[runIndex]?.groups[0].cancelReason = CancellationReason(code: code, text: reason)
+            }
             runs[runIndex]?.finishedAt = outcome.finishedAt
             runs[runIndex]?.groups[0].finishedAt = outcome.finishedAt
         }
@@ -209,7 +216,7 @@ extension Scheduler {
             switch $0 {
             case .record(.finished(let child)): journaledFinishes.contains("\(child.group)/\(child.path)")
             case .record(.localLock): true
-            case .record(.groupFinished(let id, _, _, _)), .groupFinished(let id, _, _): finishedBefore.contains(id)
+            case .record(.groupFinished(let id, _, _, _, _)), .groupFinished(let id, _, _): finishedBefore.contains(id)
             default: false
             }
         }
@@ -219,7 +226,7 @@ extension Scheduler {
     /// A map's journaled end without procedures, replayed at its time among the outcomes.
     private mutating func replayMapEnd(
         _ runIndex: Int, _ node: Int, _ record: ChildRecord, _ phase: ChildPhase,
-        cancelledPaths: [(runIndex: Int, path: String, reason: String)], now: Timestamp
+        cancelledPaths: [(runIndex: Int, path: String, reason: CancellationReason)], now: Timestamp
     ) {
         guard let leafCount = runs[runIndex]?.leafCount, node >= leafCount,
             runs[runIndex]?.groups[node - leafCount].mapEndJournaled == true
@@ -228,7 +235,7 @@ extension Scheduler {
             switch phase {
             case .skipped: .skipped(record.error ?? "skipped")
             case .failed: .failed(record.error ?? "failed")
-            case .cancelled: .cancelled(.custom(record.error ?? "cancelled"))
+            case .cancelled: .cancelled(record.cancelReason ?? .custom(record.error ?? "cancelled"))
             default: .succeeded
             }
         // Cancelled with its group (a journaled cancel covers it, applied again after the
@@ -238,7 +245,8 @@ extension Scheduler {
                 $0.runIndex == runIndex && ($0.path.isEmpty || path == $0.path || path.hasPrefix($0.path + "/"))
             })
         {
-            runs[runIndex]?.groups[node - leafCount].cancelReason = .custom(record.error ?? "cancelled")
+            runs[runIndex]?.groups[node - leafCount].cancelReason =
+                record.cancelReason ?? .custom(record.error ?? "cancelled")
         }
         endMap(runIndex, node - leafCount, end, now: record.finishedAt ?? now)
         drainWork(now: record.finishedAt ?? now)

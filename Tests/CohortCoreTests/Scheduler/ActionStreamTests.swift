@@ -48,7 +48,9 @@ import Testing
         #expect(Self.records(cancel).first == .cancelRequested(group: "g", path: "", reason: "stop", at: h.now))
         try h.acknowledgeCancels()
         #expect(
-            Self.records(h.log).contains { if case .groupFinished("g", .cancelled, _, _) = $0 { true } else { false } })
+            Self.records(h.log).contains {
+                if case .groupFinished("g", .cancelled, _, _, _) = $0 { true } else { false }
+            })
     }
 
     @Test func withoutAJournalNothingIsRecorded() throws {

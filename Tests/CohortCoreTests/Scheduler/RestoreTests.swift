@@ -12,7 +12,8 @@ import Testing
         var specs: [String: GroupSpec] = [:]
         var latest: [String: [String: ChildRecord]] = [:]
         var outcomes: [String: (GroupPhase, String?, Timestamp)] = [:]
-        var cancels: [String: [(path: String, reason: String)]] = [:]
+        var outcomeCodes: [String: CancellationReason.Code] = [:]
+        var cancels: [String: [(path: String, reason: CancellationReason)]] = [:]
         var additions: [String: [(into: String, children: [ChildSpec])]] = [:]
         var tokens: [String: UInt64] = [:]
         /// Worker-local grants not released: "task/request" -> record.
@@ -31,8 +32,9 @@ import Testing
                 switch record {
                 case .dispatched(let child), .finished(let child):
                     latest[child.group, default: [:]][child.path] = child
-                case .groupFinished(let group, let phase, let reason, let at):
+                case .groupFinished(let group, let phase, let reason, let code, let at):
                     outcomes[group] = (phase, reason, at)
+                    outcomeCodes[group] = code
                 case .localLock(.granted(let grant)):
                     localLocks["\(grant.attemptID)/\(grant.request)"] = grant
                 case .localLock(.released(let attemptID, let request)):
@@ -50,7 +52,8 @@ import Testing
                 var group = RestoredGroup(
                     id: id, spec: specs[id]!, sequence: UInt64(index + 1), submittedAt: .zero,
                     outcome: outcomes[id].map { ($0.0, $0.1, $0.2) }, children: Array((latest[id] ?? [:]).values),
-                    cancels: cancels[id] ?? [], localLocks: localLocks.values.filter { $0.group == id })
+                    cancels: cancels[id] ?? [], localLocks: localLocks.values.filter { $0.group == id },
+                    outcomeCode: outcomeCodes[id])
                 group.additions = additions[id] ?? []
                 return group
             }
@@ -733,5 +736,53 @@ import Testing
         let poll = try restarted.child("g", "poll")
         #expect(poll.phase == .failed)
         #expect(poll.error?.contains("after 2 runs (max 2)") == true, "\(poll.error ?? "")")
+    }
+}
+
+/// A cancel reason is its code and its words, and the journal keeps both: after a restart
+/// every cancelled or skipped child, the group, and a cancel applied again read as before,
+/// code included (they came back `custom`, their words as text, before schema version 7).
+@Suite struct CancelCodesAcrossARestartTests {
+    @Test func aRestartKeepsEveryChildsAndTheGroupsCancelReason() throws {
+        var harness = SchedulerHarness()
+        harness.scheduler.emitsRecords = true
+        var journal = RestoreTests.Journal()
+        harness.addWorker(1, slots: 8)
+        let spec = GroupSpec(
+            "reasons", timeout: .seconds(5),
+            children: [
+                leaf("a"), leaf("b", after: ["a"]), leaf("c", inject: [Injection(from: "a", into: "x")]),
+                leaf("t", retry: RetryPolicy(attempts: 2)), leaf("k"), leaf("slow"),
+            ])
+        try harness.submit(spec, id: "g")
+        journal.specs["g"] = spec
+        try harness.fail("a")
+        try harness.finish(try #require(harness.attempt("t")), .cancelled(reason: .timedOut))
+        try harness.finish(try #require(harness.attempt("t")), .cancelled(reason: .timedOut))
+        let alice = CancellationReason.cancelledByClient("alice")
+        harness.record(try harness.scheduler.cancelChild("g", path: "k", reason: alice, now: harness.now))
+        journal.cancels["g"] = [(path: "k", reason: alice)]
+        try harness.acknowledgeCancels()
+        harness.advance(.seconds(5))
+        try harness.acknowledgeCancels()
+        #expect(harness.finished["g"]?.phase == .cancelled)
+        journal.absorb(&harness)
+
+        let paths = ["b", "c", "t", "k", "slow"]
+        let before = try paths.map { try harness.scheduler.result("g", path: $0) }
+        let group = try harness.scheduler.result("g", path: nil)
+        // What was decided before the restart: each child's own code.
+        #expect(
+            before == [
+                .cancelled(reason: .dependencyFailed(path: "a", cancelled: false, policy: .cancelDependents)),
+                .cancelled(reason: .producerFailed(path: "a")), .cancelled(reason: .timedOut),
+                .cancelled(reason: alice), .cancelled(reason: .timedOut),
+            ])
+        #expect(group == .cancelled(reason: .timedOut))
+
+        let restarted = RestoreTests().restarted(journal, at: harness.now + .seconds(1))
+        #expect(try paths.map { try restarted.scheduler.result("g", path: $0) } == before)
+        #expect(try restarted.scheduler.result("g", path: nil) == group)
+        #expect(try restarted.child("g", "t").error == "attempt 1: timed out; attempt 2: timed out")
     }
 }
