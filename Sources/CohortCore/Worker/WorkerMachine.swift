@@ -82,12 +82,11 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         }
     }
 
-    /// An attempt the worker holds, for READY: still waiting (`start` nil) or running.
+    /// An attempt the worker holds, for READY: still waiting (`start` nil) or running. (Its
+    /// grants are not listed: the coordinator restores them from its own table and journal.)
     public struct Held: Sendable {
         public var order: V.Order
         public var start: V.Start?
-        /// Category → token of the grants its code holds.
-        public var lockTokens: [String: UInt64]
     }
 
     /// What goes to the coordinator.
@@ -475,11 +474,9 @@ public struct WorkerMachine<V: WorkerVocabulary> {
     /// session goes out.
     private mutating func announce(sessionID: String, peerID: String) -> [Action] {
         let held =
-            (waiting.map { Held(order: $0, start: nil, lockTokens: [:]) }
-            + running.values.filter { !$0.interrupted }.map {
-                Held(order: $0.order, start: $0.start, lockTokens: lockTokens(of: V.attemptID(of: $0.order)))
-            }
-            + unsentResults.filter(\.adoptable).map { Held(order: $0.order, start: $0.start, lockTokens: [:]) })
+            (waiting.map { Held(order: $0, start: nil) }
+            + running.values.filter { !$0.interrupted }.map { Held(order: $0.order, start: $0.start) }
+            + unsentResults.filter(\.adoptable).map { Held(order: $0.order, start: $0.start) })
             .sorted { V.attemptID(of: $0.order) < V.attemptID(of: $1.order) }
         holdingForAdoption = true
         ended = []
@@ -497,14 +494,6 @@ public struct WorkerMachine<V: WorkerVocabulary> {
         // READY says it already; the message is for coordinators that do not read that field.
         if draining { actions.append(.send(.draining(stopping: stopDeadline != nil))) }
         return actions + [.welcomed(sessionID: sessionID, peerID: peerID, held: held.count, resent: resent)]
-    }
-
-    private func lockTokens(of attemptID: UInt64) -> [String: UInt64] {
-        var tokens: [String: UInt64] = [:]
-        for entry in locks.values where entry.attemptID == attemptID {
-            tokens.merge(entry.tokens ?? [:]) { _, new in new }
-        }
-        return tokens
     }
 
     /// The lease ended (docs/scheduling.md, "Leases"): every running attempt that holds a

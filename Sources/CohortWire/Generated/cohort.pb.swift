@@ -1702,7 +1702,8 @@ nonisolated struct Cohort_Wire_V1_RunningAttempt: Sendable {
 
   var startedAt: Int64 = 0
 
-  /// grants this attempt holds: category -> fencing token
+  /// Field 6 (held_tokens) is no longer sent: the coordinator restores an adopted attempt's
+  /// grants from its own table and journal, and never read it. A receiver ignores it.
   var heldTokens: Dictionary<String,UInt64> = [:]
 
   var unknownFields = SwiftProtobuf.UnknownStorage()

@@ -66,13 +66,10 @@ public struct WorkerReady: Hashable, Sendable {
 public struct RunningAttempt: Hashable, Sendable {
     public var ref: WireAttemptRef
     public var startedAt: WireTimestamp?
-    /// Grants the attempt holds: category → fencing token.
-    public var heldTokens: [String: UInt64]
 
-    public init(ref: WireAttemptRef, startedAt: WireTimestamp?, heldTokens: [String: UInt64] = [:]) {
+    public init(ref: WireAttemptRef, startedAt: WireTimestamp?) {
         self.ref = ref
         self.startedAt = startedAt
-        self.heldTokens = heldTokens
     }
 }
 

@@ -50,7 +50,6 @@ extension WorkerMessage: WireBody {
                 var message = Cohort_Wire_V1_RunningAttempt()
                 running.ref.write(into: &message)
                 message.startedAt = running.startedAt.wireValue
-                message.heldTokens = running.heldTokens
                 return message
             }
             return try serialize(proto)
@@ -114,9 +113,7 @@ extension WorkerMessage: WireBody {
                     name: proto.name, host: proto.host, sessionID: proto.sessionID, labels: proto.labels,
                     slots: proto.slots, kinds: proto.kinds,
                     running: proto.running.map {
-                        RunningAttempt(
-                            ref: WireAttemptRef(inline: $0), startedAt: .optional($0.startedAt),
-                            heldTokens: $0.heldTokens)
+                        RunningAttempt(ref: WireAttemptRef(inline: $0), startedAt: .optional($0.startedAt))
                     }, draining: proto.draining))
         case .heartbeat:
             return .heartbeat(sequence: try body.decode(Cohort_Wire_V1_Heartbeat.self).sequence)

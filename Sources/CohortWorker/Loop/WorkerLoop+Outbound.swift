@@ -13,11 +13,7 @@ extension WorkerLoop {
     func send(_ message: Machine.Message) {
         switch message {
         case .ready(let sessionID, let held, let draining):
-            let running = held.map { attempt in
-                RunningAttempt(
-                    ref: attempt.order.ref, startedAt: attempt.start?.startedAt,
-                    heldTokens: attempt.order.fencingTokens.merging(attempt.lockTokens) { _, new in new })
-            }
+            let running = held.map { RunningAttempt(ref: $0.order.ref, startedAt: $0.start?.startedAt) }
             send(
                 .worker(
                     .ready(

@@ -196,7 +196,6 @@ struct WorkerMachineTests {
         }
         #expect(held.map(\.order.id) == [1, 2, 3])
         #expect(held.map(\.start) == [1, nil, nil])
-        #expect(held[0].lockTokens == ["db": 42])
         #expect(Self.started(welcomed).isEmpty)
         let flushed = Self.sent(machine.flush())
         #expect(flushed.count == 2)

@@ -292,7 +292,7 @@ enum Samples {
                         slots: 4,
                         kinds: ["shell", "sleep", "echo", "fail", "resize"],
                         running: [
-                            RunningAttempt(ref: task, startedAt: t1, heldTokens: ["repo": 41]),
+                            RunningAttempt(ref: task, startedAt: t1),
                             RunningAttempt(ref: otherAttempt, startedAt: nil),
                         ])))
         ),
