@@ -29,7 +29,8 @@ public struct ChildRecord: Hashable, Sendable {
     public var error: String?
     /// Why a cancelled or skipped child ended, its code and its words (which `error` may
     /// extend: every attempt's error after several); nil otherwise, and in records of journals
-    /// older than version 7, whose children come back `custom` with `error` as their words.
+    /// older than version 7, whose cancelled children come back `custom` (skipped ones
+    /// `skipped`) with `error` as their words.
     public var cancelReason: CancellationReason?
     /// The name of the worker that ran (or runs) the attempt.
     public var worker: String?

@@ -153,7 +153,7 @@ extension Scheduler {
             return
         }
         endForRetry(
-            runIndex, leaf, child.attemptID, reason == .timedOut ? .timedOut : .failed, message: message,
+            runIndex, leaf, child.attemptID, reason?.code == .timedOut ? .timedOut : .failed, message: message,
             countsAsError: true, at: finishedAt, now: now)
         let delay = policy.delay(afterFailedAttempt: Int(child.counted), unitRandom: random.unit())
         runs[runIndex]?.children[leaf].retryAt = now + delay

@@ -26,6 +26,18 @@ import Testing
         #expect(try h.scheduler.result("g", path: "b") == .cancelled(reason: .timedOut))
     }
 
+    /// The code decides, not the words: a worker's timeout in words of its own is retried, and
+    /// its attempt is kept as timed out.
+    @Test func aTimeoutInOtherWordsIsStillATimeout() throws {
+        var h = SchedulerHarness()
+        h.addWorker(1)
+        try h.submit(GroupSpec("g", children: [leaf("a", retry: RetryPolicy(attempts: 2))]), id: "g")
+        let words = CancellationReason(code: .timedOut, text: "timed out after 30 s")
+        try h.finish(try #require(h.attempt("a")), .cancelled(reason: words))
+        #expect(h.attempt("a")?.ref.attempt == 2)
+        #expect(try h.child("g", "a").earlierAttempts.map(\.ending) == [.timedOut])
+    }
+
     @Test func aChildWhoseLastAttemptTimedOutAfterAFailureEndsTimedOut() throws {
         var h = SchedulerHarness()
         h.addWorker(1)
