@@ -138,7 +138,7 @@ extension CoordinatorLoop {
                 stats.dispatched.bump()
                 metrics?.dispatched()
                 var dispatch = order.wire
-                dispatch.attemptToken = attemptTokens.mint(for: order.ref) { self.scheduler.isRunning($0) }
+                dispatch.attemptToken = attemptTokens.mint(for: order.ref) { self.scheduler.running($0) }
                 outbox.send(.dispatch([dispatch]), to: routing)
             case .cancel(let worker, let ref, let reason):
                 guard let routing = peers.routingOfWorker[worker] else { continue }

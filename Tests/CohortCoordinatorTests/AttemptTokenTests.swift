@@ -16,7 +16,7 @@ import Testing
         // the pool as it was would repeat tokens.
         var digits: [Character: Int] = [:]
         for index in 0..<1000 {
-            let token = tokens.mint(for: ref) { _ in true }
+            let token = tokens.mint(for: ref) { $0 }
             #expect(token.count == 32, "128 bits as hex: \(token)")
             #expect(token.allSatisfy { $0.isHexDigit })
             seen.insert(token)
@@ -31,7 +31,7 @@ import Testing
 
     @Test func aTokenIsValidOnlyWhileItsAttemptRuns() {
         var tokens = AttemptTokens()
-        let token = tokens.mint(for: ref) { _ in true }
+        let token = tokens.mint(for: ref) { $0 }
         #expect(tokens.holder(of: token) { _ in true } == .success(ref))
         #expect(tokens.holder(of: token) { _ in false } == .failure(.ended(ref)))
         #expect(tokens.holder(of: "0123456789abcdef0123456789abcdef") { _ in true } == .failure(.unknown))
@@ -41,10 +41,10 @@ import Testing
 
     @Test func tokensOfEndedAttemptsAreSweptAsTheTableGrows() {
         var tokens = AttemptTokens()
-        let first = tokens.mint(for: ref) { _ in true }
+        let first = tokens.mint(for: ref) { $0 }
         for attempt in 0..<1100 {
             let other = AttemptRef(id: AttemptID(UInt64(100 + attempt)), group: "g-1", path: "x", attempt: 1)
-            _ = tokens.mint(for: other) { $0.id.rawValue % 2 == 0 }
+            _ = tokens.mint(for: other) { $0.filter { $0.value.id.rawValue % 2 == 0 } }
         }
         #expect(tokens.count < 1101, "ended attempts' tokens were forgotten: \(tokens.count)")
         #expect(tokens.holder(of: first) { _ in true } == .failure(.unknown), "its attempt (odd id) had ended")

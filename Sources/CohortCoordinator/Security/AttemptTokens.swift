@@ -27,10 +27,15 @@ struct AttemptTokens {
     var count: Int { byToken.count }
 
     /// A fresh token for `ref`: 128 random bits from the system's generator, as 32 hex digits.
-    /// Sweeps the tokens of attempts that ended once the table has doubled since the last sweep.
-    mutating func mint(for ref: AttemptRef, isRunning: (AttemptRef) -> Bool) -> String {
+    /// Sweeps the tokens of attempts that ended once the table has doubled since the last sweep:
+    /// `running` gets every token and returns those whose attempts still run, in one call (the
+    /// coordinator answers it with ``Scheduler/running(_:)``; a closure called once per token
+    /// copied the whole scheduler each time, about one copy per dispatch, profiled).
+    mutating func mint(
+        for ref: AttemptRef, running: ([String: AttemptRef]) -> [String: AttemptRef]
+    ) -> String {
         if byToken.count >= max(1024, 2 * sweptAt) {
-            byToken = byToken.filter { isRunning($0.value) }
+            byToken = running(byToken)
             sweptAt = byToken.count
         }
         let token = randomness.token()

@@ -112,12 +112,20 @@ extension Scheduler {
     /// and has not ended (a cancel may be under way): what makes its attempt token valid.
     /// With `worker`, the attempt must also be on that worker session.
     public func isRunning(_ ref: AttemptRef, on worker: SessionID? = nil) -> Bool {
-        guard let location = attempts[ref.id], location.dispatched,
-            let run = runs[location.runIndex], run.plan.id == ref.group,
-            location.leaf < run.children.count, run.plan.flat.leaves[location.leaf].path == ref.path
+        // Field by field through the run table: binding the whole run, or the whole child,
+        // would copy (retain and release) every one of its fields.
+        guard let location = attempts[ref.id], location.dispatched, runs[location.runIndex]?.id == ref.group,
+            location.leaf < runs[location.runIndex]?.children.count ?? 0,
+            runs[location.runIndex]?.flat.leaves[location.leaf].path == ref.path,
+            runs[location.runIndex]?.children[location.leaf].attemptID == ref.id,
+            runs[location.runIndex]?.children[location.leaf].attempt == ref.attempt,
+            runs[location.runIndex]?.children[location.leaf].isDone == false
         else { return false }
-        let child = run.children[location.leaf]
-        return child.attemptID == ref.id && child.attempt == ref.attempt && !child.isDone
-            && (worker == nil || child.worker == worker)
+        return worker == nil || runs[location.runIndex]?.children[location.leaf].worker == worker
+    }
+
+    /// Those of `tokens` whose attempts still run (``isRunning(_:on:)``), all in one call.
+    public func running<Key: Hashable>(_ tokens: [Key: AttemptRef]) -> [Key: AttemptRef] {
+        tokens.filter { isRunning($0.value) }
     }
 }
