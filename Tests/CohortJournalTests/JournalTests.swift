@@ -227,6 +227,17 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
         return journal.path
     }
 
+    /// The journal in `path` opened as a coordinator opens it, which migrates an older one:
+    /// it is at the current schema version afterwards.
+    func reopenedAtTheCurrentVersion(_ path: String) throws -> Journal {
+        let journal = try Journal(directory: try StateDirectory(path: path))
+        let version = try journal.database.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
+        }
+        #expect(version == String(JournalSchema.version))
+        return journal
+    }
+
     func openError(_ path: String) -> JournalError? {
         #expect(throws: JournalError.self) {
             let directory = try StateDirectory(path: path)
@@ -298,12 +309,8 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 try db.execute(sql: "INSERT INTO cancels (group_id, path, reason, at) VALUES ('g0', 'a', 'stop', 1)")
             }
             old.close()
-            let journal = try Journal(directory: try StateDirectory(path: path))
+            let journal = try reopenedAtTheCurrentVersion(path)
             defer { journal.close() }
-            let version = try journal.database.read { db in
-                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
-            }
-            #expect(version == "7")
             var group = try #require(try journal.load().groups.first { $0.id == "g0" })
             #expect(group.children.first { $0.path == "a" }?.cancelReason == nil)
             #expect(group.cancels.map(\.reason) == [.custom("stop")])
@@ -331,12 +338,8 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             let old = try Journal.openExisting(at: file)
             try old.database.write { db in try Self.makeVersion5(db) }
             old.close()
-            let journal = try Journal(directory: try StateDirectory(path: path))
+            let journal = try reopenedAtTheCurrentVersion(path)
             defer { journal.close() }
-            let version = try journal.database.read { db in
-                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
-            }
-            #expect(version == "7")
             var batch = JournalBatch()
             let first = ChildSpec(name: "late", body: .procedure(.init(run: "echo")), after: ["a"])
             let second = ChildSpec(name: "later", body: .procedure(.init(run: "echo")))
@@ -394,12 +397,8 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
             try old.write(batch)
             try old.database.write { db in try Self.makeVersion3(db) }
             old.close()
-            let journal = try Journal(directory: try StateDirectory(path: path))
+            let journal = try reopenedAtTheCurrentVersion(path)
             defer { journal.close() }
-            let version = try journal.database.read { db in
-                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
-            }
-            #expect(version == "7")
             let child = try journal.load().groups.first { $0.id == "g0" }?.children.first
             #expect(child?.attempt == 2 && child?.losses == 0 && child?.counted == nil)
         }
@@ -461,12 +460,8 @@ func at(_ seconds: Int64) -> Timestamp { Timestamp(nanosecondsSinceEpoch: second
                 try db.execute(sql: "UPDATE meta SET value = '1' WHERE key = 'schemaVersion'")
             }
             old.close()
-            let journal = try Journal(directory: try StateDirectory(path: path))
+            let journal = try reopenedAtTheCurrentVersion(path)
             defer { journal.close() }
-            let version = try journal.database.read { db in
-                try String.fetchOne(db, sql: "SELECT value FROM meta WHERE key = 'schemaVersion'")
-            }
-            #expect(version == "7")
             let contents = try journal.load()
             #expect(contents.groups.count == before)
             let version1 = contents.groups.first { $0.id == "g0" }?.children.first
