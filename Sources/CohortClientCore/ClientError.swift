@@ -43,48 +43,15 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         case noCapableWorker
     }
 
-    /// What would put it right, when the client knows. The library says it in the words of its
-    /// Swift API (``description``); the `cohort` CLI says it with its own flags, which no library
-    /// string names.
-    public enum Remedy: Hashable, Sendable {
-        /// Give the client CURVE keys: its key pair and the coordinator's public key.
-        case giveCurveKeys
-        /// Check the coordinator's public key the client was given, and that the coordinator
-        /// uses CURVE.
-        case checkServerKey
-        /// Submit again under a group id of the caller's choosing: resubmitting the same id is
-        /// idempotent, so a group that was accepted is not accepted twice.
-        case resubmitWithAnID
-
-        /// The remedy in the Swift API's words.
-        public var text: String {
-            switch self {
-            case .giveCurveKeys:
-                "if it requires CURVE, give this client its keys: ClientConfiguration.curve, with its key "
-                    + "pair and the coordinator's public key (docs/security.md)"
-            case .checkServerKey:
-                "the CURVE handshake did not complete: check the coordinator's public key in "
-                    + "ClientConfiguration.curve, and that the coordinator uses CURVE"
-            case .resubmitWithAnID: "submit with an id of your choosing to resubmit safely"
-            }
-        }
-    }
-
     public var code: Code
-    /// What went wrong, without the remedy.
     public var message: String
     /// For ``Code/invalidSpec``: every fault, each named by its path in the spec.
     public var specErrors: [CohortSpec.SpecError]
-    /// What would put it right, if the client knows (``description`` adds its words).
-    public var remedy: Remedy?
 
-    public init(
-        _ code: Code, _ message: String, specErrors: [CohortSpec.SpecError] = [], remedy: Remedy? = nil
-    ) {
+    public init(_ code: Code, _ message: String, specErrors: [CohortSpec.SpecError] = []) {
         self.code = code
         self.message = message
         self.specErrors = specErrors
-        self.remedy = remedy
     }
 
     /// The `cohort` CLI's exit status for this error.
@@ -100,16 +67,10 @@ public struct ClientError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The message with its remedy in the Swift API's words, then one line per spec error
-    /// (`path: message`).
-    public var description: String { described(remedy: remedy?.text) }
-
-    /// The message with `remedy` (a remedy's words of the caller's, as the CLI's flags), then
-    /// one line per spec error.
-    public func described(remedy: String?) -> String {
-        let first = remedy.map { "\(message) (\($0))" } ?? message
-        guard !specErrors.isEmpty else { return first }
-        return ([first] + specErrors.map(\.description)).joined(separator: "\n")
+    /// The message, then one line per spec error (`path: message`).
+    public var description: String {
+        guard !specErrors.isEmpty else { return message }
+        return ([message] + specErrors.map(\.description)).joined(separator: "\n")
     }
 }
 

@@ -106,8 +106,11 @@ extension ClientSession {
         return end(
             ClientError(
                 .unreachable,
-                "cannot reach the coordinator at \(endpoint): no answer within \(Self.describe(settings.connectTimeout))",
-                remedy: settings.curve ? .checkServerKey : .giveCurveKeys))
+                "cannot reach the coordinator at \(endpoint): no answer within \(Self.describe(settings.connectTimeout))"
+                    + (settings.curve
+                        ? " (the CURVE handshake did not complete: check --server-key and that the coordinator uses CURVE)"
+                        : " (if it requires CURVE, give this client its keys: --key and --server-key)")
+            ))
     }
 
     /// The error a failed handshake becomes: a refused key is a permission error (exit 77),
@@ -120,8 +123,9 @@ extension ClientSession {
         if !settings.curve {
             return ClientError(
                 .protocolMismatch,
-                "the coordinator at \(endpoint) requires CURVE and this client has no keys (\(failure.detail))",
-                remedy: .giveCurveKeys)
+                "the coordinator at \(endpoint) requires CURVE and this client has no keys (\(failure.detail)): "
+                    + "pass --server-key FILE (the coordinator's public key) and --key FILE (this client's key pair; "
+                    + "cohort keygen --role client), see docs/security.md")
         }
         return ClientError(
             .protocolMismatch, "the coordinator at \(endpoint) refused the handshake: \(failure.explanation)")

@@ -112,8 +112,8 @@ extension ClientSession {
                         id,
                         ClientError(
                             .connectionLost,
-                            "the coordinator at \(endpoint) restarted before it answered; the group may have been accepted",
-                            remedy: .resubmitWithAnID)))
+                            "the coordinator at \(endpoint) restarted before it answered; the group may have been accepted (use --id to resubmit safely)"
+                        )))
                 continue
             }
             actions.append(.send(ClientRequest(requestID: id, entry.kind)))

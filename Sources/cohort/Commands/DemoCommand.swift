@@ -80,7 +80,7 @@ struct DemoCommand: AsyncParsableCommand {
             throw ExitCode(130)
         case .failure(let error as ClientError):
             Console.err(cluster.logTails())
-            Console.error("\(error.described(remedy: error.remedy.map(cliRemedy))) (the logs' last lines are above)")
+            Console.error("\(error.description) (the logs' last lines are above)")
             throw ExitCode(error.exitCode)
         case .failure(let error):
             Console.err(cluster.logTails())

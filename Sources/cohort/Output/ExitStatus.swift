@@ -35,20 +35,8 @@ func withClient(
         configuration.strict = strict
         status = try await CohortClient.withClient(configuration, logger: logger, body)
     } catch let error as ClientError {
-        Console.error(error.described(remedy: error.remedy.map(cliRemedy)))
+        Console.error(error.description)
         throw ExitCode(error.exitCode)
     }
     if status != 0 { throw ExitCode(status) }
-}
-
-/// A ``ClientError/Remedy`` in the CLI's words: its flags, which the client library's own
-/// words (the Swift API's) do not name.
-func cliRemedy(_ remedy: ClientError.Remedy) -> String {
-    switch remedy {
-    case .giveCurveKeys:
-        "if it requires CURVE, give this client its keys: --server-key FILE (the coordinator's public key) "
-            + "and --key FILE (this client's key pair; cohort keygen --role client), see docs/security.md"
-    case .checkServerKey: "the CURVE handshake did not complete: check --server-key and that the coordinator uses CURVE"
-    case .resubmitWithAnID: "use --id to resubmit safely"
-    }
 }
