@@ -22,6 +22,11 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// How many attempts a worker may hold beyond its slots, so it never idles for a round
     /// trip between tasks (the prefetch window). Default 4.
     public var prefetch: Int = 4
+    /// A worker whose attempts lately ran shorter than this on average may hold up to twice
+    /// its slots beyond them instead of `prefetch`, so that short work is sent in batches large
+    /// enough to amortise a journal commit (an attempt then waits in a window for at most about
+    /// two such runs). Zero: the window is always `prefetch`. Default 2 ms.
+    public var shortAttempt: Duration = .milliseconds(2)
     /// How long closing the socket may wait for unsent messages when stopping. Default 200 ms.
     public var linger: Duration = .milliseconds(200)
     /// The largest frame accepted or sent, in bytes; a larger one is read and refused with a
@@ -132,6 +137,9 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         }
         guard (0...100_000).contains(prefetch) else {
             throw fail("prefetch", "must be between 0 and 100000, not \(prefetch)")
+        }
+        guard shortAttempt >= .zero else {
+            throw fail("shortAttempt", "must not be negative, not \(shortAttempt)")
         }
         guard linger >= .zero else { throw fail("linger", "must not be negative, not \(linger)") }
         guard maxFrameSize >= 4096 else {

@@ -82,6 +82,7 @@ final class CoordinatorLoop {
     ) -> Scheduler {
         var settings = SchedulerConfiguration()
         settings.prefetch = configuration.prefetch
+        settings.shortAttempt = configuration.shortAttempt
         settings.heartbeatInterval = configuration.heartbeatInterval
         settings.liveness = configuration.heartbeatLiveness
         settings.finishedGroupRetention = configuration.finishedGroupRetention

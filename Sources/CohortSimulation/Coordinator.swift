@@ -73,6 +73,7 @@ extension Simulation {
     func schedulerConfiguration() -> SchedulerConfiguration {
         var configuration = SchedulerConfiguration()
         configuration.prefetch = 2
+        configuration.shortAttempt = .milliseconds(2)
         configuration.heartbeatInterval = Self.heartbeat
         configuration.liveness = Self.liveness
         configuration.tokenFloor = epoch << 32

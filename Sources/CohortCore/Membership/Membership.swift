@@ -111,6 +111,11 @@ public struct Membership: Sendable {
         if delta < 0 { workers[worker]?.completed += UInt64(-delta) }
     }
 
+    /// One of the worker's attempts ran for `ran` (its own start to its own finish).
+    mutating func noteRun(_ ran: Duration, on worker: SessionID) {
+        workers[worker]?.noteRun(ran)
+    }
+
     /// The connected session of the worker named `name`, if any.
     public func session(named name: String) -> SessionID? {
         workers.values.first { $0.name == name }?.id

@@ -20,6 +20,9 @@ public struct WorkerRecord: Hashable, Sendable {
     public var inFlight: Int = 0
     /// Attempts it has finished in this session.
     public var completed: UInt64 = 0
+    /// How long its attempts ran lately (a moving average, each new run weighing 1/8), from
+    /// the start and finish times it reports; nil before its first finished run.
+    public internal(set) var recentRunTime: Duration?
     /// The worker said it is draining itself (SIGTERM, `Worker.drain()`): it stops once it
     /// runs nothing, and an operator's undrain cannot bring it back.
     public var stopping = false
@@ -40,6 +43,23 @@ public struct WorkerRecord: Hashable, Sendable {
         self.lastHeard = now
         self.joinedAt = now
         self.labelSet = Set(labels)
+    }
+
+    /// How many attempts it may hold beyond its slots: `prefetch`, or twice its slots while
+    /// its attempts lately ran shorter than `shortAttempt` (``SchedulerConfiguration/shortAttempt``).
+    func window(prefetch: Int, shortAttempt: Duration) -> Int {
+        guard let recentRunTime, recentRunTime < shortAttempt else { return prefetch }
+        return max(prefetch, 2 * slots)
+    }
+
+    /// Counts one more run of `ran` in ``recentRunTime``.
+    mutating func noteRun(_ ran: Duration) {
+        let ran = max(ran, .zero)
+        guard let recent = recentRunTime else {
+            recentRunTime = ran
+            return
+        }
+        recentRunTime = recent + (ran - recent) / 8
     }
 
     /// Whether the worker may run a procedure of `kind` that requires `labels`.

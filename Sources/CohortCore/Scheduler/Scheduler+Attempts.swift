@@ -54,8 +54,11 @@ extension Scheduler {
             runs[runIndex]?.children[leaf].startedAt = min(startedAt ?? now, now)
         }
         let finished = finishedAt.map { max(min($0, now), runs[runIndex]?.children[leaf].startedAt ?? $0) }
-        if observes, didStart, let started = runs[runIndex]?.children[leaf].startedAt {
-            observe(.attemptFinished(ran: (finished ?? now) - started))
+        if didStart, let started = runs[runIndex]?.children[leaf].startedAt {
+            // The worker's own times where it gave both (one clock), else the coordinator's.
+            let ran = (finished ?? now) - started
+            membership.noteRun(startedAt.flatMap { start in finishedAt.map { $0 - start } } ?? ran, on: worker)
+            if observes { observe(.attemptFinished(ran: ran)) }
         }
         let cancelling = runs[runIndex]?.children[leaf].cancelling
         if case .cancelled(let reason) = outcome, reason.code == .workerLost, cancelling == nil {

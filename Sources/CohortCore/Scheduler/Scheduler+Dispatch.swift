@@ -41,7 +41,10 @@ extension Scheduler {
                 placement.removeFirst(in: index)
                 continue
             }
-            guard let worker = placement.pickWorker(index, membership: membership, prefetch: configuration.prefetch)
+            guard
+                let worker = placement.pickWorker(
+                    index, membership: membership, prefetch: configuration.prefetch,
+                    shortAttempt: configuration.shortAttempt)
             else {
                 full.insert(index)
                 continue
@@ -60,7 +63,10 @@ extension Scheduler {
                 placement.removeFirst(in: index)
                 continue
             }
-            guard let worker = placement.pickWorker(index, membership: membership, prefetch: configuration.prefetch)
+            guard
+                let worker = placement.pickWorker(
+                    index, membership: membership, prefetch: configuration.prefetch,
+                    shortAttempt: configuration.shortAttempt)
             else { return }
             placement.removeFirst(in: index)
             dispatch(entry.runIndex, leaf, to: worker, now: now)

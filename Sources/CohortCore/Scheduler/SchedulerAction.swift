@@ -93,6 +93,12 @@ public struct SchedulerConfiguration: Hashable, Sendable {
     /// their own `exclusive` categories go only to a worker with a free slot, so a granted
     /// lock never waits in a worker's queue behind other attempts.
     public var prefetch: Int = 4
+    /// A worker whose attempts lately ran shorter than this, on average, may hold up to twice
+    /// its slots beyond them instead of `prefetch` (whichever is more): short work then goes
+    /// out in batches large enough to amortise a journal commit and a round trip, while an
+    /// attempt in a window still waits for at most about two of these. Zero (the default
+    /// here; the coordinator's is 2 ms): the window is always `prefetch`.
+    public var shortAttempt: Duration = .zero
     /// How often peers say something.
     public var heartbeatInterval: Duration = .seconds(1)
     /// Silent intervals before a worker is lost.

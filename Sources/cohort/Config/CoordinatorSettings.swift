@@ -14,6 +14,7 @@ enum CoordinatorSettings {
             .duration("heartbeatInterval", \.heartbeatInterval),
             .int("heartbeatLiveness", \.heartbeatLiveness),
             .int("prefetch", \.prefetch),
+            .duration("shortAttempt", \.shortAttempt),
             .duration("linger", \.linger),
             .int("maxFrameSize", \.maxFrameSize),
             .optionalInt("maxMessageSize", \.maxMessageSize),

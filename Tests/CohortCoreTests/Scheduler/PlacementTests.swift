@@ -72,6 +72,62 @@ import Testing
         #expect(h.running.values.contains { $0.order.ref.path == "c5" })
     }
 
+    /// The window follows the work: `prefetch` until the worker's runs are known, twice its
+    /// slots while they run under `shortAttempt`, `prefetch` again once they run longer (each
+    /// new run weighs 1/8 of the average, so one long run is enough after short ones).
+    @Test func aWorkerWhoseAttemptsRunShortHoldsTwiceItsSlotsBeyondThem() throws {
+        var h = SchedulerHarness(prefetch: 1) { $0.shortAttempt = .milliseconds(2) }
+        let worker = h.addWorker(1, slots: 2)
+        try h.submit(GroupSpec("g", children: (0..<40).map { leaf("c\($0)") }), id: "g")
+        #expect(h.running.count == 3)
+        func run(for duration: Duration) throws {
+            let (id, entry) = try #require(h.running.min { $0.key < $1.key })
+            h.running[id] = nil
+            let started = h.now
+            h.advance(duration)
+            h.record(
+                try h.scheduler.attemptFinished(
+                    entry.order.ref, outcome: .succeeded(output: JSONValue.emptyObject.jsonData()), worker: worker,
+                    startedAt: started, finishedAt: h.now, now: h.now))
+        }
+        try run(for: .microseconds(100))
+        #expect(h.scheduler.membership.workers[worker]?.recentRunTime == .microseconds(100))
+        #expect(h.running.count == 6)
+        try run(for: .microseconds(300))
+        #expect(h.running.count == 6)
+        try run(for: .seconds(1))
+        #expect(h.running.count == 5)
+        try run(for: .seconds(1))
+        try run(for: .seconds(1))
+        #expect(h.running.count == 3)
+        try run(for: .seconds(1))
+        #expect(h.running.count == 3)
+    }
+
+    /// Without `shortAttempt` (zero) short runs leave the window at `prefetch`, and attempts
+    /// with their own locks (a category each, so no lock keeps them apart) never use a window,
+    /// however short the worker's runs.
+    @Test func shortRunsWidenNoWindowWithoutShortAttemptNorForLockedAttempts() throws {
+        for shortAttempt in [Duration.zero, .milliseconds(2)] {
+            var h = SchedulerHarness(prefetch: 1) { $0.shortAttempt = shortAttempt }
+            let worker = h.addWorker(1, slots: 1)
+            let exclusive = shortAttempt != .zero
+            try h.submit(
+                GroupSpec("g", children: (0..<10).map { leaf("c\($0)", exclusive: exclusive ? ["db\($0)"] : []) }),
+                id: "g")
+            for _ in 0..<3 {
+                let (id, entry) = try #require(h.running.min { $0.key < $1.key })
+                h.running[id] = nil
+                h.record(
+                    try h.scheduler.attemptFinished(
+                        entry.order.ref, outcome: .succeeded(output: JSONValue.emptyObject.jsonData()), worker: worker,
+                        startedAt: h.now, finishedAt: h.now + .microseconds(10), now: h.now + .microseconds(10)))
+            }
+            #expect(h.scheduler.membership.workers[worker]?.recentRunTime == .microseconds(10))
+            #expect(h.running.count == (exclusive ? 1 : 2))
+        }
+    }
+
     @Test func attemptsWithTheirOwnLocksGoOnlyToAFreeSlot() throws {
         var h = SchedulerHarness(prefetch: 4)
         h.addWorker(1, slots: 1)

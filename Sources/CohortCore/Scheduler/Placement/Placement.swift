@@ -22,8 +22,10 @@ import Foundation
 ///   sorted by id (``refresh(_:)`` after every membership change);
 /// - a leaf is parked only while `capable[c]` is empty, and is handed back by ``refresh(_:)``
 ///   as soon as it is not;
-/// - ``pickWorker(_:membership:prefetch:)`` never exceeds `slots + prefetch` attempts on a
-///   worker (`slots` for a class with its own locks, so a granted lock never waits in a queue).
+/// - ``pickWorker(_:membership:prefetch:shortAttempt:)`` never exceeds `slots + window`
+///   attempts on a worker, its window being `prefetch` or, while its attempts run short, twice
+///   its slots (``WorkerRecord/window(prefetch:shortAttempt:)``); `slots` for a class with its
+///   own locks, so a granted lock never waits in a queue.
 struct Placement: Sendable {
     private(set) var classes: [PlacementClass] = []
     private var classIndex: [PlacementClass: Int32] = [:]
@@ -143,8 +145,10 @@ struct Placement: Sendable {
     /// turns: the search starts after the worker the class last chose, so work that runs one
     /// at a time (a shared `exclusive` category, a chain) does not always land on the same
     /// worker just because every worker is idle when it is placed.
-    mutating func pickWorker(_ index: Int, membership: Membership, prefetch: Int) -> SessionID? {
-        let extra = classes[index].exclusive ? 0 : prefetch
+    mutating func pickWorker(_ index: Int, membership: Membership, prefetch: Int, shortAttempt: Duration = .zero)
+        -> SessionID?
+    {
+        let exclusive = classes[index].exclusive
         let candidates = capable[index]
         guard !candidates.isEmpty else { return nil }
         let start = turns[index] % candidates.count
@@ -152,7 +156,8 @@ struct Placement: Sendable {
         for offset in 0..<candidates.count {
             let position = (start + offset) % candidates.count
             guard let record = membership.workers[candidates[position]], record.state == .ready,
-                record.inFlight < record.slots + extra
+                record.inFlight < record.slots
+                    + (exclusive ? 0 : record.window(prefetch: prefetch, shortAttempt: shortAttempt))
             else { continue }
             if let current = best?.record {
                 let lhs = record.inFlight * max(current.slots, 1)
