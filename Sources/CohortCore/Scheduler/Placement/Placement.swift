@@ -145,7 +145,7 @@ struct Placement: Sendable {
     /// turns: the search starts after the worker the class last chose, so work that runs one
     /// at a time (a shared `exclusive` category, a chain) does not always land on the same
     /// worker just because every worker is idle when it is placed.
-    mutating func pickWorker(_ index: Int, membership: Membership, prefetch: Int, shortAttempt: Duration = .zero)
+    mutating func pickWorker(_ index: Int, membership: Membership, prefetch: Int, shortAttempt: Duration)
         -> SessionID?
     {
         let exclusive = classes[index].exclusive
