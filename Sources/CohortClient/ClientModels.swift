@@ -56,3 +56,11 @@ public enum GroupEvent: Sendable, Hashable {
     /// The group finished (every child has finished). Always last.
     case finished(GroupState, reason: String?, at: WireTimestamp)
 }
+
+/// One line of a child attempt's log (``CohortClient/logs(_:)``): stdout, stderr, a kind's line
+/// with its level, or Cohort's marker where lines were cut.
+public typealias LogLine = CohortWire.LogLine
+/// Which lines of a child's log to read: the attempt, after a sequence number, a tail, a time.
+public typealias LogsQuery = CohortWire.LogsQuery
+/// A page of a child's log, with the child's state and whether the attempt has ended.
+public typealias LogsPage = CohortWire.LogsPage

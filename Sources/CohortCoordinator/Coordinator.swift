@@ -1,5 +1,6 @@
 import CohortCore
 import CohortJournal
+import CohortWire
 import Foundation
 import Logging
 import Metrics
@@ -302,4 +303,8 @@ enum LoopCommand: Sendable {
     case historyRead(HistoryRead)
     /// The journal's record of a group to re-run was read beside the loop: submit it again.
     case rerunRead(RerunRead)
+    /// A worker's log lines were stored: acknowledge them to it.
+    case logsStored(routing: RoutingID, [LogStored])
+    /// A child's log lines were read beside the loop: answer the client.
+    case logsRead(LogsAnswer)
 }

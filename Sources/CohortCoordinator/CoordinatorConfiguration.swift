@@ -40,6 +40,13 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
     /// larger output is cut down with a visible marker and flagged `outputTruncated` in status
     /// and result (docs/security.md, "Limits"). Default 4 MiB.
     public var maxOutputBytes: Int = 4 << 20
+    /// The most bytes of line text one attempt's log keeps (docs/operations.md, "Logs"): the
+    /// first half and the newest lines, with a marker saying how much was cut between.
+    /// Default 64 MiB.
+    public var maxLogBytes: Int = 64 << 20
+    /// The most bytes of line text the coordinator's log store keeps in all; past it, whole
+    /// attempts' logs are deleted, the oldest first. Default 4 GiB.
+    public var maxLogStoreBytes: Int = 4 << 30
     /// CURVE encryption and authentication; `nil` (the default): plaintext, every peer may do
     /// everything (a warning is printed when the endpoint is not loopback).
     public var curve: CurveServerSettings?
@@ -148,6 +155,11 @@ public struct CoordinatorConfiguration: Sendable, Equatable {
         if let maxMessageSize, maxMessageSize < maxFrameSize + 64 {
             throw fail(
                 "maxMessageSize", "must be at least maxFrameSize + 64 (\(maxFrameSize + 64)), not \(maxMessageSize)")
+        }
+        guard maxLogBytes >= 1024 else { throw fail("maxLogBytes", "must be at least 1024 bytes, not \(maxLogBytes)") }
+        guard maxLogStoreBytes >= maxLogBytes else {
+            throw fail(
+                "maxLogStoreBytes", "must be at least maxLogBytes (\(maxLogBytes)), not \(maxLogStoreBytes)")
         }
         guard maxOutputBytes >= 1024 else {
             throw fail("maxOutputBytes", "must be at least 1024 bytes, not \(maxOutputBytes)")

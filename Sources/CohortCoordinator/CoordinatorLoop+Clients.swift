@@ -63,6 +63,9 @@ extension CoordinatorLoop {
         case .addChildren(let group, let addition):
             addChildren(addition, to: group, requestID: id, from: routing)
 
+        case .logs(let query):
+            readLogs(query, requestID: id, from: routing)
+
         case .watch(let group):
             let snapshot: GroupSnapshot
             do {

@@ -153,6 +153,7 @@ extension CoordinatorLoop {
         writer.lastPrune = now
         do {
             let pruned = try writer.journal.prune(finishedBefore: now + (Duration.zero - configuration.retention))
+            logs?.remove(groups: pruned)
             if !pruned.isEmpty {
                 logger.info("pruned finished groups from the journal", metadata: ["groups.pruned": "\(pruned.count)"])
             }

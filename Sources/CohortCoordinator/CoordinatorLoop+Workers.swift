@@ -37,6 +37,7 @@ extension CoordinatorLoop {
             for result in results {
                 do {
                     let kept = keptOutcome(result.outcome, attempt: result.ref)
+                    logs?.ended(result.ref.id, kept.outcome)
                     apply(
                         try scheduler.attemptFinished(
                             AttemptRef(result.ref), outcome: kept.outcome, worker: worker,
@@ -73,6 +74,8 @@ extension CoordinatorLoop {
             cancelGroup(by: AttemptRef(ref), reason: reason, worker: worker, routing: routing)
         case .addChildren(let ref, let addition):
             addChildren(by: AttemptRef(ref), addition, worker: worker, routing: routing)
+        case .logLines(let attempts):
+            storeLogLines(attempts, from: routing, session: session)
         }
     }
 

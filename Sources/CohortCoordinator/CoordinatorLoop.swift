@@ -23,6 +23,9 @@ final class CoordinatorLoop {
     var epoch: UInt64
     /// The journal, when the coordinator has a state directory (CoordinatorLoop+Journal.swift).
     let journalWriter: JournalWriter?
+    /// What children wrote (CoordinatorLoop+Logs.swift): in `logs.sqlite` beside the SQLite
+    /// journal, else in memory.
+    let logs: LogDesk?
     /// The metrics, when the coordinator records them (CoordinatorMetrics.swift).
     let metrics: CoordinatorMetrics?
     /// The lease, when the coordinator takes part in leader election
@@ -60,6 +63,7 @@ final class CoordinatorLoop {
         leadership: Leadership? = nil, onBound: @escaping @Sendable (String) -> Void
     ) {
         self.journalWriter = journal
+        self.logs = Self.openLogs(configuration, directory: journal?.directory, logger: logger)
         self.leadership = leadership
         self.metrics = metrics
         self.configuration = configuration
@@ -74,6 +78,26 @@ final class CoordinatorLoop {
         self.idleClients = IdleClientSweep(now: now)
         self.epoch = configuration.epoch ?? UInt64(max(now.nanosecondsSinceEpoch / 1_000_000_000, 1))
         self.logger[metadataKey: "coordinator.id"] = "\(configuration.coordinatorID)"
+    }
+
+    /// The log store: `logs.sqlite` in the state directory, else (no journal, or PostgreSQL's)
+    /// in memory; in memory too, with an error logged, if the file cannot be opened.
+    static func openLogs(_ configuration: CoordinatorConfiguration, directory: StateDirectory?, logger: Logger)
+        -> LogDesk?
+    {
+        let path = directory.map { $0.path + "/logs.sqlite" }
+        do {
+            return LogDesk(
+                store: try LogStore(
+                    path: path, maxAttemptBytes: configuration.maxLogBytes,
+                    maxTotalBytes: configuration.maxLogStoreBytes))
+        } catch {
+            logger.error("cannot open the log store; keeping logs in memory", metadata: ["error": "\(error)"])
+            return try? LogDesk(
+                store: LogStore(
+                    path: nil, maxAttemptBytes: configuration.maxLogBytes, maxTotalBytes: configuration.maxLogStoreBytes
+                ))
+        }
     }
 
     /// A scheduler with the configuration's settings, every fencing token above `tokenFloor`.
@@ -100,6 +124,7 @@ final class CoordinatorLoop {
 
     /// Binds, serves until a stop command, then tells peers and closes. Runs on the loop thread.
     func run() throws {
+        defer { logs?.close() }
         let context = try Context(ioThreads: 1, defaultLinger: configuration.linger)
         defer { context.terminate() }
         // The ZAP handler must be bound in the context before the router binds.
@@ -184,6 +209,8 @@ final class CoordinatorLoop {
                     case .journalCommitted: break  // the turn's end sends what it made sendable
                     case .historyRead(let read): answerHistory(read)
                     case .rerunRead(let read): answerRerun(read)
+                    case .logsStored(let routing, let stored): acknowledgeLogs(stored, to: routing)
+                    case .logsRead(let answer): answerLogs(answer)
                     }
                 }
             }

@@ -453,7 +453,7 @@ func describe(_ kind: ClientRequest.Kind) -> String {
     case .unwatch(let group): "unwatch \(group)"
     case .workers: "workers"
     case .disconnect: "disconnect"
-    case .status, .result, .locks, .drain, .undrain, .rerun, .addChildren: "other"
+    case .status, .result, .locks, .drain, .undrain, .rerun, .addChildren, .logs: "other"
     }
 }
 
@@ -466,6 +466,6 @@ func describe(_ kind: CoordinatorReply.Kind) -> String {
     case .error(let error): "error \(error.code) \(error.message)"
     case .workers: "workers"
     case .acknowledged: "acknowledged"
-    case .groups, .result, .locks, .childrenAdded: "other"
+    case .groups, .result, .locks, .childrenAdded, .logs: "other"
     }
 }

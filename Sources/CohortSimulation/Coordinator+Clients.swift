@@ -138,7 +138,7 @@ extension Simulation {
             shell.routes[connection] = nil
             changeWatches { $0.removeAll(by: ClientShell.Route(client: client, connection: connection)) }
 
-        case .status, .result, .locks, .drain, .undrain, .rerun, .addChildren:
+        case .status, .result, .locks, .drain, .undrain, .rerun, .addChildren, .logs:
             break  // the simulated clients do not ask these
         }
     }

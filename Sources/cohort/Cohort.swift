@@ -23,7 +23,8 @@ struct Cohort: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             CoordinatorCommand.self, WorkerCommand.self, SubmitCommand.self, StatusCommand.self,
-            ResultCommand.self, CancelCommand.self, AddCommand.self, RerunCommand.self, WorkersCommand.self,
+            ResultCommand.self, LogsCommand.self, CancelCommand.self, AddCommand.self, RerunCommand.self,
+            WorkersCommand.self,
             LocksCommand.self, DrainCommand.self, UndrainCommand.self,
             KeygenCommand.self, PruneCommand.self,
             DemoCommand.self,

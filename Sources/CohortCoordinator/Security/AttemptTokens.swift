@@ -157,6 +157,7 @@ extension ClientRequest.Kind {
         case .status(let group?, _), .result(let group, _), .watch(let group), .unwatch(let group),
             .cancel(let group, _, _), .addChildren(let group, _):
             group
+        case .logs(let query): query.group
         default: nil
         }
     }

@@ -87,6 +87,7 @@ enum RequestPolicy {
         case .submit: (.submit, "submit a group")
         case .rerun: (.submit, "re-run a group")
         case .status, .result, .watch, .unwatch: (.read, "read groups")
+        case .logs: (.read, "read logs")
         case .workers: (.read, "list workers")
         case .locks: (.read, "list locks")
         case .cancel: (.cancel, "cancel a group")

@@ -492,6 +492,56 @@ nonisolated enum Cohort_Wire_V1_WorkerState: SwiftProtobuf.Enum, Swift.CaseItera
 
 }
 
+nonisolated enum Cohort_Wire_V1_LogStream: SwiftProtobuf.Enum, Swift.CaseIterable {
+  typealias RawValue = Int
+  case unspecified // = 0
+  case stdout // = 1
+  case stderr // = 2
+
+  /// written by a Swift kind's code through its ProcedureContext, with a level
+  case kind // = 3
+
+  /// written by Cohort: lines were cut (the attempt's maxLogBytes) or dropped
+  case marker // = 4
+  case UNRECOGNIZED(Int)
+
+  init() {
+    self = .unspecified
+  }
+
+  init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .stdout
+    case 2: self = .stderr
+    case 3: self = .kind
+    case 4: self = .marker
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .stdout: return 1
+    case .stderr: return 2
+    case .kind: return 3
+    case .marker: return 4
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  static let allCases: [Cohort_Wire_V1_LogStream] = [
+    .unspecified,
+    .stdout,
+    .stderr,
+    .kind,
+    .marker,
+  ]
+
+}
+
 nonisolated enum Cohort_Wire_V1_LockDenialKind: SwiftProtobuf.Enum, Swift.CaseIterable {
   typealias RawValue = Int
   case unspecified // = 0
@@ -1022,6 +1072,43 @@ nonisolated struct Cohort_Wire_V1_AddChildren: Sendable {
   init() {}
 
   fileprivate var _into: String? = nil
+}
+
+/// Kind 13. What a child's attempt wrote (docs/operations.md, "Logs"); answered by LogsReply.
+/// A follower asks again with `after` set to the last sequence it got.
+nonisolated struct Cohort_Wire_V1_LogsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  var group: String = String()
+
+  /// the child's path, e.g. tests/unit
+  var path: String = String()
+
+  /// 0: the latest attempt
+  var attempt: UInt32 = 0
+
+  /// lines after this sequence number (0: from the first)
+  var after: UInt64 = 0
+
+  /// only the last this many lines (0: every line after `after`)
+  var tail: UInt32 = 0
+
+  /// only lines written at or after (ns since the epoch); 0: any time
+  var since: Int64 = 0
+
+  /// at most this many lines in the reply (0: the coordinator's page)
+  var limit: UInt32 = 0
+
+  /// as in the other requests
+  var attemptToken: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
 }
 
 nonisolated struct Cohort_Wire_V1_Submitted: Sendable {
@@ -1637,6 +1724,89 @@ nonisolated struct Cohort_Wire_V1_ChildrenAdded: Sendable {
   init() {}
 }
 
+/// One line of an attempt's log: the bytes up to a newline (not included), or a piece of a
+/// longer line (`partial`: the line goes on in the next one of the same stream).
+nonisolated struct Cohort_Wire_V1_LogLine: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// from 1 in each attempt, in the order written
+  var sequence: UInt64 = 0
+
+  /// when the worker read it (ns since the epoch)
+  var at: Int64 = 0
+
+  var stream: Cohort_Wire_V1_LogStream = .unspecified
+
+  /// any bytes; not necessarily UTF-8
+  var text: Data = Data()
+
+  var partial: Bool = false
+
+  /// LOG_STREAM_KIND: trace, debug, info, notice, warning, error, critical
+  var level: String = String()
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+/// Kind 12. The lines a LogsRequest selects, oldest first.
+nonisolated struct Cohort_Wire_V1_LogsReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var requestID: UInt64 = 0
+
+  var group: String = String()
+
+  var path: String = String()
+
+  /// the attempt these lines are of (0: none started yet)
+  var attempt: UInt32 = 0
+
+  /// the child's latest attempt sent to a worker (0: none yet)
+  var latestAttempt: UInt32 = 0
+
+  /// the child's state when the request was answered
+  var state: Cohort_Wire_V1_ChildState = .unspecified
+
+  /// this attempt has ended (its every line is stored)
+  var attemptFinished: Bool = false
+
+  var lines: [Cohort_Wire_V1_LogLine] = []
+
+  /// the last sequence number stored for the attempt (0: none)
+  var lastSequence: UInt64 = 0
+
+  /// bytes cut from the middle of the attempt's log (its maxLogBytes)
+  var cutBytes: UInt64 = 0
+
+  /// the worker that ran the attempt
+  var worker: String = String()
+
+  /// more lines follow `lines` already: ask again at once
+  var more: Bool = false
+
+  /// the child's failure or cancellation reason, once it finished
+  var error: String {
+    get {_error ?? String()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  mutating func clearError() {self._error = nil}
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _error: String? = nil
+}
+
 /// Both ways (worker kind 2, coordinator kind 1). A worker numbers its
 /// heartbeats (`sequence`, from 1 in each session); the coordinator answers
 /// each at once with the number it heard (`acknowledged`): the worker's lease
@@ -1959,6 +2129,43 @@ nonisolated struct Cohort_Wire_V1_WorkerDisconnect: Sendable {
   init() {}
 }
 
+/// Kind 12. Lines running attempts wrote, in the order written per attempt (a worker sends an
+/// attempt's lines before its result). The coordinator stores them and answers LogAck.
+nonisolated struct Cohort_Wire_V1_AttemptLogLines: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attempt: Cohort_Wire_V1_AttemptRef {
+    get {_attempt ?? Cohort_Wire_V1_AttemptRef()}
+    set {_attempt = newValue}
+  }
+  /// Returns true if `attempt` has been explicitly set.
+  var hasAttempt: Bool {self._attempt != nil}
+  /// Clears the value of `attempt`. Subsequent reads from it will return its default value.
+  mutating func clearAttempt() {self._attempt = nil}
+
+  var lines: [Cohort_Wire_V1_LogLine] = []
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+
+  fileprivate var _attempt: Cohort_Wire_V1_AttemptRef? = nil
+}
+
+nonisolated struct Cohort_Wire_V1_LogLines: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attempts: [Cohort_Wire_V1_AttemptLogLines] = []
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 nonisolated struct Cohort_Wire_V1_Attempt: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2131,6 +2338,34 @@ nonisolated struct Cohort_Wire_V1_WorkerError: Sendable {
   fileprivate var _requestID: UInt64? = nil
 }
 
+/// Kind 8. The coordinator stored these attempts' lines up to `sequence`; the worker may forget
+/// them (until then it sends them again on its next session).
+nonisolated struct Cohort_Wire_V1_LogStored: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attemptID: UInt64 = 0
+
+  var sequence: UInt64 = 0
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
+nonisolated struct Cohort_Wire_V1_LogAck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  var attempts: [Cohort_Wire_V1_LogStored] = []
+
+  var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "cohort.wire.v1"
@@ -2161,6 +2396,10 @@ nonisolated extension Cohort_Wire_V1_SpecFormat: SwiftProtobuf._ProtoNameProvidi
 
 nonisolated extension Cohort_Wire_V1_WorkerState: SwiftProtobuf._ProtoNameProviding {
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0WORKER_STATE_UNSPECIFIED\0\u{1}WORKER_STATE_JOINING\0\u{1}WORKER_STATE_READY\0\u{1}WORKER_STATE_DRAINING\0\u{1}WORKER_STATE_LOST\0")
+}
+
+nonisolated extension Cohort_Wire_V1_LogStream: SwiftProtobuf._ProtoNameProviding {
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LOG_STREAM_UNSPECIFIED\0\u{1}LOG_STREAM_STDOUT\0\u{1}LOG_STREAM_STDERR\0\u{1}LOG_STREAM_KIND\0\u{1}LOG_STREAM_MARKER\0")
 }
 
 nonisolated extension Cohort_Wire_V1_LockDenialKind: SwiftProtobuf._ProtoNameProviding {
@@ -3015,6 +3254,76 @@ nonisolated extension Cohort_Wire_V1_AddChildren: SwiftProtobuf.Message, SwiftPr
     if lhs.document != rhs.document {return false}
     if lhs.format != rhs.format {return false}
     if lhs._into != rhs._into {return false}
+    if lhs.attemptToken != rhs.attemptToken {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_LogsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".LogsRequest"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}after\0\u{1}tail\0\u{1}since\0\u{1}limit\0\u{4}>attempt_token\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.after) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.tail) }()
+      case 7: try { try decoder.decodeSingularSFixed64Field(value: &self.since) }()
+      case 8: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 3)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 4)
+    }
+    if self.after != 0 {
+      try visitor.visitSingularUInt64Field(value: self.after, fieldNumber: 5)
+    }
+    if self.tail != 0 {
+      try visitor.visitSingularUInt32Field(value: self.tail, fieldNumber: 6)
+    }
+    if self.since != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.since, fieldNumber: 7)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 8)
+    }
+    if !self.attemptToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_LogsRequest, rhs: Cohort_Wire_V1_LogsRequest) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.after != rhs.after {return false}
+    if lhs.tail != rhs.tail {return false}
+    if lhs.since != rhs.since {return false}
+    if lhs.limit != rhs.limit {return false}
     if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -4133,6 +4442,155 @@ nonisolated extension Cohort_Wire_V1_ChildrenAdded: SwiftProtobuf.Message, Swift
   }
 }
 
+nonisolated extension Cohort_Wire_V1_LogLine: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".LogLine"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}at\0\u{1}stream\0\u{1}text\0\u{1}partial\0\u{1}level\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 2: try { try decoder.decodeSingularSFixed64Field(value: &self.at) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.stream) }()
+      case 4: try { try decoder.decodeSingularBytesField(value: &self.text) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.partial) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.level) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
+    }
+    if self.at != 0 {
+      try visitor.visitSingularSFixed64Field(value: self.at, fieldNumber: 2)
+    }
+    if self.stream != .unspecified {
+      try visitor.visitSingularEnumField(value: self.stream, fieldNumber: 3)
+    }
+    if !self.text.isEmpty {
+      try visitor.visitSingularBytesField(value: self.text, fieldNumber: 4)
+    }
+    if self.partial != false {
+      try visitor.visitSingularBoolField(value: self.partial, fieldNumber: 5)
+    }
+    if !self.level.isEmpty {
+      try visitor.visitSingularStringField(value: self.level, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_LogLine, rhs: Cohort_Wire_V1_LogLine) -> Bool {
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.at != rhs.at {return false}
+    if lhs.stream != rhs.stream {return false}
+    if lhs.text != rhs.text {return false}
+    if lhs.partial != rhs.partial {return false}
+    if lhs.level != rhs.level {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_LogsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".LogsReply"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{3}latest_attempt\0\u{1}state\0\u{3}attempt_finished\0\u{1}lines\0\u{3}last_sequence\0\u{3}cut_bytes\0\u{1}worker\0\u{1}more\0\u{1}error\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.requestID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.group) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.attempt) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.latestAttempt) }()
+      case 6: try { try decoder.decodeSingularEnumField(value: &self.state) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.attemptFinished) }()
+      case 8: try { try decoder.decodeRepeatedMessageField(value: &self.lines) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.lastSequence) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.cutBytes) }()
+      case 11: try { try decoder.decodeSingularStringField(value: &self.worker) }()
+      case 12: try { try decoder.decodeSingularBoolField(value: &self.more) }()
+      case 13: try { try decoder.decodeSingularStringField(value: &self._error) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.requestID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.requestID, fieldNumber: 1)
+    }
+    if !self.group.isEmpty {
+      try visitor.visitSingularStringField(value: self.group, fieldNumber: 2)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 3)
+    }
+    if self.attempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.attempt, fieldNumber: 4)
+    }
+    if self.latestAttempt != 0 {
+      try visitor.visitSingularUInt32Field(value: self.latestAttempt, fieldNumber: 5)
+    }
+    if self.state != .unspecified {
+      try visitor.visitSingularEnumField(value: self.state, fieldNumber: 6)
+    }
+    if self.attemptFinished != false {
+      try visitor.visitSingularBoolField(value: self.attemptFinished, fieldNumber: 7)
+    }
+    if !self.lines.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.lines, fieldNumber: 8)
+    }
+    if self.lastSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.lastSequence, fieldNumber: 9)
+    }
+    if self.cutBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.cutBytes, fieldNumber: 10)
+    }
+    if !self.worker.isEmpty {
+      try visitor.visitSingularStringField(value: self.worker, fieldNumber: 11)
+    }
+    if self.more != false {
+      try visitor.visitSingularBoolField(value: self.more, fieldNumber: 12)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 13)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_LogsReply, rhs: Cohort_Wire_V1_LogsReply) -> Bool {
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.group != rhs.group {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.attempt != rhs.attempt {return false}
+    if lhs.latestAttempt != rhs.latestAttempt {return false}
+    if lhs.state != rhs.state {return false}
+    if lhs.attemptFinished != rhs.attemptFinished {return false}
+    if lhs.lines != rhs.lines {return false}
+    if lhs.lastSequence != rhs.lastSequence {return false}
+    if lhs.cutBytes != rhs.cutBytes {return false}
+    if lhs.worker != rhs.worker {return false}
+    if lhs.more != rhs.more {return false}
+    if lhs._error != rhs._error {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Cohort_Wire_V1_Heartbeat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Heartbeat"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}acknowledged\0")
@@ -4754,6 +5212,75 @@ nonisolated extension Cohort_Wire_V1_WorkerDisconnect: SwiftProtobuf.Message, Sw
   }
 }
 
+nonisolated extension Cohort_Wire_V1_AttemptLogLines: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".AttemptLogLines"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempt\0\u{1}lines\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._attempt) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.lines) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._attempt {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.lines.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.lines, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_AttemptLogLines, rhs: Cohort_Wire_V1_AttemptLogLines) -> Bool {
+    if lhs._attempt != rhs._attempt {return false}
+    if lhs.lines != rhs.lines {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_LogLines: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".LogLines"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempts\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.attempts) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.attempts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.attempts, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_LogLines, rhs: Cohort_Wire_V1_LogLines) -> Bool {
+    if lhs.attempts != rhs.attempts {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Cohort_Wire_V1_Attempt: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".Attempt"
   static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}kind\0\u{1}input\0\u{3}fencing_tokens\0\u{3}timeout_ms\0\u{1}env\0\u{1}holds\0\u{4}<attempt_token\0")
@@ -5103,6 +5630,71 @@ nonisolated extension Cohort_Wire_V1_WorkerError: SwiftProtobuf.Message, SwiftPr
     if lhs.message != rhs.message {return false}
     if lhs._attempt != rhs._attempt {return false}
     if lhs._requestID != rhs._requestID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_LogStored: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".LogStored"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}attempt_id\0\u{1}sequence\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.attemptID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.attemptID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.attemptID, fieldNumber: 1)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_LogStored, rhs: Cohort_Wire_V1_LogStored) -> Bool {
+    if lhs.attemptID != rhs.attemptID {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Cohort_Wire_V1_LogAck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  static let protoMessageName: String = _protobuf_package + ".LogAck"
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}attempts\0")
+
+  mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.attempts) }()
+      default: break
+      }
+    }
+  }
+
+  func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.attempts.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.attempts, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  static func ==(lhs: Cohort_Wire_V1_LogAck, rhs: Cohort_Wire_V1_LogAck) -> Bool {
+    if lhs.attempts != rhs.attempts {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

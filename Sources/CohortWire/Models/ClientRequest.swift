@@ -4,7 +4,7 @@ public struct ClientRequest: Hashable, Sendable {
     public var requestID: UInt64
     public var kind: Kind
     /// The attempt token of a running child (`COHORT_ATTEMPT_TOKEN`), sent with the requests
-    /// it may let through (status, result, watch, unwatch, cancel, addChildren) for that
+    /// it may let through (status, result, watch, unwatch, cancel, addChildren, logs) for that
     /// child's own group; ignored on the others. `nil`: none.
     public var attemptToken: String?
 
@@ -53,12 +53,15 @@ public struct ClientRequest: Hashable, Sendable {
         /// `childrenAdded` once they are journaled, or `error` (`invalidSpec` naming each
         /// problem, `invalidRequest` for a group that is finishing or finished).
         case addChildren(group: String, ChildrenAddition)
+        /// What a child's attempt wrote (docs/operations.md, "Logs"). Answered by `logs`; a
+        /// follower asks again with ``LogsQuery/after`` at the last sequence it got.
+        case logs(LogsQuery)
     }
 
     /// Whether the request's kind carries an attempt token on the wire.
     public var carriesAttemptToken: Bool {
         switch kind {
-        case .status, .result, .cancel, .watch, .unwatch, .addChildren: true
+        case .status, .result, .cancel, .watch, .unwatch, .addChildren, .logs: true
         default: false
         }
     }

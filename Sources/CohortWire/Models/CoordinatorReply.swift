@@ -33,6 +33,8 @@ public struct CoordinatorReply: Hashable, Sendable {
         /// The children of an `addChildren` request were added to the group and journaled;
         /// `paths` are the added nodes' paths in document order (nested ones too).
         case childrenAdded(group: String, paths: [String])
+        /// A child's log lines, answering `logs`.
+        case logs(LogsPage)
     }
 }
 

@@ -24,6 +24,20 @@ public enum CoordinatorToWorker: Hashable, Sendable {
     case shutdown(ShutdownNotice)
     /// Something the worker sent was refused.
     case error(WorkerError)
+    /// The coordinator stored these attempts' log lines up to a sequence number: the worker
+    /// may forget them (until then it sends them again on its next session).
+    case logStored([LogStored])
+}
+
+/// An attempt's log lines stored up to ``sequence``.
+public struct LogStored: Hashable, Sendable {
+    public var attemptID: UInt64
+    public var sequence: UInt64
+
+    public init(attemptID: UInt64, sequence: UInt64) {
+        self.attemptID = attemptID
+        self.sequence = sequence
+    }
 }
 
 /// One attempt to run.

@@ -28,6 +28,9 @@ public enum WorkerMessage: Hashable, Sendable {
     case cancelGroup(WireAttemptRef, reason: String)
     /// A running attempt adds children to its own group (a custom kind's `context.group.add`).
     case addChildren(WireAttemptRef, ChildrenAddition)
+    /// Lines running attempts wrote (docs/operations.md, "Logs"), each attempt's in the order
+    /// written; sent before the attempt's result. Answered by `logStored` once stored.
+    case logLines([AttemptLogLines])
 }
 
 /// What a worker offers, and what it still runs from an earlier session.

@@ -8,6 +8,7 @@ extension ClientRequest: WireBody {
     enum WireKind: UInt8 {
         case submit = 1
         case status, result, cancel, watch, unwatch, workers, locks, disconnect, drain, undrain, addChildren
+        case logs = 13
         case rerun = 14
     }
 
@@ -27,6 +28,7 @@ extension ClientRequest: WireBody {
             case .undrain: .undrain
             case .rerun: .rerun
             case .addChildren: .addChildren
+            case .logs: .logs
             }
         return kind.rawValue
     }
@@ -118,6 +120,18 @@ extension ClientRequest: WireBody {
             proto.format = addition.format.proto
             if let into = addition.into { proto.into = into }
             return try serialize(proto)
+        case .logs(let query):
+            var proto = Cohort_Wire_V1_LogsRequest()
+            proto.requestID = requestID
+            if let attemptToken { proto.attemptToken = attemptToken }
+            proto.group = query.group
+            proto.path = query.path
+            proto.attempt = query.attempt
+            proto.after = query.after
+            proto.tail = query.tail
+            proto.since = query.since?.nanosecondsSinceEpoch ?? 0
+            proto.limit = query.limit
+            return try serialize(proto)
         }
     }
 
@@ -194,6 +208,17 @@ extension ClientRequest: WireBody {
                     ChildrenAddition(
                         document: proto.document, format: try SpecFormat(proto: proto.format),
                         into: proto.hasInto ? proto.into : nil)),
+                attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
+        case .logs:
+            let proto = try body.decode(Cohort_Wire_V1_LogsRequest.self)
+            return ClientRequest(
+                requestID: proto.requestID,
+                .logs(
+                    LogsQuery(
+                        group: proto.group, path: proto.path, attempt: proto.attempt, after: proto.after,
+                        tail: proto.tail,
+                        since: proto.since == 0 ? nil : WireTimestamp(nanosecondsSinceEpoch: proto.since),
+                        limit: proto.limit)),
                 attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)
         case nil:
             throw .unknownKind

@@ -7,7 +7,7 @@ extension CoordinatorReply: WireBody {
     enum WireKind: UInt8 {
         case submitted = 1
         case groupList, groupDetail, result, cancelAccepted, watchEvents, workers, locks, error, acknowledged
-        case childrenAdded
+        case childrenAdded, logs
     }
 
     var wireKind: UInt8 {
@@ -24,6 +24,7 @@ extension CoordinatorReply: WireBody {
             case .error: .error
             case .acknowledged: .acknowledged
             case .childrenAdded: .childrenAdded
+            case .logs: .logs
             }
         return kind.rawValue
     }
@@ -104,6 +105,22 @@ extension CoordinatorReply: WireBody {
             proto.group = group
             proto.paths = paths
             return try serialize(proto)
+        case .logs(let page):
+            var proto = Cohort_Wire_V1_LogsReply()
+            proto.requestID = requestID
+            proto.group = page.group
+            proto.path = page.path
+            proto.attempt = page.attempt
+            proto.latestAttempt = page.latestAttempt
+            proto.state = page.state.proto
+            proto.attemptFinished = page.attemptFinished
+            proto.lines = page.lines.map(\.proto)
+            proto.lastSequence = page.lastSequence
+            proto.cutBytes = page.cutBytes
+            proto.worker = page.worker
+            proto.more = page.more
+            if let error = page.error { proto.error = error }
+            return try serialize(proto)
         }
     }
 
@@ -180,6 +197,20 @@ extension CoordinatorReply: WireBody {
             let proto = try body.decode(Cohort_Wire_V1_ChildrenAdded.self)
             return CoordinatorReply(
                 requestID: proto.requestID, .childrenAdded(group: proto.group, paths: proto.paths))
+        case .logs:
+            let proto = try body.decode(Cohort_Wire_V1_LogsReply.self)
+            var lines: [LogLine] = []
+            lines.reserveCapacity(proto.lines.count)
+            for (index, line) in proto.lines.enumerated() { lines.append(try LogLine(proto: line, index: index)) }
+            return CoordinatorReply(
+                requestID: proto.requestID,
+                .logs(
+                    LogsPage(
+                        group: proto.group, path: proto.path, attempt: proto.attempt,
+                        latestAttempt: proto.latestAttempt, state: try ChildState(proto: proto.state),
+                        attemptFinished: proto.attemptFinished, lines: lines, lastSequence: proto.lastSequence,
+                        cutBytes: proto.cutBytes, worker: proto.worker, more: proto.more,
+                        error: proto.hasError ? proto.error : nil)))
         case nil:
             throw .unknownKind
         }

@@ -1,4 +1,4 @@
-// Coordinator-to-worker family <-> heartbeat (kind 1) … WorkerError (kind 7).
+// Coordinator-to-worker family <-> heartbeat (kind 1) … LogAck (kind 8).
 // `dispatch` and `cancel` are on the hot path: attempt refs inline, batches
 // framed by RepeatedMessageField.
 
@@ -7,7 +7,7 @@ extension CoordinatorToWorker: WireBody {
 
     enum WireKind: UInt8 {
         case heartbeat = 1
-        case dispatch, cancel, lockGrant, lockDenied, shutdown, error
+        case dispatch, cancel, lockGrant, lockDenied, shutdown, error, logStored
     }
 
     var wireKind: UInt8 {
@@ -20,6 +20,7 @@ extension CoordinatorToWorker: WireBody {
             case .lockDenied: .lockDenied
             case .shutdown: .shutdown
             case .error: .error
+            case .logStored: .logStored
             }
         return kind.rawValue
     }
@@ -69,6 +70,15 @@ extension CoordinatorToWorker: WireBody {
             if let ref = error.ref { proto.attempt = ref.proto }
             if let requestID = error.requestID { proto.requestID = requestID }
             return try serialize(proto)
+        case .logStored(let stored):
+            var proto = Cohort_Wire_V1_LogAck()
+            proto.attempts = stored.map { stored in
+                var message = Cohort_Wire_V1_LogStored()
+                message.attemptID = stored.attemptID
+                message.sequence = stored.sequence
+                return message
+            }
+            return try serialize(proto)
         }
     }
 
@@ -115,6 +125,9 @@ extension CoordinatorToWorker: WireBody {
                     code: try ProtocolError.Code(proto: proto.code), message: proto.message,
                     ref: proto.hasAttempt ? WireAttemptRef(proto: proto.attempt) : nil,
                     requestID: proto.hasRequestID ? proto.requestID : nil))
+        case .logStored:
+            let proto = try body.decode(Cohort_Wire_V1_LogAck.self)
+            return .logStored(proto.attempts.map { LogStored(attemptID: $0.attemptID, sequence: $0.sequence) })
         case nil:
             throw .unknownKind
         }

@@ -234,3 +234,37 @@ extension CancelCode {
         }
     }
 }
+
+extension LogLine {
+    init(proto: Cohort_Wire_V1_LogLine, index: Int) throws(BodyError) {
+        let stream: Stream
+        switch proto.stream {
+        case .stdout: stream = .stdout
+        case .stderr: stream = .stderr
+        case .kind: stream = .kind
+        case .marker: stream = .marker
+        case .unspecified, .UNRECOGNIZED:
+            throw BodyError("lines[\(index)] has an unknown stream \(proto.stream.rawValue)")
+        }
+        self.init(
+            sequence: proto.sequence, at: WireTimestamp(nanosecondsSinceEpoch: proto.at), stream: stream,
+            text: Array(proto.text), partial: proto.partial, level: proto.level)
+    }
+
+    var proto: Cohort_Wire_V1_LogLine {
+        var proto = Cohort_Wire_V1_LogLine()
+        proto.sequence = sequence
+        proto.at = at.nanosecondsSinceEpoch
+        proto.stream =
+            switch stream {
+            case .stdout: .stdout
+            case .stderr: .stderr
+            case .kind: .kind
+            case .marker: .marker
+            }
+        proto.text = Data(text)
+        proto.partial = partial
+        proto.level = level
+        return proto
+    }
+}

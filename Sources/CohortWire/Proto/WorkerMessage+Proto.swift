@@ -14,7 +14,7 @@ extension WorkerMessage: WireBody {
     enum WireKind: UInt8 {
         case ready = 1
         case heartbeat, started, results, lockRequest, lockRelease, lockWithdraw, draining, disconnect
-        case cancelGroup, addChildren
+        case cancelGroup, addChildren, logLines
     }
 
     var wireKind: UInt8 {
@@ -31,6 +31,7 @@ extension WorkerMessage: WireBody {
             case .disconnect: .disconnect
             case .cancelGroup: .cancelGroup
             case .addChildren: .addChildren
+            case .logLines: .logLines
             }
         return kind.rawValue
     }
@@ -101,6 +102,15 @@ extension WorkerMessage: WireBody {
             proto.format = addition.format.proto
             if let into = addition.into { proto.into = into }
             return try serialize(proto)
+        case .logLines(let attempts):
+            var proto = Cohort_Wire_V1_LogLines()
+            proto.attempts = attempts.map { attempt in
+                var message = Cohort_Wire_V1_AttemptLogLines()
+                message.attempt = attempt.ref.proto
+                message.lines = attempt.lines.map(\.proto)
+                return message
+            }
+            return try serialize(proto)
         }
     }
 
@@ -160,6 +170,17 @@ extension WorkerMessage: WireBody {
                 ChildrenAddition(
                     document: proto.document, format: try SpecFormat(proto: proto.format),
                     into: proto.hasInto ? proto.into : nil))
+        case .logLines:
+            let proto = try body.decode(Cohort_Wire_V1_LogLines.self)
+            var attempts: [AttemptLogLines] = []
+            for (index, attempt) in proto.attempts.enumerated() {
+                guard attempt.hasAttempt else { throw BodyError("log lines[\(index)] have no attempt") }
+                var lines: [LogLine] = []
+                lines.reserveCapacity(attempt.lines.count)
+                for (line, proto) in attempt.lines.enumerated() { lines.append(try LogLine(proto: proto, index: line)) }
+                attempts.append(AttemptLogLines(ref: WireAttemptRef(proto: attempt.attempt), lines: lines))
+            }
+            return .logLines(attempts)
         case nil:
             throw .unknownKind
         }

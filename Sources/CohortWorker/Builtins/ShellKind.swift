@@ -25,8 +25,14 @@ enum ShellKind {
         try Task.checkCancellation()
         let process: Subprocess
         do {
+            let ref = context.ref
             process = try Subprocess.spawn(
-                command, maxOutput: context.settings.maxCapturedOutput, killGrace: context.settings.killGrace)
+                command, maxOutput: context.settings.maxCapturedOutput, killGrace: context.settings.killGrace,
+                log: context.settings.logs.map { logs in
+                    { @Sendable isStderr, bytes, mayWait in
+                        logs.write(ref, isStderr ? .stderr : .stdout, bytes, mayWait: mayWait)
+                    }
+                })
         } catch {
             throw ShellError(message: error.message)
         }

@@ -53,7 +53,10 @@ final class Subprocess: Sendable {
     ///
     /// - Throws: ``SpawnError`` if a pipe cannot be made or `posix_spawn` fails (no such
     ///   program, not executable, no such directory).
-    static func spawn(_ command: ShellCommand, maxOutput: Int, killGrace: Duration) throws(SpawnError) -> Subprocess {
+    static func spawn(
+        _ command: ShellCommand, maxOutput: Int, killGrace: Duration,
+        log: (@Sendable (_ isStderr: Bool, _ bytes: UnsafeRawBufferPointer, _ mayWait: () -> Bool) -> Void)? = nil
+    ) throws(SpawnError) -> Subprocess {
         let pipes = try SpawnPipes(stdin: command.stdin != nil)
         let pid: pid_t
         do {
@@ -67,7 +70,7 @@ final class Subprocess: Sendable {
         let io = SubprocessIO(
             pid: pid, stdout: pipes.stdoutRead, stderr: pipes.stderrRead, stdin: pipes.stdinWrite,
             input: command.stdin.map { Array($0.utf8) } ?? [], maxOutput: maxOutput,
-            groupWait: killGrace + .seconds(2))
+            groupWait: killGrace + .seconds(2), log: log)
         let thread = Thread { [process] in
             let termination = io.run(terminating: { process.isTerminating })
             process.didTerminate(termination)

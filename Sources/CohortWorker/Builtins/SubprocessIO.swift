@@ -22,11 +22,15 @@ struct SubprocessIO: Sendable {
     /// How long to wait for a terminated child's group to vanish after the leader exits:
     /// the kill grace and a little more, so a SIGKILL after the grace is waited for.
     let groupWait: Duration
+    /// Gets every chunk read from stdout (`false`) or stderr (`true`) as it is read, for the
+    /// attempt's log; it may block (backpressure) while `mayWait` says so.
+    var log: (@Sendable (_ isStderr: Bool, _ bytes: UnsafeRawBufferPointer, _ mayWait: () -> Bool) -> Void)?
 
     /// How often to look whether the child exited while something else holds its pipes open.
     private static let exitCheckInterval: Int32 = 100
 
     func run(terminating: () -> Bool) -> Subprocess.Termination {
+        let mayWait = { !terminating() }
         var output = TailBuffer(limit: maxOutput)
         var errors = TailBuffer(limit: maxOutput)
         var openOut = stdout
@@ -50,17 +54,17 @@ struct SubprocessIO: Sendable {
                 // Something outside the child (a daemonised grandchild) may hold the pipes
                 // open: once the child itself has exited, take what is there and stop.
                 if leaderHasExited() {
-                    drain(&openOut, into: &output)
-                    drain(&openErr, into: &errors)
+                    drain(&openOut, into: &output, isStderr: false, mayWait: mayWait)
+                    drain(&openErr, into: &errors, isStderr: true, mayWait: mayWait)
                     break
                 }
                 continue
             }
             for item in items where item.revents != 0 {
                 if item.fd == openOut {
-                    drain(&openOut, into: &output)
+                    drain(&openOut, into: &output, isStderr: false, mayWait: mayWait)
                 } else if item.fd == openErr {
-                    drain(&openErr, into: &errors)
+                    drain(&openErr, into: &errors, isStderr: true, mayWait: mayWait)
                 } else if item.fd == openIn {
                     feed(&openIn, written: &written)
                 }
@@ -78,13 +82,17 @@ struct SubprocessIO: Sendable {
     }
 
     /// Reads everything available; closes the descriptor at end of file or on an error.
-    private func drain(_ fd: inout Int32, into buffer: inout TailBuffer) {
+    private func drain(_ fd: inout Int32, into buffer: inout TailBuffer, isStderr: Bool, mayWait: () -> Bool) {
         guard fd >= 0 else { return }
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count > 0 {
-                chunk.withUnsafeBytes { buffer.append(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+                chunk.withUnsafeBytes { bytes in
+                    let read = UnsafeRawBufferPointer(rebasing: bytes.prefix(count))
+                    buffer.append(read)
+                    log?(isStderr, read, mayWait)
+                }
                 continue
             }
             if count < 0, errno == EINTR { continue }

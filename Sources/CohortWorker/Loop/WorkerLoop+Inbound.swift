@@ -37,6 +37,8 @@ extension WorkerLoop {
         case .handshake(.error(let error)):
             if error.code == .notLeader { redirect = error.leader ?? "" }
             perform(machine.received(.session(.refused(error)), now: now))
+        case .toWorker(.logStored(let stored)):
+            for attempt in stored { logs.acknowledge(attempt.attemptID, upTo: attempt.sequence) }
         case .toWorker(let message):
             perform(machine.received(received(message), now: now))
         case .handshake(.hello), .clientRequest, .coordinatorReply, .worker:
@@ -83,6 +85,8 @@ extension WorkerLoop {
                     "attempt.id": "\(error.ref?.id.description ?? "-")",
                 ])
             return .other
+        case .logStored:
+            return .other  // handled before the machine (handle(_:now:))
         }
     }
 
@@ -93,6 +97,7 @@ extension WorkerLoop {
             perform(machine.attemptStarted(start))
         case .attempt(.finished(let result)):
             procedures[result.ref.id] = nil
+            logs.finish(result.ref.id)
             metrics?.finished(result.outcome)
             perform(machine.attemptFinished(result, now: now))
         case .lock(.request(let request)):
@@ -110,6 +115,8 @@ extension WorkerLoop {
                 "draining",
                 metadata: ["running": "\(machine.attemptCount)", "drain.timeout": "\(configuration.drainTimeout)"])
             perform(machine.drain(now: now))
+        case .logs:
+            break  // shipped at the end of the turn (shipLogs), within the window
         case .groupRequest(let message):
             // Sent only while a session is up: the attempt that asks runs under it (a request
             // made while reconnecting is dropped, and logged; its kind may ask again).

@@ -34,6 +34,9 @@ extension WorkerLoop {
         case .started(let starts):
             send(.worker(.started(starts)))
         case .results(let results):
+            // An attempt's last lines go before its result, so a reader that sees it ended
+            // has every line (the coordinator stores them in the order they come).
+            sendLogLines(logs.take(budget: 0, only: Set(results.map(\.ref.id))))
             var batch: [AttemptResult] = []
             var bytes = 0
             for result in results {
@@ -55,6 +58,44 @@ extension WorkerLoop {
                 : "worker \(configuration.name) stopped; \(handedBack) \(handedBack == 1 ? "attempt" : "attempts") handed back"
             send(.worker(.disconnect(reason: reason)))
         }
+    }
+
+    /// The most bytes of log lines sent and not yet acknowledged (docs/operations.md, "Logs").
+    static let logWindowBytes = 1 << 20
+    /// The most bytes of log lines in one message.
+    static let logMessageBytes = 256 << 10
+
+    /// Sends the log lines the window allows, while a session is up.
+    func shipLogs() {
+        guard machine.session.isReady, logs.hasUnsent else { return }
+        while true {
+            let room = Self.logWindowBytes - logs.inFlightBytes
+            guard room > 0 else { return }
+            let lines = logs.take(budget: min(room, Self.logMessageBytes))
+            guard !lines.isEmpty else { return }
+            sendLogLines(lines)
+        }
+    }
+
+    private func sendLogLines(_ attempts: [AttemptLogLines]) {
+        guard !attempts.isEmpty else { return }
+        // In pieces well under the codec's frame limit.
+        var batch: [AttemptLogLines] = []
+        var bytes = 0
+        for attempt in attempts {
+            var lines: [LogLine] = []
+            for line in attempt.lines {
+                if bytes + line.text.count > Self.resultBatchBytes, !(batch.isEmpty && lines.isEmpty) {
+                    if !lines.isEmpty { batch.append(AttemptLogLines(ref: attempt.ref, lines: lines)) }
+                    send(.worker(.logLines(batch)))
+                    (batch, lines, bytes) = ([], [], 0)
+                }
+                lines.append(line)
+                bytes += line.text.count + 32
+            }
+            if !lines.isEmpty { batch.append(AttemptLogLines(ref: attempt.ref, lines: lines)) }
+        }
+        if !batch.isEmpty { send(.worker(.logLines(batch))) }
     }
 
     /// Encodes and sends `message`; a message the socket cannot take now waits in `blocked`.

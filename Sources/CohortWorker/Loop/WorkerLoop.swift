@@ -17,6 +17,8 @@ enum LoopInput: Sendable {
     /// A running attempt's request about its own group (`context.cancelGroup`,
     /// `context.group.add`), sent over the worker's connection.
     case groupRequest(WorkerMessage)
+    /// Running attempts wrote log lines (``LogShipper``): send what the window allows.
+    case logs
 }
 
 /// The worker's I/O loop: a thin shell around its state machine (``WorkerMachine``, in
@@ -46,6 +48,8 @@ final class WorkerLoop {
     let report: @Sendable (AttemptEvent) -> Void
     /// Hands a running attempt's request about its group to the loop.
     let groupRequests: @Sendable (WorkerMessage) -> Void
+    /// What running attempts write, on its way to the coordinator.
+    let logs: LogShipper
 
     var machine: Machine
     /// The attempts the engine runs, by id.
@@ -93,11 +97,13 @@ final class WorkerLoop {
         context = try Context()
         // The machine hands the engine at most `slots` attempts at once.
         queue = ProcedureQueue(name: "worker", maxConcurrentCount: configuration.slots)
+        let logs = LogShipper { [mailbox] in mailbox.post(.logs) }
+        self.logs = logs
         locks = ClusterExclusivityManager(logger: logger) { [mailbox] message in mailbox.post(.lock(message)) }
         queue.exclusivityManager = locks
         settings = KindSettings(
             killGrace: configuration.killGrace, maxCapturedOutput: configuration.maxCapturedOutput,
-            processesStarted: metrics?.processesStarted)
+            processesStarted: metrics?.processesStarted, logs: logs)
         report = { [mailbox] event in mailbox.post(.attempt(event)) }
         groupRequests = { [mailbox] message in mailbox.post(.groupRequest(message)) }
         machine = Machine(
@@ -120,9 +126,15 @@ final class WorkerLoop {
         while failure == nil {
             if machine.isDone(now: clock.now()) { break }
             perform(machine.flush())
-            let deadline = machine.nextDeadline
+            shipLogs()
+            var timeout = machine.nextDeadline.map { max($0 - clock.now(), .zero) }
+            // A line a child left unended is sent as a piece once it is old enough.
+            if let fragment = logs.nextFragmentDeadline {
+                let wait = max(fragment - .now, .milliseconds(1))
+                timeout = min(timeout ?? wait, wait)
+            }
             do {
-                try poller.poll(timeout: deadline.map { max($0 - clock.now(), .zero) })
+                try poller.poll(timeout: timeout)
             } catch {
                 throw WorkerRunError(.transport, "polling the coordinator's socket failed: \(error)")
             }
@@ -235,6 +247,8 @@ final class WorkerLoop {
             let monitor = try socket.monitor(.handshakes)
             try socket.connect(endpoint)
             install(socket, monitor: monitor)
+            // Lines sent on the last connection and not acknowledged go again on this one.
+            logs.rewind()
         } catch {
             // zmq_connect fails only for the endpoint itself (malformed, an unknown transport)
             // or for want of descriptors: retrying would not help.
@@ -274,6 +288,7 @@ final class WorkerLoop {
                 outcome = .failed(error: AttemptProcedure.describe(error))
             }
             context.scope.close()
+            logs.finish(task.id)
             metrics?.finished(outcome)
             inlineResults.append(
                 AttemptResult(ref: task, outcome: outcome, startedAt: startedAt, finishedAt: WireTimestamp(Date())))
@@ -329,6 +344,7 @@ final class WorkerLoop {
         perform(machine.disconnect())
         if wasReady { logger.notice("stopped", metadata: ["attempts.handedBack": "\(handedBack)"]) }
         closeSocket()
+        logs.removeAll()
         context.terminate()
         if undecodable > 0 { logger.warning("dropped undecodable messages", metadata: ["count": "\(undecodable)"]) }
     }

@@ -97,6 +97,22 @@ public struct ProcedureContext: Sendable {
         coordinator.send(.addChildren(ref, ChildrenAddition(document: document, format: .json, into: into)))
     }
 
+    /// Writes a line to this attempt's log (docs/operations.md, "Logs"), which `cohort logs`,
+    /// the dashboard and the HTTP API show beside a shell child's stdout and stderr, live
+    /// while it runs. A message with newlines stays one line; one over 64 KiB is sent in
+    /// pieces. Outside a worker the line goes nowhere.
+    ///
+    /// Lines are shipped to the coordinator as they are written. While the coordinator has
+    /// not yet stored 4 MiB of this attempt's lines, this waits (backpressure), unless the
+    /// attempt is cancelled.
+    public func log(_ message: String, level: Logger.Level = .info) {
+        guard let logs = settings.logs else { return }
+        var text = message
+        text.withUTF8 { bytes in
+            logs.write(ref, .kind, UnsafeRawBufferPointer(bytes), level: level.rawValue, mayWait: { !isCancelled })
+        }
+    }
+
     /// The attempt's reference on the wire.
     var ref: WireAttemptRef { WireAttemptRef(id: attemptID, group: group, path: child, attempt: UInt32(attempt)) }
     /// The worker's settings the built-ins need (`killGrace`, `maxCapturedOutput`).
@@ -197,4 +213,6 @@ struct KindSettings: Sendable {
     var maxCapturedOutput: Int = 1 << 20
     /// Counts the shell processes spawned, when the worker records metrics.
     var processesStarted: Counter?
+    /// Where attempts' log lines go; nil outside a worker (lines are then dropped).
+    var logs: LogShipper?
 }

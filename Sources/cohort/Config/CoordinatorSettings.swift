@@ -19,6 +19,8 @@ enum CoordinatorSettings {
             .int("maxFrameSize", \.maxFrameSize),
             .optionalInt("maxMessageSize", \.maxMessageSize),
             .int("maxOutputBytes", \.maxOutputBytes),
+            .int("maxLogBytes", \.maxLogBytes),
+            .int("maxLogStoreBytes", \.maxLogStoreBytes),
             .int("maxBatch", \.maxBatch),
             .int("finishedGroupRetention", \.finishedGroupRetention),
             .int("maxWorkerLosses", \.maxWorkerLosses),

@@ -86,6 +86,18 @@ enum Samples {
         ("rerun", .clientRequest(ClientRequest(requestID: 15, .rerun(group: "release-7", id: "release-7-again")))),
         ("rerun bare", .clientRequest(ClientRequest(requestID: 16, .rerun(group: "release-7", id: nil)))),
         (
+            "logs",
+            .clientRequest(
+                ClientRequest(
+                    requestID: 17,
+                    .logs(
+                        LogsQuery(
+                            group: "g-7f3a", path: "tests/unit", attempt: 2, after: 41, tail: 20, since: t1, limit: 500)
+                    ),
+                    attemptToken: "00112233445566778899aabbccddeeff"))
+        ),
+        ("logs bare", .clientRequest(ClientRequest(requestID: 18, .logs(LogsQuery(group: "g-7f3a", path: "build"))))),
+        (
             "add children",
             .clientRequest(
                 ClientRequest(
@@ -282,6 +294,27 @@ enum Samples {
             .coordinatorReply(
                 CoordinatorReply(requestID: 15, .childrenAdded(group: "g-7f3a", paths: ["deploy/more", "deploy/x/y"])))
         ),
+        (
+            "logs reply",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 17,
+                    .logs(
+                        LogsPage(
+                            group: "g-7f3a", path: "tests/unit", attempt: 2, latestAttempt: 3, state: .failed,
+                            attemptFinished: true, lines: logLines, lastSequence: 44, cutBytes: 1_000_000,
+                            worker: "build-1", more: true, error: "exited with code 2"))))
+        ),
+        (
+            "logs reply not started",
+            .coordinatorReply(
+                CoordinatorReply(
+                    requestID: 18,
+                    .logs(
+                        LogsPage(
+                            group: "g-7f3a", path: "build", attempt: 0, latestAttempt: 0, state: .waiting,
+                            attemptFinished: false, lines: [], lastSequence: 0))))
+        ),
 
         (
             "ready",
@@ -333,6 +366,16 @@ enum Samples {
             .worker(.addChildren(task, ChildrenAddition(document: #"[{"name":"x","run":"echo"}]"#, format: .json)))
         ),
 
+        (
+            "log lines",
+            .worker(
+                .logLines([
+                    AttemptLogLines(ref: task, lines: logLines),
+                    AttemptLogLines(
+                        ref: otherAttempt, lines: [LogLine(sequence: 1, at: t2, stream: .stdout, text: [])]),
+                ]))
+        ),
+
         ("coordinator heartbeat", .toWorker(.heartbeat(acknowledged: 0))),
         ("coordinator acknowledging heartbeat", .toWorker(.heartbeat(acknowledged: 42))),
         (
@@ -370,6 +413,19 @@ enum Samples {
                         code: .superseded, message: "attempt 3 superseded by attempt 4", ref: task, requestID: 5)))
         ),
         ("worker error bare", .toWorker(.error(WorkerError(code: .badFrame, message: "bad frame")))),
+        (
+            "log stored",
+            .toWorker(
+                .logStored([LogStored(attemptID: task.id, sequence: 44), LogStored(attemptID: 77, sequence: 1)]))
+        ),
+    ]
+
+    /// Lines of every stream, one of bytes that are not UTF-8, one partial.
+    static let logLines = [
+        LogLine(sequence: 41, at: t1, stream: .stdout, text: Array("compiling".utf8)),
+        LogLine(sequence: 42, at: t1, stream: .stderr, text: [0xFF, 0x00, 0x1B, 0x5B], partial: true),
+        LogLine(sequence: 43, at: t2, stream: .kind, text: Array("retrying the upload".utf8), level: "warning"),
+        LogLine(sequence: 44, at: t2, stream: .marker, text: Array("[cohort: 12 bytes cut]".utf8)),
     ]
 
     /// A name for the kind of `message`; exhaustive, so a new case fails to compile here
@@ -397,6 +453,7 @@ enum Samples {
             case .undrain: "undrain"
             case .rerun: "rerun"
             case .addChildren: "add children"
+            case .logs: "logs"
             }
         case .coordinatorReply(let reply):
             switch reply.kind {
@@ -411,6 +468,7 @@ enum Samples {
             case .error: "error"
             case .acknowledged: "acknowledged"
             case .childrenAdded: "children added"
+            case .logs: "logs reply"
             }
         case .worker(let message):
             switch message {
@@ -425,6 +483,7 @@ enum Samples {
             case .disconnect: "worker disconnect"
             case .cancelGroup: "group cancel by attempt"
             case .addChildren: "children added by attempt"
+            case .logLines: "log lines"
             }
         case .toWorker(let message):
             switch message {
@@ -435,10 +494,11 @@ enum Samples {
             case .lockDenied: "lock denied"
             case .shutdown: "shutdown"
             case .error: "worker error"
+            case .logStored: "log stored"
             }
         }
     }
 
     /// The number of message kinds `kind(of:)` distinguishes.
-    static let kindCount = 3 + 13 + 11 + 11 + 7
+    static let kindCount = 3 + 14 + 12 + 12 + 8
 }

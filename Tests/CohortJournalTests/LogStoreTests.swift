@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+@testable import CohortJournal
+
+@Suite struct LogStoreTests {
+    let key = LogAttemptKey(attemptID: 7, group: "g", path: "build", attempt: 1)
+
+    func lines(_ range: ClosedRange<UInt64>, size: Int = 10, at: Int64 = 0) -> [StoredLogLine] {
+        range.map { sequence in
+            StoredLogLine(
+                sequence: sequence, at: at + Int64(sequence), stream: sequence % 2 == 0 ? 2 : 1,
+                text: Array(String(repeating: "x", count: size - String(sequence).count).utf8)
+                    + Array(String(sequence).utf8))
+        }
+    }
+
+    func texts(_ read: LogRead) -> [String] { read.lines.map { String(decoding: $0.text, as: UTF8.self) } }
+
+    /// Lines come back in order, as stored, page after page; repeats (a worker sending again
+    /// what was not acknowledged) are ignored; the file survives a reopen.
+    @Test func linesAreStoredOnceInOrderAndSurviveAReopen() throws {
+        try withStateDirectory { directory in
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let path = directory + "/logs.sqlite"
+            var store = try LogStore(path: path, maxAttemptBytes: 1 << 20, maxTotalBytes: 1 << 30)
+            #expect(try store.append(key, worker: "w1", lines: lines(1...5)) == 5)
+            #expect(try store.append(key, worker: "w1", lines: lines(3...8)) == 8)
+            store.close()
+            store = try LogStore(path: path, maxAttemptBytes: 1 << 20, maxTotalBytes: 1 << 30)
+            defer { store.close() }
+            let first = try store.read(group: "g", path: "build", attempt: 1, after: 0, tail: nil, since: nil, limit: 3)
+            #expect(first.lines.map(\.sequence) == [1, 2, 3])
+            #expect(first.more && first.lastSequence == 8 && first.worker == "w1" && first.attempt == 1)
+            let rest = try store.read(
+                group: "g", path: "build", attempt: 0, after: 3, tail: nil, since: nil, limit: 100)
+            #expect(rest.lines.map(\.sequence) == [4, 5, 6, 7, 8])
+            #expect(!rest.more)
+            let tail = try store.read(group: "g", path: "build", attempt: 1, after: 0, tail: 2, since: nil, limit: 100)
+            #expect(tail.lines.map(\.sequence) == [7, 8])
+            let since = try store.read(group: "g", path: "build", attempt: 1, after: 0, tail: nil, since: 6, limit: 100)
+            #expect(since.lines.map(\.sequence) == [6, 7, 8])
+            #expect(
+                try store.read(group: "g", path: "build", attempt: 2, after: 0, tail: nil, since: nil, limit: 9)
+                    == .empty)
+        }
+    }
+
+    /// Over maxAttemptBytes, the head (the first half) and the newest lines stay, the lines
+    /// between go, and a reader sees a marker with the bytes cut where they were.
+    @Test func anAttemptOverItsBoundKeepsHeadAndTailWithAMarker() throws {
+        let store = try LogStore(path: nil, maxAttemptBytes: 1000, maxTotalBytes: 1 << 20)
+        defer { store.close() }
+        for start in stride(from: UInt64(1), through: 291, by: 10) {
+            try store.append(key, worker: "w1", lines: lines(start...(start + 9)))
+        }
+        let read = try store.read(group: "g", path: "build", attempt: 1, after: 0, tail: nil, since: nil, limit: 1000)
+        let stored = read.lines.filter { $0.stream != StoredLogLine.markerStream }
+        #expect(stored.reduce(0) { $0 + $1.text.count } <= 1000)
+        #expect(stored.prefix(50).map(\.sequence) == Array(1...50), "the head stays")
+        #expect(stored.last?.sequence == 300, "the newest line stays")
+        #expect(read.cutBytes == UInt64(3000 - stored.reduce(0) { $0 + $1.text.count }))
+        let marker = try #require(read.lines.firstIndex { $0.stream == StoredLogLine.markerStream })
+        #expect(read.lines[marker - 1].sequence == 50)
+        #expect(String(decoding: read.lines[marker].text, as: UTF8.self).contains("\(read.cutBytes) bytes cut"))
+        // A follower that had read up to line 60 (since cut) sees the marker before what is left.
+        let follower = try store.read(
+            group: "g", path: "build", attempt: 1, after: 60, tail: nil, since: nil, limit: 1000)
+        #expect(follower.lines.first?.stream == StoredLogLine.markerStream)
+        // One that had every line so far sees none.
+        let caughtUp = try store.read(
+            group: "g", path: "build", attempt: 1, after: 300, tail: nil, since: nil, limit: 9)
+        #expect(caughtUp.lines.isEmpty)
+    }
+
+    /// Over maxTotalBytes, whole attempts go, the one whose last line is oldest first; pruned
+    /// groups go with their logs.
+    @Test func theStoreEvictsOldestAttemptsAndPrunesGroups() throws {
+        let store = try LogStore(path: nil, maxAttemptBytes: 1000, maxTotalBytes: 2500)
+        defer { store.close() }
+        for id in UInt64(1)...3 {
+            let attempt = LogAttemptKey(attemptID: id, group: "g\(id)", path: "c", attempt: 1)
+            try store.append(attempt, worker: "w", lines: lines(1...90, at: Int64(id) * 1000))
+        }
+        #expect(try store.groups().sorted() == ["g2", "g3"])
+        #expect(store.evictedBytes == 900)
+        #expect(try store.storedBytes() == 1800)
+        try store.remove(groups: ["g2"])
+        #expect(try store.groups() == ["g3"])
+        let read = try store.read(group: "g2", path: "c", attempt: 0, after: 0, tail: nil, since: nil, limit: 9)
+        #expect(read == .empty)
+    }
+
+    /// How an attempt ended is kept for readers after the coordinator forgot its group.
+    @Test func anAttemptsEndIsKept() throws {
+        let store = try LogStore(path: nil, maxAttemptBytes: 1000, maxTotalBytes: 1 << 20)
+        defer { store.close() }
+        try store.append(key, worker: "w1", lines: lines(1...2))
+        try store.ended(attemptID: key.attemptID, outcome: "failed", error: "exited with code 2")
+        let read = try store.read(group: "g", path: "build", attempt: 0, after: 0, tail: nil, since: nil, limit: 9)
+        #expect(read.outcome == "failed" && read.error == "exited with code 2")
+    }
+}
