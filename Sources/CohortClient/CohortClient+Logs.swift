@@ -124,6 +124,8 @@ extension CohortClient {
                 after = page.lines.last?.sequence ?? after
             }
             if page.more { continue }
+            // Lines a filter (`since`) or a tail left out are not asked for again.
+            after = max(after, page.lastSequence)
             if page.attemptFinished {
                 if requested != 0 { return emit(.ended(page)) }
                 if page.latestAttempt > current {

@@ -21,8 +21,6 @@ struct LogsAnswer: Sendable {
 final class LogDesk {
     let store: LogStore
     private let queue = DispatchQueue(label: "cohort.logs")
-    /// Attempts with lines stored whose end the store was not told yet.
-    var open: Set<UInt64> = []
     /// The most lines in one reply.
     static let maxPage = 10_000
 
@@ -35,7 +33,6 @@ final class LogDesk {
         _ attempts: [AttemptLogLines], worker: String,
         done: @escaping @Sendable (Result<[LogStored], JournalError>) -> Void
     ) {
-        for attempt in attempts { open.insert(attempt.ref.id) }
         let store = self.store
         queue.async {
             do throws(JournalError) {
@@ -54,9 +51,9 @@ final class LogDesk {
         }
     }
 
-    /// Tells the store how an attempt with lines ended (no-op for one without).
+    /// Tells the store how an attempt ended (nothing happens for one without lines). Only
+    /// attempts that ran a kind that logs reach here (see ``CoordinatorLoop/attemptEnded``).
     func ended(_ attemptID: UInt64, _ outcome: AttemptOutcome) {
-        guard open.remove(attemptID) != nil else { return }
         let (name, error): (String, String?) =
             switch outcome {
             case .succeeded: ("succeeded", nil)
@@ -103,26 +100,48 @@ extension LogLine {
 
 extension CoordinatorLoop {
     /// A worker's lines: stored beside the loop, then acknowledged (the worker forgets them).
-    /// Lines of a group the coordinator does not know are acknowledged and dropped.
-    func storeLogLines(_ attempts: [AttemptLogLines], from routing: RoutingID, session: PeerSession) {
-        let known = attempts.filter { scheduler.groupOwner($0.ref.group) != nil }
-        let dropped = attempts.filter { scheduler.groupOwner($0.ref.group) == nil }
-        if !dropped.isEmpty {
-            outbox.send(
-                .logStored(dropped.map { LogStored(attemptID: $0.ref.id, sequence: $0.lines.last?.sequence ?? 0) }),
-                to: routing)
+    /// Only lines of an attempt this worker runs now are stored; the others (a group the
+    /// coordinator does not know, an attempt id a coordinator without a journal handed out
+    /// again after a restart, another worker's attempt) are acknowledged and dropped, as are
+    /// lines the store refuses (disk full): a worker never waits for an acknowledgement that
+    /// cannot come.
+    func storeLogLines(
+        _ attempts: [AttemptLogLines], from routing: RoutingID, worker: SessionID, session: PeerSession
+    ) {
+        var known: [AttemptLogLines] = []
+        var dropped: [LogStored] = []
+        for attempt in attempts {
+            let live = scheduler.liveAttempt(attempt.ref.group, path: attempt.ref.path)
+            if let live, live.id.rawValue == attempt.ref.id,
+                attempt.lines.allSatisfy({ $0.text.count <= LogLine.maxTextBytes }),
+                live.attempt == attempt.ref.attempt, live.worker == worker,
+                logs != nil
+            {
+                known.append(attempt)
+                loggedAttempts.insert(attempt.ref.id)
+            } else {
+                dropped.append(LogStored(attemptID: attempt.ref.id, sequence: attempt.lines.last?.sequence ?? 0))
+            }
         }
+        if !dropped.isEmpty { outbox.send(.logStored(dropped), to: routing) }
         guard let logs, !known.isEmpty else { return }
         let mailbox = self.mailbox
         let logger = self.logger
+        let all = known.map { LogStored(attemptID: $0.ref.id, sequence: $0.lines.last?.sequence ?? 0) }
         logs.append(known, worker: session.name) { result in
             switch result {
             case .success(let stored): mailbox.post(.logsStored(routing: routing, stored))
             case .failure(let error):
-                // Not acknowledged: the worker sends them again on its next connection.
-                logger.error("cannot store log lines", metadata: ["error": "\(error)"])
+                logger.error("cannot store log lines; dropped them", metadata: ["error": "\(error)"])
+                mailbox.post(.logsStored(routing: routing, all))
             }
         }
+    }
+
+    /// An attempt that had lines ended (its result came): the store is told how.
+    func attemptEnded(_ attemptID: UInt64, _ outcome: AttemptOutcome) {
+        guard loggedAttempts.remove(attemptID) != nil else { return }
+        logs?.ended(attemptID, outcome)
     }
 
     /// A client's `logs`: the child's state is taken now, its lines read beside the loop.
@@ -139,6 +158,8 @@ extension CoordinatorLoop {
         let limit = query.limit == 0 ? LogDesk.maxPage : min(Int(query.limit), LogDesk.maxPage)
         let tail = query.tail == 0 ? nil : Int(query.tail)
         let since = query.since?.nanosecondsSinceEpoch
+        // A page's text stays well under the frame limit (lines are at most 64 KiB each).
+        let pageBytes = max(configuration.maxFrameSize / 2 - LogLine.maxTextBytes, LogLine.maxTextBytes)
         let mailbox = self.mailbox
         let child: ChildSnapshot
         do {
@@ -151,7 +172,7 @@ extension CoordinatorLoop {
                 do throws(JournalError) {
                     let read = try store.read(
                         group: query.group, path: query.path, attempt: query.attempt, after: query.after, tail: tail,
-                        since: since, limit: limit)
+                        since: since, limit: limit, maxBytes: pageBytes)
                     if read.attempt == 0 {
                         page = .failure(
                             ProtocolError(
@@ -195,7 +216,9 @@ extension CoordinatorLoop {
             )
         }
         let attempt = query.attempt == 0 ? child.attempt : query.attempt
-        let finished = attempt < child.attempt || child.phase != .running
+        // Ended unless it is on a worker now (sent, or started).
+        let live = scheduler.liveAttempt(query.group, path: query.path)
+        let finished = attempt < child.attempt || live?.attempt != attempt
         let state = child.phase.wire
         let error = child.phase.isFinished ? child.error : nil
         let worker = attempt == child.attempt ? child.workerName ?? "" : ""

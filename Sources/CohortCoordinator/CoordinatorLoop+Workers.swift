@@ -37,7 +37,7 @@ extension CoordinatorLoop {
             for result in results {
                 do {
                     let kept = keptOutcome(result.outcome, attempt: result.ref)
-                    logs?.ended(result.ref.id, kept.outcome)
+                    attemptEnded(result.ref.id, kept.outcome)
                     apply(
                         try scheduler.attemptFinished(
                             AttemptRef(result.ref), outcome: kept.outcome, worker: worker,
@@ -75,7 +75,7 @@ extension CoordinatorLoop {
         case .addChildren(let ref, let addition):
             addChildren(by: AttemptRef(ref), addition, worker: worker, routing: routing)
         case .logLines(let attempts):
-            storeLogLines(attempts, from: routing, session: session)
+            storeLogLines(attempts, from: routing, worker: worker, session: session)
         }
     }
 

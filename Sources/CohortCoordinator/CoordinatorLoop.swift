@@ -26,6 +26,9 @@ final class CoordinatorLoop {
     /// What children wrote (CoordinatorLoop+Logs.swift): in `logs.sqlite` beside the SQLite
     /// journal, else in memory.
     let logs: LogDesk?
+    /// Attempts whose lines were stored and whose end the store has not been told (a
+    /// restart forgets them: their end then reads as not recorded).
+    var loggedAttempts: Set<UInt64> = []
     /// The metrics, when the coordinator records them (CoordinatorMetrics.swift).
     let metrics: CoordinatorMetrics?
     /// The lease, when the coordinator takes part in leader election

@@ -86,6 +86,8 @@ public final class LogStore: Sendable {
     public let maxAttemptBytes: Int
     public let maxTotalBytes: Int
     private let database: DatabaseQueue
+    /// The bytes of line text stored in all (kept here: summing per append would cost a scan).
+    private let total = Mutex<Int64>(0)
 
     /// The schema, created when the file is new.
     static let statements = [
@@ -142,6 +144,10 @@ public final class LogStore: Sendable {
                 try db.execute(sql: "PRAGMA synchronous = NORMAL")
                 for statement in Self.statements { try db.execute(sql: statement) }
             }
+            let stored = try database.read { db in
+                try Int64.fetchOne(db, sql: "SELECT coalesce(sum(stored_bytes), 0) FROM log_attempts") ?? 0
+            }
+            total.withLock { $0 = stored }
         } catch {
             throw JournalError(.unusable, path: location, "cannot open the log store: \(Journal.describe(error))")
         }
@@ -227,6 +233,7 @@ public final class LogStore: Sendable {
                     cut_bytes = cut_bytes + ?, last_at = max(last_at, ?) WHERE attempt_id = ?
                 """,
             arguments: [Int64(bitPattern: last), stored - cut, head, headEnd, cut, lastAt, id])
+        total.withLock { $0 += added - cut }
         try evictOverTotal(sparing: id, in: db)
         return last
     }
@@ -234,17 +241,19 @@ public final class LogStore: Sendable {
     /// Past ``maxTotalBytes``: deletes whole attempts' logs, the oldest last line first (never
     /// the attempt just written, which its own bound keeps in check).
     private func evictOverTotal(sparing id: Int64, in db: Database) throws {
-        var total = try Int64.fetchOne(db, sql: "SELECT coalesce(sum(stored_bytes), 0) FROM log_attempts") ?? 0
-        guard total > Int64(maxTotalBytes) else { return }
-        let victims = try Row.fetchAll(
-            db, sql: "SELECT attempt_id, stored_bytes FROM log_attempts WHERE attempt_id != ? ORDER BY last_at",
-            arguments: [id])
-        for victim in victims where total > Int64(maxTotalBytes) {
+        while total.withLock({ $0 }) > Int64(maxTotalBytes) {
+            guard
+                let victim = try Row.fetchOne(
+                    db,
+                    sql:
+                        "SELECT attempt_id, stored_bytes FROM log_attempts WHERE attempt_id != ? ORDER BY last_at LIMIT 1",
+                    arguments: [id])
+            else { return }
             let victimID: Int64 = victim[0]
             let bytes: Int64 = victim[1]
             try db.execute(sql: "DELETE FROM log_lines WHERE attempt_id = ?", arguments: [victimID])
             try db.execute(sql: "DELETE FROM log_attempts WHERE attempt_id = ?", arguments: [victimID])
-            total -= bytes
+            total.withLock { $0 -= bytes }
             evicted.withLock { $0 += UInt64(bytes) }
         }
     }
@@ -269,13 +278,7 @@ public final class LogStore: Sendable {
 
     /// The bytes of line text stored in all.
     public func storedBytes() throws(JournalError) -> UInt64 {
-        do {
-            return try database.read { db in
-                UInt64(try Int64.fetchOne(db, sql: "SELECT coalesce(sum(stored_bytes), 0) FROM log_attempts") ?? 0)
-            }
-        } catch {
-            throw JournalError(.damaged, path: location, "cannot read the log store: \(Journal.describe(error))")
-        }
+        UInt64(max(total.withLock { $0 }, 0))
     }
 
     /// The lines of attempt `attempt` of child `path` of `group` after sequence `after`, at most
@@ -385,6 +388,8 @@ public final class LogStore: Sendable {
                         arguments: [group])
                     try db.execute(sql: "DELETE FROM log_attempts WHERE group_id = ?", arguments: [group])
                 }
+                let stored = try Int64.fetchOne(db, sql: "SELECT coalesce(sum(stored_bytes), 0) FROM log_attempts") ?? 0
+                total.withLock { $0 = stored }
             }
         } catch {
             throw JournalError(.damaged, path: location, "cannot prune the log store: \(Journal.describe(error))")

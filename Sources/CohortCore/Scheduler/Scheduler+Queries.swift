@@ -56,6 +56,18 @@ extension Scheduler {
         return node < run.leafCount ? leafSnapshot(run, node) : groupSnapshot(run, node - run.leafCount)
     }
 
+    /// The attempt of procedure `path` that is on a worker now (sent to it, or started), with
+    /// its id and worker; nil while none is (before the first, between a retry's attempts,
+    /// once finished), or for an unknown group or path. Costs one node.
+    public func liveAttempt(_ id: String, path: String) -> (attempt: UInt32, id: AttemptID, worker: SessionID?)? {
+        guard let runIndex = runs.index(of: id), let run = runs[runIndex], let node = run.nodeByPath[path],
+            node < run.leafCount
+        else { return nil }
+        let child = run.children[node]
+        guard child.stage == .dispatched || child.stage == .started else { return nil }
+        return (child.sentAttempt, child.attemptID, child.worker)
+    }
+
     /// A finished child's outcome; for a nested group or the whole group (`path` nil or
     /// `""`): succeeded with an object of every procedure's output by path, or the group's
     /// failure or cancellation.

@@ -22,6 +22,9 @@ public struct LogLine: Hashable, Sendable {
         }
     }
 
+    /// The most bytes of text in one line: a longer line is sent in pieces (``partial``).
+    public static let maxTextBytes = 64 << 10
+
     /// From 1 in each attempt, in the order written (across streams).
     public var sequence: UInt64
     /// When the worker read it.

@@ -22,7 +22,7 @@ final class LogShipper: @unchecked Sendable {
     // @unchecked Sendable: every mutable property is read and written with `condition` held.
 
     /// A line longer than this is sent in pieces (`partial`).
-    static let maxLineBytes = 64 << 10
+    static let maxLineBytes = LogLine.maxTextBytes
     /// A line not ended for this long is sent as a piece (`partial`), so a child that stops
     /// mid-line (a prompt, a progress bar, a hang) shows where it stopped.
     static let fragmentAge: Duration = .milliseconds(100)
@@ -55,7 +55,8 @@ final class LogShipper: @unchecked Sendable {
     private let wake: @Sendable () -> Void
     let maxBufferedBytes: Int
 
-    /// `wake` tells the loop there are lines to send (called at most once until ``take(budget:)``).
+    /// `wake` tells the loop there are lines to send (called at most once until
+    /// ``wakeReceived()``).
     init(maxBufferedBytes: Int = 4 << 20, wake: @escaping @Sendable () -> Void) {
         self.maxBufferedBytes = max(maxBufferedBytes, Self.maxLineBytes)
         self.wake = wake
@@ -133,7 +134,6 @@ final class LogShipper: @unchecked Sendable {
     /// writer could have written, is taken as a `partial` piece.
     func take(budget: Int, only: Set<UInt64>? = nil) -> [AttemptLogLines] {
         locked {
-            if only == nil { wakePending = false }
             var taken: [AttemptLogLines] = []
             var remaining = only == nil ? budget : Int.max
             for id in order {
@@ -172,6 +172,11 @@ final class LogShipper: @unchecked Sendable {
             }
             .min()
         }
+    }
+
+    /// The loop got the wake: the next write wakes it again.
+    func wakeReceived() {
+        locked { wakePending = false }
     }
 
     /// Bytes sent but not yet acknowledged, over every attempt.

@@ -116,7 +116,7 @@ extension WorkerLoop {
                 metadata: ["running": "\(machine.attemptCount)", "drain.timeout": "\(configuration.drainTimeout)"])
             perform(machine.drain(now: now))
         case .logs:
-            break  // shipped at the end of the turn (shipLogs), within the window
+            logs.wakeReceived()  // shipped at the end of the turn (shipLogs), within the window
         case .groupRequest(let message):
             // Sent only while a session is up: the attempt that asks runs under it (a request
             // made while reconnecting is dropped, and logged; its kind may ask again).

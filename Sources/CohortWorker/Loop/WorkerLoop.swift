@@ -129,7 +129,10 @@ final class WorkerLoop {
             shipLogs()
             var timeout = machine.nextDeadline.map { max($0 - clock.now(), .zero) }
             // A line a child left unended is sent as a piece once it is old enough.
-            if let fragment = logs.nextFragmentDeadline {
+            // (Only when it could be sent: not while disconnected or the window is full.)
+            if machine.session.isReady, logs.inFlightBytes < Self.logWindowBytes,
+                let fragment = logs.nextFragmentDeadline
+            {
                 let wait = max(fragment - .now, .milliseconds(1))
                 timeout = min(timeout ?? wait, wait)
             }

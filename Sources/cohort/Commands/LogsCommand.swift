@@ -74,6 +74,9 @@ struct LogsCommand: AsyncParsableCommand {
         if stdout, stderr { throw ValidationError("--stdout and --stderr each choose one stream; give one or neither") }
         if attempt == 0 { throw ValidationError("--attempt: attempts count from 1") }
         if tail == 0 { throw ValidationError("--tail: give how many lines, at least 1") }
+        if let tail, tail > 10_000 {
+            throw ValidationError("--tail: at most 10000 lines; for more, leave --tail out (every line) or use --since")
+        }
         if child.isEmpty { throw ValidationError("CHILD: give the child's path, e.g. tests/unit") }
     }
 
