@@ -1,4 +1,5 @@
 import CohortWire
+import Foundation
 
 /// What ``CohortClient/followLogs(_:child:attempt:tail:since:pollInterval:)`` yields, in order.
 public enum LogEvent: Sendable, Hashable {
@@ -52,7 +53,9 @@ extension CohortClient {
     /// rides out a coordinator restart or failover (the next line after the last one yielded
     /// comes next: none is lost or repeated).
     ///
-    /// `tail` and `since` apply to the first attempt's lines already written.
+    /// `tail` and `since` apply to the first attempt's lines already written. The stream keeps
+    /// what its reader has not taken yet: a reader slower than the log should use
+    /// ``followLogs(_:child:attempt:tail:since:from:pollInterval:idle:_:)``, which waits for it.
     public func followLogs(
         _ group: String, child: String, attempt: UInt32 = 0, tail: UInt32 = 0, since: WireTimestamp? = nil,
         pollInterval: Duration = .milliseconds(100)
@@ -60,7 +63,7 @@ extension CohortClient {
         AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    try await follow(
+                    try await followLogs(
                         group, child: child, attempt: attempt, tail: tail, since: since, pollInterval: pollInterval
                     ) { event in continuation.yield(event) }
                     continuation.finish()
@@ -72,13 +75,22 @@ extension CohortClient {
         }
     }
 
-    private func follow(
-        _ group: String, child: String, attempt requested: UInt32, tail: UInt32, since: WireTimestamp?,
-        pollInterval: Duration, emit: (LogEvent) -> Void
+    /// Follows a child's log as the stream form does, handing each event to `each` and asking
+    /// for the next page only once `each` has returned: a slow reader (a browser, a pipe) holds
+    /// the follower back instead of growing a buffer. `idle` is called each time the follower
+    /// waits `pollInterval` for more.
+    ///
+    /// With `from`, it carries on after that line (a position an earlier follower reached, such
+    /// as a Server-Sent Events `Last-Event-ID`): `tail` and `since` do not apply, and with
+    /// `attempt` 0 the retries after that attempt are followed too.
+    public func followLogs(
+        _ group: String, child: String, attempt requested: UInt32 = 0, tail: UInt32 = 0,
+        since: WireTimestamp? = nil, from position: LogPosition? = nil, pollInterval: Duration = .milliseconds(100),
+        idle: () async throws -> Void = {}, _ each: (LogEvent) async throws -> Void
     ) async throws {
-        var current = requested
-        var after: UInt64 = 0
-        var first = true
+        var current = position?.attempt ?? requested
+        var after: UInt64 = position?.sequence ?? 0
+        var first = position == nil
         var saidWaiting = false
         var announced: UInt32 = 0
         var fromFirst = false
@@ -98,15 +110,17 @@ extension CohortClient {
                 let started = outage ?? .now
                 outage = started
                 guard ContinuousClock.now - started < .seconds(120) else { throw error }
+                try await idle()
                 try await Task.sleep(for: .milliseconds(200))
                 continue
             }
             if page.attempt == 0 {
                 // Followed from before it started: every attempt, from the first.
                 fromFirst = requested == 0
-                if page.state.isFinished { return emit(.ended(page)) }
-                if !saidWaiting { emit(.waiting(page.state)) }
+                if page.state.isFinished { return try await each(.ended(page)) }
+                if !saidWaiting { try await each(.waiting(page.state)) }
                 saidWaiting = true
+                try await idle()
                 try await Task.sleep(for: pollInterval)
                 continue
             }
@@ -116,28 +130,69 @@ extension CohortClient {
             }
             if announced != page.attempt {
                 announced = page.attempt
-                emit(.attempt(page.attempt, worker: page.worker))
+                try await each(.attempt(page.attempt, worker: page.worker))
             }
             first = false
             if !page.lines.isEmpty {
-                emit(.lines(page.lines))
                 after = page.lines.last?.sequence ?? after
+                try await each(.lines(page.lines))
             }
             if page.more { continue }
             // Lines a filter (`since`) or a tail left out are not asked for again.
             after = max(after, page.lastSequence)
             if page.attemptFinished {
-                if requested != 0 { return emit(.ended(page)) }
+                if requested != 0 { return try await each(.ended(page)) }
                 if page.latestAttempt > current {
                     // A retry: its own log, from its first line.
                     current += 1
                     after = 0
                     continue
                 }
-                if page.state.isFinished { return emit(.ended(page)) }
+                if page.state.isFinished { return try await each(.ended(page)) }
             }
+            try await idle()
             try await Task.sleep(for: pollInterval)
         }
+    }
+}
+
+/// A line of a child's log: its attempt and sequence number. Written `ATTEMPT:SEQUENCE`
+/// (``description``), as the dashboard's log stream names its events.
+public struct LogPosition: Sendable, Hashable, CustomStringConvertible, LosslessStringConvertible {
+    public var attempt: UInt32
+    public var sequence: UInt64
+
+    public init(attempt: UInt32, sequence: UInt64) {
+        self.attempt = attempt
+        self.sequence = sequence
+    }
+
+    /// `2:41`; `nil` for anything else (an attempt counts from 1).
+    public init?(_ description: String) {
+        let parts = description.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let attempt = UInt32(parts[0]), attempt > 0, let sequence = UInt64(parts[1]) else {
+            return nil
+        }
+        self.init(attempt: attempt, sequence: sequence)
+    }
+
+    public var description: String { "\(attempt):\(sequence)" }
+}
+
+extension LogLine {
+    /// The line as `cohort logs --json` prints it and the HTTP API answers it: `time`,
+    /// `stream`, `text` (invalid UTF-8 replaced by U+FFFD), `attempt`, `worker`, `sequence`,
+    /// `partial`; `level` for a kind's line; `bytes` (base64, the text as written) when the text
+    /// is not valid UTF-8.
+    public func json(attempt: UInt32, worker: String) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "time": .string(at.rfc3339), "stream": .string(stream.name),
+            "text": .string(String(decoding: text, as: UTF8.self)), "attempt": .int(Int64(attempt)),
+            "worker": .string(worker), "sequence": .int(Int64(sequence)), "partial": .bool(partial),
+        ]
+        if stream == .kind { object["level"] = .string(level) }
+        if String(bytes: text, encoding: .utf8) == nil { object["bytes"] = .string(Data(text).base64EncodedString()) }
+        return .object(object)
     }
 }
 

@@ -171,8 +171,8 @@ extension CoordinatorLoop {
                 let page: Result<LogsPage, ProtocolError>
                 do throws(JournalError) {
                     let read = try store.read(
-                        group: query.group, path: query.path, attempt: query.attempt, after: query.after, tail: tail,
-                        since: since, limit: limit, maxBytes: pageBytes)
+                        group: query.group, path: query.path, attempt: query.attempt, after: query.after,
+                        before: query.before, tail: tail, since: since, limit: limit, maxBytes: pageBytes)
                     if read.attempt == 0 {
                         page = .failure(
                             ProtocolError(
@@ -233,9 +233,8 @@ extension CoordinatorLoop {
             let page: Result<LogsPage, ProtocolError>
             do throws(JournalError) {
                 let read = try store.read(
-                    group: query.group, path: query.path, attempt: attempt, after: query.after, tail: tail,
-                    since: since,
-                    limit: limit)
+                    group: query.group, path: query.path, attempt: attempt, after: query.after,
+                    before: query.before, tail: tail, since: since, limit: limit, maxBytes: pageBytes)
                 page = .success(
                     LogsPage(
                         group: query.group, path: query.path, attempt: attempt, latestAttempt: latest, state: state,

@@ -20,20 +20,7 @@ enum DashboardJSON {
         return WireTimestamp(Date(timeIntervalSinceNow: -seconds))
     }
 
-    static func rfc3339(_ time: WireTimestamp) -> String {
-        let seconds = time.nanosecondsSinceEpoch / 1_000_000_000
-        let millis = (time.nanosecondsSinceEpoch % 1_000_000_000) / 1_000_000
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let date = Date(timeIntervalSince1970: TimeInterval(seconds))
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func pad(_ value: Int?, _ width: Int = 2) -> String {
-            let text = String(value ?? 0)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.year, 4))-\(pad(parts.month))-\(pad(parts.day))T\(pad(parts.hour)):\(pad(parts.minute))"
-            + ":\(pad(parts.second)).\(pad(Int(millis), 3))Z"
-    }
+    static func rfc3339(_ time: WireTimestamp) -> String { time.rfc3339 }
 
     static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
 

@@ -43,6 +43,8 @@ public final class DashboardServer: Sendable {
     let keepAliveInterval: Duration
     /// The group event streams open now (each holds a watch on the coordinator).
     let openGroupStreams = Atomic<Int>(0)
+    /// The log streams open now (each follows a child's log).
+    let openLogStreams = Atomic<Int>(0)
     /// The most events of a group's watch that wait for a slow browser; past it the stream ends.
     static let groupStreamBuffer = 1_000
     /// The cluster streams' last look at the cluster (``clusterState()``).
@@ -153,6 +155,24 @@ public final class DashboardServer: Sendable {
                 return Self.json(DashboardJSON.error(error.code, error.message), status: error.status)
             }
             return self.groupEvents(request, context.parameters.get("id") ?? "")
+        }
+        router.get("/api/groups/{id}/logs") { request, context in
+            let asked: LogsRequest
+            let group: String
+            do throws(APIError) {
+                try self.reader(request, queryToken: true)
+                group = try self.id(context)
+                asked = try self.logsRequest(request)
+                guard asked.follow else { return Self.json(try await self.logsPage(group, asked), status: .ok) }
+                // An unknown group, child or attempt: a status, before the stream starts.
+                _ = try await self.call {
+                    try await self.client.logs(
+                        LogsQuery(group: group, path: asked.child, attempt: asked.attempt, tail: 1, limit: 1))
+                }
+            } catch {
+                return Self.json(DashboardJSON.error(error.code, error.message), status: error.status)
+            }
+            return self.logEvents(request, group: group, asked)
         }
         router.post("/api/groups/{id}/cancel") { request, context in
             await self.respondAsync(status: .accepted) {

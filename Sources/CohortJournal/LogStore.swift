@@ -281,16 +281,16 @@ public final class LogStore: Sendable {
         UInt64(max(total.withLock { $0 }, 0))
     }
 
-    /// The lines of attempt `attempt` of child `path` of `group` after sequence `after`, at most
-    /// `limit`; with `tail`, only the last `tail` of them; with `since`, only lines written at or
-    /// after it. Where lines were cut, a marker line (stream 4) stands before the first line
+    /// The lines of attempt `attempt` of child `path` of `group` after sequence `after` (and,
+    /// unless it is 0, before `before`), at most `limit`; with `tail`, only the last `tail` of
+    /// them; with `since`, only lines written at or after it. Where lines were cut, a marker line (stream 4) stands before the first line
     /// after the cut, numbered one below it.
     ///
     /// Attempt 0 reads the latest attempt stored. A page holds at most `limit` lines and about
     /// `maxBytes` of text (at least one line).
     public func read(
-        group: String, path: String, attempt: UInt32, after: UInt64, tail: Int?, since: Int64?, limit: Int,
-        maxBytes: Int = 4 << 20
+        group: String, path: String, attempt: UInt32, after: UInt64, before: UInt64 = 0, tail: Int?, since: Int64?,
+        limit: Int, maxBytes: Int = 4 << 20
     ) throws(JournalError) -> LogRead {
         do {
             return try database.read { db in
@@ -311,6 +311,10 @@ public final class LogStore: Sendable {
                 let headEnd: Int64 = row[3] ?? Int64.max
                 var conditions = "attempt_id = ? AND sequence > ?"
                 var arguments: StatementArguments = [id, Int64(bitPattern: after)]
+                if before > 0 {
+                    conditions += " AND sequence < ?"
+                    arguments += [Int64(bitPattern: before)]
+                }
                 if let since {
                     conditions += " AND at >= ?"
                     arguments += [since]
@@ -329,7 +333,8 @@ public final class LogStore: Sendable {
                         lines.removeLast()
                         more = true
                     }
-                    if let lastLine = lines.last, lastLine.sequence < last, lines.count < limit + 1 { more = true }
+                    let bound = before > 0 ? min(last, before - 1) : last
+                    if let lastLine = lines.last, lastLine.sequence < bound, lines.count < limit + 1 { more = true }
                 }
                 // A marker where the lines the reader gets skip a cut: right after the head, or
                 // after the last line it had (a follower whose next lines were cut meanwhile).

@@ -133,6 +133,78 @@ struct DashboardBrowserTests {
         _ = try cluster.cli(["cancel", group])
     }
 
+    /// A child's log on its group page: the newest 500 lines at once, earlier ones on demand,
+    /// a line written later appears without a reload, Pause holds new lines back and Resume
+    /// brings them, none twice; stderr is told apart.
+    @Test func aChildsLogShowsLiveWithEarlierLinesOnDemandAndPause() async throws {
+        let cluster = try Cluster(coordinatorArguments: ["--http", "127.0.0.1:0"])
+        defer { cluster.stop() }
+        let prefix = "cohort coordinator dashboard on "
+        let url = try cluster.coordinator.waitForLine(timeout: .seconds(20)) { line in
+            line.hasPrefix(prefix) ? String(line.dropFirst(prefix.count)) : nil
+        }
+        try cluster.addWorker(name: "w1", slots: 2)
+        let first = Scratch.file("first")
+        let second = Scratch.file("second")
+        let script =
+            "seq 1 1200; echo err-line >&2; while [ ! -e \(first) ]; do sleep 0.05; done; echo after-first; "
+            + "while [ ! -e \(second) ]; do sleep 0.05; done; echo after-second"
+        let group = try cluster.submit(
+            """
+            name: logged
+            children:
+              - { name: c, run: shell, with: { command: ["sh", "-c", "\(script)"] } }
+            """, name: "logged.yaml")
+        // The 1201 lines written before the first flag are stored before the page opens.
+        try EndToEnd.Failures.waitUntil("1201 lines to be stored") {
+            try cluster.cli(["logs", group, "c"]).stdout.split(separator: "\n").count == 1201
+        }
+        try await Browser.with("dashboard-logs") { browser in
+            try await browser.navigate("\(url)group?id=\(group)")
+            _ = try await browser.evaluate("window.__e2eMarker = 'no reload'")
+            try await browser.waitFor(
+                "the child's row", "document.querySelector('#children tr[data-path=\"c\"]') !== null")
+            _ = try await browser.evaluate("document.querySelector('#children tr[data-path=\"c\"]').click()")
+            let lines = "document.querySelectorAll('#log-lines span.line')"
+            try await browser.waitFor("the last 500 lines", "\(lines).length === 500")
+            #expect(try await browser.evaluate("\(lines)[0].dataset.seq") as? String == "702")
+            #expect(try await browser.evaluate("document.querySelector('.log-earlier').hidden") as? Bool == false)
+
+            _ = try await browser.evaluate("document.getElementById('log-earlier').click()")
+            try await browser.waitFor("500 earlier lines", "\(lines).length === 1000")
+            _ = try await browser.evaluate("document.getElementById('log-earlier').click()")
+            try await browser.waitFor("every line", "\(lines).length === 1201")
+            #expect(try await browser.evaluate("\(lines)[0].dataset.seq") as? String == "1")
+            // stdout and stderr are two pipes: err-line is where the worker read it.
+            #expect(
+                try await browser.evaluate("document.querySelector('#log-lines .stderr')?.textContent") as? String
+                    == "err-line\n")
+            #expect(try await browser.evaluate("document.querySelector('.log-earlier').hidden") as? Bool == true)
+
+            // Written after the page opened: it appears, live.
+            _ = FileManager.default.createFile(atPath: first, contents: Data())
+            try await browser.waitFor(
+                "after-first, live", "document.getElementById('log-lines').textContent.includes('after-first')")
+
+            // Paused, a new line stays out; resumed, it comes once, and the attempt's end.
+            _ = try await browser.evaluate("document.getElementById('log-pause').click()")
+            try await browser.waitFor("paused", "document.getElementById('log-status').textContent === 'paused'")
+            _ = FileManager.default.createFile(atPath: second, contents: Data())
+            try await waitForState(cluster, group, "succeeded")
+            #expect(
+                try await browser.evaluate("document.getElementById('log-lines').textContent.includes('after-second')")
+                    as? Bool == false, "held back while paused")
+            _ = try await browser.evaluate("document.getElementById('log-pause').click()")
+            try await browser.waitFor(
+                "the attempt's end", "document.getElementById('log-status').textContent.includes('succeeded')")
+            #expect(try await browser.evaluate("\(lines).length") as? Int == 1203)
+            let texts = try await browser.evaluate("Array.from(\(lines)).slice(-2).map(s => s.textContent).join('')")
+            #expect(texts as? String == "after-first\nafter-second\n")
+            #expect(try await browser.evaluate("document.getElementById('log-attempt').options.length") as? Int == 2)
+            #expect(try await browser.evaluate("window.__e2eMarker") as? String == "no reload")
+        }
+    }
+
     private func useToken(_ browser: Browser, _ token: String) async throws {
         _ = try await browser.evaluate(
             "document.getElementById('token').value = '\(token)'; document.getElementById('token-save').click()")

@@ -468,6 +468,7 @@ function select(path) {
   groupPage.selected = path;
   markSelected();
   renderDetail();
+  openLog(path);
 }
 
 async function cancel(path) {
@@ -508,6 +509,7 @@ function applyChild(child) {
     scheduleRender(false);
   }
   if (groupPage.selected === child.path) renderDetail();
+  if (logPanel.path === child.path) renderAttemptChoice(child);
 }
 
 // After the last child inside the new child's group (found from the end in a few steps:
@@ -576,10 +578,217 @@ function follow() {
   });
 }
 
+// ---- a child's log ----------------------------------------------------------------
+// The panel under the graph shows the selected child's log: its last LOG_TAIL lines at once,
+// then what it writes, live (GET /api/groups/ID/logs?follow=1, Server-Sent Events). Each
+// `lines` event's id (ATTEMPT:SEQUENCE) lets a reconnecting browser carry on after its last
+// line, and Resume after Pause does the same: no line is lost or shown twice. Earlier lines
+// load on demand, LOG_TAIL at a time, newest first.
+
+const LOG_TAIL = 500;
+const LOG_MAX_LINES = 20000;
+const logPanel = {
+  path: null, attempt: 0, events: null, paused: false, ended: false,
+  shown: 0, last: 0, firstAttempt: 0, first: 0, count: 0, open: null,
+};
+
+function logURL(params) {
+  return "/api/groups/" + encodeURIComponent(groupPage.id) + "/logs?" + new URLSearchParams(params);
+}
+
+function logStatus(text) { document.getElementById("log-status").textContent = text; }
+
+// Control characters (but tab) as ^X: a child's bytes cannot change how the page looks.
+function printable(text) {
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f]/g,
+    (c) => (c === "\x7f" ? "^?" : "^" + String.fromCharCode(c.charCodeAt(0) + 64)));
+}
+
+function logLine(line, attempt) {
+  const prefix = line.stream === "kind" ? "[" + line.level + "] " : "";
+  return el("span", {
+    class: "line " + line.stream + (line.partial ? " partial" : ""),
+    dataset: { seq: String(line.sequence), attempt: String(attempt) },
+  }, prefix + printable(line.text) + (line.partial ? "" : "\n"));
+}
+
+function openLog(path) {
+  const child = groupPage.children.get(path);
+  const panel = document.getElementById("log-panel");
+  if (logPanel.path === path && !panel.hidden) return;
+  stopLog();
+  logPanel.path = child && !child.isGroup ? path : null;
+  panel.hidden = !logPanel.path;
+  if (!logPanel.path) return;
+  logPanel.attempt = 0;
+  document.getElementById("log-child").textContent = path;
+  renderAttemptChoice(child);
+  resetLog();
+  startLog(null);
+}
+
+// The attempts to choose from: the latest (followed across retries), then each by number.
+function renderAttemptChoice(child) {
+  const choice = document.getElementById("log-attempt");
+  const options = [el("option", { value: "0" }, "latest")];
+  for (let n = 1; n <= (child.attempt || 0); n++) options.push(el("option", { value: String(n) }, String(n)));
+  if (choice.options.length === options.length) return;
+  choice.replaceChildren(...options);
+  choice.value = String(logPanel.attempt);
+}
+
+function resetLog() {
+  document.getElementById("log-lines").replaceChildren();
+  Object.assign(logPanel, { shown: 0, last: 0, firstAttempt: 0, first: 0, count: 0, open: null, ended: false });
+  document.querySelector("#log-panel .log-earlier").hidden = true;
+  document.getElementById("log-earlier-note").textContent = "";
+  document.getElementById("log-pause").textContent = "Pause";
+  document.getElementById("log-pause").disabled = false;
+  logPanel.paused = false;
+}
+
+function stopLog() {
+  if (logPanel.events) logPanel.events.close();
+  logPanel.events = null;
+}
+
+// Follows the log: from its last LOG_TAIL lines, or after `from` (ATTEMPT:SEQUENCE).
+function startLog(from) {
+  stopLog();
+  const params = { child: logPanel.path, follow: "1" };
+  if (logPanel.attempt) params.attempt = String(logPanel.attempt);
+  if (from) params.from = from; else params.tail = String(LOG_TAIL);
+  if (cohort.token) params.token = cohort.token;
+  const events = new EventSource(logURL(params));
+  logPanel.events = events;
+  logStatus("connecting…");
+  events.addEventListener("open", () => logStatus("live"));
+  events.addEventListener("waiting", (event) => {
+    logStatus("waiting for the child to start (" + JSON.parse(event.data).state + ")");
+  });
+  events.addEventListener("attempt", (event) => {
+    const data = JSON.parse(event.data);
+    if (logPanel.shown && data.attempt !== logPanel.shown) {
+      appendLog([{ stream: "cohort", text: "attempt " + logPanel.shown + " ended; attempt " + data.attempt
+        + (data.worker ? " on " + data.worker : "") + " follows", sequence: 0, partial: false }], 0);
+    }
+    if (data.attempt !== logPanel.shown) logPanel.last = 0;
+    logPanel.shown = data.attempt;
+    logStatus("live · attempt " + data.attempt + (data.worker ? " on " + data.worker : ""));
+  });
+  events.addEventListener("lines", (event) => {
+    const data = JSON.parse(event.data);
+    appendLog(data.lines, data.attempt);
+  });
+  events.addEventListener("ended", (event) => {
+    const page = JSON.parse(event.data);
+    events.close();
+    logPanel.ended = true;
+    document.getElementById("log-pause").disabled = true;
+    logStatus("attempt " + page.attempt + " ended · " + page.state + (page.error ? ": " + page.error : ""));
+    if (page.cutBytes > 0) {
+      document.getElementById("log-earlier-note").textContent =
+        page.cutBytes + " bytes were cut from the middle of this log (maxLogBytes)";
+    }
+  });
+  events.addEventListener("error", (event) => {
+    if (event.data) {
+      const error = JSON.parse(event.data).error;
+      if (error.code === "unavailable") { logStatus("reconnecting…"); return; }
+      events.close();
+      logStatus("log: " + error.message);
+    } else if (events.readyState !== EventSource.CLOSED) {
+      logStatus("reconnecting…");
+    }
+  });
+}
+
+// Appends lines of `attempt` at the bottom; keeps the view at the bottom if it was there.
+function appendLog(lines, attempt) {
+  const box = document.getElementById("log-lines");
+  const atBottom = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
+  const fragment = document.createDocumentFragment();
+  for (const line of lines) {
+    fragment.append(logLine(line, attempt));
+    if (!attempt) continue;
+    if (!logPanel.first) {
+      logPanel.first = line.sequence;
+      logPanel.firstAttempt = attempt;
+    }
+    logPanel.last = line.sequence;
+    logPanel.count++;
+  }
+  box.append(fragment);
+  // A log longer than the page keeps: its oldest lines go (Load earlier brings them back).
+  while (logPanel.count > LOG_MAX_LINES && box.firstChild) {
+    if (box.firstChild.dataset.attempt !== "0") logPanel.count--;
+    box.firstChild.remove();
+    const top = box.querySelector('span.line:not([data-attempt="0"])');
+    if (top) { logPanel.first = Number(top.dataset.seq); logPanel.firstAttempt = Number(top.dataset.attempt); }
+  }
+  document.querySelector("#log-panel .log-earlier").hidden = !(logPanel.first > 1);
+  if (atBottom) box.scrollTop = box.scrollHeight;
+}
+
+// The LOG_TAIL lines before the first one shown, at the top.
+async function loadEarlierLog() {
+  if (!(logPanel.first > 1)) return;
+  const path = logPanel.path;
+  const attempt = logPanel.firstAttempt;
+  const before = logPanel.first;
+  try {
+    const page = await api(logURL({ child: path, attempt: String(attempt), before: String(before), tail: String(LOG_TAIL) }));
+    if (logPanel.path !== path || logPanel.first !== before) return;
+    const box = document.getElementById("log-lines");
+    const height = box.scrollHeight;
+    const lines = page.lines.filter((line) => line.sequence < before);
+    const fragment = document.createDocumentFragment();
+    for (const line of lines) fragment.append(logLine(line, attempt));
+    box.prepend(fragment);
+    logPanel.count += lines.length;
+    logPanel.first = lines.length ? lines[0].sequence : 1;
+    box.scrollTop += box.scrollHeight - height;
+    document.querySelector("#log-panel .log-earlier").hidden = !(logPanel.first > 1);
+    if (page.cutBytes > 0) {
+      document.getElementById("log-earlier-note").textContent =
+        page.cutBytes + " bytes were cut from the middle of this log (maxLogBytes)";
+    }
+  } catch (error) {
+    logStatus("earlier lines: " + error.message);
+  }
+}
+
+function toggleLogPause() {
+  const button = document.getElementById("log-pause");
+  if (logPanel.ended) return;
+  if (!logPanel.paused) {
+    stopLog();
+    logPanel.paused = true;
+    button.textContent = "Resume";
+    logStatus("paused");
+    return;
+  }
+  logPanel.paused = false;
+  button.textContent = "Pause";
+  // After the last line shown: what was written meanwhile comes now, once.
+  startLog(logPanel.shown && logPanel.last ? logPanel.shown + ":" + logPanel.last : null);
+}
+
+function setupLogPanel() {
+  document.getElementById("log-earlier").addEventListener("click", loadEarlierLog);
+  document.getElementById("log-pause").addEventListener("click", toggleLogPause);
+  document.getElementById("log-attempt").addEventListener("change", (event) => {
+    logPanel.attempt = Number(event.target.value);
+    resetLog();
+    startLog(null);
+  });
+}
+
 function startGroupPage() {
   groupPage.id = new URLSearchParams(location.search).get("id");
   if (!groupPage.id) { message("No group: open /group?id=GROUP."); return; }
   document.getElementById("cancel-group").addEventListener("click", () => cancel(null));
+  setupLogPanel();
   setupToken(() => { if (groupPage.group) { renderHeader(); renderTable(); renderDetail(); } });
   follow();
   setInterval(() => {
@@ -706,6 +915,15 @@ function startWorkersPage() {
   <div class="card"><div id="graph"></div></div>
   <div class="card" id="detail"><p class="muted">Select a child in the graph or the table.</p></div>
 </div>
+<div class="card" id="log-panel" hidden>
+  <div class="log-bar"><strong>Log</strong> <span id="log-child"></span>
+    <label>attempt <select id="log-attempt"></select></label>
+    <button id="log-pause">Pause</button>
+    <span class="muted" id="log-status"></span></div>
+  <p class="log-earlier" hidden><button id="log-earlier">Load earlier lines</button>
+    <span class="muted" id="log-earlier-note"></span></p>
+  <pre id="log-lines" class="log"></pre>
+</div>
 <h2>Children</h2>
 <table id="children">
   <thead><tr><th>Path</th><th>Kind</th><th>State</th><th>Worker</th><th>Attempt</th><th>Started</th><th>Took</th><th>Waiting for / error</th><th></th></tr></thead>
@@ -810,6 +1028,12 @@ dl.facts { display: grid; grid-template-columns: 8em 1fr; gap: .2em .6em; margin
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; word-break: break-word; }
 pre.output { background: #0f1420; color: #d6deeb; padding: .6em; border-radius: 4px; max-height: 20em; overflow: auto; white-space: pre-wrap; word-break: break-all; }
 .pager { margin-top: .6em; display: flex; gap: .6em; align-items: center; }
+#log-panel { margin-top: 1em; }
+.log-bar { display: flex; gap: .8em; align-items: center; flex-wrap: wrap; margin-bottom: .4em; }
+pre.log { background: #0f1420; color: #d6deeb; padding: .6em; border-radius: 4px; height: 24em; overflow: auto; white-space: pre-wrap; word-break: break-all; margin: 0; font-size: 12px; }
+pre.log .stderr { color: #ffb4a9; } pre.log .kind { color: #b4d8ff; } pre.log .cohort { color: #f2c94c; font-style: italic; }
+pre.log .partial { }
+.log-earlier { margin: 0 0 .4em; }
 """####,
         "workers.html": ####"""
 <!doctype html>

@@ -1103,6 +1103,9 @@ nonisolated struct Cohort_Wire_V1_LogsRequest: Sendable {
   /// at most this many lines in the reply (0: the coordinator's page)
   var limit: UInt32 = 0
 
+  /// only lines before this sequence number (0: no bound)
+  var before: UInt64 = 0
+
   /// as in the other requests
   var attemptToken: String = String()
 
@@ -3262,7 +3265,7 @@ nonisolated extension Cohort_Wire_V1_AddChildren: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Cohort_Wire_V1_LogsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   static let protoMessageName: String = _protobuf_package + ".LogsRequest"
-  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}after\0\u{1}tail\0\u{1}since\0\u{1}limit\0\u{4}>attempt_token\0")
+  static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}request_id\0\u{1}group\0\u{1}path\0\u{1}attempt\0\u{1}after\0\u{1}tail\0\u{1}since\0\u{1}limit\0\u{1}before\0\u{4}=attempt_token\0")
 
   mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3278,6 +3281,7 @@ nonisolated extension Cohort_Wire_V1_LogsRequest: SwiftProtobuf.Message, SwiftPr
       case 6: try { try decoder.decodeSingularUInt32Field(value: &self.tail) }()
       case 7: try { try decoder.decodeSingularSFixed64Field(value: &self.since) }()
       case 8: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.before) }()
       case 70: try { try decoder.decodeSingularStringField(value: &self.attemptToken) }()
       default: break
       }
@@ -3309,6 +3313,9 @@ nonisolated extension Cohort_Wire_V1_LogsRequest: SwiftProtobuf.Message, SwiftPr
     if self.limit != 0 {
       try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 8)
     }
+    if self.before != 0 {
+      try visitor.visitSingularUInt64Field(value: self.before, fieldNumber: 9)
+    }
     if !self.attemptToken.isEmpty {
       try visitor.visitSingularStringField(value: self.attemptToken, fieldNumber: 70)
     }
@@ -3324,6 +3331,7 @@ nonisolated extension Cohort_Wire_V1_LogsRequest: SwiftProtobuf.Message, SwiftPr
     if lhs.tail != rhs.tail {return false}
     if lhs.since != rhs.since {return false}
     if lhs.limit != rhs.limit {return false}
+    if lhs.before != rhs.before {return false}
     if lhs.attemptToken != rhs.attemptToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

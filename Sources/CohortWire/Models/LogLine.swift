@@ -70,6 +70,9 @@ public struct LogsQuery: Hashable, Sendable {
     public var attempt: UInt32
     /// Lines after this sequence number (0: from the first).
     public var after: UInt64
+    /// Only lines before this sequence number (0: no bound): with ``tail``, the lines just
+    /// before those a reader already has (a page of a big log loaded newest first).
+    public var before: UInt64
     /// Only the last this many lines (0: every line after ``after``).
     public var tail: UInt32
     /// Only lines written at or after this time.
@@ -78,13 +81,14 @@ public struct LogsQuery: Hashable, Sendable {
     public var limit: UInt32
 
     public init(
-        group: String, path: String, attempt: UInt32 = 0, after: UInt64 = 0, tail: UInt32 = 0,
+        group: String, path: String, attempt: UInt32 = 0, after: UInt64 = 0, before: UInt64 = 0, tail: UInt32 = 0,
         since: WireTimestamp? = nil, limit: UInt32 = 0
     ) {
         self.group = group
         self.path = path
         self.attempt = attempt
         self.after = after
+        self.before = before
         self.tail = tail
         self.since = since
         self.limit = limit

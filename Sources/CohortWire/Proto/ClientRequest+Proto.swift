@@ -128,6 +128,7 @@ extension ClientRequest: WireBody {
             proto.path = query.path
             proto.attempt = query.attempt
             proto.after = query.after
+            proto.before = query.before
             proto.tail = query.tail
             proto.since = query.since?.nanosecondsSinceEpoch ?? 0
             proto.limit = query.limit
@@ -216,7 +217,7 @@ extension ClientRequest: WireBody {
                 .logs(
                     LogsQuery(
                         group: proto.group, path: proto.path, attempt: proto.attempt, after: proto.after,
-                        tail: proto.tail,
+                        before: proto.before, tail: proto.tail,
                         since: proto.since == 0 ? nil : WireTimestamp(nanosecondsSinceEpoch: proto.since),
                         limit: proto.limit)),
                 attemptToken: proto.attemptToken.isEmpty ? nil : proto.attemptToken)

@@ -98,9 +98,11 @@ struct LogsCommand: AsyncParsableCommand {
             }
             var final: LogsPage?
             var current: (attempt: UInt32, worker: String) = (0, "")
-            for try await event in client.followLogs(
-                group, child: child, attempt: attempt ?? 0, tail: tail ?? 0, since: since)
-            {
+            // The closure form: a slow reader of stdout (a pipe into `less`) holds the follower
+            // back instead of growing a buffer.
+            try await client.followLogs(
+                group, child: child, attempt: attempt ?? 0, tail: tail ?? 0, since: since
+            ) { event in
                 switch event {
                 case .waiting(let state):
                     Console.err("cohort: waiting for \(group)/\(child) to start (\(state))")
@@ -160,7 +162,7 @@ struct LogPrinter {
         var out: [UInt8] = []
         for line in lines where streams.contains(line.stream) {
             if json {
-                out += Array(Self.json(line, attempt: attempt, worker: worker).utf8)
+                out += Array(line.json(attempt: attempt, worker: worker).jsonString(pretty: false).utf8)
                 out.append(UInt8(ascii: "\n"))
                 continue
             }
@@ -187,17 +189,6 @@ struct LogPrinter {
         if open != nil, terminal, !json { FileHandle.standardOutput.write(Data("\n".utf8)) }
     }
 
-    static func json(_ line: LogLine, attempt: UInt32, worker: String) -> String {
-        var object: [String: JSONValue] = [
-            "time": .string(line.at.rfc3339), "stream": .string(line.stream.name),
-            "text": .string(String(decoding: line.text, as: UTF8.self)), "attempt": .int(Int64(attempt)),
-            "worker": .string(worker), "sequence": .int(Int64(line.sequence)), "partial": .bool(line.partial),
-        ]
-        if line.stream == .kind { object["level"] = .string(line.level) }
-        if String(validatingUTF8: line.text) == nil { object["bytes"] = .string(Data(line.text).base64EncodedString()) }
-        return JSONValue.object(object).jsonString(pretty: false)
-    }
-
     /// The text for a terminal: invalid UTF-8 as U+FFFD, control characters (but tab) as
     /// `^X` or `\u{…}`, so no byte a child wrote can move the cursor or change the terminal.
     static func escaped(_ bytes: [UInt8]) -> [UInt8] {
@@ -212,13 +203,5 @@ struct LogPrinter {
             }
         }
         return Array(text.utf8)
-    }
-}
-
-extension String {
-    /// `bytes` as a string if they are valid UTF-8.
-    init?(validatingUTF8 bytes: [UInt8]) {
-        guard let text = String(bytes: bytes, encoding: .utf8) else { return nil }
-        self = text
     }
 }

@@ -2,21 +2,6 @@ import CohortClient
 import Foundation
 
 extension WireTimestamp {
-    /// RFC 3339 in UTC with milliseconds: `2025-11-21T09:30:00.125Z`.
-    var rfc3339: String {
-        let nanos = nanosecondsSinceEpoch
-        var seconds = time_t(nanos >= 0 ? nanos / 1_000_000_000 : (nanos - 999_999_999) / 1_000_000_000)
-        let millis = Int((nanos - Int64(seconds) * 1_000_000_000) / 1_000_000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))"
-            + "T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
-    }
-
     /// The timestamp of now.
     static var now: WireTimestamp { WireTimestamp(Date()) }
 

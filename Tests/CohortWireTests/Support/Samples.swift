@@ -92,7 +92,8 @@ enum Samples {
                     requestID: 17,
                     .logs(
                         LogsQuery(
-                            group: "g-7f3a", path: "tests/unit", attempt: 2, after: 41, tail: 20, since: t1, limit: 500)
+                            group: "g-7f3a", path: "tests/unit", attempt: 2, after: 41, before: 90, tail: 20, since: t1,
+                            limit: 500)
                     ),
                     attemptToken: "00112233445566778899aabbccddeeff"))
         ),
