@@ -110,6 +110,7 @@ extension CoordinatorLoop {
     ) {
         var known: [AttemptLogLines] = []
         var dropped: [LogStored] = []
+        var droppedLines = 0
         for attempt in attempts {
             let live = scheduler.liveAttempt(attempt.ref.group, path: attempt.ref.path)
             if let live, live.id.rawValue == attempt.ref.id,
@@ -121,18 +122,25 @@ extension CoordinatorLoop {
                 loggedAttempts.insert(attempt.ref.id)
             } else {
                 dropped.append(LogStored(attemptID: attempt.ref.id, sequence: attempt.lines.last?.sequence ?? 0))
+                droppedLines += attempt.lines.count
             }
         }
-        if !dropped.isEmpty { outbox.send(.logStored(dropped), to: routing) }
+        if !dropped.isEmpty {
+            outbox.send(.logStored(dropped), to: routing)
+            metrics?.logLinesDropped.increment(by: droppedLines)
+        }
         guard let logs, !known.isEmpty else { return }
         let mailbox = self.mailbox
         let logger = self.logger
+        let dropCounter = metrics?.logLinesDropped
+        let lineCount = known.reduce(0) { $0 + $1.lines.count }
         let all = known.map { LogStored(attemptID: $0.ref.id, sequence: $0.lines.last?.sequence ?? 0) }
         logs.append(known, worker: session.name) { result in
             switch result {
             case .success(let stored): mailbox.post(.logsStored(routing: routing, stored))
             case .failure(let error):
                 logger.error("cannot store log lines; dropped them", metadata: ["error": "\(error)"])
+                dropCounter?.increment(by: lineCount)
                 mailbox.post(.logsStored(routing: routing, all))
             }
         }

@@ -283,7 +283,7 @@ final class CoordinatorLoop {
     /// The turn's observations, and the gauges when they are due.
     private func recordMetrics(_ metrics: CoordinatorMetrics) {
         scheduler.drainObservations { metrics.record($0) }
-        metrics.refreshIfDue(&scheduler, now: now)
+        metrics.refreshIfDue(&scheduler, logs: logs?.store, now: now)
     }
 
     private func announce(_ endpoint: String) {

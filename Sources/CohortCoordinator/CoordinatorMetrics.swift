@@ -1,4 +1,5 @@
 import CohortCore
+import CohortJournal
 import CohortWire
 import CoreMetrics
 import Dispatch
@@ -74,6 +75,18 @@ final class CoordinatorMetrics {
     private let leader: Gauge
     private let epoch: Gauge
 
+    // The log store's (docs/operations.md, "Logs"): set from its counts at each refresh.
+    private let logStoreBytes: Gauge
+    private let logLinesStored: Counter
+    private let logBytesCut: Counter
+    private let logBytesEvicted: Counter
+    private let logAttemptsEvicted: Counter
+    /// Lines acknowledged without being stored (not of an attempt the worker runs now, or the
+    /// store refused them); thread-safe, counted where it happens.
+    let logLinesDropped: Counter
+    /// The store's counts at the last refresh: the counters grow by the difference.
+    private var lastLogCounts = LogStoreCounts()
+
     private struct ChildKey: Hashable {
         var kind: String
         var phase: ChildPhase
@@ -107,6 +120,12 @@ final class CoordinatorMetrics {
         static let slotsInUse = "cohort_slots_in_use"
         static let leader = "cohort_coordinator_leader"
         static let epoch = "cohort_coordinator_epoch"
+        static let logStoreBytes = "cohort_log_store_bytes"
+        static let logLinesStored = "cohort_log_lines_stored_total"
+        static let logLinesDropped = "cohort_log_lines_dropped_total"
+        static let logBytesCut = "cohort_log_bytes_cut_total"
+        static let logBytesEvicted = "cohort_log_bytes_evicted_total"
+        static let logAttemptsEvicted = "cohort_log_attempts_evicted_total"
     }
 
     init(factory: any MetricsFactory) {
@@ -167,6 +186,12 @@ final class CoordinatorMetrics {
         slotsInUse = gauge(Name.slotsInUse)
         leader = gauge(Name.leader)
         epoch = gauge(Name.epoch)
+        logStoreBytes = gauge(Name.logStoreBytes)
+        logLinesStored = counter(Name.logLinesStored)
+        logLinesDropped = counter(Name.logLinesDropped)
+        logBytesCut = counter(Name.logBytesCut)
+        logBytesEvicted = counter(Name.logBytesEvicted)
+        logAttemptsEvicted = counter(Name.logAttemptsEvicted)
         // Series exist (at 0) from the start, so rates and alerts see them before the first event.
         for code in ProtocolError.Code.allCases { _ = refusal(code) }
     }
@@ -293,11 +318,25 @@ final class CoordinatorMetrics {
 
     /// Adds the pending counts to their counters and sets the gauges from the scheduler's
     /// state, if ``refreshInterval`` has passed.
-    func refreshIfDue(_ scheduler: inout Scheduler, now: Timestamp) {
+    func refreshIfDue(_ scheduler: inout Scheduler, logs: LogStore?, now: Timestamp) {
         if let nextRefresh, now < nextRefresh { return }
         nextRefresh = now + refreshInterval
         flush()
         refresh(scheduler.summary())
+        if let logs { refresh(logs.counts) }
+    }
+
+    /// The log store's gauge, and its counters grown by what it did since the last refresh.
+    func refresh(_ counts: LogStoreCounts) {
+        logStoreBytes.record(Int64(clamping: counts.storedBytes))
+        func grow(_ counter: Counter, _ now: UInt64, _ before: UInt64) {
+            if now > before { counter.increment(by: Int64(clamping: now - before)) }
+        }
+        grow(logLinesStored, counts.linesStored, lastLogCounts.linesStored)
+        grow(logBytesCut, counts.cutBytes, lastLogCounts.cutBytes)
+        grow(logBytesEvicted, counts.evictedBytes, lastLogCounts.evictedBytes)
+        grow(logAttemptsEvicted, counts.evictedAttempts, lastLogCounts.evictedAttempts)
+        lastLogCounts = counts
     }
 
     /// Whether the coordinator serves (1: it leads, or takes no part in leader election) or

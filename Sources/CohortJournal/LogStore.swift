@@ -87,7 +87,9 @@ public final class LogStore: Sendable {
     public let maxTotalBytes: Int
     private let database: DatabaseQueue
     /// The bytes of line text stored in all (kept here: summing per append would cost a scan).
-    private let total = Mutex<Int64>(0)
+    /// What the store holds and has done since it opened (``counts``); changed only once a
+    /// write has committed.
+    private let tally = Mutex(LogStoreCounts())
 
     /// The schema, created when the file is new.
     static let statements = [
@@ -147,7 +149,7 @@ public final class LogStore: Sendable {
             let stored = try database.read { db in
                 try Int64.fetchOne(db, sql: "SELECT coalesce(sum(stored_bytes), 0) FROM log_attempts") ?? 0
             }
-            total.withLock { $0 = stored }
+            tally.withLock { $0.storedBytes = UInt64(max(stored, 0)) }
         } catch {
             throw JournalError(.unusable, path: location, "cannot open the log store: \(Journal.describe(error))")
         }
@@ -159,14 +161,37 @@ public final class LogStore: Sendable {
     @discardableResult
     public func append(_ key: LogAttemptKey, worker: String, lines: [StoredLogLine]) throws(JournalError) -> UInt64 {
         do {
-            return try database.write { db in try self.append(key, worker: worker, lines: lines, in: db) }
+            let stored = tally.withLock { $0.storedBytes }
+            let change = try database.write { db in
+                try self.append(key, worker: worker, lines: lines, storedBefore: Int64(stored), in: db)
+            }
+            tally.withLock { counts in
+                counts.storedBytes = UInt64(max(Int64(counts.storedBytes) + change.bytes, 0))
+                counts.evictedBytes += change.evicted
+                counts.evictedAttempts += change.evictedAttempts
+                counts.cutBytes += change.cut
+                counts.linesStored += change.lines
+            }
+            return change.last
         } catch {
             throw JournalError(.damaged, path: location, "cannot store log lines: \(Journal.describe(error))")
         }
     }
 
-    private func append(_ key: LogAttemptKey, worker: String, lines: [StoredLogLine], in db: Database) throws -> UInt64
-    {
+    /// What one committed append changed.
+    private struct Change {
+        var last: UInt64
+        /// Bytes stored, less those cut and evicted.
+        var bytes: Int64 = 0
+        var lines: UInt64 = 0
+        var cut: UInt64 = 0
+        var evicted: UInt64 = 0
+        var evictedAttempts: UInt64 = 0
+    }
+
+    private func append(
+        _ key: LogAttemptKey, worker: String, lines: [StoredLogLine], storedBefore: Int64, in db: Database
+    ) throws -> Change {
         let id = Int64(bitPattern: key.attemptID)
         try db.execute(
             sql: """
@@ -178,7 +203,7 @@ public final class LogStore: Sendable {
                 db,
                 sql: "SELECT last_sequence, stored_bytes, head_bytes, head_end FROM log_attempts WHERE attempt_id = ?",
                 arguments: [id])
-        else { return 0 }
+        else { return Change(last: 0) }
         var last = UInt64(row[0] as Int64)
         var stored: Int64 = row[1]
         var head: Int64 = row[2]
@@ -191,6 +216,7 @@ public final class LogStore: Sendable {
                 "INSERT INTO log_lines (attempt_id, sequence, at, stream, partial, level, text) VALUES (?, ?, ?, ?, ?, ?, ?)"
         )
         var added: Int64 = 0
+        var count: UInt64 = 0
         for line in lines where line.sequence > last {
             try insert.execute(arguments: [
                 id, Int64(bitPattern: line.sequence), line.at, Int64(line.stream), line.partial ? 1 : 0, line.level,
@@ -204,10 +230,11 @@ public final class LogStore: Sendable {
             }
             stored += size
             added += size
+            count += 1
             last = line.sequence
             lastAt = max(lastAt, line.at)
         }
-        guard added > 0 else { return last }
+        guard count > 0 else { return Change(last: last) }
         var cut: Int64 = 0
         if stored > Int64(maxAttemptBytes), let headEnd {
             // Delete the tail's oldest lines until the attempt fits again.
@@ -233,15 +260,16 @@ public final class LogStore: Sendable {
                     cut_bytes = cut_bytes + ?, last_at = max(last_at, ?) WHERE attempt_id = ?
                 """,
             arguments: [Int64(bitPattern: last), stored - cut, head, headEnd, cut, lastAt, id])
-        total.withLock { $0 += added - cut }
-        try evictOverTotal(sparing: id, in: db)
-        return last
+        var change = Change(last: last, bytes: added - cut, lines: count, cut: UInt64(cut))
+        try evictOverTotal(sparing: id, total: storedBefore + added - cut, change: &change, in: db)
+        return change
     }
 
     /// Past ``maxTotalBytes``: deletes whole attempts' logs, the oldest last line first (never
     /// the attempt just written, which its own bound keeps in check).
-    private func evictOverTotal(sparing id: Int64, in db: Database) throws {
-        while total.withLock({ $0 }) > Int64(maxTotalBytes) {
+    private func evictOverTotal(sparing id: Int64, total: Int64, change: inout Change, in db: Database) throws {
+        var total = total
+        while total > Int64(maxTotalBytes) {
             guard
                 let victim = try Row.fetchOne(
                     db,
@@ -253,14 +281,15 @@ public final class LogStore: Sendable {
             let bytes: Int64 = victim[1]
             try db.execute(sql: "DELETE FROM log_lines WHERE attempt_id = ?", arguments: [victimID])
             try db.execute(sql: "DELETE FROM log_attempts WHERE attempt_id = ?", arguments: [victimID])
-            total.withLock { $0 -= bytes }
-            evicted.withLock { $0 += UInt64(bytes) }
+            total -= bytes
+            change.bytes -= bytes
+            change.evicted += UInt64(max(bytes, 0))
+            change.evictedAttempts += 1
         }
     }
 
-    /// Bytes of whole attempts' logs deleted to keep the total bound, since the store opened.
-    public var evictedBytes: UInt64 { evicted.withLock { $0 } }
-    private let evicted = Mutex<UInt64>(0)
+    /// What the store holds, and what it has stored, cut and evicted since it opened.
+    public var counts: LogStoreCounts { tally.withLock { $0 } }
 
     /// Records how an attempt with stored lines ended, for readers after the coordinator has
     /// forgotten its group (its `finishedGroupRetention`).
@@ -277,9 +306,7 @@ public final class LogStore: Sendable {
     }
 
     /// The bytes of line text stored in all.
-    public func storedBytes() throws(JournalError) -> UInt64 {
-        UInt64(max(total.withLock { $0 }, 0))
-    }
+    public var storedBytes: UInt64 { tally.withLock { $0.storedBytes } }
 
     /// The lines of attempt `attempt` of child `path` of `group` after sequence `after` (and,
     /// unless it is 0, before `before`), at most `limit`; with `tail`, only the last `tail` of
@@ -394,7 +421,7 @@ public final class LogStore: Sendable {
                     try db.execute(sql: "DELETE FROM log_attempts WHERE group_id = ?", arguments: [group])
                 }
                 let stored = try Int64.fetchOne(db, sql: "SELECT coalesce(sum(stored_bytes), 0) FROM log_attempts") ?? 0
-                total.withLock { $0 = stored }
+                tally.withLock { $0.storedBytes = UInt64(max(stored, 0)) }
             }
         } catch {
             throw JournalError(.damaged, path: location, "cannot prune the log store: \(Journal.describe(error))")
@@ -415,4 +442,21 @@ public final class LogStore: Sendable {
     public func close() {
         try? database.close()
     }
+}
+
+/// A log store's figures (the coordinator's metrics): what it holds now, and what it has
+/// done since it opened.
+public struct LogStoreCounts: Sendable, Hashable {
+    /// Bytes of line text stored now.
+    public var storedBytes: UInt64 = 0
+    /// Lines stored.
+    public var linesStored: UInt64 = 0
+    /// Bytes cut from the middle of attempts' logs (each attempt's `maxLogBytes`).
+    public var cutBytes: UInt64 = 0
+    /// Bytes of whole attempts' logs deleted to keep the store's total (`maxLogStoreBytes`).
+    public var evictedBytes: UInt64 = 0
+    /// Attempts whose logs were deleted to keep the total.
+    public var evictedAttempts: UInt64 = 0
+
+    public init() {}
 }

@@ -38,6 +38,9 @@ import Testing
             #expect(!rest.more)
             let tail = try store.read(group: "g", path: "build", attempt: 1, after: 0, tail: 2, since: nil, limit: 100)
             #expect(tail.lines.map(\.sequence) == [7, 8])
+            let before = try store.read(
+                group: "g", path: "build", attempt: 1, after: 0, before: 7, tail: 2, since: nil, limit: 100)
+            #expect(before.lines.map(\.sequence) == [5, 6], "the page before line 7")
             let since = try store.read(group: "g", path: "build", attempt: 1, after: 0, tail: nil, since: 6, limit: 100)
             #expect(since.lines.map(\.sequence) == [6, 7, 8])
             #expect(
@@ -60,6 +63,8 @@ import Testing
         #expect(stored.prefix(50).map(\.sequence) == Array(1...50), "the head stays")
         #expect(stored.last?.sequence == 300, "the newest line stays")
         #expect(read.cutBytes == UInt64(3000 - stored.reduce(0) { $0 + $1.text.count }))
+        #expect(store.counts.cutBytes == read.cutBytes && store.counts.linesStored == 300)
+        #expect(store.storedBytes == UInt64(stored.reduce(0) { $0 + $1.text.count }))
         let marker = try #require(read.lines.firstIndex { $0.stream == StoredLogLine.markerStream })
         #expect(read.lines[marker - 1].sequence == 50)
         #expect(String(decoding: read.lines[marker].text, as: UTF8.self).contains("\(read.cutBytes) bytes cut"))
@@ -83,8 +88,9 @@ import Testing
             try store.append(attempt, worker: "w", lines: lines(1...90, at: Int64(id) * 1000))
         }
         #expect(try store.groups().sorted() == ["g2", "g3"])
-        #expect(store.evictedBytes == 900)
-        #expect(try store.storedBytes() == 1800)
+        #expect(store.counts.evictedBytes == 900)
+        #expect(store.counts.evictedAttempts == 1)
+        #expect(store.storedBytes == 1800)
         try store.remove(groups: ["g2"])
         #expect(try store.groups() == ["g3"])
         let read = try store.read(group: "g2", path: "c", attempt: 0, after: 0, tail: nil, since: nil, limit: 9)

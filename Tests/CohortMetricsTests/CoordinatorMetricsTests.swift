@@ -84,6 +84,41 @@ import Testing
         try await handle.stop()
     }
 
+    /// The log store's figures: lines stored and the bytes held, and lines acknowledged
+    /// without being stored (not of an attempt the worker runs now).
+    @Test func logLinesStoredAndDroppedAreCounted() async throws {
+        let registry = PrometheusCollectorRegistry()
+        let factory = CohortPrometheus.makeFactory(registry: registry)
+        let handle = try await CoordinatorHandle.start(metrics: factory) { $0.heartbeatLiveness = 1000 }
+        defer { handle.service.cancel() }
+        let worker = try handle.worker("w1", slots: 4)
+        let client = try handle.client()
+        _ = try client.submit(
+            "name: logged\nchildren:\n  - { name: c, run: shell, with: { command: [\"true\"] } }\n", id: "logged")
+        let attempt = try #require(try worker.dispatched().first)
+        let now = WireTimestamp(Date())
+        try worker.send(.worker(.started([AttemptStart(ref: attempt.ref, startedAt: now)])))
+        let lines = (1...3).map {
+            LogLine(sequence: UInt64($0), at: now, stream: .stdout, text: Array("line-\($0)".utf8))
+        }
+        var stranger = attempt.ref
+        stranger.id &+= 1000
+        try worker.send(
+            .worker(
+                .logLines([
+                    AttemptLogLines(ref: attempt.ref, lines: lines),
+                    AttemptLogLines(ref: stranger, lines: Array(lines.prefix(2))),
+                ])))
+        let counted = await eventually {
+            let text = registry.emitToString()
+            return MetricsText.value(text, "cohort_log_lines_stored_total") == 3
+                && MetricsText.value(text, "cohort_log_lines_dropped_total") == 2
+                && MetricsText.value(text, "cohort_log_store_bytes") == 18
+        }
+        #expect(counted, "\(registry.emitToString().split(separator: "\n").filter { $0.hasPrefix("cohort_log") })")
+        #expect(MetricsText.value(registry.emitToString(), "cohort_log_bytes_evicted_total") == 0)
+    }
+
     @Test func locksAreTimedByCategoryAndRefusalsCountedByCode() async throws {
         let registry = PrometheusCollectorRegistry()
         let handle = try await CoordinatorHandle.start(metrics: CohortPrometheus.makeFactory(registry: registry)) {
