@@ -57,6 +57,62 @@ extension EndToEnd {
             #expect(tail.stdout.hasSuffix(" oops\n") && tail.stdout.hasPrefix("20"), "\(tail)")
         }
 
+        /// `submit --watch --logs N` into a pipe: each line a running child writes, as
+        /// `PATH | text`, while it runs, and its last line after it finished; with `--json`, an
+        /// object with `"event": "log"`. `--logs` without `--watch` is a usage error.
+        @Test func submitWatchShowsTheRunningChildrensLines() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1", slots: 2)
+            let flag = Scratch.file("go")
+            let spec = try Scratch.write(
+                Self.spec("watched", "echo hello-1; while [ ! -e \(flag) ]; do sleep 0.05; done; echo hello-2"),
+                name: "watched.yaml")
+            let watcher = try Subprocess(
+                Binaries.cohort, ["submit", spec, "--watch", "--logs", "2", "--coordinator", cluster.endpoint],
+                name: "watcher")
+            defer { watcher.stop() }
+            _ = try watcher.waitForLine(timeout: .seconds(20)) { $0 == "c | hello-1" ? true : nil }
+            #expect(!FileManager.default.fileExists(atPath: flag), "shown while the child runs")
+            _ = FileManager.default.createFile(atPath: flag, contents: Data())
+            #expect(try watcher.wait(timeout: .seconds(30)) == 0, "\(watcher.stdout)\n\(watcher.stderr)")
+            let lines = watcher.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.filter { $0.hasPrefix("c | ") } == ["c | hello-1", "c | hello-2"], "\(watcher.stdout)")
+
+            // The flag is there: this one runs through; its last line is read after it finished.
+            let json = try cluster.cli(["submit", spec, "--id", "watched-json", "--watch", "--logs", "1", "--json"])
+            #expect(json.status == 0, "\(json)")
+            let logged = try json.stdout.split(separator: "\n").map { try JSON.object(String($0)) }.filter {
+                $0["event"] as? String == "log"
+            }
+            #expect(logged.last?["path"] as? String == "c" && logged.last?["text"] as? String == "hello-2", "\(json)")
+            #expect(logged.allSatisfy { $0["stream"] as? String == "stdout" && $0["attempt"] as? Int == 1 })
+
+            let usage = try cluster.cli(["submit", spec, "--logs", "2"])
+            #expect(usage.status == 64 && usage.stderr.contains("give --watch too"), "\(usage)")
+        }
+
+        /// `submit --watch --logs N` on a terminal (a pseudo-terminal made by `script`): a
+        /// running child's last lines are drawn under its row.
+        @Test func submitWatchOnATerminalDrawsTheLastLinesUnderTheChild() throws {
+            let cluster = try Cluster()
+            defer { cluster.stop() }
+            try cluster.addWorker(name: "w1", slots: 2)
+            let flag = Scratch.file("go")
+            let spec = try Scratch.write(
+                Self.spec("drawn", "echo drawn-1; echo drawn-2; while [ ! -e \(flag) ]; do sleep 0.05; done"),
+                name: "drawn.yaml")
+            let command = [
+                Binaries.cohort, "submit", spec, "--watch", "--logs", "1", "--coordinator", cluster.endpoint,
+            ]
+            .map { "'\($0)'" }.joined(separator: " ")
+            let terminal = try Subprocess("/usr/bin/script", ["-qfec", command, "/dev/null"], name: "terminal")
+            defer { terminal.stop() }
+            try Self.waitUntil("the last line drawn under the child") { terminal.stdout.contains("│ drawn-2") }
+            _ = FileManager.default.createFile(atPath: flag, contents: Data())
+            #expect(try terminal.wait(timeout: .seconds(30)) == 0, "\(terminal.stdout)")
+        }
+
         /// A follower waits for a child that has not started, follows a retry's next attempt,
         /// and exits 0 when the child succeeds; each attempt keeps its own log.
         @Test func aFollowerWaitsForTheChildAndFollowsItsRetry() throws {

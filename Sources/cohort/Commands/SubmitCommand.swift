@@ -30,6 +30,7 @@ struct SubmitCommand: AsyncParsableCommand {
             Examples:
               cohort submit examples/release.yaml --wait
               cohort submit examples/fan-out.yaml --watch
+              cohort submit release.yaml --watch --logs 3   # each running child's last 3 lines
               cohort submit build.json --id nightly-1121 --json   # {"id": …, "name": …}
               cohort submit release.yaml --strict --wait  # refused if nobody runs it
               cohort submit hotfix.yaml --priority 10     # ahead of priority-0 groups
@@ -45,6 +46,14 @@ struct SubmitCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Show every child live until the group finishes (implies --wait).")
     var watch = false
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "With --watch, the running children's logs too: on a terminal the last N lines under each; "
+                + "into a pipe each line as written, as `PATH | text` (1-20).",
+            valueName: "n"))
+    var logs: Int?
 
     @Flag(
         name: .long,
@@ -79,6 +88,12 @@ struct SubmitCommand: AsyncParsableCommand {
         if let priority, !GroupSpec.priorityRange.contains(priority) {
             throw ValidationError("--priority must be between -1000 and 1000, not \(priority)")
         }
+        if let logs {
+            guard watch else { throw ValidationError("--logs shows logs in --watch's view: give --watch too") }
+            guard (1...20).contains(logs) else {
+                throw ValidationError("--logs must be from 1 to 20 lines, not \(logs)")
+            }
+        }
     }
 
     func run() async throws {
@@ -106,17 +121,20 @@ struct SubmitCommand: AsyncParsableCommand {
                 }
                 return ExitStatus.success
             }
-            return try await Self.follow(client, receipt.id, watch: watch, json: output.json)
+            return try await Self.follow(client, receipt.id, watch: watch, json: output.json, logs: logs ?? 0)
         }
     }
 
     /// `--wait` or `--watch` (of `submit` and `rerun`): follows the group to its end, prints
     /// its outcome (JSON, or the text report unless the live view already showed it) and
     /// returns the exit status it gives.
-    static func follow(_ client: CohortClient, _ group: String, watch: Bool, json: Bool) async throws -> Int32 {
+    static func follow(_ client: CohortClient, _ group: String, watch: Bool, json: Bool, logs: Int = 0) async throws
+        -> Int32
+    {
         let final: GroupDetail
         if watch {
-            final = try await GroupFollower.follow(client, group: group, style: GroupFollower.style(json: json))
+            final = try await GroupFollower.follow(
+                client, group: group, style: GroupFollower.style(json: json), logs: logs)
         } else {
             final = try await client.wait(group)
         }

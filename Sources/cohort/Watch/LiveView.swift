@@ -10,10 +10,28 @@ actor LiveView {
     private var model: WatchModel
     private var drawnLines = 0
     private let color: Bool
+    /// How many of a running child's last log lines to show under it (`--logs`).
+    private let logLines: Int
+    /// Each child's last log lines, as shown (escaped for the terminal).
+    private var lastLines: [String: [String]] = [:]
 
-    init(group: String) {
+    init(group: String, logLines: Int = 0) {
         model = WatchModel(id: group)
         color = ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        self.logLines = logLines
+    }
+
+    /// New log lines of running children (``LogTails``).
+    func logs(_ found: [LogTails.Lines]) {
+        for child in found {
+            var kept = lastLines[child.path] ?? []
+            for line in child.lines {
+                let text = String(decoding: LogPrinter.escaped(line.text), as: UTF8.self)
+                kept.append((line.stream == .kind ? "[\(line.level)] " : "") + text)
+            }
+            lastLines[child.path] = Array(kept.suffix(logLines))
+        }
+        redraw()
     }
 
     func apply(_ event: GroupEvent) {
@@ -69,11 +87,20 @@ actor LiveView {
                 + "\(paint(state, child.state))  \(worker.clipped(to: 16).padding(toLength: 16, withPad: " ", startingAt: 0))  "
                 + "\(elapsed.padding(toLength: 7, withPad: " ", startingAt: 0))  \(detail)"
             lines.append(clip(row.trimmingTrailingSpaces(), width))
+            // Its last log lines, while it runs and the screen has room.
+            guard child.state == .running, let last = lastLines[child.path] else { continue }
+            for text in last where lines.count < height - 1 {
+                lines.append(clip("      \(dim("│ " + text))", width))
+            }
         }
         if hidden > 0 {
             lines.append("  … \(hidden) more (\(model.count(.succeeded)) succeeded in all)")
         }
         return lines
+    }
+
+    private func dim(_ text: String) -> String {
+        color ? "\u{1B}[2m\(text)\u{1B}[0m" : text
     }
 
     private func symbol(_ state: ChildState) -> String {
