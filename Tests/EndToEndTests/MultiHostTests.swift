@@ -165,6 +165,58 @@ extension EndToEnd {
             #expect(rejoined != cutSession, "a new session: \(rejoined ?? "-") after \(cutSession)")
         }
 
+        /// A child's log followed from another host: `cohort logs -f` in the coordinator's
+        /// namespace shows the lines a child writes on a worker host, each within 200 ms
+        /// (median; none past 1 s on a loaded machine), and exits with the child's outcome.
+        @Test(.enabled(if: NetworkNamespaces.available, "\(NetworkNamespaces.unavailableReason ?? "")"))
+        func aLogIsFollowedFromAnotherHostAsItIsWritten() throws {
+            let up = try netns(["up", "1", "--id", id, "--cohort", Binaries.cohort, "--heartbeat", "200ms"])
+            defer { down() }
+            try #require(up.status == 0, "netns-cluster up failed: \(up)")
+            let flag = Scratch.file("go")
+            let script =
+                "echo on $COHORT_WORKER_HOST; while [ ! -e \(flag) ]; do sleep 0.01; done; "
+                + "for i in 1 2 3 4 5 6 7; do echo tick-$i $(date +%s%N); sleep 0.3; done"
+            let file = try Scratch.write(
+                """
+                name: far
+                children:
+                  - { name: c, run: shell, with: { command: ["sh", "-c", "\(script)"] } }
+                """, name: "far.yaml")
+            let submitted = try cli(["submit", file, "--json"])
+            try #require(submitted.status == 0, "\(submitted)")
+            let group = try #require(try JSON.object(submitted.stdout)["id"] as? String)
+            let follower = try Subprocess(
+                Self.script,
+                [
+                    "exec", id, "coordinator", "--", Binaries.cohort, "logs", group, "c", "-f", "--coordinator",
+                    Self.endpoint,
+                ],
+                name: "follower")
+            defer { follower.stop() }
+            let host = try follower.waitForLine(timeout: .seconds(30)) { line in
+                line.hasPrefix("on ") ? String(line.dropFirst(3)) : nil
+            }
+            #expect(host.hasSuffix("w1"), "written in the worker host's namespace: \(host)")
+            _ = FileManager.default.createFile(atPath: flag, contents: Data())
+            var latencies: [Double] = []
+            for tick in 1...7 {
+                let written = try follower.waitForLine(timeout: .seconds(10)) { line -> Int64? in
+                    let parts = line.split(separator: " ")
+                    return parts.count == 2 && parts[0] == "tick-\(tick)" ? Int64(parts[1]) : nil
+                }
+                var now = timespec()
+                clock_gettime(CLOCK_REALTIME, &now)
+                let seen = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+                latencies.append(Double(seen - written) / 1e6)
+            }
+            #expect(try follower.wait(timeout: .seconds(20)) == 0, "\(follower.stderr)")
+            let sorted = latencies.sorted()
+            print("log latency from another host, ms: \(latencies.map { Int($0) })")
+            #expect(sorted[sorted.count / 2] <= 200, "median over 200 ms: \(latencies)")
+            #expect(sorted.last ?? 0 <= 1000, "a line took over 1 s: \(latencies)")
+        }
+
         /// Where the script keeps a cluster's logs and pids.
         var state: String {
             (ProcessInfo.processInfo.environment["COHORT_NETNS_STATE"] ?? "/run/cohort-netns") + "/\(id)"
