@@ -19,12 +19,12 @@ struct LogsAnswer: Sendable {
 ///
 /// Not thread-safe: the loop thread's (the queue runs the store's calls).
 final class LogDesk {
-    let store: LogStore
+    let store: any LogStoring
     private let queue = DispatchQueue(label: "cohort.logs")
     /// The most lines in one reply.
     static let maxPage = 10_000
 
-    init(store: LogStore) {
+    init(store: any LogStoring) {
         self.store = store
     }
 
@@ -65,7 +65,7 @@ final class LogDesk {
     }
 
     /// Reads on the queue, after every line queued so far.
-    func read(_ work: @escaping @Sendable (LogStore) -> Void) {
+    func read(_ work: @escaping @Sendable (any LogStoring) -> Void) {
         let store = self.store
         queue.async { work(store) }
     }

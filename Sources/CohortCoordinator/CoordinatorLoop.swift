@@ -83,23 +83,22 @@ final class CoordinatorLoop {
         self.logger[metadataKey: "coordinator.id"] = "\(configuration.coordinatorID)"
     }
 
-    /// The log store: `logs.sqlite` in the state directory, else (no journal, or PostgreSQL's)
-    /// in memory; in memory too, with an error logged, if the file cannot be opened.
+    /// The log store: `logs.sqlite` in the state directory, or the journal's PostgreSQL
+    /// database (so a standby that takes over has every stored line), else (no journal) in
+    /// memory; in memory too, with an error logged, if it cannot be opened.
     static func openLogs(_ configuration: CoordinatorConfiguration, directory: StateDirectory?, logger: Logger)
         -> LogDesk?
     {
-        let path = directory.map { $0.path + "/logs.sqlite" }
+        let (attemptBytes, totalBytes) = (configuration.maxLogBytes, configuration.maxLogStoreBytes)
         do {
-            return LogDesk(
-                store: try LogStore(
-                    path: path, maxAttemptBytes: configuration.maxLogBytes,
-                    maxTotalBytes: configuration.maxLogStoreBytes))
+            if let open = configuration.journalStore?.openLogs {
+                return LogDesk(store: try open(attemptBytes, totalBytes))
+            }
+            let path = directory.map { $0.path + "/logs.sqlite" }
+            return LogDesk(store: try LogStore(path: path, maxAttemptBytes: attemptBytes, maxTotalBytes: totalBytes))
         } catch {
             logger.error("cannot open the log store; keeping logs in memory", metadata: ["error": "\(error)"])
-            return try? LogDesk(
-                store: LogStore(
-                    path: nil, maxAttemptBytes: configuration.maxLogBytes, maxTotalBytes: configuration.maxLogStoreBytes
-                ))
+            return try? LogDesk(store: LogStore(path: nil, maxAttemptBytes: attemptBytes, maxTotalBytes: totalBytes))
         }
     }
 

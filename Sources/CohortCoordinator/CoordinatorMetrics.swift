@@ -86,6 +86,9 @@ final class CoordinatorMetrics {
     let logLinesDropped: Counter
     /// The store's counts at the last refresh: the counters grow by the difference.
     private var lastLogCounts = LogStoreCounts()
+    /// The store those counts are of: a standby that leads again opens a new one, whose counts
+    /// start from 0.
+    private var lastLogStore: ObjectIdentifier?
 
     private struct ChildKey: Hashable {
         var kind: String
@@ -318,12 +321,18 @@ final class CoordinatorMetrics {
 
     /// Adds the pending counts to their counters and sets the gauges from the scheduler's
     /// state, if ``refreshInterval`` has passed.
-    func refreshIfDue(_ scheduler: inout Scheduler, logs: LogStore?, now: Timestamp) {
+    func refreshIfDue(_ scheduler: inout Scheduler, logs: (any LogStoring)?, now: Timestamp) {
         if let nextRefresh, now < nextRefresh { return }
         nextRefresh = now + refreshInterval
         flush()
         refresh(scheduler.summary())
-        if let logs { refresh(logs.counts) }
+        if let logs {
+            if lastLogStore != ObjectIdentifier(logs) {
+                lastLogStore = ObjectIdentifier(logs)
+                lastLogCounts = LogStoreCounts()
+            }
+            refresh(logs.counts)
+        }
     }
 
     /// The log store's gauge, and its counters grown by what it did since the last refresh.

@@ -83,6 +83,11 @@ extension DashboardServer {
         if follow, before != 0 {
             throw APIError(.badRequest, "bad_request", "before reads earlier lines: it does not go with follow=1")
         }
+        if follow, after != 0, attempt == 0, from == nil {
+            throw APIError(
+                .badRequest, "bad_request",
+                "after with follow=1 needs the attempt it counts in: give attempt, or from=ATTEMPT:SEQUENCE")
+        }
         return LogsRequest(
             child: child, attempt: UInt32(attempt), after: after, before: before, tail: UInt32(tail), since: since,
             limit: UInt32(limit), follow: follow, from: from)

@@ -164,10 +164,14 @@ public final class DashboardServer: Sendable {
                 group = try self.id(context)
                 asked = try self.logsRequest(request)
                 guard asked.follow else { return Self.json(try await self.logsPage(group, asked), status: .ok) }
-                // An unknown group, child or attempt: a status, before the stream starts.
-                _ = try await self.call {
-                    try await self.client.logs(
-                        LogsQuery(group: group, path: asked.child, attempt: asked.attempt, tail: 1, limit: 1))
+                // An unknown group, child or attempt: a status, before the stream starts (not
+                // for a stream that carries on: a browser reconnecting while the coordinator is
+                // away would give up on a status).
+                if asked.from == nil {
+                    _ = try await self.call {
+                        try await self.client.logs(
+                            LogsQuery(group: group, path: asked.child, attempt: asked.attempt, tail: 1, limit: 1))
+                    }
                 }
             } catch {
                 return Self.json(DashboardJSON.error(error.code, error.message), status: error.status)

@@ -93,16 +93,23 @@ public struct JournalStoreOpener: Sendable, Equatable, CustomStringConvertible {
     /// several share it, the one holding its lease writes. Nil for a store that has no lease
     /// (SQLite's).
     public var openForLeadership: (@Sendable () throws(JournalError) -> any LeaseJournalStore)?
+    /// Opens the log store that lives beside this journal (in the same database), with its
+    /// bounds (`maxLogBytes`, `maxLogStoreBytes`). Nil: the coordinator keeps logs in memory.
+    public var openLogs:
+        (@Sendable (_ maxAttemptBytes: Int, _ maxTotalBytes: Int) throws(JournalError) -> any LogStoring)?
 
     public init(
         location: String, open: @escaping @Sendable () throws(JournalError) -> any JournalStore,
         openExisting: @escaping @Sendable () throws(JournalError) -> any JournalStore,
-        openForLeadership: (@Sendable () throws(JournalError) -> any LeaseJournalStore)? = nil
+        openForLeadership: (@Sendable () throws(JournalError) -> any LeaseJournalStore)? = nil,
+        openLogs: (@Sendable (_ maxAttemptBytes: Int, _ maxTotalBytes: Int) throws(JournalError) -> any LogStoring)? =
+            nil
     ) {
         self.location = location
         self.open = open
         self.openExisting = openExisting
         self.openForLeadership = openForLeadership
+        self.openLogs = openLogs
     }
 
     public var description: String { location }

@@ -80,7 +80,7 @@ public struct LogRead: Sendable, Equatable {
 ///
 /// Thread-safety: every method may be called from any thread; calls are serialised. The
 /// coordinator calls them from its log thread only.
-public final class LogStore: Sendable {
+public final class LogStore: LogStoring {
     /// The file, or `:memory:`.
     public let location: String
     public let maxAttemptBytes: Int
@@ -161,9 +161,10 @@ public final class LogStore: Sendable {
     @discardableResult
     public func append(_ key: LogAttemptKey, worker: String, lines: [StoredLogLine]) throws(JournalError) -> UInt64 {
         do {
-            let stored = tally.withLock { $0.storedBytes }
             let change = try database.write { db in
-                try self.append(key, worker: worker, lines: lines, storedBefore: Int64(stored), in: db)
+                // Read inside the write: another append cannot come between.
+                let stored = self.tally.withLock { $0.storedBytes }
+                return try self.append(key, worker: worker, lines: lines, storedBefore: Int64(stored), in: db)
             }
             tally.withLock { counts in
                 counts.storedBytes = UInt64(max(Int64(counts.storedBytes) + change.bytes, 0))
@@ -333,9 +334,11 @@ public final class LogStore: Sendable {
                         arguments: [group, path, Int64(attempt)])
                 guard let row = found else { return .empty }
                 let id: Int64 = row[0]
-                let last = UInt64(row[1] as Int64)
-                let cut = UInt64(row[2] as Int64)
-                let headEnd: Int64 = row[3] ?? Int64.max
+                let headEnd: Int64? = row[3]
+                let attemptRow = LogAttemptRow(
+                    lastSequence: UInt64(row[1] as Int64), cutBytes: UInt64(row[2] as Int64),
+                    headEnd: headEnd.map { UInt64(bitPattern: $0) }, worker: row[4],
+                    attempt: UInt32(truncatingIfNeeded: row[5] as Int64), outcome: row[6], error: row[7])
                 var conditions = "attempt_id = ? AND sequence > ?"
                 var arguments: StatementArguments = [id, Int64(bitPattern: after)]
                 if before > 0 {
@@ -346,39 +349,12 @@ public final class LogStore: Sendable {
                     conditions += " AND at >= ?"
                     arguments += [since]
                 }
-                var lines: [StoredLogLine]
-                var more = false
-                if let tail {
-                    lines = try Self.lines(
-                        db, where: conditions, arguments: arguments, order: "DESC", limit: min(tail, limit),
+                return try LogRead.assemble(attemptRow, after: after, before: before, tail: tail, limit: limit) {
+                    descending, count in
+                    try Self.lines(
+                        db, where: conditions, arguments: arguments, order: descending ? "DESC" : "ASC", limit: count,
                         maxBytes: maxBytes)
-                    lines.reverse()
-                } else {
-                    lines = try Self.lines(
-                        db, where: conditions, arguments: arguments, order: "ASC", limit: limit + 1, maxBytes: maxBytes)
-                    if lines.count > limit {
-                        lines.removeLast()
-                        more = true
-                    }
-                    let bound = before > 0 ? min(last, before - 1) : last
-                    if let lastLine = lines.last, lastLine.sequence < bound, lines.count < limit + 1 { more = true }
                 }
-                // A marker where the lines the reader gets skip a cut: right after the head, or
-                // after the last line it had (a follower whose next lines were cut meanwhile).
-                if cut > 0, let index = lines.firstIndex(where: { $0.sequence > UInt64(headEnd) }),
-                    index > 0 || tail == nil,
-                    lines[index].sequence > max(index > 0 ? lines[index - 1].sequence : after, UInt64(headEnd)) + 1
-                {
-                    let first = lines[index]
-                    let marker = StoredLogLine(
-                        sequence: first.sequence - 1, at: first.at, stream: StoredLogLine.markerStream,
-                        text: Array(
-                            "[cohort: \(cut) bytes cut from the middle of this log: it was over maxLogBytes]".utf8))
-                    lines.insert(marker, at: index)
-                }
-                return LogRead(
-                    lines: lines, lastSequence: last, cutBytes: cut, worker: row[4], more: more,
-                    attempt: UInt32(truncatingIfNeeded: row[5] as Int64), outcome: row[6], error: row[7])
             }
         } catch {
             throw JournalError(.damaged, path: location, "cannot read the log store: \(Journal.describe(error))")
@@ -388,7 +364,7 @@ public final class LogStore: Sendable {
     private static func lines(
         _ db: Database, where conditions: String, arguments: StatementArguments, order: String, limit: Int,
         maxBytes: Int
-    ) throws -> [StoredLogLine] {
+    ) throws -> (lines: [StoredLogLine], stoppedAtBytes: Bool) {
         let rows = try Row.fetchCursor(
             db,
             sql: """
@@ -397,7 +373,8 @@ public final class LogStore: Sendable {
                 """, arguments: arguments + [limit])
         var lines: [StoredLogLine] = []
         var bytes = 0
-        while bytes < maxBytes, let row = try rows.next() {
+        while let row = try rows.next() {
+            guard bytes < maxBytes else { return (lines, true) }
             let text: Data = row[5]
             lines.append(
                 StoredLogLine(
@@ -405,14 +382,14 @@ public final class LogStore: Sendable {
                     text: Array(text), partial: (row[3] as Int64) != 0, level: row[4]))
             bytes += text.count + 32
         }
-        return lines
+        return (lines, false)
     }
 
     /// Deletes the logs of these groups (pruned from the journal).
     public func remove(groups: [String]) throws(JournalError) {
         guard !groups.isEmpty else { return }
         do {
-            try database.write { db in
+            let stored = try database.write { db -> Int64 in
                 for group in groups {
                     try db.execute(
                         sql:
@@ -420,9 +397,9 @@ public final class LogStore: Sendable {
                         arguments: [group])
                     try db.execute(sql: "DELETE FROM log_attempts WHERE group_id = ?", arguments: [group])
                 }
-                let stored = try Int64.fetchOne(db, sql: "SELECT coalesce(sum(stored_bytes), 0) FROM log_attempts") ?? 0
-                tally.withLock { $0.storedBytes = UInt64(max(stored, 0)) }
+                return try Int64.fetchOne(db, sql: "SELECT coalesce(sum(stored_bytes), 0) FROM log_attempts") ?? 0
             }
+            tally.withLock { $0.storedBytes = UInt64(max(stored, 0)) }
         } catch {
             throw JournalError(.damaged, path: location, "cannot prune the log store: \(Journal.describe(error))")
         }

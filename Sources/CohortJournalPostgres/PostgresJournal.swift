@@ -99,6 +99,9 @@ public final class PostgresJournal: JournalStore {
             },
             openForLeadership: { () throws(JournalError) -> any LeaseJournalStore in
                 try PostgresJournal(url: url, opening: .leadership)
+            },
+            openLogs: { (attemptBytes, totalBytes) throws(JournalError) -> any LogStoring in
+                try PostgresLogStore(url: url, maxAttemptBytes: attemptBytes, maxTotalBytes: totalBytes)
             })
     }
 

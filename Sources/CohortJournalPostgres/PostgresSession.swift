@@ -46,13 +46,19 @@ final class PostgresSession: @unchecked Sendable {
         self.group = group
     }
 
-    /// Closes the connection and stops its event loop.
+    /// Closes the connection and stops its event loop; again, nothing happens (a stopped
+    /// event loop would never answer a second close).
     func close() {
         lock.lock()
         defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
         try? connection.close().wait()
         try? group.syncShutdownGracefully()
     }
+
+    /// Set by ``close()``; guarded by `lock`.
+    private var closed = false
 
     /// How long a statement waits for its answer unless its call says otherwise: then the
     /// connection is given up for lost (a server that went away without closing it, or a
@@ -115,6 +121,7 @@ final class PostgresSession: @unchecked Sendable {
     /// - Throws: ``JournalError`` `unreachable` (or `denied`) if the new connection fails;
     ///   the next call tries again.
     private func reconnectIfLost(within answerTimeout: Duration) throws(JournalError) {
+        if closed { throw JournalError(.unusable, path: url.description, "the connection to PostgreSQL is closed") }
         guard lost != nil || connection.isClosed else { return }
         // The old connection lives until it is closed (it must not be released open).
         let old = connection

@@ -280,6 +280,49 @@ extension EndToEnd {
             #expect(try pair.lease().hasPrefix("2 \(standby)"), "the standby holds the lease at epoch 2")
         }
 
+        /// A child's log across a failover (docs/operations.md, "Logs"): the log store is the
+        /// journal's database, so the lines the killed leader stored are read from the standby
+        /// that took over, and the lines written after carry on in the same log, none lost or
+        /// repeated (a follower reads it whole and exits with the child's outcome).
+        @Test func aChildsLogSurvivesAFailoverToTheStandby() throws {
+            let pair = try Pair()
+            defer { pair.stop() }
+            try pair.addCoordinator()
+            _ = try pair.waitUntilLeading(0, timeout: .seconds(10))
+            try pair.addCoordinator()
+            let (leader, standby) = (pair.endpoints[0], pair.endpoints[1])
+            try pair.addWorker("w1", list: "\(leader),\(standby)")
+            let flag = Scratch.file("go")
+            let script =
+                "for i in 1 2 3; do echo before-$i; done; while [ ! -e \(flag) ]; do sleep 0.05; done; "
+                + "echo after-1; echo after-2"
+            let spec = try Scratch.write(
+                """
+                name: logged
+                children:
+                  - { name: c, run: shell, with: { command: ["sh", "-c", "\(script)"] } }
+                """, name: "logged.yaml")
+            let submitted = try cohort(["submit", spec, "--json", "--coordinator", pair.list])
+            try #require(submitted.status == 0, "\(submitted)")
+            let group = try #require(try JSON.object(submitted.stdout)["id"] as? String)
+            try Failures.waitUntil("the leader to store the first lines") {
+                try cohort(["logs", group, "c", "--coordinator", leader]).stdout == "before-1\nbefore-2\nbefore-3\n"
+            }
+
+            kill(pair.coordinators[0].pid, SIGKILL)
+            _ = try pair.coordinators[0].wait(timeout: .seconds(10))
+            _ = try pair.waitUntilServing(1, timeout: .seconds(10))
+            let stored = try cohort(["logs", group, "c", "--coordinator", standby])
+            #expect(
+                stored.stdout == "before-1\nbefore-2\nbefore-3\n", "the new leader reads what the old stored: \(stored)"
+            )
+
+            _ = FileManager.default.createFile(atPath: flag, contents: Data())
+            let followed = try cohort(["logs", group, "c", "-f", "--coordinator", pair.list], timeout: .seconds(60))
+            #expect(followed.status == 0, "\(followed)")
+            #expect(followed.stdout == "before-1\nbefore-2\nbefore-3\nafter-1\nafter-2\n", "\(followed)")
+        }
+
         /// The leader paused with SIGSTOP past its lease while a child runs: the standby leads
         /// within the lease plus a second and the group finishes there; the child's result,
         /// sent to the paused leader, waits in its socket. After SIGCONT the old leader steps

@@ -588,9 +588,15 @@ function follow() {
 const LOG_TAIL = 500;
 const LOG_MAX_LINES = 20000;
 const logPanel = {
-  path: null, attempt: 0, events: null, paused: false, ended: false,
+  path: null, attempt: 0, events: null, paused: false, ended: false, generation: 0,
   shown: 0, last: 0, firstAttempt: 0, first: 0, count: 0, open: null,
 };
+
+// Where a follower carries on: after the last line shown of the attempt shown (`2:0`: from
+// the first line of attempt 2, announced but not yet heard from); null before any.
+function logResumePoint() {
+  return logPanel.shown ? logPanel.shown + ":" + logPanel.last : null;
+}
 
 function logURL(params) {
   return "/api/groups/" + encodeURIComponent(groupPage.id) + "/logs?" + new URLSearchParams(params);
@@ -638,6 +644,7 @@ function renderAttemptChoice(child) {
 }
 
 function resetLog() {
+  logPanel.generation++;
   document.getElementById("log-lines").replaceChildren();
   Object.assign(logPanel, { shown: 0, last: 0, firstAttempt: 0, first: 0, count: 0, open: null, ended: false });
   document.querySelector("#log-panel .log-earlier").hidden = true;
@@ -668,6 +675,8 @@ function startLog(from) {
   });
   events.addEventListener("attempt", (event) => {
     const data = JSON.parse(event.data);
+    // A resumed stream names the attempt it carries on in again: no separator for it.
+    if (data.attempt < logPanel.shown) return;
     if (logPanel.shown && data.attempt !== logPanel.shown) {
       appendLog([{ stream: "cohort", text: "attempt " + logPanel.shown + " ended; attempt " + data.attempt
         + (data.worker ? " on " + data.worker : "") + " follows", sequence: 0, partial: false }], 0);
@@ -699,6 +708,16 @@ function startLog(from) {
       logStatus("log: " + error.message);
     } else if (events.readyState !== EventSource.CLOSED) {
       logStatus("reconnecting…");
+    } else if (logPanel.events === events && !logPanel.paused && !logPanel.ended) {
+      // The browser gave up (an answer that was not a stream: the coordinator was away):
+      // try again after a while, from the last line shown.
+      logStatus("reconnecting…");
+      const generation = logPanel.generation;
+      setTimeout(() => {
+        if (logPanel.events === events && logPanel.generation === generation && !logPanel.paused) {
+          startLog(logResumePoint());
+        }
+      }, 2000);
     }
   });
 }
@@ -719,8 +738,9 @@ function appendLog(lines, attempt) {
     logPanel.count++;
   }
   box.append(fragment);
-  // A log longer than the page keeps: its oldest lines go (Load earlier brings them back).
-  while (logPanel.count > LOG_MAX_LINES && box.firstChild) {
+  // A log longer than the page keeps: its oldest lines go (Load earlier brings them back),
+  // while the view follows the end (not while someone reads further up).
+  while (atBottom && logPanel.count > LOG_MAX_LINES && box.firstChild) {
     if (box.firstChild.dataset.attempt !== "0") logPanel.count--;
     box.firstChild.remove();
     const top = box.querySelector('span.line:not([data-attempt="0"])');
@@ -736,9 +756,10 @@ async function loadEarlierLog() {
   const path = logPanel.path;
   const attempt = logPanel.firstAttempt;
   const before = logPanel.first;
+  const generation = logPanel.generation;
   try {
     const page = await api(logURL({ child: path, attempt: String(attempt), before: String(before), tail: String(LOG_TAIL) }));
-    if (logPanel.path !== path || logPanel.first !== before) return;
+    if (logPanel.generation !== generation || logPanel.first !== before || logPanel.firstAttempt !== attempt) return;
     const box = document.getElementById("log-lines");
     const height = box.scrollHeight;
     const lines = page.lines.filter((line) => line.sequence < before);
@@ -771,7 +792,7 @@ function toggleLogPause() {
   logPanel.paused = false;
   button.textContent = "Pause";
   // After the last line shown: what was written meanwhile comes now, once.
-  startLog(logPanel.shown && logPanel.last ? logPanel.shown + ":" + logPanel.last : null);
+  startLog(logResumePoint());
 }
 
 function setupLogPanel() {

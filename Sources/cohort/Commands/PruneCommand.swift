@@ -95,7 +95,13 @@ struct PruneCommand: ParsableCommand {
             defer { journal.close() }
             let pruned = try journal.prune(
                 finishedBefore: Timestamp(nanosecondsSinceEpoch: Int64(cutoff.timeIntervalSince1970 * 1e9)))
-            // Their logs go with them (docs/operations.md, "Logs"): the state directory's store.
+            // Their logs go with them (docs/operations.md, "Logs"): the journal database's store,
+            // or the state directory's.
+            if let openLogs = store?.openLogs, !pruned.isEmpty {
+                let logStore = try openLogs(1 << 30, 1 << 40)
+                defer { logStore.close() }
+                try logStore.remove(groups: pruned)
+            }
             let logs = (file as NSString).deletingLastPathComponent + "/logs.sqlite"
             if store == nil, !pruned.isEmpty, FileManager.default.fileExists(atPath: logs) {
                 let logStore = try LogStore(path: logs, maxAttemptBytes: 1 << 30, maxTotalBytes: 1 << 40)

@@ -77,7 +77,10 @@ actor LiveView {
             hidden = model.total - children.count
         }
         let nameWidth = min(32, max(8, children.map(\.path.count).max() ?? 8))
+        // Rows still to come after each child's, counting the "… more" line.
+        var rowsLeft = children.count + (hidden > 0 ? 1 : 0)
         for child in children {
+            rowsLeft -= 1
             let worker = child.worker ?? ""
             let elapsed = child.startedAt.map { formatElapsed($0.seconds(until: child.finishedAt ?? now)) } ?? ""
             let detail = (child.error ?? child.waitingReason ?? "").replacingNewlines()
@@ -87,10 +90,11 @@ actor LiveView {
                 + "\(paint(state, child.state))  \(worker.clipped(to: 16).padding(toLength: 16, withPad: " ", startingAt: 0))  "
                 + "\(elapsed.padding(toLength: 7, withPad: " ", startingAt: 0))  \(detail)"
             lines.append(clip(row.trimmingTrailingSpaces(), width))
-            // Its last log lines, while it runs and the screen has room.
+            // Its last log lines, while it runs and the screen has room beside the rows to come
+            // (clipped before dimmed, so the dimming always ends).
             guard child.state == .running, let last = lastLines[child.path] else { continue }
-            for text in last where lines.count < height - 1 {
-                lines.append(clip("      \(dim("│ " + text))", width))
+            for text in last where lines.count + rowsLeft < height {
+                lines.append("      " + dim(clip("│ " + text, max(width - 6, 2))))
             }
         }
         if hidden > 0 {

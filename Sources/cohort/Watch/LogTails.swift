@@ -76,14 +76,17 @@ struct LogTails {
         self.keep = keep
     }
 
-    /// Each child's lines since the last read. A child the coordinator cannot answer for now
-    /// (a restart) is read again next round, from where it was.
-    mutating func read(_ paths: [String]) async -> [Lines] {
+    /// Each child's lines since the last read: of `finished` children every line left (they
+    /// are read this once), of the first ``maxChildren`` `running` ones up to ``maxPages``
+    /// pages. A running child the coordinator cannot answer for now (a restart) is read again
+    /// next round, from where it was.
+    mutating func read(running: [String], finished: [String]) async -> [Lines] {
         var found: [Lines] = []
-        for path in paths.prefix(Self.maxChildren) {
+        let last = Set(finished)
+        for path in finished + running.prefix(Self.maxChildren) {
             var known = seen[path]
             var pages = 0
-            while pages < Self.maxPages {
+            while last.contains(path) || pages < Self.maxPages {
                 pages += 1
                 let query = LogsQuery(
                     group: group, path: path, attempt: known?.attempt ?? 0, after: known?.sequence ?? 0,
@@ -96,7 +99,7 @@ struct LogTails {
                     known = (page.attempt, max(known?.sequence ?? 0, page.lastSequence))
                 }
                 if page.more { continue }
-                // A retry: its own log, from its last `keep` lines.
+                // A retry: its own log, from its last `keep` lines (as a child first seen).
                 guard page.attemptFinished, page.latestAttempt > page.attempt else { break }
                 known = nil
                 seen[path] = nil
@@ -136,7 +139,7 @@ extension LogTails {
                 while true {
                     let ending = children.hasEnded
                     let (running, finished) = children.take()
-                    let found = await tails.read(running + finished)
+                    let found = await tails.read(running: running, finished: finished)
                     if !found.isEmpty { await show(found) }
                     if ending || Task.isCancelled { return nil }
                     try? await Task.sleep(for: interval)
