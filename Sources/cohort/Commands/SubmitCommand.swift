@@ -30,7 +30,7 @@ struct SubmitCommand: AsyncParsableCommand {
             Examples:
               cohort submit examples/release.yaml --wait
               cohort submit examples/fan-out.yaml --watch
-              cohort submit release.yaml --watch --logs 3   # each running child's last 3 lines
+              cohort submit release.yaml --watch --logs 3  # with their last lines
               cohort submit build.json --id nightly-1121 --json   # {"id": …, "name": …}
               cohort submit release.yaml --strict --wait  # refused if nobody runs it
               cohort submit hotfix.yaml --priority 10     # ahead of priority-0 groups
